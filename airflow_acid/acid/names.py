@@ -1,0 +1,212 @@
+"""Hive ACID directory and file names: parse and format (HIVE_ACID_SPEC.md §1.1–1.2).
+
+Widths (``%07d`` write ids, ``%04d`` statement ids, ``%05d`` bucket files) are *minimum* widths, so
+names are parsed by splitting on ``_``, never by fixed positions.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+
+BASE_PREFIX = "base_"
+DELTA_PREFIX = "delta_"
+DELETE_DELTA_PREFIX = "delete_delta_"
+VISIBILITY_PREFIX = "_v"
+BUCKET_PREFIX = "bucket_"
+FLUSH_LENGTH_SUFFIX = "_flush_length"
+ORC_ACID_VERSION_FILE = "_orc_acid_version"
+METADATA_ACID_FILE = "_metadata_acid"
+ORC_ACID_VERSION = 2
+MAX_STATEMENTS_PER_TXN = 10000
+
+_BUCKET_FILE_RE = re.compile(r"^bucket_([0-9]+)(?:_([0-9]+))?$")
+_ORIGINAL_FILE_RE = re.compile(r"^([0-9]+)_([0-9]+)(?:_copy_([0-9]+))?$")
+
+
+class AcidNameError(ValueError):
+    """A name looks like an ACID directory or file but does not follow Hive's rules."""
+
+
+class DirKind(enum.Enum):
+    """What a directory under a table or partition location is (classification of rule 1, §3.3)."""
+
+    BASE = "base"
+    DELTA = "delta"
+    DELETE_DELTA = "delete_delta"
+    ORIGINAL = "original"
+
+
+def _number(text: str, name: str, what: str) -> int:
+    if not text.isdigit():
+        raise AcidNameError(f"{name!r}: {what} {text!r} is not a non-negative integer")
+    return int(text)
+
+
+def _split_visibility(name: str, rest: str) -> tuple[str, int]:
+    if VISIBILITY_PREFIX in rest:
+        head, _, tail = rest.partition(VISIBILITY_PREFIX)
+        return head, _number(tail, name, "visibility txn id")
+    return rest, 0
+
+
+@dataclass(frozen=True, order=False)
+class BaseDir:
+    """``base_N[_vT]``: all data up to write id N; T = committing txn of a compaction (0 if none)."""
+
+    write_id: int
+    visibility_txn_id: int = 0
+
+    @property
+    def name(self) -> str:
+        return format_base(self.write_id, self.visibility_txn_id)
+
+    kind = DirKind.BASE
+
+
+@dataclass(frozen=True)
+class DeltaDir:
+    """``delta_a_b[_s][_vT]`` or ``delete_delta_…``; ``statement_id`` is None when the name has none."""
+
+    min_write_id: int
+    max_write_id: int
+    statement_id: int | None = None
+    visibility_txn_id: int = 0
+    is_delete: bool = False
+
+    @property
+    def name(self) -> str:
+        return format_delta(self.min_write_id, self.max_write_id, self.statement_id,
+                            self.visibility_txn_id, delete=self.is_delete)
+
+    @property
+    def kind(self) -> DirKind:
+        return DirKind.DELETE_DELTA if self.is_delete else DirKind.DELTA
+
+    @property
+    def sort_statement_id(self) -> int:
+        """Statement id as Hive compares it: a name without one counts as −1."""
+        return -1 if self.statement_id is None else self.statement_id
+
+
+def format_base(write_id: int, visibility_txn_id: int = 0) -> str:
+    name = f"{BASE_PREFIX}{write_id:07d}"
+    return name + (f"{VISIBILITY_PREFIX}{visibility_txn_id:07d}" if visibility_txn_id else "")
+
+
+def format_delta(min_write_id: int, max_write_id: int, statement_id: int | None = None,
+                 visibility_txn_id: int = 0, *, delete: bool = False) -> str:
+    prefix = DELETE_DELTA_PREFIX if delete else DELTA_PREFIX
+    name = f"{prefix}{min_write_id:07d}_{max_write_id:07d}"
+    if statement_id is not None and statement_id >= 0:
+        name += f"_{statement_id:04d}"
+    return name + (f"{VISIBILITY_PREFIX}{visibility_txn_id:07d}" if visibility_txn_id else "")
+
+
+def parse_base(name: str) -> BaseDir:
+    if not name.startswith(BASE_PREFIX):
+        raise AcidNameError(f"{name!r} is not a base directory name (expected 'base_<writeId>[_v<txnId>]')")
+    rest, vis = _split_visibility(name, name[len(BASE_PREFIX):])
+    return BaseDir(_number(rest, name, "write id"), vis)
+
+
+def parse_delta(name: str) -> DeltaDir:
+    if name.startswith(DELETE_DELTA_PREFIX):
+        delete, rest = True, name[len(DELETE_DELTA_PREFIX):]
+    elif name.startswith(DELTA_PREFIX):
+        delete, rest = False, name[len(DELTA_PREFIX):]
+    else:
+        raise AcidNameError(f"{name!r} is not a delta directory name (expected 'delta_<min>_<max>[_<stmt>][_v<txnId>]')")
+    rest, vis = _split_visibility(name, rest)
+    parts = rest.split("_")
+    if len(parts) not in (2, 3):
+        raise AcidNameError(f"{name!r}: a delta name holds a min and a max write id and an optional statement id")
+    lo, hi = _number(parts[0], name, "min write id"), _number(parts[1], name, "max write id")
+    if lo > hi:
+        raise AcidNameError(f"{name!r}: min write id {lo} is above max write id {hi}")
+    stmt = _number(parts[2], name, "statement id") if len(parts) == 3 else None
+    return DeltaDir(lo, hi, stmt, vis, delete)
+
+
+def dir_kind(name: str) -> DirKind:
+    """Classify a directory by prefix, as Hive does (``delete_delta_`` does not start with ``delta_``)."""
+    if name.startswith(BASE_PREFIX):
+        return DirKind.BASE
+    if name.startswith(DELTA_PREFIX):
+        return DirKind.DELTA
+    if name.startswith(DELETE_DELTA_PREFIX):
+        return DirKind.DELETE_DELTA
+    return DirKind.ORIGINAL
+
+
+def parse_dir(name: str) -> BaseDir | DeltaDir | None:
+    """Parse an ACID directory name; None for an original (non-ACID) directory."""
+    kind = dir_kind(name)
+    if kind is DirKind.BASE:
+        return parse_base(name)
+    if kind is DirKind.ORIGINAL:
+        return None
+    return parse_delta(name)
+
+
+@dataclass(frozen=True)
+class BucketFile:
+    """``bucket_NNNNN[_attempt]`` inside a base or delta directory."""
+
+    bucket_id: int
+    attempt_id: int | None = None
+
+    @property
+    def name(self) -> str:
+        return format_bucket_file(self.bucket_id, self.attempt_id)
+
+
+def format_bucket_file(bucket_id: int, attempt_id: int | None = None) -> str:
+    return f"{BUCKET_PREFIX}{bucket_id:05d}" + (f"_{attempt_id}" if attempt_id is not None else "")
+
+
+def parse_bucket_file(name: str) -> BucketFile:
+    m = _BUCKET_FILE_RE.match(name)
+    if not m:
+        raise AcidNameError(f"{name!r} is not a bucket file name (expected 'bucket_<NNNNN>[_<attempt>]')")
+    return BucketFile(int(m.group(1)), int(m.group(2)) if m.group(2) is not None else None)
+
+
+def is_bucket_file(name: str) -> bool:
+    """Hive's bucket-file filter: starts with ``bucket_`` and is not a ``_flush_length`` side file."""
+    return name.startswith(BUCKET_PREFIX) and not name.endswith(FLUSH_LENGTH_SUFFIX)
+
+
+@dataclass(frozen=True)
+class OriginalFile:
+    """A pre-ACID file such as ``000001_0`` or ``000001_0_copy_2``."""
+
+    bucket_id: int
+    task_attempt: int
+    copy: int = 0
+
+    @property
+    def name(self) -> str:
+        return format_original_file(self.bucket_id, self.copy, self.task_attempt)
+
+
+def format_original_file(bucket_id: int, copy: int = 0, task_attempt: int = 0) -> str:
+    return f"{bucket_id:06d}_{task_attempt}" + (f"_copy_{copy}" if copy else "")
+
+
+def parse_original_file(name: str) -> OriginalFile | None:
+    """Bucket id and copy number of an original file name; None if the name is not bucket-shaped."""
+    m = _ORIGINAL_FILE_RE.match(name)
+    if not m:
+        return None
+    return OriginalFile(int(m.group(1)), int(m.group(2)), int(m.group(3) or 0))
+
+
+def flush_length_file(bucket_file_name: str) -> str:
+    return bucket_file_name + FLUSH_LENGTH_SUFFIX
+
+
+def is_hidden(name: str) -> bool:
+    """Hive's hidden-file filter: ``_``/``.`` names are ignored except the two ACID marker files."""
+    return (name.startswith("_") or name.startswith(".")) and name not in (ORC_ACID_VERSION_FILE, METADATA_ACID_FILE)

@@ -1,0 +1,150 @@
+"""Hive's one-letter and numeric codes for transactions, locks and compactions (HIVE_ACID_SPEC.md §8).
+
+This is the single place these codes live; everything else uses the enums.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class TxnState(str, enum.Enum):
+    """TXNS.TXN_STATE."""
+
+    OPEN = "o"
+    ABORTED = "a"
+    COMMITTED = "c"
+
+    @property
+    def display(self) -> str:
+        return {"o": "OPEN", "a": "ABORTED", "c": "COMMITTED"}[self.value]
+
+
+class TxnType(int, enum.Enum):
+    """TXNS.TXN_TYPE."""
+
+    DEFAULT = 0
+    REPL_CREATED = 1
+    READ_ONLY = 2
+    COMPACTION = 3
+    MATER_VIEW_REBUILD = 4
+    SOFT_DELETE = 5
+    REBALANCE_COMPACTION = 6
+
+
+class OperationType(str, enum.Enum):
+    """TXN_COMPONENTS.TC_OPERATION_TYPE / WRITE_SET.WS_OPERATION_TYPE."""
+
+    SELECT = "s"
+    INSERT = "i"
+    UPDATE = "u"
+    DELETE = "d"
+    COMPACT = "c"
+
+    @property
+    def is_update_or_delete(self) -> bool:
+        return self in (OperationType.UPDATE, OperationType.DELETE)
+
+
+class LockState(str, enum.Enum):
+    """HIVE_LOCKS.HL_LOCK_STATE (plus NOT_ACQUIRED, a response that is never stored)."""
+
+    ACQUIRED = "a"
+    WAITING = "w"
+    NOT_ACQUIRED = "n"
+
+    @property
+    def display(self) -> str:
+        return {"a": "ACQUIRED", "w": "WAITING", "n": "NOT_ACQUIRED"}[self.value]
+
+
+class LockType(str, enum.Enum):
+    """HIVE_LOCKS.HL_LOCK_TYPE."""
+
+    SHARED_READ = "r"
+    SHARED_WRITE = "w"
+    EXCL_WRITE = "x"
+    EXCLUSIVE = "e"
+
+    @property
+    def display(self) -> str:
+        return self.name
+
+
+class LockLevel(str, enum.Enum):
+    """The resource a lock names (derived from which of HL_DB/HL_TABLE/HL_PARTITION are set)."""
+
+    DB = "db"
+    TABLE = "table"
+    PARTITION = "partition"
+
+
+class CompactionType(str, enum.Enum):
+    """COMPACTION_QUEUE.CQ_TYPE."""
+
+    MAJOR = "a"
+    MINOR = "i"
+    REBALANCE = "r"
+    ABORT_TXN_CLEANUP = "c"
+
+    @property
+    def display(self) -> str:
+        return {"a": "MAJOR", "i": "MINOR", "r": "REBALANCE", "c": "ABORT_TXN_CLEANUP"}[self.value]
+
+    @classmethod
+    def parse(cls, text: str) -> CompactionType:
+        """'major'/'minor'/'rebalance' (any case) or a one-letter code."""
+        value = text.strip()
+        for member in cls:
+            if value.upper() == member.name or value == member.value:
+                return member
+        raise ValueError(f"unknown compaction type {text!r}; use 'major' or 'minor'")
+
+
+class CompactionState(str, enum.Enum):
+    """COMPACTION_QUEUE.CQ_STATE / COMPLETED_COMPACTIONS.CC_STATE."""
+
+    INITIATED = "i"
+    WORKING = "w"
+    READY_FOR_CLEANING = "r"
+    FAILED = "f"
+    SUCCEEDED = "s"
+    DID_NOT_INITIATE = "a"
+    REFUSED = "c"
+    ABORTED = "x"
+
+    @property
+    def display(self) -> str:
+        """The text SHOW COMPACTIONS prints."""
+        return self.name.lower().replace("_", " ")
+
+    @classmethod
+    def parse(cls, text: str) -> CompactionState:
+        value = text.strip()
+        for member in cls:
+            if value == member.value or value.lower() in (member.display, member.name.lower()):
+                return member
+        raise ValueError(f"unknown compaction state {text!r}")
+
+    @property
+    def is_queued(self) -> bool:
+        """States kept in COMPACTION_QUEUE (the others live in COMPLETED_COMPACTIONS)."""
+        return self in (CompactionState.INITIATED, CompactionState.WORKING, CompactionState.READY_FOR_CLEANING)
+
+
+class UpdateDelete(str, enum.Enum):
+    """COMPLETED_TXN_COMPONENTS.CTC_UPDATE_DELETE."""
+
+    YES = "Y"
+    NO = "N"
+
+
+class DataOperation(enum.Enum):
+    """What a writer does, for choosing lock types (AcidUtils.makeLockComponents, §9.1)."""
+
+    SELECT = "select"
+    INSERT = "insert"
+    INSERT_OVERWRITE = "insert_overwrite"
+    UPDATE = "update"
+    DELETE = "delete"
+    COMPACT = "compact"

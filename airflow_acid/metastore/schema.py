@@ -1,0 +1,310 @@
+"""The metastore schema: Hive 4's transactional tables and a reduced catalog, with Hive's names.
+
+Table and column names are Hive's (HIVE_ACID_SPEC.md §8.1) so the same queries can run against a real
+Hive metastore database. Alembic migrations in ``migrations/`` create exactly this ``metadata``.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    CHAR,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+NAMING_CONVENTION = {
+    "ix": "IX_%(table_name)s_%(column_0_N_name)s",
+    "uq": "UQ_%(table_name)s_%(column_0_N_name)s",
+    "fk": "FK_%(table_name)s_%(column_0_name)s",
+    "pk": "PK_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; BIGINT elsewhere.
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+DB_NAME = String(128)
+TABLE_NAME = String(256)
+PART_NAME = String(767)
+# MariaDB/MySQL cap index keys at 3072 bytes (utf8mb4: 4 bytes a character): index prefixes there.
+_MYSQL_ENTITY_PREFIX = {"mysql_length": {"CTC_DATABASE": 128, "CTC_TABLE": 256, "CTC_PARTITION": 300}}
+
+# --- transactions -----------------------------------------------------------------------------------
+
+TXNS = Table(
+    "TXNS", metadata,
+    Column("TXN_ID", Id, primary_key=True, autoincrement=True),
+    Column("TXN_STATE", CHAR(1), nullable=False),
+    Column("TXN_STARTED", BigInteger, nullable=False),
+    Column("TXN_LAST_HEARTBEAT", BigInteger, nullable=False),
+    Column("TXN_USER", String(128), nullable=False),
+    Column("TXN_HOST", String(128), nullable=False),
+    Column("TXN_AGENT_INFO", String(128)),
+    Column("TXN_META_INFO", String(128)),
+    Column("TXN_HEARTBEAT_COUNT", Integer),
+    Column("TXN_TYPE", Integer),
+    Index(None, "TXN_STATE"),
+    sqlite_autoincrement=True,
+)
+
+TXN_COMPONENTS = Table(
+    "TXN_COMPONENTS", metadata,
+    Column("TC_TXNID", BigInteger, ForeignKey("TXNS.TXN_ID"), nullable=False),
+    Column("TC_DATABASE", DB_NAME, nullable=False),
+    Column("TC_TABLE", TABLE_NAME),
+    Column("TC_PARTITION", PART_NAME),
+    Column("TC_OPERATION_TYPE", CHAR(1), nullable=False),
+    Column("TC_WRITEID", BigInteger),
+    Index(None, "TC_TXNID"),
+)
+
+COMPLETED_TXN_COMPONENTS = Table(
+    "COMPLETED_TXN_COMPONENTS", metadata,
+    Column("CTC_TXNID", BigInteger, nullable=False),
+    Column("CTC_DATABASE", DB_NAME, nullable=False),
+    Column("CTC_TABLE", TABLE_NAME),
+    Column("CTC_PARTITION", PART_NAME),
+    Column("CTC_TIMESTAMP", BigInteger, nullable=False),  # epoch ms (Hive: timestamp default now)
+    Column("CTC_WRITEID", BigInteger),
+    Column("CTC_UPDATE_DELETE", CHAR(1), nullable=False),
+    Index("COMPLETED_TXN_COMPONENTS_IDX", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", **_MYSQL_ENTITY_PREFIX),
+)
+
+TXN_LOCK_TBL = Table(
+    "TXN_LOCK_TBL", metadata,
+    Column("TXN_LOCK", BigInteger, nullable=False, primary_key=True, autoincrement=False),
+)
+
+NEXT_WRITE_ID = Table(
+    "NEXT_WRITE_ID", metadata,
+    Column("NWI_DATABASE", DB_NAME, nullable=False),
+    Column("NWI_TABLE", TABLE_NAME, nullable=False),
+    Column("NWI_NEXT", BigInteger, nullable=False),
+    UniqueConstraint("NWI_DATABASE", "NWI_TABLE"),
+)
+
+TXN_TO_WRITE_ID = Table(
+    "TXN_TO_WRITE_ID", metadata,
+    Column("T2W_TXNID", BigInteger, nullable=False),
+    Column("T2W_DATABASE", DB_NAME, nullable=False),
+    Column("T2W_TABLE", TABLE_NAME, nullable=False),
+    Column("T2W_WRITEID", BigInteger, nullable=False),
+    UniqueConstraint("T2W_DATABASE", "T2W_TABLE", "T2W_TXNID"),
+    UniqueConstraint("T2W_DATABASE", "T2W_TABLE", "T2W_WRITEID"),
+)
+
+MIN_HISTORY_LEVEL = Table(
+    "MIN_HISTORY_LEVEL", metadata,
+    Column("MHL_TXNID", BigInteger, primary_key=True, autoincrement=False),
+    Column("MHL_MIN_OPEN_TXNID", BigInteger, nullable=False),
+    Index(None, "MHL_MIN_OPEN_TXNID"),
+)
+
+WRITE_SET = Table(
+    "WRITE_SET", metadata,
+    Column("WS_DATABASE", DB_NAME, nullable=False),
+    Column("WS_TABLE", TABLE_NAME, nullable=False),
+    Column("WS_PARTITION", PART_NAME),
+    Column("WS_TXNID", BigInteger, nullable=False),
+    Column("WS_COMMIT_ID", BigInteger, nullable=False),
+    Column("WS_OPERATION_TYPE", CHAR(1), nullable=False),
+)
+
+# --- locks ------------------------------------------------------------------------------------------
+
+HIVE_LOCKS = Table(
+    "HIVE_LOCKS", metadata,
+    Column("HL_LOCK_EXT_ID", BigInteger, nullable=False),
+    Column("HL_LOCK_INT_ID", BigInteger, nullable=False),
+    Column("HL_TXNID", BigInteger, nullable=False),
+    Column("HL_DB", DB_NAME, nullable=False),
+    Column("HL_TABLE", TABLE_NAME),
+    Column("HL_PARTITION", PART_NAME),
+    Column("HL_LOCK_STATE", CHAR(1), nullable=False),
+    Column("HL_LOCK_TYPE", CHAR(1), nullable=False),
+    Column("HL_LAST_HEARTBEAT", BigInteger, nullable=False),
+    Column("HL_ACQUIRED_AT", BigInteger),
+    Column("HL_USER", String(128), nullable=False),
+    Column("HL_HOST", String(128), nullable=False),
+    Column("HL_HEARTBEAT_COUNT", Integer),
+    Column("HL_AGENT_INFO", String(128)),
+    Column("HL_BLOCKEDBY_EXT_ID", BigInteger),
+    Column("HL_BLOCKEDBY_INT_ID", BigInteger),
+    PrimaryKeyConstraint("HL_LOCK_EXT_ID", "HL_LOCK_INT_ID"),
+    Index(None, "HL_TXNID"),
+)
+
+NEXT_LOCK_ID = Table(
+    "NEXT_LOCK_ID", metadata,
+    Column("NL_NEXT", BigInteger, nullable=False, primary_key=True, autoincrement=False),
+)
+
+# --- compaction -------------------------------------------------------------------------------------
+
+
+def _compaction_columns(prefix: str) -> list[Column]:
+    p = prefix
+    return [
+        Column(f"{p}_ID", BigInteger, primary_key=True, autoincrement=False),
+        Column(f"{p}_DATABASE", DB_NAME, nullable=False),
+        Column(f"{p}_TABLE", TABLE_NAME, nullable=False),
+        Column(f"{p}_PARTITION", PART_NAME),
+        Column(f"{p}_STATE", CHAR(1), nullable=False),
+        Column(f"{p}_TYPE", CHAR(1), nullable=False),
+        Column(f"{p}_TBLPROPERTIES", String(2048)),
+        Column(f"{p}_WORKER_ID", String(128)),
+        Column(f"{p}_ENQUEUE_TIME", BigInteger),
+        Column(f"{p}_START", BigInteger),
+        Column(f"{p}_RUN_AS", String(128)),
+        Column(f"{p}_HIGHEST_WRITE_ID", BigInteger),
+        Column(f"{p}_HADOOP_JOB_ID", String(128)),
+        Column(f"{p}_ERROR_MESSAGE", Text),
+        Column(f"{p}_NEXT_TXN_ID", BigInteger),
+        Column(f"{p}_TXN_ID", BigInteger),
+        Column(f"{p}_COMMIT_TIME", BigInteger),
+        Column(f"{p}_INITIATOR_ID", String(128)),
+        Column(f"{p}_INITIATOR_VERSION", String(128)),
+        Column(f"{p}_WORKER_VERSION", String(128)),
+        Column(f"{p}_POOL_NAME", String(128)),
+        Column(f"{p}_NUMBER_OF_BUCKETS", Integer),
+        Column(f"{p}_ORDER_BY", String(4000)),
+    ]
+
+
+COMPACTION_QUEUE = Table(
+    "COMPACTION_QUEUE", metadata,
+    *_compaction_columns("CQ"),
+    Column("CQ_CLEANER_START", BigInteger),
+    Column("CQ_RETRY_RETENTION", BigInteger, nullable=False, server_default="0"),
+    Index(None, "CQ_STATE"),
+)
+
+NEXT_COMPACTION_QUEUE_ID = Table(
+    "NEXT_COMPACTION_QUEUE_ID", metadata,
+    Column("NCQ_NEXT", BigInteger, nullable=False, primary_key=True, autoincrement=False),
+)
+
+COMPLETED_COMPACTIONS = Table(
+    "COMPLETED_COMPACTIONS", metadata,
+    *_compaction_columns("CC"),
+    Column("CC_END", BigInteger),
+    Index("COMPLETED_COMPACTIONS_RES", "CC_DATABASE", "CC_TABLE", "CC_PARTITION",
+          mysql_length={"CC_DATABASE": 128, "CC_TABLE": 256, "CC_PARTITION": 300}),
+)
+
+AUX_TABLE = Table(
+    "AUX_TABLE", metadata,
+    Column("MT_KEY1", String(128), nullable=False),
+    Column("MT_KEY2", BigInteger, nullable=False),
+    Column("MT_COMMENT", String(255)),
+    PrimaryKeyConstraint("MT_KEY1", "MT_KEY2"),
+)
+
+# --- catalog (reduced) ------------------------------------------------------------------------------
+
+DBS = Table(
+    "DBS", metadata,
+    Column("DB_ID", Id, primary_key=True, autoincrement=True),
+    Column("NAME", DB_NAME, nullable=False, unique=True),
+    Column("DESC", String(4000)),
+    Column("DB_LOCATION_URI", String(4000), nullable=False),
+    Column("OWNER_NAME", String(128)),
+    Column("CREATE_TIME", BigInteger),
+    sqlite_autoincrement=True,
+)
+
+DATABASE_PARAMS = Table(
+    "DATABASE_PARAMS", metadata,
+    Column("DB_ID", BigInteger, ForeignKey("DBS.DB_ID", ondelete="CASCADE"), nullable=False),
+    Column("PARAM_KEY", String(180), nullable=False),
+    Column("PARAM_VALUE", String(4000)),
+    PrimaryKeyConstraint("DB_ID", "PARAM_KEY"),
+)
+
+SDS = Table(
+    "SDS", metadata,
+    Column("SD_ID", Id, primary_key=True, autoincrement=True),
+    Column("LOCATION", String(4000), nullable=False),
+    Column("INPUT_FORMAT", String(4000)),
+    Column("OUTPUT_FORMAT", String(4000)),
+    Column("NUM_BUCKETS", Integer, nullable=False, server_default="-1"),
+    sqlite_autoincrement=True,
+)
+
+TBLS = Table(
+    "TBLS", metadata,
+    Column("TBL_ID", Id, primary_key=True, autoincrement=True),
+    Column("DB_ID", BigInteger, ForeignKey("DBS.DB_ID"), nullable=False),
+    Column("TBL_NAME", TABLE_NAME, nullable=False),
+    Column("TBL_TYPE", String(128), nullable=False),
+    Column("OWNER", String(767)),
+    Column("CREATE_TIME", BigInteger),
+    Column("SD_ID", BigInteger, ForeignKey("SDS.SD_ID")),
+    UniqueConstraint("DB_ID", "TBL_NAME"),
+    sqlite_autoincrement=True,
+)
+
+COLUMNS_V2 = Table(
+    "COLUMNS_V2", metadata,
+    Column("CD_ID", BigInteger, ForeignKey("SDS.SD_ID", ondelete="CASCADE"), nullable=False),
+    Column("COMMENT", String(4000)),
+    Column("COLUMN_NAME", String(256), nullable=False),
+    Column("TYPE_NAME", Text, nullable=False),
+    Column("INTEGER_IDX", Integer, nullable=False),
+    PrimaryKeyConstraint("CD_ID", "COLUMN_NAME"),
+)
+
+PARTITION_KEYS = Table(
+    "PARTITION_KEYS", metadata,
+    Column("TBL_ID", BigInteger, ForeignKey("TBLS.TBL_ID", ondelete="CASCADE"), nullable=False),
+    Column("PKEY_COMMENT", String(4000)),
+    Column("PKEY_NAME", String(128), nullable=False),
+    Column("PKEY_TYPE", String(767), nullable=False),
+    Column("INTEGER_IDX", Integer, nullable=False),
+    PrimaryKeyConstraint("TBL_ID", "PKEY_NAME"),
+)
+
+BUCKETING_COLS = Table(
+    "BUCKETING_COLS", metadata,
+    Column("SD_ID", BigInteger, ForeignKey("SDS.SD_ID", ondelete="CASCADE"), nullable=False),
+    Column("BUCKET_COL_NAME", String(256)),
+    Column("INTEGER_IDX", Integer, nullable=False),
+    PrimaryKeyConstraint("SD_ID", "INTEGER_IDX"),
+)
+
+TABLE_PARAMS = Table(
+    "TABLE_PARAMS", metadata,
+    Column("TBL_ID", BigInteger, ForeignKey("TBLS.TBL_ID", ondelete="CASCADE"), nullable=False),
+    Column("PARAM_KEY", String(256), nullable=False),
+    Column("PARAM_VALUE", Text),
+    PrimaryKeyConstraint("TBL_ID", "PARAM_KEY"),
+)
+
+PARTITIONS = Table(
+    "PARTITIONS", metadata,
+    Column("PART_ID", Id, primary_key=True, autoincrement=True),
+    Column("CREATE_TIME", BigInteger, nullable=False),
+    Column("PART_NAME", PART_NAME),
+    Column("SD_ID", BigInteger, ForeignKey("SDS.SD_ID")),
+    Column("TBL_ID", BigInteger, ForeignKey("TBLS.TBL_ID"), nullable=False),
+    Index("UNIQUEPARTITION", "PART_NAME", "TBL_ID", unique=True, mysql_length={"PART_NAME": 500}),
+    sqlite_autoincrement=True,
+)
+
+PARTITION_PARAMS = Table(
+    "PARTITION_PARAMS", metadata,
+    Column("PART_ID", BigInteger, ForeignKey("PARTITIONS.PART_ID", ondelete="CASCADE"), nullable=False),
+    Column("PARAM_KEY", String(256), nullable=False),
+    Column("PARAM_VALUE", Text),
+    PrimaryKeyConstraint("PART_ID", "PARAM_KEY"),
+)
