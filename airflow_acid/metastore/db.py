@@ -1,0 +1,180 @@
+"""Database access: engines for SQLite/PostgreSQL/MariaDB, one-transaction units of work with bounded
+retries of transient errors, the database clock, and AUX_TABLE named mutexes."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from typing import Iterator, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from airflow_acid.metastore.errors import MetastoreUnavailableError
+from airflow_acid.metastore.schema import AUX_TABLE
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+# Error codes that mean "try the whole transaction again": deadlocks, serialization failures,
+# lock wait timeouts and lost connections.
+_PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "08000", "08003", "08006"}
+_MYSQL_TRANSIENT = {1205, 1213, 2006, 2013, 1927, 4031}
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a database error is worth retrying (the whole unit of work is re-run)."""
+    if not isinstance(exc, DBAPIError):
+        return False
+    if exc.connection_invalidated:
+        return True
+    orig = exc.orig
+    pgcode = getattr(orig, "pgcode", None)
+    if pgcode in _PG_TRANSIENT:
+        return True
+    args = getattr(orig, "args", ())
+    if args and isinstance(args[0], int) and args[0] in _MYSQL_TRANSIENT:
+        return True
+    if isinstance(exc, OperationalError):
+        text = str(orig).lower()
+        if "database is locked" in text or "database table is locked" in text:
+            return True
+        if "server closed the connection" in text or "connection refused" in text or "lost connection" in text:
+            return True
+    return False
+
+
+def create_engine(url: str, **kwargs) -> Engine:
+    """An engine tuned for the metastore: SQLite in WAL mode with a busy timeout so several processes can
+    share one file; servers with pre-ping pooling and READ COMMITTED isolation."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "isolation_level": None},
+                                  **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record):  # pragma: no cover - exercised by every SQLite test
+            cur = dbapi_conn.cursor()
+            if parsed.database not in (None, "", ":memory:"):
+                cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        @event.listens_for(engine, "begin")
+        def _sqlite_begin(conn):  # pragma: no cover
+            # Take the write lock at BEGIN so read-then-write units of work cannot deadlock on upgrade.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    kwargs.setdefault("isolation_level", "READ COMMITTED")
+    return sa.create_engine(url, **kwargs)
+
+
+class Database:
+    """An engine plus the rules for using it: every state change is one transaction, retried as a whole
+    on transient errors a bounded number of times, each retry logged."""
+
+    def __init__(self, url: str | Engine, *, retries: int = 10, **engine_kwargs) -> None:
+        self.engine = url if isinstance(url, Engine) else create_engine(url, **engine_kwargs)
+        self.retries = retries
+
+    @property
+    def dialect(self) -> str:
+        """'sqlite', 'postgresql' or 'mysql' (MariaDB reports 'mysql')."""
+        return self.engine.dialect.name
+
+    @property
+    def url(self) -> str:
+        """The URL with any password hidden, safe for logs and messages."""
+        return self.engine.url.render_as_string(hide_password=True)
+
+    @contextmanager
+    def begin(self) -> Iterator[Connection]:
+        """One database transaction (no retry: use :meth:`run` for units of work that may be retried)."""
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except OperationalError as exc:  # noqa: B904 - the cause is attached in _unavailable
+            raise self._unavailable(exc) or exc
+
+    def _unavailable(self, exc: OperationalError) -> MetastoreUnavailableError | None:
+        if not _is_unreachable(exc):
+            return None
+        error = MetastoreUnavailableError(
+            f"cannot reach the metastore database at {self.url}: {str(exc.orig).strip()}. "
+            "Check that the server is running and the connection URL is right."
+        )
+        error.__cause__ = exc
+        return error
+
+    def run(self, work: Callable[[Connection], T], *, what: str = "metastore call") -> T:
+        """Run ``work(conn)`` in one transaction; re-run it from the start on transient errors."""
+        attempt = 0
+        while True:
+            try:
+                with self.begin() as conn:
+                    return work(conn)
+            except DBAPIError as exc:
+                if not is_transient(exc) or attempt >= self.retries:
+                    raise (self._unavailable(exc) if isinstance(exc, OperationalError) else None) or exc
+                attempt += 1
+                delay = min(2.0, 0.01 * (2 ** attempt)) * (0.5 + random.random())
+                log.warning("%s hit a transient database error (attempt %d/%d, retrying in %.2fs): %s",
+                            what, attempt, self.retries, delay, exc.orig)
+                time.sleep(delay)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _is_unreachable(exc: OperationalError) -> bool:
+    text = str(exc.orig).lower()
+    return any(s in text for s in ("could not connect", "connection refused", "can't connect", "unable to open database"))
+
+
+def now_ms(conn: Connection) -> int:
+    """The database clock in epoch milliseconds (Hive uses the DB clock, not the client's)."""
+    dialect = conn.dialect.name
+    if dialect == "postgresql":
+        sql = "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
+    elif dialect == "mysql":
+        sql = "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
+    else:
+        sql = "SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    return int(conn.exec_driver_sql(sql).scalar_one())
+
+
+def acquire_mutex(conn: Connection, key: str) -> int:
+    """Take the named AUX_TABLE mutex for the rest of ``conn``'s transaction (SELECT … FOR UPDATE).
+
+    Returns the MT_KEY2 value stored with it (Hive 4 keeps e.g. the Initiator's last-cycle time there).
+    """
+    row = conn.execute(
+        sa.select(AUX_TABLE.c.MT_KEY2).where(AUX_TABLE.c.MT_KEY1 == key).with_for_update()
+    ).first()
+    if row is None:
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(AUX_TABLE).values(MT_KEY1=key, MT_KEY2=0))
+        except sa.exc.IntegrityError:
+            pass  # another process created it first
+        row = conn.execute(
+            sa.select(AUX_TABLE.c.MT_KEY2).where(AUX_TABLE.c.MT_KEY1 == key).with_for_update()
+        ).first()
+    return int(row[0])
+
+
+def set_mutex_value(conn: Connection, key: str, value: int) -> None:
+    """Store MT_KEY2 for a mutex held by ``conn`` (key column is part of the primary key: replace the row)."""
+    conn.execute(sa.delete(AUX_TABLE).where(AUX_TABLE.c.MT_KEY1 == key))
+    conn.execute(sa.insert(AUX_TABLE).values(MT_KEY1=key, MT_KEY2=value))

@@ -1,0 +1,43 @@
+"""Errors the metastore raises; each message names the object and says what to do."""
+
+from __future__ import annotations
+
+
+class MetastoreError(Exception):
+    """Base class of every metastore error."""
+
+
+class MetastoreUnavailableError(MetastoreError):
+    """The database cannot be reached (after the bounded retries)."""
+
+
+class InvalidInputError(MetastoreError, ValueError):
+    """A name, partition spec, property or argument is not acceptable."""
+
+
+class NoSuchObjectError(MetastoreError, LookupError):
+    """A database, table, partition, transaction, lock or compaction does not exist."""
+
+
+class AlreadyExistsError(MetastoreError):
+    """A database, table or partition already exists."""
+
+
+class TxnStateError(MetastoreError):
+    """The transaction is not open (already committed, aborted or timed out)."""
+
+
+class TxnAbortedError(TxnStateError):
+    """The transaction was aborted (by a user, a timeout or a write conflict)."""
+
+
+class WriteConflictError(TxnAbortedError):
+    """First committer wins: a concurrent transaction updated/deleted the same partition first."""
+
+
+class TooManyOpenTxnsError(MetastoreError):
+    """Opening would exceed hive.max.open.txns."""
+
+
+class LockNotAcquiredError(MetastoreError):
+    """A lock request could not be granted within hive.lock.numretries tries."""

@@ -1,0 +1,59 @@
+"""Shared fixtures: paths to ../shared, and fresh metastore databases on SQLite, PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("AIRFLOW_ACID_SHARED", REPO.parent / "shared"))
+INTEROP = SHARED / "interop"
+
+PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
+BACKENDS = ("sqlite", "postgresql", "mariadb")
+
+
+@pytest.fixture
+def interop() -> Path:
+    if not INTEROP.is_dir():
+        pytest.fail(f"interop fixtures not found at {INTEROP}; run the tests with ../shared beside the repository")
+    return INTEROP
+
+
+def _server_database(backend: str):
+    """Create a uniquely named empty database on a server; return (url, drop callable)."""
+    name = f"acid_test_{uuid.uuid4().hex[:12]}"
+    admin_url = PG_ADMIN_URL if backend == "postgresql" else MYSQL_ADMIN_URL
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    url = sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            if backend == "postgresql":
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            else:
+                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
+        admin.dispose()
+
+    return url, drop
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_db_url(request, tmp_path) -> str:
+    """A URL of a brand-new empty database on each backend (SQLite file, PostgreSQL, MariaDB)."""
+    backend = request.param
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'metastore.db'}"
+        return
+    url, drop = _server_database(backend)
+    try:
+        yield url
+    finally:
+        drop()
