@@ -100,12 +100,9 @@ class Database:
 
     @contextmanager
     def begin(self) -> Iterator[Connection]:
-        """One database transaction (no retry: use :meth:`run` for units of work that may be retried)."""
-        try:
-            with self.engine.begin() as conn:
-                yield conn
-        except OperationalError as exc:  # noqa: B904 - the cause is attached in _unavailable
-            raise self._unavailable(exc) or exc
+        """One database transaction, no retry. State changes go through :meth:`run` instead."""
+        with self.engine.begin() as conn:
+            yield conn
 
     def _unavailable(self, exc: OperationalError) -> MetastoreUnavailableError | None:
         if not _is_unreachable(exc):
