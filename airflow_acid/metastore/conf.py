@@ -26,6 +26,14 @@ class MetastoreConf:
     history_retention_timeout_s: float = 7 * 86400.0
     failed_compacts_threshold: int = 2
     transient_error_retries: int = 10
+    failed_retry_time_s: float = 7 * 86400.0
+    worker_timeout_s: float = 86400.0
+    worker_pool_timeout_s: float = 12 * 3600.0
+    cleaner_retry_max_attempts: int = 5
+    cleaner_retry_retention_s: float = 300.0
+    compactor_fetch_size: int = 1000
+    txn_xlock_write: bool = False
+    txn_xlock_iow: bool = True
 
     KEYS = {
         "txn_timeout_s": "hive.txn.timeout",
@@ -43,6 +51,14 @@ class MetastoreConf:
         "history_retention_timeout_s": "hive.compactor.history.retention.timeout",
         "failed_compacts_threshold": "hive.compactor.initiator.failed.compacts.threshold",
         "transient_error_retries": "airflow.acid.metastore.transient.retries",
+        "failed_retry_time_s": "hive.compactor.initiator.failed.retry.time",
+        "worker_timeout_s": "hive.compactor.worker.timeout",
+        "worker_pool_timeout_s": "metastore.compactor.worker.pool.timeout",
+        "cleaner_retry_max_attempts": "hive.compactor.cleaner.retry.maxattempts",
+        "cleaner_retry_retention_s": "hive.compactor.cleaner.retry.retentionTime",
+        "compactor_fetch_size": "metastore.compactor.fetch.size",
+        "txn_xlock_write": "hive.txn.xlock.write",
+        "txn_xlock_iow": "hive.txn.xlock.iow",
     }
 
     @classmethod
