@@ -41,3 +41,7 @@ class TooManyOpenTxnsError(MetastoreError):
 
 class LockNotAcquiredError(MetastoreError):
     """A lock request could not be granted within hive.lock.numretries tries."""
+
+
+class TxnOpenError(MetastoreError):
+    """The lock belongs to a transaction: it is released by committing or aborting that transaction."""
