@@ -20,6 +20,9 @@ ORC_ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_ACID_FILE = "_metadata_acid"
 ORC_ACID_VERSION = 2
 MAX_STATEMENTS_PER_TXN = 10000
+LONG_MAX = 9223372036854775807
+LONG_MIN = -9223372036854775808
+"""Java's Long.MIN_VALUE: the write id of the base that the first compaction of a converted table writes."""
 
 _BUCKET_FILE_RE = re.compile(r"^bucket_([0-9]+)(?:_([0-9]+))?$")
 _ORIGINAL_FILE_RE = re.compile(r"^([0-9]+)_([0-9]+)(?:_copy_([0-9]+))?$")
@@ -39,9 +42,12 @@ class DirKind(enum.Enum):
 
 
 def _number(text: str, name: str, what: str) -> int:
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):
         raise AcidNameError(f"{name!r}: {what} {text!r} is not a non-negative integer")
-    return int(text)
+    value = int(text)
+    if value > LONG_MAX:
+        raise AcidNameError(f"{name!r}: {what} {text} does not fit a 64-bit signed integer (Hive's long)")
+    return value
 
 
 def _split_visibility(name: str, rest: str) -> tuple[str, int]:
@@ -108,6 +114,8 @@ def parse_base(name: str) -> BaseDir:
     if not name.startswith(BASE_PREFIX):
         raise AcidNameError(f"{name!r} is not a base directory name (expected 'base_<writeId>[_v<txnId>]')")
     rest, vis = _split_visibility(name, name[len(BASE_PREFIX):])
+    if rest == str(LONG_MIN):
+        return BaseDir(LONG_MIN, vis)
     return BaseDir(_number(rest, name, "write id"), vis)
 
 

@@ -151,7 +151,10 @@ class ValidTxnList(_IdSnapshot):
             raise SnapshotFormatError(f"transaction snapshot {value!r} has a non-numeric watermark") from None
         open_ids = _parse_ids(parts[2], "open", value) if len(parts) > 2 else []
         aborted = _parse_ids(parts[3], "aborted", value) if len(parts) > 3 else []
-        return cls(high_watermark=hwm, open=tuple(open_ids), aborted=tuple(aborted), min_open_txn=min_open)
+        try:
+            return cls(high_watermark=hwm, open=tuple(open_ids), aborted=tuple(aborted), min_open_txn=min_open)
+        except ValueError as exc:
+            raise SnapshotFormatError(f"transaction snapshot {value!r} is inconsistent: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -213,8 +216,11 @@ class ValidWriteIdList(_IdSnapshot):
             raise SnapshotFormatError(f"write-id snapshot {value!r} has a non-numeric watermark") from None
         open_ids = _parse_ids(parts[3], "open", value) if len(parts) > 3 else []
         aborted = _parse_ids(parts[4], "aborted", value) if len(parts) > 4 else []
-        obj = cls(table=table, high_watermark=hwm, open=tuple(open_ids), aborted=tuple(aborted),
-                  min_open_write_id=min_open)
+        try:
+            obj = cls(table=table, high_watermark=hwm, open=tuple(open_ids), aborted=tuple(aborted),
+                      min_open_write_id=min_open)
+        except ValueError as exc:
+            raise SnapshotFormatError(f"write-id snapshot {value!r} is inconsistent: {exc}") from None
         # Like Hive's readFromString, the string's min open write id is kept as written.
         object.__setattr__(obj, "min_open_write_id", min_open)
         return obj
