@@ -1,0 +1,671 @@
+"""The catalog: databases, transactional tables and partitions in Hive's DBS/TBLS/SDS/… tables.
+
+Every call is one database transaction: a failing call leaves nothing half-written. Names follow Hive's
+identifier rules and are stored lower-cased. Tables created here are always transactional
+(``transactional=true``); ``transactional_properties`` is ``default`` (full ACID) or ``insert_only`` and
+cannot change after creation.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.hive_types import is_primitive, normalize_type
+from airflow_acid.metastore.partitions import (
+    make_partition_name,
+    normalize_spec,
+    parse_partition_name,
+    partition_location,
+)
+from airflow_acid.metastore.schema import (
+    BUCKETING_COLS,
+    COLUMNS_V2,
+    DATABASE_PARAMS,
+    DBS,
+    PARTITION_KEYS,
+    PARTITION_PARAMS,
+    PARTITIONS,
+    SDS,
+    TABLE_PARAMS,
+    TBLS,
+)
+
+MANAGED_TABLE = "MANAGED_TABLE"
+ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
+ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
+MAX_BUCKETS = 4096  # BucketCodec V1 has 12 bits for the bucket id
+
+TRANSACTIONAL = "transactional"
+TRANSACTIONAL_PROPERTIES = "transactional_properties"
+TRANSACTIONAL_PROPERTY_VALUES = ("default", "insert_only")
+COMPACTOR_THRESHOLD_PREFIX = "compactorthreshold."
+# Hive keys stored lower-case whatever case the user typed (other keys keep their case, e.g. Spark confs).
+_CANONICAL_KEYS = (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES, "no_auto_compaction", "no_cleanup",
+                   "hive.compactor.worker.pool")
+_INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.delta")
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+
+
+def validate_name(kind: str, name: object, max_length: int = 128) -> str:
+    """A Hive identifier (letters, digits, underscore), lower-cased; InvalidInputError otherwise."""
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        raise InvalidInputError(
+            f"{kind} name {name!r} is not valid: use only letters, digits and underscores")
+    if len(name) > max_length:
+        raise InvalidInputError(f"{kind} name {name!r} is longer than {max_length} characters")
+    return name.lower()
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One column or partition key: name and Hive type."""
+
+    name: str
+    type: str
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class DatabaseInfo:
+    """A row of DBS with its DATABASE_PARAMS."""
+
+    name: str
+    location: str
+    description: str | None
+    owner: str | None
+    create_time: int | None
+    params: dict[str, str] = field(default_factory=dict)
+
+    def param(self, key: str) -> str | None:
+        """A database parameter by case-insensitive key (Hive accepts e.g. NO_AUTO_COMPACTION)."""
+        return _get_ci(self.params, key)
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A table with its storage, columns, partition keys, buckets and TBLPROPERTIES."""
+
+    database: str
+    name: str
+    columns: list[ColumnInfo]
+    partition_keys: list[ColumnInfo]
+    bucket_cols: list[str]
+    num_buckets: int
+    location: str
+    properties: dict[str, str]
+    owner: str | None = None
+    create_time: int | None = None
+    table_type: str = MANAGED_TABLE
+
+    @property
+    def full_name(self) -> str:
+        """``db.table`` as used in ValidWriteIdList strings and messages."""
+        return f"{self.database}.{self.name}"
+
+    @property
+    def is_partitioned(self) -> bool:
+        return bool(self.partition_keys)
+
+    @property
+    def is_transactional(self) -> bool:
+        return (self.property(TRANSACTIONAL) or "").lower() == "true"
+
+    @property
+    def is_insert_only(self) -> bool:
+        return (self.property(TRANSACTIONAL_PROPERTIES) or "").lower() == "insert_only"
+
+    def property(self, key: str) -> str | None:
+        """A table property by case-insensitive key."""
+        return _get_ci(self.properties, key)
+
+    def partition_spec(self, spec: Mapping[str, object]) -> dict[str, str]:
+        """Check a full partition spec for this table; return it normalized (InvalidInputError if bad)."""
+        return normalize_spec([k.name for k in self.partition_keys], spec, table=self.full_name)
+
+    def partition_name(self, spec: Mapping[str, object]) -> str:
+        """Hive's partition name (``k1=v1/k2=v2``) for a spec of this table."""
+        return make_partition_name(self.partition_spec(spec))
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    """A row of PARTITIONS with its location and PARTITION_PARAMS."""
+
+    database: str
+    table: str
+    name: str
+    spec: dict[str, str]
+    location: str
+    create_time: int
+    params: dict[str, str] = field(default_factory=dict)
+
+    def param(self, key: str) -> str | None:
+        return _get_ci(self.params, key)
+
+
+def _get_ci(mapping: Mapping[str, str], key: str) -> str | None:
+    lowered = key.lower()
+    for k, v in mapping.items():
+        if k.lower() == lowered:
+            return v
+    return None
+
+
+def _as_text(key: str, value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise InvalidInputError(f"property {key!r}: value must be a string, number or boolean, not {type(value).__name__}")
+
+
+def _canonical_key(key: object) -> str:
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidInputError(f"property key {key!r} must be a non-empty string")
+    lowered = key.lower()
+    if lowered in _CANONICAL_KEYS or lowered.startswith(COMPACTOR_THRESHOLD_PREFIX):
+        return lowered
+    return key
+
+
+def merge_properties(existing: Mapping[str, str], updates: Mapping[str, object], unset: Iterable[str] = ()) -> dict[str, str]:
+    """Apply SET and UNSET TBLPROPERTIES: keys match case-insensitively; Hive's own keys are stored lower-case."""
+    result = dict(existing)
+    for key in unset:
+        for k in [k for k in result if k.lower() == str(key).lower()]:
+            del result[k]
+    for key, value in updates.items():
+        canonical = _canonical_key(key)
+        for k in [k for k in result if k.lower() == canonical.lower()]:
+            del result[k]
+        result[canonical] = _as_text(canonical, value)
+    return result
+
+
+def validate_table_properties(table: str, properties: Mapping[str, str], *, previous: Mapping[str, str] | None = None,
+                              unset: Iterable[str] = ()) -> None:
+    """Check TBLPROPERTIES of a transactional table (after merging); ``previous`` is set when altering."""
+    unset_keys = {str(k).lower() for k in unset}
+    for key in (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES):
+        if key in unset_keys:
+            raise InvalidInputError(f"table {table}: property {key!r} cannot be unset")
+    transactional = _get_ci(properties, TRANSACTIONAL)
+    if transactional is None or transactional.strip().lower() != "true":
+        if previous is not None:
+            raise InvalidInputError(
+                f"table {table} is transactional; transactional={transactional!r} is not allowed "
+                "(a transactional table cannot be turned into a non-transactional one)")
+        raise InvalidInputError(
+            f"table {table}: transactional={transactional!r} is not supported; tables created here must be "
+            "transactional (set transactional=true or leave it out)")
+    kind = (_get_ci(properties, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
+    if kind not in TRANSACTIONAL_PROPERTY_VALUES:
+        raise InvalidInputError(
+            f"table {table}: transactional_properties={kind!r} is not supported; use one of "
+            f"{', '.join(TRANSACTIONAL_PROPERTY_VALUES)}")
+    if previous is not None:
+        before = (_get_ci(previous, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
+        if before != kind:
+            raise InvalidInputError(
+                f"table {table}: transactional_properties cannot change after creation ({before!r} -> {kind!r}); "
+                "create a new table and copy the data instead")
+    for key, value in properties.items():
+        if key.lower().startswith(COMPACTOR_THRESHOLD_PREFIX):
+            _validate_threshold(table, key, value)
+
+
+def _validate_threshold(table: str, key: str, value: str) -> None:
+    integer = key.lower().endswith(_INTEGER_THRESHOLDS)
+    try:
+        number = int(value) if integer else float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(
+            f"table {table}: property {key}={value!r} is not {'an integer' if integer else 'a number'}; "
+            f"give a non-negative {'integer' if integer else 'number'}") from None
+    if (isinstance(number, float) and not math.isfinite(number)) or number < 0:
+        raise InvalidInputError(
+            f"table {table}: property {key}={value!r} must be a finite non-negative number")
+
+
+class Catalog:
+    """Databases, tables and partitions of the warehouse."""
+
+    def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
+        self.db = db
+        self.conf = conf or MetastoreConf()
+
+    # --- databases ----------------------------------------------------------------------------------
+
+    def create_database(self, name: str, location: str, *, description: str | None = None, owner: str | None = None,
+                        params: Mapping[str, object] | None = None, if_not_exists: bool = False) -> DatabaseInfo:
+        """Create a database at ``location`` (e.g. ``<warehouse>/<name>.db``) with optional parameters."""
+        name = validate_name("database", name)
+        if not isinstance(location, str) or not location.strip():
+            raise InvalidInputError(f"database {name}: location must be a non-empty path or URI")
+        clean_params = {str(k): _as_text(str(k), v) for k, v in (params or {}).items()}
+
+        def work(conn: Connection) -> DatabaseInfo:
+            if _database_id(conn, name) is not None:
+                if if_not_exists:
+                    return _load_database(conn, name)
+                raise AlreadyExistsError(f"database {name} already exists")
+            db_id = _insert(conn, DBS, {"NAME": name, "DESC": description, "DB_LOCATION_URI": location.rstrip("/"),
+                                        "OWNER_NAME": owner, "CREATE_TIME": now_ms(conn)}, name=f"database {name}")
+            for key, value in clean_params.items():
+                conn.execute(sa.insert(DATABASE_PARAMS).values(DB_ID=db_id, PARAM_KEY=key, PARAM_VALUE=value))
+            return _load_database(conn, name)
+
+        return self.db.run(work, what=f"create database {name}")
+
+    def get_database(self, name: str) -> DatabaseInfo:
+        name = validate_name("database", name)
+        return self.db.run(lambda conn: _load_database(conn, name), what=f"get database {name}")
+
+    def list_databases(self) -> list[str]:
+        return self.db.run(lambda conn: list(conn.execute(sa.select(DBS.c.NAME).order_by(DBS.c.NAME)).scalars()))
+
+    def alter_database_params(self, name: str, params: Mapping[str, object | None]) -> DatabaseInfo:
+        """Set (or, with value None, remove) database parameters such as ``no_auto_compaction``."""
+        name = validate_name("database", name)
+
+        def work(conn: Connection) -> DatabaseInfo:
+            db_id = _require_database(conn, name)
+            for key, value in params.items():
+                conn.execute(sa.delete(DATABASE_PARAMS).where(DATABASE_PARAMS.c.DB_ID == db_id,
+                                                              DATABASE_PARAMS.c.PARAM_KEY == str(key)))
+                if value is not None:
+                    conn.execute(sa.insert(DATABASE_PARAMS).values(DB_ID=db_id, PARAM_KEY=str(key),
+                                                                   PARAM_VALUE=_as_text(str(key), value)))
+            return _load_database(conn, name)
+
+        return self.db.run(work, what=f"alter database {name}")
+
+    def drop_database(self, name: str, *, cascade: bool = False, if_exists: bool = False) -> None:
+        """Drop a database; with tables in it only when ``cascade`` (then its tables are dropped too)."""
+        name = validate_name("database", name)
+
+        def work(conn: Connection) -> None:
+            db_id = _database_id(conn, name)
+            if db_id is None:
+                if if_exists:
+                    return
+                raise NoSuchObjectError(f"database {name} does not exist")
+            tables = list(conn.execute(sa.select(TBLS.c.TBL_ID, TBLS.c.TBL_NAME).where(TBLS.c.DB_ID == db_id)))
+            if tables and not cascade:
+                raise InvalidInputError(
+                    f"database {name} is not empty (tables: {', '.join(sorted(t.TBL_NAME for t in tables))}); "
+                    "drop them first or use cascade")
+            for table in tables:
+                _delete_table(conn, table.TBL_ID)
+            conn.execute(sa.delete(DATABASE_PARAMS).where(DATABASE_PARAMS.c.DB_ID == db_id))
+            conn.execute(sa.delete(DBS).where(DBS.c.DB_ID == db_id))
+
+        self.db.run(work, what=f"drop database {name}")
+
+    # --- tables -------------------------------------------------------------------------------------
+
+    def create_table(self, database: str, name: str, columns: Sequence[tuple[str, str] | ColumnInfo], *,
+                     partition_keys: Sequence[tuple[str, str] | ColumnInfo] = (), bucket_cols: Sequence[str] = (),
+                     num_buckets: int | None = None, location: str | None = None,
+                     properties: Mapping[str, object] | None = None, owner: str | None = None,
+                     if_not_exists: bool = False) -> TableInfo:
+        """Create a transactional table; ``location`` defaults to ``<database location>/<name>``."""
+        database = validate_name("database", database)
+        name = validate_name("table", name, 256)
+        full = f"{database}.{name}"
+        cols = _columns(full, columns, "column")
+        if not cols:
+            raise InvalidInputError(f"table {full} needs at least one column")
+        keys = _columns(full, partition_keys, "partition key")
+        col_names = {c.name for c in cols}
+        for key in keys:
+            if key.name in col_names:
+                raise InvalidInputError(f"table {full}: partition key {key.name} is also a column; use another name")
+            if not is_primitive(key.type):
+                raise InvalidInputError(f"table {full}: partition key {key.name} must have a primitive type, not {key.type}")
+        buckets = [validate_name("bucket column", c, 256) for c in bucket_cols]
+        for col in buckets:
+            if col not in col_names:
+                raise InvalidInputError(f"table {full}: bucket column {col} is not a column of the table")
+        if len(set(buckets)) != len(buckets):
+            raise InvalidInputError(f"table {full}: a bucket column is listed twice in {list(bucket_cols)}")
+        if buckets:
+            if isinstance(num_buckets, bool) or not isinstance(num_buckets, int) or not 1 <= num_buckets <= MAX_BUCKETS:
+                raise InvalidInputError(
+                    f"table {full}: num_buckets must be an integer between 1 and {MAX_BUCKETS} when bucket columns "
+                    f"are given, not {num_buckets!r}")
+        elif num_buckets not in (None, -1):
+            raise InvalidInputError(f"table {full}: num_buckets={num_buckets!r} needs bucket columns (bucket_cols)")
+        props = merge_properties({}, dict(properties or {}))
+        if _get_ci(props, TRANSACTIONAL) is None:
+            props[TRANSACTIONAL] = "true"
+        validate_table_properties(full, props)
+        if location is not None and (not isinstance(location, str) or not location.strip()):
+            raise InvalidInputError(f"table {full}: location must be a non-empty path or URI")
+
+        def work(conn: Connection) -> TableInfo:
+            db_id = _require_database(conn, database)
+            if _table_id(conn, db_id, name) is not None:
+                if if_not_exists:
+                    return _load_table(conn, database, name)
+                raise AlreadyExistsError(f"table {full} already exists")
+            db_location = conn.execute(sa.select(DBS.c.DB_LOCATION_URI).where(DBS.c.DB_ID == db_id)).scalar_one()
+            table_location = (location or f"{db_location.rstrip('/')}/{name}").rstrip("/")
+            sd_id = _insert(conn, SDS, {"LOCATION": table_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
+                                        "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT,
+                                        "NUM_BUCKETS": num_buckets if buckets else -1}, name=f"table {full}")
+            tbl_id = _insert(conn, TBLS, {"DB_ID": db_id, "TBL_NAME": name, "TBL_TYPE": MANAGED_TABLE, "OWNER": owner,
+                                          "CREATE_TIME": now_ms(conn), "SD_ID": sd_id}, name=f"table {full}")
+            _insert_columns(conn, sd_id, tbl_id, cols, keys, buckets)
+            _insert_table_params(conn, tbl_id, props)
+            return _load_table(conn, database, name)
+
+        return self.db.run(work, what=f"create table {full}")
+
+    def get_table(self, database: str, name: str) -> TableInfo:
+        """The table's metadata; NoSuchObjectError if the database or table does not exist."""
+        database = validate_name("database", database)
+        name = validate_name("table", name, 256)
+        return self.db.run(lambda conn: _load_table(conn, database, name), what=f"get table {database}.{name}")
+
+    def table_exists(self, database: str, name: str) -> bool:
+        try:
+            self.get_table(database, name)
+        except NoSuchObjectError:
+            return False
+        return True
+
+    def list_tables(self, database: str) -> list[str]:
+        database = validate_name("database", database)
+
+        def work(conn: Connection) -> list[str]:
+            db_id = _require_database(conn, database)
+            return list(conn.execute(sa.select(TBLS.c.TBL_NAME).where(TBLS.c.DB_ID == db_id)
+                                     .order_by(TBLS.c.TBL_NAME)).scalars())
+
+        return self.db.run(work, what=f"list tables of {database}")
+
+    def drop_table(self, database: str, name: str, *, if_exists: bool = False) -> None:
+        """Remove the table, its partitions and parameters from the catalog (files are not touched)."""
+        database = validate_name("database", database)
+        name = validate_name("table", name, 256)
+
+        def work(conn: Connection) -> None:
+            db_id = _require_database(conn, database)
+            tbl_id = _table_id(conn, db_id, name)
+            if tbl_id is None:
+                if if_exists:
+                    return
+                raise NoSuchObjectError(f"table {database}.{name} does not exist")
+            _delete_table(conn, tbl_id)
+
+        self.db.run(work, what=f"drop table {database}.{name}")
+
+    def alter_table_properties(self, database: str, name: str, properties: Mapping[str, object] | None = None, *,
+                               unset: Iterable[str] = ()) -> TableInfo:
+        """ALTER TABLE … SET/UNSET TBLPROPERTIES with the transactional rules checked first."""
+        database = validate_name("database", database)
+        name = validate_name("table", name, 256)
+        unset = list(unset)
+
+        def work(conn: Connection) -> TableInfo:
+            table = _load_table(conn, database, name)
+            merged = merge_properties(table.properties, dict(properties or {}), unset)
+            validate_table_properties(table.full_name, merged, previous=table.properties, unset=unset)
+            tbl_id = _table_id(conn, _require_database(conn, database), name)
+            conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
+            _insert_table_params(conn, tbl_id, merged)
+            return _load_table(conn, database, name)
+
+        return self.db.run(work, what=f"alter table {database}.{name}")
+
+    # --- partitions ---------------------------------------------------------------------------------
+
+    def add_partition(self, database: str, table: str, spec: Mapping[str, object], *, location: str | None = None,
+                      params: Mapping[str, object] | None = None, if_not_exists: bool = False) -> PartitionInfo:
+        """Register a partition; its location defaults to ``<table location>/<partition name>``."""
+        database = validate_name("database", database)
+        table = validate_name("table", table, 256)
+
+        def work(conn: Connection) -> PartitionInfo:
+            info = _load_table(conn, database, table)
+            part_spec = info.partition_spec(spec)
+            part_name = make_partition_name(part_spec)
+            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            if _partition_row(conn, tbl_id, part_name) is not None:
+                if if_not_exists:
+                    return _load_partition(conn, info, tbl_id, part_name)
+                raise AlreadyExistsError(f"partition {part_name} of table {info.full_name} already exists")
+            part_location = (location or partition_location(info.location, part_name)).rstrip("/")
+            sd_id = _insert(conn, SDS, {"LOCATION": part_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
+                                        "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT, "NUM_BUCKETS": info.num_buckets},
+                            name=f"partition {part_name} of {info.full_name}")
+            part_id = _insert(conn, PARTITIONS, {"CREATE_TIME": now_ms(conn), "PART_NAME": part_name, "SD_ID": sd_id,
+                                                 "TBL_ID": tbl_id}, name=f"partition {part_name} of {info.full_name}")
+            for key, value in (params or {}).items():
+                conn.execute(sa.insert(PARTITION_PARAMS).values(PART_ID=part_id, PARAM_KEY=str(key),
+                                                                PARAM_VALUE=_as_text(str(key), value)))
+            return _load_partition(conn, info, tbl_id, part_name)
+
+        return self.db.run(work, what=f"add partition to {database}.{table}")
+
+    def get_partition(self, database: str, table: str, spec: Mapping[str, object] | str) -> PartitionInfo:
+        """A partition by spec dict or by Hive partition name; NoSuchObjectError if it is not registered."""
+        database = validate_name("database", database)
+        table = validate_name("table", table, 256)
+
+        def work(conn: Connection) -> PartitionInfo:
+            info = _load_table(conn, database, table)
+            part_name = _name_of(info, spec)
+            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            if _partition_row(conn, tbl_id, part_name) is None:
+                raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
+            return _load_partition(conn, info, tbl_id, part_name)
+
+        return self.db.run(work, what=f"get partition of {database}.{table}")
+
+    def list_partitions(self, database: str, table: str) -> list[PartitionInfo]:
+        """All partitions of a table, ordered by name."""
+        database = validate_name("database", database)
+        table = validate_name("table", table, 256)
+
+        def work(conn: Connection) -> list[PartitionInfo]:
+            info = _load_table(conn, database, table)
+            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            names = conn.execute(sa.select(PARTITIONS.c.PART_NAME).where(PARTITIONS.c.TBL_ID == tbl_id)).scalars()
+            return [_load_partition(conn, info, tbl_id, n) for n in sorted(names)]
+
+        return self.db.run(work, what=f"list partitions of {database}.{table}")
+
+    def alter_partition_params(self, database: str, table: str, spec: Mapping[str, object] | str,
+                               params: Mapping[str, object | None]) -> PartitionInfo:
+        """Set (or, with value None, remove) partition parameters such as ``no_cleanup``."""
+        database = validate_name("database", database)
+        table = validate_name("table", table, 256)
+
+        def work(conn: Connection) -> PartitionInfo:
+            info = _load_table(conn, database, table)
+            part_name = _name_of(info, spec)
+            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            row = _partition_row(conn, tbl_id, part_name)
+            if row is None:
+                raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
+            for key, value in params.items():
+                conn.execute(sa.delete(PARTITION_PARAMS).where(PARTITION_PARAMS.c.PART_ID == row.PART_ID,
+                                                               PARTITION_PARAMS.c.PARAM_KEY == str(key)))
+                if value is not None:
+                    conn.execute(sa.insert(PARTITION_PARAMS).values(PART_ID=row.PART_ID, PARAM_KEY=str(key),
+                                                                    PARAM_VALUE=_as_text(str(key), value)))
+            return _load_partition(conn, info, tbl_id, part_name)
+
+        return self.db.run(work, what=f"alter partition of {database}.{table}")
+
+    def drop_partition(self, database: str, table: str, spec: Mapping[str, object] | str, *,
+                       if_exists: bool = False) -> None:
+        """Remove a partition from the catalog (its files are not touched)."""
+        database = validate_name("database", database)
+        table = validate_name("table", table, 256)
+
+        def work(conn: Connection) -> None:
+            info = _load_table(conn, database, table)
+            part_name = _name_of(info, spec)
+            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            row = _partition_row(conn, tbl_id, part_name)
+            if row is None:
+                if if_exists:
+                    return
+                raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
+            _delete_partition(conn, row.PART_ID, row.SD_ID)
+
+        self.db.run(work, what=f"drop partition of {database}.{table}")
+
+
+# --- row helpers --------------------------------------------------------------------------------------
+
+
+def _name_of(info: TableInfo, spec: Mapping[str, object] | str) -> str:
+    if isinstance(spec, str):
+        return make_partition_name(info.partition_spec(parse_partition_name(spec)))
+    return info.partition_name(spec)
+
+
+def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: str) -> list[ColumnInfo]:
+    result: list[ColumnInfo] = []
+    seen: set[str] = set()
+    for entry in columns:
+        if isinstance(entry, ColumnInfo):
+            raw_name, raw_type, comment = entry.name, entry.type, entry.comment
+        else:
+            try:
+                raw_name, raw_type = entry
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"table {table}: {kind} {entry!r} must be a (name, hive_type) pair") from None
+            comment = None
+        name = validate_name(kind, raw_name, 128)
+        if name in seen:
+            raise InvalidInputError(f"table {table}: {kind} {name} is listed twice")
+        seen.add(name)
+        result.append(ColumnInfo(name, normalize_type(raw_type, column=f"{table}.{name}"), comment))
+    return result
+
+
+def _insert(conn: Connection, table: sa.Table, values: dict, *, name: str) -> int:
+    try:
+        with conn.begin_nested():
+            return int(conn.execute(sa.insert(table).values(values)).inserted_primary_key[0])
+    except sa.exc.IntegrityError:
+        raise AlreadyExistsError(f"{name} already exists (created concurrently)") from None
+
+
+def _insert_columns(conn: Connection, sd_id: int, tbl_id: int, cols: list[ColumnInfo], keys: list[ColumnInfo],
+                    buckets: list[str]) -> None:
+    if cols:
+        conn.execute(sa.insert(COLUMNS_V2), [
+            {"CD_ID": sd_id, "COLUMN_NAME": c.name, "TYPE_NAME": c.type, "COMMENT": c.comment, "INTEGER_IDX": i}
+            for i, c in enumerate(cols)])
+    if keys:
+        conn.execute(sa.insert(PARTITION_KEYS), [
+            {"TBL_ID": tbl_id, "PKEY_NAME": k.name, "PKEY_TYPE": k.type, "PKEY_COMMENT": k.comment, "INTEGER_IDX": i}
+            for i, k in enumerate(keys)])
+    if buckets:
+        conn.execute(sa.insert(BUCKETING_COLS), [
+            {"SD_ID": sd_id, "BUCKET_COL_NAME": b, "INTEGER_IDX": i} for i, b in enumerate(buckets)])
+
+
+def _insert_table_params(conn: Connection, tbl_id: int, props: Mapping[str, str]) -> None:
+    if props:
+        conn.execute(sa.insert(TABLE_PARAMS), [
+            {"TBL_ID": tbl_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in props.items()])
+
+
+def _database_id(conn: Connection, name: str) -> int | None:
+    return conn.execute(sa.select(DBS.c.DB_ID).where(DBS.c.NAME == name)).scalar_one_or_none()
+
+
+def _require_database(conn: Connection, name: str) -> int:
+    db_id = _database_id(conn, name)
+    if db_id is None:
+        raise NoSuchObjectError(f"database {name} does not exist; create it first")
+    return db_id
+
+
+def _table_id(conn: Connection, db_id: int, name: str) -> int | None:
+    return conn.execute(sa.select(TBLS.c.TBL_ID).where(TBLS.c.DB_ID == db_id, TBLS.c.TBL_NAME == name)
+                        ).scalar_one_or_none()
+
+
+def _partition_row(conn: Connection, tbl_id: int, part_name: str):
+    return conn.execute(sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.SD_ID).where(
+        PARTITIONS.c.TBL_ID == tbl_id, PARTITIONS.c.PART_NAME == part_name)).first()
+
+
+def _load_database(conn: Connection, name: str) -> DatabaseInfo:
+    row = conn.execute(sa.select(DBS).where(DBS.c.NAME == name)).first()
+    if row is None:
+        raise NoSuchObjectError(f"database {name} does not exist")
+    params = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
+        sa.select(DATABASE_PARAMS.c.PARAM_KEY, DATABASE_PARAMS.c.PARAM_VALUE).where(DATABASE_PARAMS.c.DB_ID == row.DB_ID))}
+    return DatabaseInfo(name=row.NAME, location=row.DB_LOCATION_URI, description=row.DESC, owner=row.OWNER_NAME,
+                        create_time=row.CREATE_TIME, params=params)
+
+
+def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
+    db_id = _require_database(conn, database)
+    row = conn.execute(sa.select(TBLS).where(TBLS.c.DB_ID == db_id, TBLS.c.TBL_NAME == name)).first()
+    if row is None:
+        raise NoSuchObjectError(f"table {database}.{name} does not exist")
+    sd = conn.execute(sa.select(SDS).where(SDS.c.SD_ID == row.SD_ID)).one()
+    cols = [ColumnInfo(r.COLUMN_NAME, r.TYPE_NAME, r.COMMENT) for r in conn.execute(
+        sa.select(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd.SD_ID).order_by(COLUMNS_V2.c.INTEGER_IDX))]
+    keys = [ColumnInfo(r.PKEY_NAME, r.PKEY_TYPE, r.PKEY_COMMENT) for r in conn.execute(
+        sa.select(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == row.TBL_ID).order_by(PARTITION_KEYS.c.INTEGER_IDX))]
+    buckets = list(conn.execute(sa.select(BUCKETING_COLS.c.BUCKET_COL_NAME).where(BUCKETING_COLS.c.SD_ID == sd.SD_ID)
+                                .order_by(BUCKETING_COLS.c.INTEGER_IDX)).scalars())
+    props = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
+        sa.select(TABLE_PARAMS.c.PARAM_KEY, TABLE_PARAMS.c.PARAM_VALUE).where(TABLE_PARAMS.c.TBL_ID == row.TBL_ID))}
+    return TableInfo(database=database, name=row.TBL_NAME, columns=cols, partition_keys=keys, bucket_cols=buckets,
+                     num_buckets=sd.NUM_BUCKETS, location=sd.LOCATION, properties=props, owner=row.OWNER,
+                     create_time=row.CREATE_TIME, table_type=row.TBL_TYPE)
+
+
+def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: str) -> PartitionInfo:
+    row = conn.execute(sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.CREATE_TIME, SDS.c.LOCATION)
+                       .join_from(PARTITIONS, SDS, PARTITIONS.c.SD_ID == SDS.c.SD_ID)
+                       .where(PARTITIONS.c.TBL_ID == tbl_id, PARTITIONS.c.PART_NAME == part_name)).one()
+    params = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
+        sa.select(PARTITION_PARAMS.c.PARAM_KEY, PARTITION_PARAMS.c.PARAM_VALUE)
+        .where(PARTITION_PARAMS.c.PART_ID == row.PART_ID))}
+    return PartitionInfo(database=info.database, table=info.name, name=part_name,
+                         spec=parse_partition_name(part_name), location=row.LOCATION, create_time=row.CREATE_TIME,
+                         params=params)
+
+
+def _delete_partition(conn: Connection, part_id: int, sd_id: int | None) -> None:
+    conn.execute(sa.delete(PARTITION_PARAMS).where(PARTITION_PARAMS.c.PART_ID == part_id))
+    conn.execute(sa.delete(PARTITIONS).where(PARTITIONS.c.PART_ID == part_id))
+    if sd_id is not None:
+        conn.execute(sa.delete(SDS).where(SDS.c.SD_ID == sd_id))
+
+
+def _delete_table(conn: Connection, tbl_id: int) -> None:
+    for part in conn.execute(sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.SD_ID)
+                             .where(PARTITIONS.c.TBL_ID == tbl_id)).all():
+        _delete_partition(conn, part.PART_ID, part.SD_ID)
+    sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == tbl_id)).scalar_one()
+    conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
+    conn.execute(sa.delete(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == tbl_id))
+    conn.execute(sa.delete(TBLS).where(TBLS.c.TBL_ID == tbl_id))
+    if sd_id is not None:
+        conn.execute(sa.delete(BUCKETING_COLS).where(BUCKETING_COLS.c.SD_ID == sd_id))
+        conn.execute(sa.delete(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd_id))
+        conn.execute(sa.delete(SDS).where(SDS.c.SD_ID == sd_id))
