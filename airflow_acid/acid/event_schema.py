@@ -1,0 +1,163 @@
+"""The ACID event schema (HIVE_ACID_SPEC.md §2.1) in Arrow and ORC form, and builders for event tables.
+
+Every full-ACID ORC file holds ``struct<operation:int, originalTransaction:bigint, bucket:int, rowId:bigint,
+currentTransaction:bigint, row:struct<user columns>>``. Readers must also accept the lower-case spelling Hive 3
+query-based compaction produced (interop set 7), so schema recognition is case-insensitive and positional.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_acid.acid.file_errors import AcidSchemaError
+
+OPERATION = "operation"
+ORIGINAL_TRANSACTION = "originalTransaction"
+BUCKET = "bucket"
+ROW_ID = "rowId"
+CURRENT_TRANSACTION = "currentTransaction"
+ROW = "row"
+ACID_FIELDS: tuple[str, ...] = (OPERATION, ORIGINAL_TRANSACTION, BUCKET, ROW_ID, CURRENT_TRANSACTION, ROW)
+KEY_FIELDS: tuple[str, ...] = (ORIGINAL_TRANSACTION, BUCKET, ROW_ID)
+"""The ROW__ID triple, in the order files are sorted by."""
+
+_KEY_ARROW_TYPES = (pa.int32(), pa.int64(), pa.int32(), pa.int64(), pa.int64())
+
+
+class Operation(enum.IntEnum):
+    """Event kinds stored in ``operation``."""
+
+    INSERT = 0
+    UPDATE = 1
+    DELETE = 2
+
+
+class AcidKey(NamedTuple):
+    """One ROW__ID: (originalTransaction, bucket property, rowId); tuples compare in file sort order."""
+
+    original_transaction: int
+    bucket: int
+    row_id: int
+
+
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def _orc_name(name: str) -> str:
+    if _PLAIN_NAME.match(name):
+        return name
+    if "`" in name:
+        raise AcidSchemaError(f"column name {name!r} contains a backquote, which ORC type strings cannot express")
+    return f"`{name}`"
+
+
+def orc_type(arrow_type: pa.DataType, column: str = "?") -> str:
+    """ORC type string for an Arrow type; clear error for types Hive/ORC cannot hold."""
+    t = arrow_type
+    simple = {
+        pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
+        pa.float32(): "float", pa.float64(): "double", pa.bool_(): "boolean", pa.date32(): "date",
+        pa.string(): "string", pa.large_string(): "string", pa.binary(): "binary", pa.large_binary(): "binary",
+    }
+    if t in simple:
+        return simple[t]
+    if pa.types.is_timestamp(t):
+        if t.tz is not None:
+            raise AcidSchemaError(
+                f"column {column!r}: timezone-aware {t} is not supported; store naive (wall-clock) timestamps")
+        return "timestamp"
+    if pa.types.is_decimal128(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return f"array<{orc_type(t.value_type, column)}>"
+    if pa.types.is_map(t):
+        return f"map<{orc_type(t.key_type, column)},{orc_type(t.item_type, column)}>"
+    if pa.types.is_struct(t):
+        inner = ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f'{column}.{f.name}')}" for f in t)
+        return f"struct<{inner}>"
+    raise AcidSchemaError(f"column {column!r}: Arrow type {t} has no ORC equivalent usable in an ACID table")
+
+
+def row_orc_type(row_schema: pa.Schema) -> str:
+    """ORC ``struct<...>`` of the user columns."""
+    if len(row_schema) == 0:
+        raise AcidSchemaError("an ACID table needs at least one column")
+    return "struct<" + ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f.name)}" for f in row_schema) + ">"
+
+
+def event_orc_type(row_schema: pa.Schema) -> str:
+    """ORC type string of an ACID event file for these user columns."""
+    return ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,currentTransaction:bigint,"
+            f"row:{row_orc_type(row_schema)}>")
+
+
+def event_arrow_schema(row_schema: pa.Schema) -> pa.Schema:
+    """Arrow schema of event tables (what readers return and writers accept)."""
+    fields = [pa.field(name, typ, nullable=False) for name, typ in zip(ACID_FIELDS[:5], _KEY_ARROW_TYPES)]
+    fields.append(pa.field(ROW, pa.struct(list(row_schema)), nullable=True))
+    return pa.schema(fields)
+
+
+def is_acid_schema(schema: pa.Schema) -> bool:
+    """True when a file schema has the six ACID fields in order (names compared case-insensitively)."""
+    if len(schema) != len(ACID_FIELDS):
+        return False
+    names_match = all(f.name.lower() == n.lower() for f, n in zip(schema, ACID_FIELDS))
+    return names_match and pa.types.is_struct(schema.field(5).type)
+
+
+def canonical_event_names(schema: pa.Schema) -> list[str]:
+    """Rename map (by position) from a file's ACID spelling to the canonical names."""
+    return list(ACID_FIELDS) if is_acid_schema(schema) else [f.name for f in schema]
+
+
+def row_schema_of(event_schema: pa.Schema) -> pa.Schema:
+    """User columns held in the ``row`` struct of an event schema."""
+    return pa.schema(list(event_schema.field(len(ACID_FIELDS) - 1).type))
+
+
+def _key_array(values, typ: pa.DataType, n: int) -> pa.Array:
+    if isinstance(values, int):
+        return pa.array(np.full(n, values), type=typ)
+    return pa.array(values, type=typ) if not isinstance(values, pa.Array | pa.ChunkedArray) else values.cast(typ)
+
+
+def insert_events(rows: pa.Table | pa.RecordBatch, write_id: int, bucket: int, first_row_id: int = 0) -> pa.Table:
+    """Insert events for ``rows`` written by ``write_id`` into one bucket, rowIds counting from ``first_row_id``."""
+    n = rows.num_rows
+    table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
+    row = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns],
+                                     fields=list(table.schema)) if n else pa.array([], pa.struct(list(table.schema)))
+    return pa.table({
+        OPERATION: pa.array(np.zeros(n, dtype=np.int32)),
+        ORIGINAL_TRANSACTION: pa.array(np.full(n, write_id, dtype=np.int64)),
+        BUCKET: pa.array(np.full(n, bucket, dtype=np.int32)),
+        ROW_ID: pa.array(np.arange(first_row_id, first_row_id + n, dtype=np.int64)),
+        CURRENT_TRANSACTION: pa.array(np.full(n, write_id, dtype=np.int64)),
+        ROW: row,
+    }, schema=event_arrow_schema(table.schema))
+
+
+def delete_events(keys: pa.Table | Sequence[AcidKey], write_id: int, row_schema: pa.Schema) -> pa.Table:
+    """Delete events (row NULL) by ``write_id`` for the given ROW__IDs (a table with the three key columns)."""
+    if not isinstance(keys, pa.Table):
+        keys = pa.table({
+            ORIGINAL_TRANSACTION: pa.array([k[0] for k in keys], pa.int64()),
+            BUCKET: pa.array([k[1] for k in keys], pa.int32()),
+            ROW_ID: pa.array([k[2] for k in keys], pa.int64()),
+        })
+    n = keys.num_rows
+    return pa.table({
+        OPERATION: pa.array(np.full(n, int(Operation.DELETE), dtype=np.int32)),
+        ORIGINAL_TRANSACTION: keys.column(ORIGINAL_TRANSACTION).cast(pa.int64()),
+        BUCKET: keys.column(BUCKET).cast(pa.int32()),
+        ROW_ID: keys.column(ROW_ID).cast(pa.int64()),
+        CURRENT_TRANSACTION: pa.array(np.full(n, write_id, dtype=np.int64)),
+        ROW: pa.nulls(n, pa.struct(list(row_schema))),
+    }, schema=event_arrow_schema(row_schema))

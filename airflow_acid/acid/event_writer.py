@@ -1,0 +1,470 @@
+"""Write ACID event files (``bucket_N``) with pyorc exactly as Hive's OrcRecordUpdater does (HIVE_ACID_SPEC.md §2).
+
+The writer cuts stripes itself (``write_intermediate_footer``) so it knows the last key of every stripe: the
+``hive.acid.key.index`` entry count always equals the file's stripe count, which is checked after closing.
+Events must arrive sorted by (originalTransaction, bucket, rowId) and all belong to the file's bucket.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import struct
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+import fsspec
+import numpy as np
+import pyarrow as pa
+import pyorc
+
+from airflow_acid.acid import names
+from airflow_acid.acid.event_schema import (
+    ACID_FIELDS, BUCKET, KEY_FIELDS, OPERATION, ORIGINAL_TRANSACTION, ROW, ROW_ID, AcidKey,
+    event_arrow_schema, event_orc_type, row_schema_of,
+)
+from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
+from airflow_acid.acid.fs import Storage, storage_for
+
+KiB = 1024
+MiB = 1024 * KiB
+DEFAULT_STRIPE_SIZE = 64 * MiB
+DEFAULT_BUFFER_SIZE = 256 * KiB
+DEFAULT_ROW_INDEX_STRIDE = 10000
+BASE_DELTA_RATIO = 8
+"""``orc.base.delta.ratio``: delta files use stripe and buffer sizes divided by this."""
+
+ACID_VERSION_KEY = "hive.acid.version"
+KEY_INDEX_KEY = "hive.acid.key.index"
+STATS_KEY = "hive.acid.stats"
+ORC_ACID_VERSION = str(names.ORC_ACID_VERSION)
+
+_UNBOUNDED_STRIPE = 1 << 62  # pyorc never cuts a stripe on its own; this writer decides
+
+
+class FileKind(enum.Enum):
+    """Which ORC settings apply (§2.4): bases use the defaults, deltas and delete deltas the reduced ones."""
+
+    BASE = "base"
+    DELTA = "delta"
+
+
+@dataclass(frozen=True)
+class OrcWriteOptions:
+    """ORC settings of one event file."""
+
+    stripe_size: int = DEFAULT_STRIPE_SIZE
+    buffer_size: int = DEFAULT_BUFFER_SIZE
+    compression: str = "ZLIB"
+    row_index_stride: int = DEFAULT_ROW_INDEX_STRIDE
+    batch_size: int = 1024
+
+    @classmethod
+    def base(cls, **overrides) -> OrcWriteOptions:
+        return replace(cls(), **overrides)
+
+    @classmethod
+    def delta(cls, ratio: int = BASE_DELTA_RATIO, **overrides) -> OrcWriteOptions:
+        return replace(cls(stripe_size=DEFAULT_STRIPE_SIZE // ratio, buffer_size=DEFAULT_BUFFER_SIZE // ratio),
+                       **overrides)
+
+    @classmethod
+    def for_kind(cls, kind: FileKind, **overrides) -> OrcWriteOptions:
+        return cls.base(**overrides) if kind is FileKind.BASE else cls.delta(**overrides)
+
+    def __post_init__(self) -> None:
+        if self.stripe_size <= 0 or self.buffer_size <= 0 or self.batch_size <= 0:
+            raise ValueError("stripe_size, buffer_size and batch_size must be positive")
+        if self.compression.upper() not in pyorc.CompressionKind.__members__:
+            raise ValueError(f"unknown ORC compression {self.compression!r}; "
+                             f"choose one of {sorted(pyorc.CompressionKind.__members__)}")
+
+
+@dataclass(frozen=True)
+class AcidStats:
+    """``hive.acid.stats``: event counts of a file."""
+
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+
+    def to_string(self) -> str:
+        return f"{self.inserts},{self.updates},{self.deletes}"
+
+    @classmethod
+    def parse(cls, text: str) -> AcidStats:
+        parts = text.split(",")
+        if len(parts) != 3:
+            raise ValueError(f"hive.acid.stats {text!r} is not 'inserts,updates,deletes'")
+        return cls(*(int(p) for p in parts))
+
+
+def format_key_index(keys: Iterable[AcidKey]) -> str:
+    """``otxn,bucket,rowId;`` per stripe, concatenated (trailing ``;``)."""
+    return "".join(f"{k[0]},{k[1]},{k[2]};" for k in keys)
+
+
+def parse_key_index(text: str) -> list[AcidKey]:
+    """Inverse of :func:`format_key_index` (split on ``;`` then ``,``)."""
+    keys = []
+    for entry in text.split(";"):
+        if entry.strip():
+            parts = entry.split(",")
+            if len(parts) != 3:
+                raise ValueError(f"hive.acid.key.index entry {entry!r} is not 'otxn,bucket,rowId'")
+            keys.append(AcidKey(int(parts[0]), int(parts[1]), int(parts[2])))
+    return keys
+
+
+@dataclass(frozen=True)
+class EventFileInfo:
+    """What a closed writer produced."""
+
+    path: str
+    rows: int
+    stripes: int
+    key_index: tuple[AcidKey, ...]
+    stats: AcidStats
+    flush_lengths: tuple[int, ...] = field(default=())
+
+
+class _NsTimestamp(pyorc.converters.ORCConverter):
+    """Timestamps arrive as int nanoseconds since the epoch (UTC wall clock)."""
+
+    @staticmethod
+    def from_orc(seconds, nanoseconds, timezone):  # pragma: no cover - this project reads with pyarrow
+        return seconds * 1_000_000_000 + nanoseconds
+
+    @staticmethod
+    def to_orc(obj, timezone):
+        seconds, nanos = divmod(int(obj), 1_000_000_000)
+        return seconds, nanos
+
+
+class _DaysDate(pyorc.converters.ORCConverter):
+    """Dates arrive as int days since the epoch."""
+
+    @staticmethod
+    def from_orc(days):  # pragma: no cover
+        return days
+
+    @staticmethod
+    def to_orc(obj):
+        return int(obj)
+
+
+class _ExactDecimal(pyorc.converters.ORCConverter):
+    """Decimals arrive as Python Decimals already at the column's scale (from Arrow)."""
+
+    @staticmethod
+    def from_orc(decimal):  # pragma: no cover
+        return decimal
+
+    @staticmethod
+    def to_orc(precision, scale, obj):
+        return int(obj.scaleb(scale))
+
+
+_CONVERTERS = {pyorc.TypeKind.TIMESTAMP: _NsTimestamp, pyorc.TypeKind.DATE: _DaysDate,
+               pyorc.TypeKind.DECIMAL: _ExactDecimal}
+
+
+def _plain_type(t: pa.DataType, ns_only: bool) -> pa.DataType:
+    """The Arrow type a column is cast to before ``to_pylist``: timestamps→ns (→int64), dates→int32."""
+    if pa.types.is_timestamp(t):
+        return pa.timestamp("ns") if ns_only else pa.int64()
+    if pa.types.is_date32(t):
+        return t if ns_only else pa.int32()
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return pa.list_(_plain_type(t.value_type, ns_only))
+    if pa.types.is_map(t):
+        return pa.map_(_plain_type(t.key_type, ns_only), _plain_type(t.item_type, ns_only))
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _plain_type(f.type, ns_only)) for f in t])
+    return t
+
+
+def _fixer(t: pa.DataType) -> Callable | None:
+    """A function turning ``to_pylist`` values into what pyorc expects (structs→tuples, maps→dicts), or None."""
+    if pa.types.is_struct(t):
+        subs = [_fixer(f.type) for f in t]
+        keys = [f.name for f in t]
+
+        def fix_struct(v):
+            if v is None:
+                return None
+            return tuple(v[k] if s is None else s(v[k]) for k, s in zip(keys, subs))
+        return fix_struct
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        sub = _fixer(t.value_type)
+        if sub is None:
+            return None
+        return lambda v: None if v is None else [sub(x) for x in v]
+    if pa.types.is_map(t):
+        ks, vs = _fixer(t.key_type), _fixer(t.item_type)
+        return lambda v: None if v is None else {
+            (k if ks is None else ks(k)): (x if vs is None else vs(x)) for k, x in v}
+    return None
+
+
+def _column_values(array: pa.Array) -> list:
+    plain = _plain_type(array.type, ns_only=False)
+    if plain != array.type:
+        array = array.cast(_plain_type(array.type, ns_only=True)).cast(plain)
+    values = array.to_pylist()
+    fix = _fixer(array.type)
+    return values if fix is None else [fix(v) for v in values]
+
+
+def _orc_rows(batch: pa.RecordBatch) -> list[tuple]:
+    """Event rows as pyorc tuples (top-level struct as a tuple, ``row`` as a tuple or None)."""
+    n = batch.num_rows
+    keys = [batch.column(i).to_pylist() for i in range(5)]
+    row = batch.column(5)
+    if row.null_count == n:
+        rows: Sequence = [None] * n
+    else:
+        children = row.flatten()
+        rows = list(zip(*(_column_values(c) for c in children))) if children else [()] * n
+        if row.null_count:
+            valid = row.is_valid().to_numpy(zero_copy_only=False)
+            rows = [r if v else None for r, v in zip(rows, valid)]
+    return list(zip(*keys, rows))
+
+
+def _keys_numpy(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return tuple(batch.column(name).to_numpy(zero_copy_only=False) for name in KEY_FIELDS)
+
+
+def first_unsorted(o: np.ndarray, b: np.ndarray, r: np.ndarray) -> int:
+    """Index of the first key smaller than its predecessor, or -1 if keys are non-decreasing."""
+    if len(o) < 2:
+        return -1
+    ok = (o[1:] > o[:-1]) | ((o[1:] == o[:-1]) & ((b[1:] > b[:-1]) | ((b[1:] == b[:-1]) & (r[1:] >= r[:-1]))))
+    bad = np.flatnonzero(~ok)
+    return int(bad[0]) + 1 if len(bad) else -1
+
+
+def decoded_bucket_ids(bucket: np.ndarray) -> np.ndarray:
+    """Bucket (writer) ids of encoded bucket properties, V0 or V1 (vectorised BucketCodec.decode)."""
+    raw = bucket.astype(np.int64) & 0xFFFFFFFF
+    version = raw >> 29
+    return np.where(version == 1, (raw >> 16) & 0xFFF, raw)
+
+
+def _memory_block(buffer_size: int) -> int:
+    """pyorc needs the compression block to be a multiple of its memory block (default 64 KiB)."""
+    return 64 * KiB if buffer_size % (64 * KiB) == 0 else buffer_size
+
+
+class EventFileWriter:
+    """Writes one ``bucket_N`` event file into a base/delta/delete_delta directory (final name, no rename).
+
+    Use as a context manager or call :meth:`close`; on error call :meth:`abort` (the context manager does), which
+    removes the partial file. ``streaming=True`` enables :meth:`flush` with a ``_flush_length`` side file (§1.4).
+    """
+
+    def __init__(self, directory: str | Storage, bucket_id: int, row_schema: pa.Schema, *,
+                 kind: FileKind = FileKind.DELTA, options: OrcWriteOptions | None = None,
+                 filesystem: fsspec.AbstractFileSystem | None = None, attempt_id: int | None = None,
+                 streaming: bool = False) -> None:
+        self._dir = directory if isinstance(directory, Storage) else storage_for(directory, filesystem)
+        self.bucket_id = bucket_id
+        self.file_name = names.format_bucket_file(bucket_id, attempt_id)
+        self.path = self._dir.url(self.file_name)
+        self.row_schema = row_schema
+        self.schema = event_arrow_schema(row_schema)
+        self.options = options or OrcWriteOptions.for_kind(kind)
+        self.streaming = streaming
+        orc_schema = event_orc_type(row_schema)
+        self._batch_size = 1 if streaming else self.options.batch_size
+        self._key_index: list[AcidKey] = []
+        self._stripe_rows_done: list[int] = []
+        self._flush_lengths: list[int] = []
+        self._counts = np.zeros(3, dtype=np.int64)
+        self._rows = 0
+        self._stripe_rows = 0
+        self._stripe_bytes = 0.0
+        self._last_key: AcidKey | None = None
+        self._closed = False
+        self.info: EventFileInfo | None = None
+        self._dir.fs.makedirs(self._dir.root, exist_ok=True)
+        self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
+        try:
+            self._writer = pyorc.Writer(
+                self._handle, orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
+                row_index_stride=self.options.row_index_stride,
+                compression=pyorc.CompressionKind[self.options.compression.upper()],
+                compression_block_size=self.options.buffer_size, memory_block_size=_memory_block(self.options.buffer_size),
+                converters=_CONVERTERS,
+                timezone=pyorc.converters.zoneinfo.ZoneInfo("UTC"))
+        except Exception as exc:
+            self._handle.close()
+            self._dir.remove(self.file_name)
+            raise AcidFileError(self.path, f"cannot start an ORC writer: {exc}") from exc
+
+    def __enter__(self) -> EventFileWriter:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    def _conform(self, events: pa.Table | pa.RecordBatch) -> pa.Table:
+        table = events if isinstance(events, pa.Table) else pa.Table.from_batches([events])
+        if table.schema.names != list(ACID_FIELDS):
+            raise AcidSchemaError(f"{self.path}: events must have the columns {list(ACID_FIELDS)}, "
+                                  f"got {table.schema.names}")
+        if not table.schema.equals(self.schema):
+            try:
+                table = table.cast(self.schema)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
+                raise AcidSchemaError(f"{self.path}: events do not fit the table schema {self.row_schema}: "
+                                      f"{exc}") from None
+        return table
+
+    def write(self, events: pa.Table | pa.RecordBatch) -> None:
+        """Append events (event schema of :func:`event_arrow_schema`), sorted and of this file's bucket."""
+        if self._closed:
+            raise ValueError(f"{self.path}: writer is closed")
+        for batch in self._conform(events).to_batches():
+            if batch.num_rows:
+                self._write_batch(batch)
+
+    def _write_batch(self, batch: pa.RecordBatch) -> None:
+        o, b, r = _keys_numpy(batch)
+        bad = first_unsorted(o, b, r)
+        if bad < 0 and self._last_key is not None and AcidKey(int(o[0]), int(b[0]), int(r[0])) < self._last_key:
+            bad = 0
+        if bad >= 0:
+            raise AcidFileError(self.path, f"events are not sorted by (originalTransaction, bucket, rowId): "
+                                           f"({o[bad]},{b[bad]},{r[bad]}) follows a larger key")
+        ids = decoded_bucket_ids(b)
+        wrong = np.flatnonzero(ids != self.bucket_id)
+        if len(wrong):
+            raise AcidFileError(self.path, f"event with bucket property {b[wrong[0]]} (bucket {ids[wrong[0]]}) "
+                                           f"does not belong in bucket file {self.file_name}")
+        ops = batch.column(OPERATION).to_numpy(zero_copy_only=False)
+        if ((ops < 0) | (ops > 2)).any():
+            raise AcidFileError(self.path, "operation must be 0 (insert), 1 (update) or 2 (delete)")
+        self._counts += np.bincount(ops, minlength=3)[:3]
+        self._write_rows(batch)
+
+    def _write_rows(self, batch: pa.RecordBatch) -> None:
+        n = batch.num_rows
+        per_row = max(1.0, batch.nbytes / n)
+        start = 0
+        while start < n:
+            want = max(1, math.ceil((self.options.stripe_size - self._stripe_bytes) / per_row))
+            target = math.ceil((self._stripe_rows + want) / self._batch_size) * self._batch_size
+            take = min(target - self._stripe_rows, n - start)
+            piece = batch.slice(start, take)
+            try:
+                self._writer.writerows(_orc_rows(piece))
+            except (TypeError, ValueError, OverflowError, pyorc.ORCError) as exc:
+                raise AcidFileError(self.path, f"pyorc rejected a row: {exc}") from exc
+            last = start + take - 1
+            self._last_key = AcidKey(*(batch.column(k)[last].as_py() for k in KEY_FIELDS))
+            self._rows += take
+            self._stripe_rows += take
+            self._stripe_bytes += take * per_row
+            start += take
+            if self._stripe_rows == target:
+                self._end_stripe()
+
+    def _end_stripe(self) -> int:
+        length = self._writer.write_intermediate_footer()
+        self._key_index.append(self._last_key)
+        self._stripe_rows_done.append(self._stripe_rows)
+        self._stripe_rows = 0
+        self._stripe_bytes = 0.0
+        return length
+
+    def flush(self) -> int:
+        """Streaming only: end the stripe, write an intermediate footer and record its length in the side file."""
+        if not self.streaming:
+            raise ValueError(f"{self.path}: flush() needs a writer opened with streaming=True")
+        length = self._end_stripe() if self._stripe_rows else self._writer.write_intermediate_footer()
+        self._handle.flush()
+        self._flush_lengths.append(length)
+        side = names.flush_length_file(self.file_name)
+        with self._dir.fs.open(self._dir.full_path(side), "wb") as fh:
+            fh.write(b"".join(struct.pack(">q", x) for x in self._flush_lengths))
+        return length
+
+    def close(self) -> EventFileInfo:
+        """Finish the file with the three ``hive.acid.*`` metadata keys and check the stripe count."""
+        if self._closed:
+            raise ValueError(f"{self.path}: writer is already closed")
+        try:
+            if self._stripe_rows:
+                self._key_index.append(self._last_key)
+                self._stripe_rows_done.append(self._stripe_rows)
+            stats = AcidStats(*(int(c) for c in self._counts))
+            self._writer.set_user_metadata(**{
+                KEY_INDEX_KEY: format_key_index(self._key_index).encode(),
+                STATS_KEY: stats.to_string().encode(),
+                ACID_VERSION_KEY: ORC_ACID_VERSION.encode(),
+            })
+            self._writer.close()
+            self._handle.close()
+            self._closed = True
+            self._verify_stripes()
+            if self.streaming:
+                self._dir.remove(names.flush_length_file(self.file_name))
+            write_acid_version_file(self._dir)
+        except BaseException:
+            self.abort()
+            raise
+        self.info = EventFileInfo(self.path, self._rows, len(self._key_index), tuple(self._key_index), stats,
+                                  tuple(self._flush_lengths))
+        return self.info
+
+    def _verify_stripes(self) -> None:
+        with self._dir.open_input(self.file_name) as src:
+            reader = pyorc.Reader(src)
+            actual = [len(s) for s in reader.iter_stripes()]
+        if actual != self._stripe_rows_done:
+            raise AcidFileError(self.path, f"stripe layout {actual} differs from the planned {self._stripe_rows_done}; "
+                                           "the key index would be wrong")
+
+    def abort(self) -> None:
+        """Drop the partial file (and side file); the directory is left as it was."""
+        if not self._closed:
+            self._closed = True
+            try:
+                self._handle.close()
+            except Exception:
+                pass
+        self._dir.remove(self.file_name)
+        self._dir.remove(names.flush_length_file(self.file_name))
+
+
+def write_acid_version_file(directory: str | Storage, filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+    """``_orc_acid_version`` containing ``2`` (no newline), written atomically beside the data files (§1.5)."""
+    storage = directory if isinstance(directory, Storage) else storage_for(directory, filesystem)
+    storage.write_bytes_atomic(names.ORC_ACID_VERSION_FILE, ORC_ACID_VERSION.encode())
+
+
+def sort_events(events: pa.Table) -> pa.Table:
+    """Events in file order (originalTransaction, bucket, rowId); returned unchanged when already sorted."""
+    if events.num_rows < 2:
+        return events
+    cols = [events.column(k).to_numpy() for k in KEY_FIELDS]
+    if first_unsorted(*cols) < 0:
+        return events
+    return events.sort_by([(k, "ascending") for k in KEY_FIELDS])
+
+
+def write_event_file(directory: str | Storage, bucket_id: int, events: pa.Table, *,
+                     row_schema: pa.Schema | None = None, kind: FileKind = FileKind.DELTA,
+                     options: OrcWriteOptions | None = None, filesystem: fsspec.AbstractFileSystem | None = None,
+                     attempt_id: int | None = None) -> EventFileInfo:
+    """Sort ``events`` if needed and write them as ``directory/bucket_N`` plus ``_orc_acid_version``."""
+    row_schema = row_schema if row_schema is not None else row_schema_of(events.schema)
+    with EventFileWriter(directory, bucket_id, row_schema, kind=kind, options=options, filesystem=filesystem,
+                         attempt_id=attempt_id) as writer:
+        writer.write(sort_events(events))
+    return writer.info
