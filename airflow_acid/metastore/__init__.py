@@ -2,3 +2,7 @@
 
 No Airflow imports here (DESIGN.md).
 """
+
+from airflow_acid.metastore.store import Metastore
+
+__all__ = ["Metastore"]

@@ -45,3 +45,11 @@ class LockNotAcquiredError(MetastoreError):
 
 class TxnOpenError(MetastoreError):
     """The lock belongs to a transaction: it is released by committing or aborting that transaction."""
+
+
+class NoSuchTxnError(NoSuchObjectError, TxnStateError):
+    """The transaction id is not in TXNS (never opened, or ended and cleaned up)."""
+
+
+class NoSuchLockError(NoSuchObjectError):
+    """The lock id is not in HIVE_LOCKS (released, or timed out without heartbeats)."""

@@ -1,0 +1,90 @@
+"""The metastore facade: one object holding the database, the settings and every metastore service."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.housekeeping import Housekeeping
+from airflow_acid.metastore.snapshots import Snapshots
+from airflow_acid.metastore.txns import TxnStore
+
+METASTORE_FILE = "metastore.db"
+HOME_ENV = "AIRFLOW_ACID_HOME"
+
+
+def default_url(home: str | os.PathLike | None = None) -> str:
+    """The embedded SQLite metastore under ``home`` (default ``$AIRFLOW_ACID_HOME`` or ``~/airflow-acid``)."""
+    base = Path(home if home is not None else os.environ.get(HOME_ENV, Path.home() / "airflow-acid")).expanduser()
+    base.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(base / METASTORE_FILE).resolve()}"
+
+
+# Services written alongside this facade: (attribute, module, class). Missing modules are skipped.
+_OPTIONAL_SERVICES = (
+    ("locks", "airflow_acid.metastore.locks", "LockManager"),
+    ("compactions", "airflow_acid.metastore.compactions", "CompactionQueue"),
+    ("catalog", "airflow_acid.metastore.catalog", "Catalog"),
+)
+
+
+class Metastore:
+    """``Metastore(url_or_db, conf)``: ``.txns``, ``.snapshots``, ``.housekeeping``, ``.locks``, ``.compactions``,
+    ``.catalog`` over one :class:`Database`. ``url_or_db`` None means the embedded SQLite file of
+    :func:`default_url`."""
+
+    def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
+                 home: str | os.PathLike | None = None) -> None:
+        self.conf = conf or MetastoreConf()
+        if isinstance(url_or_db, Database):
+            self.db = url_or_db
+            self._owns_db = False
+        else:
+            self.db = Database(url_or_db or default_url(home), retries=self.conf.transient_error_retries)
+            self._owns_db = True
+        self.txns = TxnStore(self.db, self.conf)
+        self.snapshots = Snapshots(self.db, self.conf)
+        self.housekeeping = Housekeeping(self.db, self.conf)
+        for attr, module, cls in _OPTIONAL_SERVICES:
+            setattr(self, attr, _load(module, cls, self.db, self.conf))
+
+    def init(self) -> Metastore:
+        """Create or upgrade the schema to the latest migration (idempotent); returns self."""
+        from airflow_acid.metastore.init import init_schema
+
+        init_schema(self.db)
+        return self
+
+    @property
+    def url(self) -> str:
+        """The database URL with any password hidden."""
+        return self.db.url
+
+    def close(self) -> None:
+        """Release pooled connections (only when this object created the Database)."""
+        if self._owns_db:
+            self.db.dispose()
+
+    def __enter__(self) -> Metastore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Metastore({self.url!r})"
+
+
+def _load(module: str, cls: str, db: Database, conf: MetastoreConf) -> Any:
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return None
+        raise
+    factory = getattr(mod, cls, None)
+    return None if factory is None else factory(db, conf)

@@ -1,0 +1,651 @@
+"""Transactions and table write ids: open, commit (with first-committer-wins), abort, heartbeat, SHOW
+TRANSACTIONS and write-id allocation, following Hive 4's TxnHandler functions (HIVE_ACID_SPEC.md §5.5, §8.3).
+
+Every public method is one database transaction (``Database.run``), re-run as a whole on transient errors.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from airflow_acid.metastore.codes import OperationType, TxnState, TxnType, UpdateDelete
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.errors import (
+    InvalidInputError,
+    NoSuchLockError,
+    NoSuchTxnError,
+    TooManyOpenTxnsError,
+    TxnAbortedError,
+    TxnStateError,
+    WriteConflictError,
+)
+from airflow_acid.metastore.schema import (
+    COMPACTION_QUEUE,
+    COMPLETED_TXN_COMPONENTS,
+    HIVE_LOCKS,
+    MIN_HISTORY_LEVEL,
+    NEXT_WRITE_ID,
+    TXN_COMPONENTS,
+    TXN_TO_WRITE_ID,
+    TXNS,
+    WRITE_SET,
+)
+
+log = logging.getLogger(__name__)
+
+FIELD_LIMIT = 128
+"""Width of TXN_USER / TXN_HOST / TXN_AGENT_INFO / TXN_META_INFO."""
+
+# Txn types whose commit neither records a write set nor checks write conflicts (CommitTxnFunction).
+_WRITE_SET_SKIP_TYPES = frozenset({TxnType.READ_ONLY, TxnType.SOFT_DELETE, TxnType.COMPACTION})
+_COMPACTION_TYPES = frozenset({TxnType.COMPACTION, TxnType.REBALANCE_COMPACTION})
+_UPDATE_DELETE = (OperationType.UPDATE.value, OperationType.DELETE.value)
+
+
+class AbortReason:
+    """Why a transaction was aborted; stored in TXNS.TXN_META_INFO (Hive's TxnErrorMsg names)."""
+
+    USER = "ABORT_USER"
+    TIMEOUT = "ABORT_TIMEOUT"
+    WRITE_CONFLICT = "ABORT_WRITE_CONFLICT"
+    COMPACTION_FAILED = "ABORT_COMPACTION_TXN"
+
+
+@dataclass(frozen=True)
+class TxnInfo:
+    """One row of SHOW TRANSACTIONS (columns txnid, state, startedtime, lastheartbeattime, user, host)."""
+
+    txnid: int
+    state: TxnState
+    startedtime: int
+    lastheartbeattime: int
+    user: str
+    host: str
+    txn_type: TxnType = TxnType.DEFAULT
+    agent_info: str | None = None
+    meta_info: str | None = None
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    """What a commit did: the commit id (MAX(TXN_ID) under TXN_LOCK_TBL) if one was needed."""
+
+    txn_id: int
+    commit_id: int | None
+    txn_type: TxnType
+
+
+# --- helpers shared with the lock manager and the compaction queue --------------------------------------
+
+
+def normalize_name(name: str, what: str) -> str:
+    """Hive lower-cases database and table names; empty names are refused."""
+    if name is None or not str(name).strip():
+        raise InvalidInputError(f"{what} name must not be empty")
+    return str(name).strip().lower()
+
+
+def split_table_name(full_name: str) -> tuple[str, str]:
+    """``"db.table"`` -> ``("db", "table")``, lower-cased."""
+    db, sep, table = str(full_name).partition(".")
+    if not sep or not db or not table or "." in table:
+        raise InvalidInputError(f"table name {full_name!r} is not of the form 'database.table'")
+    return normalize_name(db, "database"), normalize_name(table, "table")
+
+
+def acquire_txn_lock(conn: Connection, *, shared: bool) -> None:
+    """Take TXN_LOCK_TBL for the rest of ``conn``'s transaction: shared by openTxns, exclusive by commits that
+    need a commit id, so MAX(TXN_ID) at commit covers every txn that opened before it (Hive's
+    AcquireTxnLockFunction). SQLite needs nothing: BEGIN IMMEDIATE already serializes writers."""
+    dialect = conn.dialect.name
+    if dialect == "postgresql":
+        conn.exec_driver_sql(f'LOCK TABLE "TXN_LOCK_TBL" IN {"SHARE" if shared else "EXCLUSIVE"} MODE')
+    elif dialect == "mysql":
+        conn.exec_driver_sql("SELECT TXN_LOCK FROM TXN_LOCK_TBL " + ("LOCK IN SHARE MODE" if shared else "FOR UPDATE"))
+
+
+def high_water_mark(conn: Connection) -> int:
+    """``SELECT MAX(TXN_ID) FROM TXNS`` (0 on an empty table)."""
+    return int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))).scalar_one())
+
+
+def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int | None = None) -> int:
+    """Hive's MinOpenTxnIdWaterMarkFunction: min(lowest open txn id, 1 + highest txn id that started before the
+    open-txn timeout window). Every txn below it has ended and no txn below it can still appear."""
+    now = now_ms(conn) if now is None else now
+    lowest_open = conn.execute(
+        sa.select(sa.func.min(TXNS.c.TXN_ID)).where(TXNS.c.TXN_STATE == TxnState.OPEN.value)
+    ).scalar_one()
+    oldest_window = conn.execute(
+        sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0)).where(TXNS.c.TXN_STARTED < now - opentxn_timeout_ms)
+    ).scalar_one()
+    candidates = [int(oldest_window) + 1]
+    if lowest_open is not None:
+        candidates.append(int(lowest_open))
+    return min(candidates)
+
+
+def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row | None:
+    query = sa.select(TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO).where(TXNS.c.TXN_ID == txn_id)
+    if lock:
+        query = query.with_for_update()
+    return conn.execute(query).first()
+
+
+def _not_open_error(txn_id: int, row: sa.Row | None, action: str) -> TxnStateError:
+    """The error for acting on a txn that is missing, committed or aborted (Hive's raiseTxnUnexpectedState)."""
+    if row is None:
+        return NoSuchTxnError(
+            f"cannot {action} transaction {txn_id}: no such transaction (it never existed or has ended "
+            "and been cleaned up); open a new transaction"
+        )
+    state = TxnState(row.TXN_STATE)
+    if state is TxnState.ABORTED:
+        why = f" ({row.TXN_META_INFO})" if row.TXN_META_INFO else ""
+        return TxnAbortedError(
+            f"cannot {action} transaction {txn_id}: it was already aborted{why}; "
+            "its writes are discarded, open a new transaction and retry"
+        )
+    return TxnStateError(f"cannot {action} transaction {txn_id}: it is already committed")
+
+
+def _open_txn_type(conn: Connection, txn_id: int, action: str) -> TxnType:
+    row = _txn_row(conn, txn_id, lock=True)
+    if row is None or row.TXN_STATE != TxnState.OPEN.value:
+        raise _not_open_error(txn_id, row, action)
+    return TxnType(row.TXN_TYPE if row.TXN_TYPE is not None else 0)
+
+
+def _clip(value: str | None, what: str) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    if len(text) > FIELD_LIMIT:
+        log.debug("%s %r truncated to %d characters", what, text, FIELD_LIMIT)
+        text = text[:FIELD_LIMIT]
+    return text
+
+
+def insert_txn_components(
+    conn: Connection,
+    txn_id: int,
+    db: str,
+    table: str | None,
+    partitions: Iterable[str | None] | None,
+    op: OperationType,
+    write_id: int | None,
+) -> int:
+    """Record what ``txn_id`` touches in TXN_COMPONENTS (Hive's addDynamicPartitions / EnqueueLock rows).
+
+    ``partitions`` None or empty means the whole table (TC_PARTITION NULL). Rows already present are not
+    repeated. Runs inside the caller's transaction; returns the number of rows inserted.
+    """
+    op = OperationType(op)
+    db = normalize_name(db, "database")
+    table = normalize_name(table, "table") if table is not None else None
+    parts: list[str | None] = list(dict.fromkeys(partitions)) if partitions else [None]
+    existing = {
+        r.TC_PARTITION
+        for r in conn.execute(
+            sa.select(TXN_COMPONENTS.c.TC_PARTITION).where(
+                TXN_COMPONENTS.c.TC_TXNID == txn_id,
+                TXN_COMPONENTS.c.TC_DATABASE == db,
+                TXN_COMPONENTS.c.TC_TABLE.is_(None) if table is None else TXN_COMPONENTS.c.TC_TABLE == table,
+                TXN_COMPONENTS.c.TC_OPERATION_TYPE == op.value,
+            )
+        )
+    }
+    rows = [
+        {"TC_TXNID": txn_id, "TC_DATABASE": db, "TC_TABLE": table, "TC_PARTITION": p,
+         "TC_OPERATION_TYPE": op.value, "TC_WRITEID": write_id}
+        for p in parts
+        if p not in existing
+    ]
+    if rows:
+        conn.execute(sa.insert(TXN_COMPONENTS), rows)
+    return len(rows)
+
+
+def lookup_write_id(conn: Connection, txn_id: int, db: str, table: str) -> int | None:
+    """The write id ``txn_id`` holds on ``db.table``, if any (names already lower-cased)."""
+    value = conn.execute(
+        sa.select(TXN_TO_WRITE_ID.c.T2W_WRITEID).where(
+            TXN_TO_WRITE_ID.c.T2W_TXNID == txn_id,
+            TXN_TO_WRITE_ID.c.T2W_DATABASE == db,
+            TXN_TO_WRITE_ID.c.T2W_TABLE == table,
+        )
+    ).scalar()
+    return None if value is None else int(value)
+
+
+def allocate_write_ids_in(conn: Connection, txn_ids: Sequence[int], db: str, table: str) -> dict[int, int]:
+    """Hive's AllocateTableWriteIdsFunction inside ``conn``'s transaction: reuse existing mappings, otherwise hand
+    out consecutive ids from NEXT_WRITE_ID (locked FOR UPDATE) to the txns in ascending order."""
+    db = normalize_name(db, "database")
+    table = normalize_name(table, "table")
+    ids = sorted(set(int(t) for t in txn_ids))
+    if not ids:
+        raise InvalidInputError(f"no transaction given to allocate a write id on {db}.{table}")
+    rows = {
+        r.TXN_ID: r
+        for r in conn.execute(
+            sa.select(TXNS.c.TXN_ID, TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO)
+            .where(TXNS.c.TXN_ID.in_(ids))
+            .with_for_update()
+        )
+    }
+    for txn_id in ids:
+        row = rows.get(txn_id)
+        if row is None or row.TXN_STATE != TxnState.OPEN.value:
+            raise _not_open_error(txn_id, row, f"allocate a write id on {db}.{table} for")
+        if row.TXN_TYPE == TxnType.READ_ONLY.value:
+            raise TxnStateError(
+                f"cannot allocate a write id on {db}.{table} for transaction {txn_id}: it is read-only; "
+                "open a read-write transaction to write"
+            )
+    existing = {
+        int(r.T2W_TXNID): int(r.T2W_WRITEID)
+        for r in conn.execute(
+            sa.select(TXN_TO_WRITE_ID.c.T2W_TXNID, TXN_TO_WRITE_ID.c.T2W_WRITEID).where(
+                TXN_TO_WRITE_ID.c.T2W_DATABASE == db,
+                TXN_TO_WRITE_ID.c.T2W_TABLE == table,
+                TXN_TO_WRITE_ID.c.T2W_TXNID.in_(ids),
+            )
+        )
+    }
+    missing = [t for t in ids if t not in existing]
+    if not missing:
+        return existing
+    first = _reserve_write_ids(conn, db, table, len(missing))
+    new = {txn_id: first + i for i, txn_id in enumerate(missing)}
+    conn.execute(
+        sa.insert(TXN_TO_WRITE_ID),
+        [{"T2W_TXNID": t, "T2W_DATABASE": db, "T2W_TABLE": table, "T2W_WRITEID": w} for t, w in new.items()],
+    )
+    return {**existing, **new}
+
+
+def _reserve_write_ids(conn: Connection, db: str, table: str, count: int) -> int:
+    """Advance NEXT_WRITE_ID for ``db.table`` by ``count``; return the first reserved id."""
+    where = (NEXT_WRITE_ID.c.NWI_DATABASE == db, NEXT_WRITE_ID.c.NWI_TABLE == table)
+    select_next = sa.select(NEXT_WRITE_ID.c.NWI_NEXT).where(*where).with_for_update()
+    current = conn.execute(select_next).scalar()
+    if current is None:
+        try:
+            with conn.begin_nested():
+                conn.execute(sa.insert(NEXT_WRITE_ID).values(NWI_DATABASE=db, NWI_TABLE=table, NWI_NEXT=1 + count))
+            return 1
+        except sa.exc.IntegrityError:
+            current = conn.execute(select_next).scalar_one()  # a concurrent first allocation won the insert
+    first = int(current)
+    conn.execute(sa.update(NEXT_WRITE_ID).where(*where).values(NWI_NEXT=first + count))
+    return first
+
+
+def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *, now: int | None = None,
+                  heartbeat_before: int | None = None) -> list[int]:
+    """Abort the still-open txns among ``txn_ids`` inside ``conn``'s transaction (Hive's AbortTxnsFunction).
+
+    TXN_STATE becomes 'a' and TXN_META_INFO the reason; locks and MIN_HISTORY_LEVEL rows go; TXN_COMPONENTS stay
+    as the record of data to clean. A write id the txn holds on a table it recorded no component for gets a
+    table-level component, so the aborted txn is never mistaken for an empty one (whose TXNS row the txn
+    cleaner removes, which would make its write id look committed). With ``heartbeat_before`` only txns whose
+    last heartbeat is older are aborted (timeouts racing a heartbeat). Returns the ids actually aborted.
+    """
+    ids = sorted(set(int(t) for t in txn_ids))
+    if not ids:
+        return []
+    cond = [TXNS.c.TXN_ID.in_(ids), TXNS.c.TXN_STATE == TxnState.OPEN.value]
+    if heartbeat_before is not None:
+        cond.append(TXNS.c.TXN_LAST_HEARTBEAT < heartbeat_before)
+    aborted = sorted(int(r[0]) for r in conn.execute(sa.select(TXNS.c.TXN_ID).where(*cond).with_for_update()))
+    if not aborted:
+        return []
+    conn.execute(
+        sa.update(TXNS).where(TXNS.c.TXN_ID.in_(aborted), TXNS.c.TXN_STATE == TxnState.OPEN.value)
+        .values(TXN_STATE=TxnState.ABORTED.value, TXN_META_INFO=_clip(reason, "abort reason"))
+    )
+    conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID.in_(aborted)))
+    conn.execute(sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID.in_(aborted)))
+    _record_uncovered_write_ids(conn, aborted)
+    log.info("aborted transaction(s) %s (%s)", aborted, reason)
+    return aborted
+
+
+def _record_uncovered_write_ids(conn: Connection, txn_ids: list[int]) -> None:
+    covered = {
+        (int(r.TC_TXNID), r.TC_DATABASE, r.TC_TABLE)
+        for r in conn.execute(
+            sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE)
+            .where(TXN_COMPONENTS.c.TC_TXNID.in_(txn_ids)).distinct()
+        )
+    }
+    rows = [
+        {"TC_TXNID": int(r.T2W_TXNID), "TC_DATABASE": r.T2W_DATABASE, "TC_TABLE": r.T2W_TABLE, "TC_PARTITION": None,
+         "TC_OPERATION_TYPE": OperationType.INSERT.value, "TC_WRITEID": int(r.T2W_WRITEID)}
+        for r in conn.execute(
+            sa.select(TXN_TO_WRITE_ID.c.T2W_TXNID, TXN_TO_WRITE_ID.c.T2W_DATABASE, TXN_TO_WRITE_ID.c.T2W_TABLE,
+                      TXN_TO_WRITE_ID.c.T2W_WRITEID).where(TXN_TO_WRITE_ID.c.T2W_TXNID.in_(txn_ids))
+        )
+        if (int(r.T2W_TXNID), r.T2W_DATABASE, r.T2W_TABLE) not in covered
+    ]
+    if rows:
+        conn.execute(sa.insert(TXN_COMPONENTS), rows)
+
+
+@dataclass(frozen=True)
+class _Conflict:
+    txn_id: int
+    commit_id: int
+    winner_txn: int
+    winner_commit_id: int
+    database: str
+    table: str
+    partition: str | None
+    op: str
+    winner_op: str
+
+    def message(self) -> str:
+        where = f"{self.database}.{self.table}" + (f" partition {self.partition}" if self.partition else "")
+        return (
+            f"transaction {self.txn_id} was aborted: write conflict on {where} — transaction {self.winner_txn} "
+            f"committed its {OperationType(self.winner_op).name.lower()} of it first (commit id "
+            f"{self.winner_commit_id}) while this transaction's {OperationType(self.op).name.lower()} was running "
+            "(first committer wins). "
+            "Re-run the update/delete in a new transaction."
+        )
+
+
+# --- the store -----------------------------------------------------------------------------------------
+
+
+class TxnStore:
+    """Transactions and write ids on one metastore database (Hive's TxnHandler, txn part)."""
+
+    def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
+        self.db = db
+        self.conf = conf or MetastoreConf()
+
+    # open ----------------------------------------------------------------------------------------------
+
+    def open_txns(self, count: int = 1, *, user: str, host: str, txn_type: TxnType = TxnType.DEFAULT,
+                  agent_info: str | None = None) -> list[int]:
+        """Open ``count`` transactions (capped at hive.txn.max.open.batch) and return their ids, ascending."""
+        if count < 1:
+            raise InvalidInputError(f"number of transactions to open must be at least 1, got {count}")
+        if not user or not host:
+            raise InvalidInputError("opening a transaction needs a user and a host name")
+        txn_type = TxnType(txn_type)
+        n = min(int(count), self.conf.txn_max_open_batch)
+        if n < count:
+            log.warning("asked for %d transactions, opening %d (hive.txn.max.open.batch)", count, n)
+        return self.db.run(lambda conn: self._open(conn, n, user, host, txn_type, agent_info), what="open_txns")
+
+    def open_txn(self, *, user: str, host: str, txn_type: TxnType = TxnType.DEFAULT,
+                 agent_info: str | None = None) -> int:
+        """Open one transaction and return its id."""
+        return self.open_txns(1, user=user, host=host, txn_type=txn_type, agent_info=agent_info)[0]
+
+    def _open(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
+              agent_info: str | None) -> list[int]:
+        open_now = conn.execute(
+            sa.select(sa.func.count()).select_from(TXNS).where(TXNS.c.TXN_STATE == TxnState.OPEN.value)
+        ).scalar_one()
+        if open_now + n > self.conf.max_open_txns:
+            raise TooManyOpenTxnsError(
+                f"cannot open {n} transaction(s): {open_now} are already open and hive.max.open.txns is "
+                f"{self.conf.max_open_txns}. Commit or abort idle transactions (SHOW TRANSACTIONS / ABORT "
+                "TRANSACTIONS) or raise the limit."
+            )
+        acquire_txn_lock(conn, shared=True)
+        now = now_ms(conn)
+        min_open = min_open_txn_watermark(conn, self.conf.opentxn_timeout_ms, now)
+        row = {
+            "TXN_STATE": TxnState.OPEN.value, "TXN_STARTED": now, "TXN_LAST_HEARTBEAT": now,
+            "TXN_USER": _clip(user, "user"), "TXN_HOST": _clip(host, "host"),
+            "TXN_AGENT_INFO": _clip(agent_info, "agent info"), "TXN_HEARTBEAT_COUNT": 0,
+            "TXN_TYPE": txn_type.value,
+        }
+        if n == 1:
+            ids = [int(conn.execute(sa.insert(TXNS).values(row).returning(TXNS.c.TXN_ID)).scalar_one())]
+        else:
+            result = conn.execute(
+                sa.insert(TXNS).returning(TXNS.c.TXN_ID, sort_by_parameter_order=True), [row] * n
+            )
+            ids = [int(r[0]) for r in result]
+        if self.conf.use_min_history_level:
+            conn.execute(sa.insert(MIN_HISTORY_LEVEL),
+                         [{"MHL_TXNID": t, "MHL_MIN_OPEN_TXNID": min(min_open, t)} for t in ids])
+        return sorted(ids)
+
+    # commit --------------------------------------------------------------------------------------------
+
+    def commit(self, txn_id: int) -> CommitResult:
+        """Commit ``txn_id``: copy its components to COMPLETED_TXN_COMPONENTS, check write-write conflicts
+        (first committer wins: the later committer is aborted and WriteConflictError raised), release its locks.
+        """
+        outcome = self.db.run(lambda conn: self._commit(conn, int(txn_id)), what=f"commit txn {txn_id}")
+        if isinstance(outcome, _Conflict):
+            log.info("%s", outcome.message())
+            raise WriteConflictError(outcome.message())
+        return outcome
+
+    def _commit(self, conn: Connection, txn_id: int) -> CommitResult | _Conflict:
+        txn_type = _open_txn_type(conn, txn_id, "commit")
+        now = now_ms(conn)
+        commit_id: int | None = None
+        has_update_delete = False
+        if txn_type not in _WRITE_SET_SKIP_TYPES:
+            has_update_delete = conn.execute(
+                sa.select(TXN_COMPONENTS.c.TC_TXNID).where(
+                    TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE)
+                ).limit(1)
+            ).first() is not None
+        if has_update_delete:
+            acquire_txn_lock(conn, shared=False)
+            commit_id = high_water_mark(conn)
+            conflict = self._find_conflict(conn, txn_id)
+            if conflict is not None:
+                abort_txns_in(conn, [txn_id], AbortReason.WRITE_CONFLICT, now=now)
+                return _Conflict(txn_id=txn_id, commit_id=commit_id, winner_txn=int(conflict.WS_TXNID),
+                                 winner_commit_id=int(conflict.WS_COMMIT_ID), database=conflict.WS_DATABASE,
+                                 table=conflict.WS_TABLE, partition=conflict.WS_PARTITION,
+                                 op=conflict.CUR_OP, winner_op=conflict.WS_OPERATION_TYPE)
+            mine = (
+                sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,
+                          TXN_COMPONENTS.c.TC_TXNID, sa.literal(commit_id, sa.BigInteger),
+                          TXN_COMPONENTS.c.TC_OPERATION_TYPE)
+                .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE),
+                       TXN_COMPONENTS.c.TC_TABLE.is_not(None))
+                .distinct()
+            )
+            conn.execute(sa.insert(WRITE_SET).from_select(
+                ["WS_DATABASE", "WS_TABLE", "WS_PARTITION", "WS_TXNID", "WS_COMMIT_ID", "WS_OPERATION_TYPE"], mine))
+
+        if txn_type in _COMPACTION_TYPES or txn_type is TxnType.SOFT_DELETE:
+            if commit_id is None:
+                acquire_txn_lock(conn, shared=False)
+                commit_id = high_water_mark(conn)
+            conn.execute(sa.update(COMPACTION_QUEUE).where(COMPACTION_QUEUE.c.CQ_TXN_ID == txn_id)
+                         .values(CQ_NEXT_TXN_ID=commit_id, CQ_COMMIT_TIME=now))
+        elif txn_type is not TxnType.READ_ONLY:
+            flag = UpdateDelete.YES.value if has_update_delete else UpdateDelete.NO.value
+            moved = (
+                sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE,
+                          TXN_COMPONENTS.c.TC_PARTITION, sa.literal(now, sa.BigInteger), TXN_COMPONENTS.c.TC_WRITEID,
+                          sa.literal(flag, sa.CHAR(1)))
+                .where(TXN_COMPONENTS.c.TC_TXNID == txn_id,
+                       TXN_COMPONENTS.c.TC_OPERATION_TYPE != OperationType.COMPACT.value)
+            )
+            conn.execute(sa.insert(COMPLETED_TXN_COMPONENTS).from_select(
+                ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", "CTC_TIMESTAMP", "CTC_WRITEID",
+                 "CTC_UPDATE_DELETE"], moved))
+        if txn_type is not TxnType.READ_ONLY:
+            conn.execute(sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == txn_id))
+        conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == txn_id))
+        conn.execute(sa.update(TXNS).where(TXNS.c.TXN_ID == txn_id).values(TXN_STATE=TxnState.COMMITTED.value))
+        conn.execute(sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID == txn_id))
+        return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
+
+    @staticmethod
+    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row | None:
+        """A committed update/delete on a partition this txn updated/deleted, committed after this txn began."""
+        cur = (
+            sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,
+                      TXN_COMPONENTS.c.TC_OPERATION_TYPE)
+            .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
+            .subquery("CUR")
+        )
+        ws = WRITE_SET
+        query = (
+            sa.select(ws.c.WS_TXNID, ws.c.WS_COMMIT_ID, ws.c.WS_DATABASE, ws.c.WS_TABLE, ws.c.WS_PARTITION,
+                      ws.c.WS_OPERATION_TYPE, cur.c.TC_OPERATION_TYPE.label("CUR_OP"))
+            .join_from(ws, cur, sa.and_(
+                ws.c.WS_DATABASE == cur.c.TC_DATABASE,
+                ws.c.WS_TABLE == cur.c.TC_TABLE,
+                sa.or_(ws.c.WS_PARTITION == cur.c.TC_PARTITION,
+                       sa.and_(ws.c.WS_PARTITION.is_(None), cur.c.TC_PARTITION.is_(None))),
+            ))
+            .where(ws.c.WS_COMMIT_ID >= txn_id, ws.c.WS_TXNID != txn_id,
+                   ws.c.WS_OPERATION_TYPE.in_(_UPDATE_DELETE))
+            .order_by(ws.c.WS_COMMIT_ID)
+            .limit(1)
+        )
+        return conn.execute(query).first()
+
+    # abort ---------------------------------------------------------------------------------------------
+
+    def abort(self, txn_id: int, reason: str = AbortReason.USER) -> None:
+        """Abort one open transaction; its TXN_COMPONENTS stay as the record of data to clean."""
+
+        def work(conn: Connection) -> None:
+            _open_txn_type(conn, int(txn_id), "abort")
+            abort_txns_in(conn, [int(txn_id)], reason)
+
+        self.db.run(work, what=f"abort txn {txn_id}")
+
+    def abort_txns(self, txn_ids: Iterable[int], reason: str = AbortReason.USER) -> list[int]:
+        """ABORT TRANSACTIONS: abort those of ``txn_ids`` that are open; returns the ids aborted (others are
+        already committed, aborted or gone, and are left alone)."""
+        ids = sorted(set(int(t) for t in txn_ids))
+        aborted = self.db.run(lambda conn: abort_txns_in(conn, ids, reason), what="abort txns")
+        skipped = sorted(set(ids) - set(aborted))
+        if skipped:
+            log.info("ABORT TRANSACTIONS: %s were not open and were left alone", skipped)
+        return aborted
+
+    # heartbeats ----------------------------------------------------------------------------------------
+
+    def heartbeat(self, txn_id: int) -> None:
+        """Keep an open txn (and with it the locks it holds) from timing out."""
+
+        def work(conn: Connection) -> None:
+            now = now_ms(conn)
+            updated = conn.execute(
+                sa.update(TXNS).where(TXNS.c.TXN_ID == txn_id, TXNS.c.TXN_STATE == TxnState.OPEN.value)
+                .values(TXN_LAST_HEARTBEAT=now,
+                        TXN_HEARTBEAT_COUNT=sa.func.coalesce(TXNS.c.TXN_HEARTBEAT_COUNT, 0) + 1)
+            ).rowcount
+            if updated != 1:
+                raise _not_open_error(int(txn_id), _txn_row(conn, int(txn_id), lock=False), "heartbeat")
+
+        self.db.run(work, what=f"heartbeat txn {txn_id}")
+
+    def heartbeat_lock(self, lock_ext_id: int) -> None:
+        """Heartbeat a lock taken outside a transaction (a txn's locks live as long as its own heartbeat)."""
+
+        def work(conn: Connection) -> None:
+            owner = conn.execute(
+                sa.select(HIVE_LOCKS.c.HL_TXNID).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_ext_id).limit(1)
+            ).scalar()
+            if owner is None:
+                raise NoSuchLockError(
+                    f"lock {lock_ext_id} does not exist: it was released or timed out after hive.txn.timeout "
+                    f"({self.conf.txn_timeout_s:g} s) without a heartbeat; request the lock again"
+                )
+            now = now_ms(conn)
+            if owner:
+                updated = conn.execute(
+                    sa.update(TXNS).where(TXNS.c.TXN_ID == owner, TXNS.c.TXN_STATE == TxnState.OPEN.value)
+                    .values(TXN_LAST_HEARTBEAT=now)
+                ).rowcount
+                if updated != 1:
+                    raise _not_open_error(int(owner), _txn_row(conn, int(owner), lock=False),
+                                          f"heartbeat lock {lock_ext_id} of")
+                return
+            conn.execute(
+                sa.update(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_ext_id, HIVE_LOCKS.c.HL_TXNID == 0)
+                .values(HL_LAST_HEARTBEAT=now,
+                        HL_HEARTBEAT_COUNT=sa.func.coalesce(HIVE_LOCKS.c.HL_HEARTBEAT_COUNT, 0) + 1)
+            )
+
+        self.db.run(work, what=f"heartbeat lock {lock_ext_id}")
+
+    # queries -------------------------------------------------------------------------------------------
+
+    def show_transactions(self) -> list[TxnInfo]:
+        """SHOW TRANSACTIONS: open and aborted transactions, by id (committed ones are not listed, as in Hive)."""
+
+        def work(conn: Connection) -> list[TxnInfo]:
+            rows = conn.execute(
+                sa.select(TXNS).where(TXNS.c.TXN_STATE != TxnState.COMMITTED.value).order_by(TXNS.c.TXN_ID)
+            )
+            return [
+                TxnInfo(txnid=int(r.TXN_ID), state=TxnState(r.TXN_STATE), startedtime=int(r.TXN_STARTED),
+                        lastheartbeattime=int(r.TXN_LAST_HEARTBEAT), user=r.TXN_USER, host=r.TXN_HOST,
+                        txn_type=TxnType(r.TXN_TYPE or 0), agent_info=r.TXN_AGENT_INFO, meta_info=r.TXN_META_INFO)
+                for r in rows
+            ]
+
+        return self.db.run(work, what="show transactions")
+
+    def txn_state(self, txn_id: int) -> TxnState | None:
+        """The state of ``txn_id`` in TXNS, or None when there is no such row (never opened or cleaned up)."""
+        row = self.db.run(lambda conn: _txn_row(conn, int(txn_id), lock=False), what="txn state")
+        return None if row is None else TxnState(row.TXN_STATE)
+
+    # write ids -----------------------------------------------------------------------------------------
+
+    def allocate_write_ids(self, txn_ids: int | Sequence[int], db: str, table: str) -> int | list[int]:
+        """Write ids of ``db.table`` for open, non-read-only txns: an id already held by a txn is reused, new ones
+        are dense and follow txn order. One txn id in -> one write id out; a list in -> a list in the same order.
+        """
+        single = isinstance(txn_ids, int)
+        ids = [int(txn_ids)] if single else [int(t) for t in txn_ids]
+        mapping = self.db.run(lambda conn: allocate_write_ids_in(conn, ids, db, table),
+                              what=f"allocate write ids on {db}.{table}")
+        return mapping[ids[0]] if single else [mapping[t] for t in ids]
+
+    def allocate_write_id(self, txn_id: int, db: str, table: str) -> int:
+        """The write id of ``txn_id`` on ``db.table`` (allocated on first use)."""
+        return int(self.allocate_write_ids(int(txn_id), db, table))
+
+    def write_id_of(self, txn_id: int, db: str, table: str) -> int | None:
+        """The write id ``txn_id`` holds on ``db.table``, or None."""
+        d, t = normalize_name(db, "database"), normalize_name(table, "table")
+        return self.db.run(lambda conn: lookup_write_id(conn, int(txn_id), d, t), what="write id lookup")
+
+    def add_write_components(self, txn_id: int, db: str, table: str, partitions: Iterable[str | None] | None,
+                             op: OperationType, write_id: int | None = None) -> int:
+        """Record the partitions ``txn_id`` wrote (Hive's addDynamicPartitions). The txn's write id on the table is
+        used (allocated if it has none yet) unless ``write_id`` is given. Returns rows added."""
+        op = OperationType(op)
+        parts = list(partitions) if partitions is not None else None
+
+        def work(conn: Connection) -> int:
+            txn_type = _open_txn_type(conn, int(txn_id), f"record writes to {db}.{table} for")
+            wid = write_id
+            if wid is None and op is not OperationType.SELECT and txn_type is not TxnType.READ_ONLY:
+                wid = allocate_write_ids_in(conn, [int(txn_id)], db, table)[int(txn_id)]
+            elif op in (OperationType.INSERT, OperationType.UPDATE, OperationType.DELETE) and \
+                    txn_type is TxnType.READ_ONLY:
+                raise TxnStateError(f"transaction {txn_id} is read-only: it cannot {op.name.lower()} {db}.{table}")
+            return insert_txn_components(conn, int(txn_id), db, table, parts, op, wid)
+
+        return self.db.run(work, what=f"add write components txn {txn_id}")
