@@ -1,0 +1,222 @@
+"""Read ORC data files of ACID tables into pyarrow: ACID event files and original (pre-ACID) files.
+
+Files are told apart by schema, not metadata (Hive 3 compaction output may lack ``hive.acid.*`` metadata and use
+lower-case ACID field names, interop set 7). Reads go stripe by stripe. A file with a ``_flush_length`` side file
+is read only up to the last length recorded there (§1.4). Every failure is an :class:`AcidFileError` naming the file.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import fsspec
+import pyarrow as pa
+import pyarrow.orc as po
+
+from airflow_acid.acid.event_schema import ACID_FIELDS, AcidKey, is_acid_schema
+from airflow_acid.acid.event_writer import ACID_VERSION_KEY, KEY_INDEX_KEY, ORC_ACID_VERSION, STATS_KEY, AcidStats, \
+    parse_key_index
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import Storage, storage_for
+
+ORC_MAGIC = b"ORC"
+_ARROW_ERRORS = (OSError, pa.ArrowException, ValueError)
+
+
+class FileFormat(enum.Enum):
+    """What an ORC file in an ACID table holds."""
+
+    ACID = "acid"
+    ORIGINAL = "original"
+
+
+def parse_flush_length(data: bytes, path: str) -> int:
+    """The last 8-byte big-endian long of a ``_flush_length`` side file; an error if it yields nothing."""
+    count = len(data) // 8
+    if count == 0:
+        raise AcidFileError(path, f"side file holds {len(data)} bytes, no complete 8-byte length; "
+                                  "the streaming writer died before its first flush")
+    (length,) = struct.unpack(">q", data[(count - 1) * 8:count * 8])
+    if length < 0:
+        raise AcidFileError(path, f"side file records a negative length {length}")
+    return length
+
+
+def read_flush_length(storage: Storage, relative: str) -> int:
+    """Logical length recorded in the side file ``relative`` (``…/bucket_N_flush_length``)."""
+    try:
+        data = storage.read_bytes(relative)
+    except FileNotFoundError:
+        raise AcidFileError(storage.url(relative), "side file listed but gone") from None
+    return parse_flush_length(data, storage.url(relative))
+
+
+@dataclass
+class OrcDataFile:
+    """One open ORC data file of an ACID table, its kind and metadata; reads stripe by stripe."""
+
+    path: str
+    format: FileFormat
+    file_schema: pa.Schema
+    row_schema: pa.Schema
+    num_rows: int
+    num_stripes: int
+    user_metadata: dict[str, str] = field(repr=False)
+    _orc: po.ORCFile = field(repr=False)
+
+    @property
+    def key_index(self) -> list[AcidKey] | None:
+        """``hive.acid.key.index`` (last key per stripe) or None when absent."""
+        text = self.user_metadata.get(KEY_INDEX_KEY)
+        if text is None:
+            return None
+        try:
+            return parse_key_index(text)
+        except ValueError as exc:
+            raise AcidFileError(self.path, str(exc)) from None
+
+    @property
+    def stats(self) -> AcidStats | None:
+        text = self.user_metadata.get(STATS_KEY)
+        if text is None:
+            return None
+        try:
+            return AcidStats.parse(text)
+        except ValueError as exc:
+            raise AcidFileError(self.path, str(exc)) from None
+
+    @property
+    def acid_version(self) -> int | None:
+        text = self.user_metadata.get(ACID_VERSION_KEY)
+        return int(text) if text is not None and text.strip().isdigit() else None
+
+    def _selection(self, row_columns: Sequence[int] | None, keys: bool) -> list[str] | None:
+        if self.format is FileFormat.ORIGINAL:
+            if row_columns is None:
+                return None
+            return [self.file_schema.field(i).name for i in row_columns]
+        names = [f.name for f in self.file_schema]
+        selected = names[:5] if keys else []
+        if row_columns is None:
+            return selected + [names[5]]
+        children = [self.row_schema.field(i).name for i in row_columns]
+        if any("." in c for c in children):
+            return selected + [names[5]]
+        return selected + [f"{names[5]}.{c}" for c in children] if children else selected
+
+    def iter_batches(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> Iterator[pa.RecordBatch]:
+        """Stripes as record batches.
+
+        ACID files give the event columns under their canonical names (``keys=False`` drops the five key columns;
+        ``row`` holds the selected user fields, or all). Original files give the user columns. ``row_columns``
+        are positions in :attr:`row_schema`.
+        """
+        selection = self._selection(row_columns, keys)
+        for i in range(self.num_stripes):
+            try:
+                batch = self._orc.read_stripe(i, columns=selection)
+            except _ARROW_ERRORS as exc:
+                raise AcidFileError(self.path, f"stripe {i} cannot be decoded (corrupt or truncated file): "
+                                               f"{exc}") from None
+            if self.format is FileFormat.ACID:
+                batch = _canonical(batch, keys)
+            yield batch
+
+    def read(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> pa.Table:
+        batches = list(self.iter_batches(row_columns, keys=keys))
+        if batches:
+            return pa.Table.from_batches(batches)
+        try:
+            empty = self._orc.read(columns=self._selection(row_columns, keys))
+        except _ARROW_ERRORS as exc:
+            raise AcidFileError(self.path, f"cannot be decoded: {exc}") from None
+        return _canonical(empty, keys) if self.format is FileFormat.ACID else empty
+
+
+def _canonical(batch: pa.RecordBatch | pa.Table, keys: bool) -> pa.RecordBatch | pa.Table:
+    """Rename ACID columns (any case) to the canonical names."""
+    canonical = {n.lower(): n for n in ACID_FIELDS}
+    names = [canonical.get(n.lower(), n) for n in batch.schema.names]
+    return batch.rename_columns(names) if names != batch.schema.names else batch
+
+
+def _open_source(storage: Storage, relative: str, size: int | None, logical_length: int | None) -> pa.NativeFile:
+    path = storage.url(relative)
+    if logical_length is not None:
+        if size is not None and logical_length > size:
+            raise AcidFileError(path, f"side file records length {logical_length} but the file has only {size} bytes")
+        try:
+            return pa.BufferReader(storage.read_bytes(relative, logical_length))
+        except FileNotFoundError:
+            raise AcidFileError(path, "file listed but gone (removed by a cleaner while reading?)") from None
+    try:
+        return storage.open_input(relative, size)
+    except FileNotFoundError:
+        raise AcidFileError(path, "file listed but gone (removed by a cleaner while reading?)") from None
+    except _ARROW_ERRORS as exc:
+        raise AcidFileError(path, f"cannot open: {exc}") from None
+
+
+def open_data_file(storage: Storage, relative: str, size: int | None = None, *,
+                   logical_length: int | None = None, expect: FileFormat | None = None,
+                   where: str | None = None) -> OrcDataFile:
+    """Open an ORC data file under ``storage``; ``expect`` makes a file of the other kind an error.
+
+    ``where`` names the directory for messages (e.g. ``delta_0000005_0000005_0000``).
+    """
+    path = storage.url(relative)
+    source = _open_source(storage, relative, size, logical_length)
+    try:
+        head = source.read_at(3, 0) if source.size() >= 3 else b""
+        if head != ORC_MAGIC:
+            raise AcidFileError(path, f"not an ORC file: starts with {head!r}, expected {ORC_MAGIC!r}")
+        orc = po.ORCFile(source)
+        schema = orc.schema
+        metadata = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in (orc.metadata or {}).items()}
+        num_rows, num_stripes = orc.nrows, orc.nstripes
+    except AcidFileError:
+        raise
+    except _ARROW_ERRORS as exc:
+        raise AcidFileError(path, f"not a readable ORC file (truncated or corrupt): {exc}") from None
+    if is_acid_schema(schema):
+        fmt = FileFormat.ACID
+        row_schema = pa.schema(list(schema.field(5).type))
+        version = metadata.get(ACID_VERSION_KEY)
+        if version is not None and version.strip() != ORC_ACID_VERSION:
+            raise AcidFileError(path, f"ORC ACID version {version!r} is not supported (expected "
+                                      f"{ORC_ACID_VERSION}, Hive 3+); run a major compaction with Hive first")
+    else:
+        fmt = FileFormat.ORIGINAL
+        row_schema = pa.schema([f.remove_metadata() for f in schema]).remove_metadata()
+    if expect is FileFormat.ACID and fmt is FileFormat.ORIGINAL:
+        place = f" in {where}" if where else ""
+        raise AcidFileError(path, f"expected a Hive ACID event file{place} (struct<operation, originalTransaction, "
+                                  f"bucket, rowId, currentTransaction, row>) but found plain rows {_short(schema)} "
+                                  "without the ACID columns; original files belong directly in the table directory")
+    if expect is FileFormat.ORIGINAL and fmt is FileFormat.ACID:
+        raise AcidFileError(path, "expected an original (non-ACID) file but found an ACID event file")
+    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc)
+
+
+def _short(schema: pa.Schema) -> str:
+    return "struct<" + ",".join(f"{f.name}:{f.type}" for f in schema) + ">"
+
+
+def open_orc_file(path: str, *, filesystem: fsspec.AbstractFileSystem | None = None,
+                  expect: FileFormat | None = None, logical_length: int | None = None) -> OrcDataFile:
+    """Open one file by path or URL (tests, tools, the compactor)."""
+    parent, _, name = path.rstrip("/").rpartition("/")
+    return open_data_file(storage_for(parent or "/", filesystem), name, logical_length=logical_length,
+                          expect=expect)
+
+
+def read_event_file(path: str, *, filesystem: fsspec.AbstractFileSystem | None = None) -> pa.Table:
+    """All events of an ACID event file with canonical column names."""
+    return open_orc_file(path, filesystem=filesystem, expect=FileFormat.ACID).read()
+
+
+__all__ = ["FileFormat", "OrcDataFile", "open_data_file", "open_orc_file", "parse_flush_length",
+           "read_event_file", "read_flush_length"]
