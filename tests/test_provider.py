@@ -1,0 +1,52 @@
+"""The package registers as an Airflow provider and plugin (AIRFLOW_NOTES.md "Provider registration")."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from airflow_acid.get_provider_info import get_provider_info
+
+
+def test_provider_info_matches_airflow_schema():
+    import jsonschema
+    import airflow
+
+    schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
+    info = get_provider_info()
+    jsonschema.validate(info, schema)
+    assert info["package-name"] == "airflow-acid"
+
+
+def test_entry_points_are_registered():
+    providers = {ep.value for ep in entry_points(group="apache_airflow_provider")}
+    plugins = {ep.value for ep in entry_points(group="airflow.plugins")}
+    assert "airflow_acid.get_provider_info:get_provider_info" in providers
+    assert "airflow_acid.plugins:AcidPlugin" in plugins
+
+
+@pytest.fixture
+def airflow_env(tmp_path):
+    env = dict(os.environ, AIRFLOW_HOME=str(tmp_path / "airflow"), AIRFLOW__CORE__LOAD_EXAMPLES="false")
+    return env
+
+
+def _airflow(env, *args) -> str:
+    airflow = Path(sys.executable).with_name("airflow")
+    result = subprocess.run([str(airflow), *args], env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_airflow_lists_provider_and_plugin(airflow_env):
+    listed = json.loads(_airflow(airflow_env, "providers", "list", "--output", "json"))
+    assert any(p["package_name"] == "airflow-acid" for p in listed)
+    plugins = json.loads(_airflow(airflow_env, "plugins", "--output", "json"))
+    assert any(p["name"] == "airflow_acid" for p in plugins)
