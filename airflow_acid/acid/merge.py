@@ -1,0 +1,508 @@
+"""Merge-on-read: base (or original files) + insert deltas − delete events, at one snapshot, into pyarrow.
+
+Work goes bucket by bucket: the delete keys of one bucket are loaded (only events whose own write id is valid in
+the snapshot), then that bucket's data is streamed stripe by stripe, each event filtered by its own write id
+(``currentTransaction``) and by the delete keys (vectorised ``is_in`` on packed ROW__IDs). Original files get
+synthetic ROW__IDs (§1.7): originalTransaction 0, bucket = BucketCodec V1 of the bucket id in the file name,
+rowId = running row offset across that bucket's original files in path order.
+
+Output order: bucket id, then file order (original files / base, then deltas in getAcidState order), which is
+(originalTransaction, bucket, rowId) order for every layout Hive produces; :func:`read_acid_table` checks that and
+sorts a bucket if it is not.
+"""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import fsspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
+from airflow_acid.acid.event_schema import BUCKET, CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, ORIGINAL_TRANSACTION, \
+    ROW, ROW_ID, Operation
+from airflow_acid.acid.event_writer import decoded_bucket_ids, first_unsorted
+from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
+from airflow_acid.acid.fs import ListedFile, Storage, storage_for
+from airflow_acid.acid.state import AcidState, get_acid_state
+from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
+
+ROW_ID_COLUMNS: tuple[str, ...] = KEY_FIELDS
+"""Columns added by ``include_row_ids``: the ROW__ID triple (originalTransaction, bucket, rowId)."""
+
+_KEY_TYPES = {ORIGINAL_TRANSACTION: pa.int64(), BUCKET: pa.int32(), ROW_ID: pa.int64()}
+
+
+class SourceKind(enum.Enum):
+    """How rows of a data file get their ROW__IDs."""
+
+    EVENTS = "events"          # ACID event file (base, delta, or an ACID file among the originals)
+    ORIGINAL = "original"      # pre-ACID file in the table directory: synthetic ids, originalTransaction 0
+    RAW = "raw"                # original-format file inside base_W / delta_W_W (LOAD DATA): originalTransaction W
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """One file to read for a bucket."""
+
+    path: str
+    size: int
+    kind: SourceKind
+    directory: str | None = None
+    write_id: int = 0
+    """Synthetic originalTransaction for ORIGINAL/RAW files."""
+    side_file: str | None = None
+    """``_flush_length`` side file bounding the readable length (streaming deltas)."""
+
+
+@dataclass(frozen=True)
+class BucketPlan:
+    """Everything to read for one bucket id: data in read order and delete-event files."""
+
+    bucket_id: int
+    data: tuple[DataSource, ...]
+    deletes: tuple[DataSource, ...]
+
+
+@dataclass(frozen=True)
+class MergePlan:
+    """The files of one snapshot of one partition, grouped by bucket id (ascending)."""
+
+    buckets: tuple[BucketPlan, ...]
+
+    @property
+    def data_files(self) -> list[DataSource]:
+        return [s for b in self.buckets for s in b.data]
+
+
+def _bucket_of_original(name: str) -> int:
+    parsed = names.parse_original_file(name)
+    if parsed is not None:
+        return parsed.bucket_id
+    try:
+        return names.parse_bucket_file(name).bucket_id
+    except names.AcidNameError:
+        return 0  # Hive cannot parse a bucket id either; such files land in bucket 0
+
+
+def plan_merge(files: Iterable[ListedFile], *, base: str | None, original_files: Sequence[str],
+               deltas: Sequence[str], compacted_base: bool = False) -> MergePlan:
+    """Group a listing's files by bucket for an explicit selection (base dir / originals / ordered deltas).
+
+    Bucket files must be ACID event files; original-named files inside ``base_W`` (not compacted) or an insert
+    ``delta_W_W`` are raw LOAD DATA files with originalTransaction W; anywhere else they are an error.
+    """
+    by_dir: dict[str, list[ListedFile]] = defaultdict(list)
+    sizes: dict[str, int] = {}
+    for f in files:
+        sizes[f.path] = f.size
+        if "/" in f.path:
+            by_dir[f.path.split("/", 1)[0]].append(f)
+    data: dict[int, list[DataSource]] = defaultdict(list)
+    deletes: dict[int, list[DataSource]] = defaultdict(list)
+
+    for path in sorted(original_files):
+        name = posixpath.basename(path)
+        data[_bucket_of_original(name)].append(DataSource(path, sizes.get(path, -1), SourceKind.ORIGINAL))
+
+    def add_dir(dirname: str, *, delete: bool, raw_write_id: int | None, side_files: bool) -> None:
+        present = {f.path for f in by_dir.get(dirname, [])}
+        for f in sorted(by_dir.get(dirname, [])):
+            inner = f.path[len(dirname) + 1:]
+            if "/" in inner or names.is_hidden(inner) or inner.endswith(names.FLUSH_LENGTH_SUFFIX):
+                continue
+            if names.is_bucket_file(inner):
+                try:
+                    bucket = names.parse_bucket_file(inner).bucket_id
+                except names.AcidNameError:
+                    continue
+                side = f"{f.path}{names.FLUSH_LENGTH_SUFFIX}"
+                src = DataSource(f.path, f.size, SourceKind.EVENTS, dirname,
+                                 side_file=side if side_files and side in present else None)
+                (deletes if delete else data)[bucket].append(src)
+            elif names.parse_original_file(inner) is not None:
+                if raw_write_id is None:
+                    raise AcidFileError(f.path, f"an original-format (raw) file cannot be part of {dirname}: only "
+                                                "an insert delta_W_W or a non-compacted base_W may hold LOAD DATA files")
+                data[_bucket_of_original(inner)].append(
+                    DataSource(f.path, f.size, SourceKind.RAW, dirname, write_id=raw_write_id))
+
+    if base is not None:
+        parsed = names.parse_base(base)
+        add_dir(base, delete=False, raw_write_id=None if compacted_base or parsed.visibility_txn_id
+                else parsed.write_id, side_files=False)
+    for dirname in deltas:
+        d = names.parse_delta(dirname)
+        raw = d.min_write_id if (not d.is_delete and d.min_write_id == d.max_write_id) else None
+        streaming = not d.is_delete and d.min_write_id != d.max_write_id and d.visibility_txn_id <= 0
+        add_dir(dirname, delete=d.is_delete, raw_write_id=raw, side_files=streaming)
+
+    ids = sorted(set(data) | set(deletes))
+    return MergePlan(tuple(BucketPlan(b, tuple(data.get(b, ())), tuple(deletes.get(b, ()))) for b in ids))
+
+
+def plan_from_state(state: AcidState, files: Iterable[ListedFile]) -> MergePlan:
+    """A merge plan for what :func:`get_acid_state` selected."""
+    compacted = state.base_directory.is_compacted if state.base_directory is not None else False
+    return plan_merge(files, base=state.base, original_files=state.original_files, deltas=state.current_deltas,
+                      compacted_base=compacted)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Snapshot filtering and delete keys
+
+
+def valid_write_id_mask(ids: pa.Array, write_ids: ValidWriteIdList) -> pa.Array | None:
+    """Boolean mask of ids valid in the snapshot; None when all are (the common case, no work)."""
+    if len(ids) == 0:
+        return None
+    bounds = pc.min_max(ids)
+    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
+    exceptions = [e for e in write_ids.exceptions if lo <= e <= hi]
+    if hi <= write_ids.high_watermark and not exceptions:
+        return None
+    mask = pc.less_equal(ids, write_ids.high_watermark)
+    if exceptions:
+        mask = pc.and_(mask, pc.invert(pc.is_in(ids, value_set=pa.array(exceptions, pa.int64()))))
+    return mask
+
+
+_PACKED = np.dtype([("o", "<i8"), ("b", "<i4"), ("r", "<i8")])
+
+
+def pack_keys(o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array:
+    """ROW__IDs as 20-byte binary values, so one hash lookup compares all three fields."""
+    packed = np.empty(len(o), dtype=_PACKED)
+    packed["o"], packed["b"], packed["r"] = o, b, r
+    return pa.FixedSizeBinaryArray.from_buffers(pa.binary(20), len(o), [None, pa.py_buffer(packed.tobytes())])
+
+
+def _np(array: pa.Array) -> np.ndarray:
+    return array.to_numpy(zero_copy_only=False)
+
+
+class _Reader:
+    """Shared state of one merge: storage, snapshot, table schema, projection."""
+
+    def __init__(self, storage: Storage, write_ids: ValidWriteIdList, schema: pa.Schema,
+                 read_columns: Sequence[int]) -> None:
+        self.storage = storage
+        self.write_ids = write_ids
+        self.schema = schema
+        self.read_columns = list(read_columns)
+
+    def open(self, src: DataSource, expect: FileFormat | None) -> OrcDataFile:
+        length = read_flush_length(self.storage, src.side_file) if src.side_file else None
+        return open_data_file(self.storage, src.path, src.size if src.size >= 0 else None, logical_length=length,
+                              expect=expect, where=src.directory)
+
+    # -- deletes -----------------------------------------------------------------------------------
+    def delete_keys(self, bucket: BucketPlan) -> pa.Array | None:
+        parts = []
+        for src in bucket.deletes:
+            if src.size == 0:
+                continue
+            f = self.open(src, FileFormat.ACID)
+            for batch in f.iter_batches(row_columns=[], keys=True):
+                ctxn = batch.column(CURRENT_TRANSACTION)
+                mask = valid_write_id_mask(ctxn, self.write_ids)
+                ops = batch.column(OPERATION)
+                is_delete = pc.equal(ops, int(Operation.DELETE))
+                mask = is_delete if mask is None else pc.and_(mask, is_delete)
+                batch = batch.filter(mask)
+                if batch.num_rows:
+                    parts.append(pack_keys(*(_np(batch.column(k)) for k in KEY_FIELDS)))
+        if not parts:
+            return None
+        return pa.concat_arrays(parts)
+
+    # -- data --------------------------------------------------------------------------------------
+    def column_map(self, f: OrcDataFile) -> list[int | None]:
+        """Table column index → file row column index (positional, like Hive for ACID tables); checks types."""
+        file_schema = f.row_schema
+        if len(file_schema) > len(self.schema):
+            raise AcidFileError(f.path, f"row struct has {len(file_schema)} columns "
+                                        f"{_fmt(file_schema)} but the table has {len(self.schema)} {_fmt(self.schema)}")
+        out: list[int | None] = []
+        for i, field in enumerate(self.schema):
+            if i >= len(file_schema):
+                out.append(None)
+                continue
+            ftype = file_schema.field(i).type
+            if not _compatible(ftype, field.type):
+                raise AcidFileError(f.path, f"column {i} ({file_schema.field(i).name}: {ftype}) does not match the "
+                                            f"table column {field.name}: {field.type}; table schema "
+                                            f"{_fmt(self.schema)}, file row struct {_fmt(file_schema)}")
+            out.append(i)
+        return out
+
+    def batches(self, bucket: BucketPlan, deleted: pa.Array | None) -> Iterator[pa.RecordBatch]:
+        """The bucket's surviving rows: ROW__ID columns then the read columns."""
+        offsets: dict[str | None, int] = defaultdict(int)  # running synthetic rowId per directory (None = root)
+        for src in bucket.data:
+            if src.size == 0:
+                continue
+            expect = FileFormat.ACID if src.kind is SourceKind.EVENTS else None
+            f = self.open(src, expect)
+            mapping = self.column_map(f)
+            wanted = sorted({mapping[j] for j in self.read_columns if mapping[j] is not None})
+            if f.format is FileFormat.ACID:
+                yield from self._event_batches(f, mapping, wanted, deleted)
+            else:
+                if src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised already
+                    raise AcidFileError(f.path, "not an ACID event file")
+                key = src.directory
+                prop = bucket_codec.encode(bucket.bucket_id, 0)
+                for batch in f.iter_batches(row_columns=wanted):
+                    n = batch.num_rows
+                    start = offsets[key]
+                    offsets[key] += n
+                    o = np.full(n, src.write_id, dtype=np.int64)
+                    b = np.full(n, prop, dtype=np.int32)
+                    r = np.arange(start, start + n, dtype=np.int64)
+                    keep = None
+                    if deleted is not None:
+                        keep = pc.invert(pc.is_in(pack_keys(o, b, r), value_set=deleted))
+                    cols = self._columns(batch, f, mapping, wanted)
+                    yield self._finish(cols, (o, b, r), keep)
+
+    def _event_batches(self, f: OrcDataFile, mapping, wanted, deleted) -> Iterator[pa.RecordBatch]:
+        for batch in f.iter_batches(row_columns=wanted, keys=True):
+            keep = pc.not_equal(batch.column(OPERATION), int(Operation.DELETE))
+            valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
+            if valid is not None:
+                keep = pc.and_(keep, valid)
+            o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
+            if deleted is not None:
+                keep = pc.and_(keep, pc.invert(pc.is_in(pack_keys(o, b, r), value_set=deleted)))
+            row = batch.column(ROW)
+            children = dict(zip([fld.name for fld in row.type], row.flatten()))
+            cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
+            yield self._finish(cols, (o, b, r), keep)
+
+    def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping, wanted) -> list[pa.Array]:
+        children = {name: batch.column(name) for name in batch.schema.names}
+        return self._columns_from(children, f, mapping, wanted, batch.num_rows)
+
+    def _columns_from(self, children: Mapping[str, pa.Array], f: OrcDataFile, mapping, wanted, n) -> list[pa.Array]:
+        cols = []
+        for j in self.read_columns:
+            field = self.schema.field(j)
+            fi = mapping[j]
+            if fi is None:
+                cols.append(pa.nulls(n, field.type))
+                continue
+            arr = children[f.row_schema.field(fi).name]
+            if arr.type != field.type:
+                try:
+                    arr = arr.cast(field.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise AcidFileError(f.path, f"column {field.name}: cannot convert {arr.type} to "
+                                                f"{field.type}: {exc}") from None
+            cols.append(arr)
+        return cols
+
+    def _finish(self, cols: list[pa.Array], keys: tuple, keep) -> pa.RecordBatch:
+        """ROW__ID columns + read columns, with the surviving rows only."""
+        fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS]
+        fields += [self.schema.field(j) for j in self.read_columns]
+        batch = pa.RecordBatch.from_arrays([pa.array(k) for k in keys] + cols, schema=pa.schema(fields))
+        return batch if keep is None else batch.filter(keep)
+
+
+def _fmt(schema: pa.Schema) -> str:
+    return "(" + ", ".join(f"{f.name}: {f.type}" for f in schema) + ")"
+
+
+def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
+    """Types a file column may have for a table column: equal, or a safe widening (schema evolution)."""
+    if file_type == table_type:
+        return True
+    t = pa.types
+    if t.is_integer(file_type) and t.is_integer(table_type):
+        return file_type.bit_width <= table_type.bit_width
+    if t.is_floating(file_type) and t.is_floating(table_type):
+        return file_type.bit_width <= table_type.bit_width
+    if (t.is_string(file_type) or t.is_large_string(file_type)) and (t.is_string(table_type) or t.is_large_string(table_type)):
+        return True
+    if (t.is_binary(file_type) or t.is_large_binary(file_type)) and (t.is_binary(table_type) or t.is_large_binary(table_type)):
+        return True
+    if t.is_timestamp(file_type) and t.is_timestamp(table_type) and table_type.tz is None:
+        return True
+    if t.is_decimal(file_type) and t.is_decimal(table_type):
+        return file_type.scale == table_type.scale and file_type.precision <= table_type.precision
+    if t.is_nested(file_type) and t.is_nested(table_type) and type(file_type) is type(table_type):
+        try:
+            pa.array([], file_type).cast(table_type)
+            return True
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return False
+    return False
+
+
+# ---------------------------------------------------------------------------------------------------
+# Public entry points
+
+
+@dataclass(frozen=True)
+class _Projection:
+    schema: pa.Schema            # table schema
+    read_columns: list[int]      # table columns to read (requested + filter needs)
+    out_columns: list[str]       # final columns (row ids first when requested)
+
+
+def _projection(schema: pa.Schema, columns: Sequence[str] | None, filter: pc.Expression | None,
+                include_row_ids: bool) -> _Projection:
+    names_ = schema.names
+    if include_row_ids:
+        clash = [c for c in ROW_ID_COLUMNS if c in names_]
+        if clash:
+            raise AcidSchemaError(f"include_row_ids would add {clash}, which are already table columns")
+    if columns is None:
+        wanted = list(range(len(schema)))
+    else:
+        missing = [c for c in columns if c not in names_]
+        if missing:
+            raise AcidSchemaError(f"unknown column(s) {missing}; the table has {names_}")
+        wanted = [names_.index(c) for c in columns]
+    read = list(dict.fromkeys(wanted))
+    if filter is not None:
+        probe_fields = [pa.field(c, _KEY_TYPES[c]) for c in ROW_ID_COLUMNS] + [schema.field(j) for j in read]
+        try:
+            pa.table({f.name: pa.array([], f.type) for f in probe_fields}).filter(filter)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError, KeyError):
+            read = list(range(len(schema)))  # the filter needs columns outside the projection
+            probe = pa.table({f.name: pa.array([], f.type) for f in
+                              [pa.field(c, _KEY_TYPES[c]) for c in ROW_ID_COLUMNS] + list(schema)})
+            try:
+                probe.filter(filter)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError, KeyError) as exc:
+                raise AcidSchemaError(f"filter {filter} does not apply to the table schema {_fmt(schema)}: "
+                                      f"{exc}") from None
+    out = ([*ROW_ID_COLUMNS] if include_row_ids else []) + [names_[j] for j in wanted]
+    return _Projection(schema, read, out)
+
+
+def _infer_schema(reader_storage: Storage, plan: MergePlan) -> pa.Schema | None:
+    for src in plan.data_files:
+        if src.size != 0:
+            length = read_flush_length(reader_storage, src.side_file) if src.side_file else None
+            f = open_data_file(reader_storage, src.path, src.size if src.size >= 0 else None, logical_length=length,
+                               where=src.directory)
+            return f.row_schema
+    return None
+
+
+def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
+                      schema: pa.Schema | None = None, columns: Sequence[str] | None = None,
+                      filter: pc.Expression | None = None, include_row_ids: bool = False,
+                      _keys: bool = False) -> Iterator[pa.RecordBatch]:
+    """Merged batches for an explicit :class:`MergePlan` (the core behind :func:`iter_acid_batches`)."""
+    if schema is None:
+        schema = _infer_schema(storage, plan)
+        if schema is None:
+            return
+    proj = _projection(schema, columns, filter, include_row_ids)
+    reader = _Reader(storage, write_ids, schema, proj.read_columns)
+    out = list(proj.out_columns)
+    if _keys and not include_row_ids:
+        out = [*ROW_ID_COLUMNS, *out]
+    for bucket in plan.buckets:
+        if not bucket.data:
+            continue
+        deleted = reader.delete_keys(bucket)
+        for full in reader.batches(bucket, deleted):
+            if filter is not None and full.num_rows:
+                full = full.filter(filter)
+            if full.num_rows:
+                yield full.select(out)
+
+
+def _listing_and_plan(location: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None,
+                      filesystem: fsspec.AbstractFileSystem | None) -> tuple[Storage, MergePlan]:
+    storage = storage_for(location, filesystem)
+    files = storage.list_files()
+
+    def metadata_reader(path: str) -> str:
+        return storage.read_bytes(path).decode("utf-8", errors="replace")
+
+    state = get_acid_state(files, write_ids, txns, metadata_reader=metadata_reader)
+    return storage, plan_from_state(state, files)
+
+
+def iter_acid_batches(location: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None, *,
+                      filesystem: fsspec.AbstractFileSystem | None = None, schema: pa.Schema | None = None,
+                      columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
+                      include_row_ids: bool = False) -> Iterator[pa.RecordBatch]:
+    """Stream the rows of one table/partition directory visible to the snapshot, batch by batch.
+
+    One recursive listing, :func:`~airflow_acid.acid.state.get_acid_state`, then the merge. ``schema`` is the
+    table schema (files are matched to it by position); without it the first data file's schema is used.
+    """
+    storage, plan = _listing_and_plan(location, write_ids, txns, filesystem)
+    yield from iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
+                                 include_row_ids=include_row_ids)
+
+
+def _sorted_by_bucket_and_key(table: pa.Table) -> pa.Table:
+    if table.num_rows < 2:
+        return table
+    o = _np(table.column(ORIGINAL_TRANSACTION).combine_chunks())
+    b = _np(table.column(BUCKET).combine_chunks())
+    r = _np(table.column(ROW_ID).combine_chunks())
+    ids = decoded_bucket_ids(b)
+    if np.all(np.diff(ids) >= 0):
+        # bucket ids ascending: check (otxn, bucket, rowId) inside each bucket run
+        starts = np.flatnonzero(np.diff(ids)) + 1
+        ok = all(first_unsorted(o[s:e], b[s:e], r[s:e]) < 0
+                 for s, e in zip(np.r_[0, starts], np.r_[starts, len(ids)]))
+        if ok:
+            return table
+    order = np.lexsort((r, b, o, ids))
+    return table.take(pa.array(order))
+
+
+def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *, schema: pa.Schema | None = None,
+              columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
+              include_row_ids: bool = False) -> pa.Table:
+    """Merged table for an explicit plan, ordered by bucket id then (originalTransaction, bucket, rowId)."""
+    if schema is None:
+        schema = _infer_schema(storage, plan)
+    batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
+                                     include_row_ids=include_row_ids, _keys=True))
+    if schema is None:
+        return pa.table({})
+    if batches:
+        table = pa.Table.from_batches(batches)
+    else:
+        proj = _projection(schema, columns, filter, include_row_ids)
+        fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS if c not in proj.out_columns]
+        fields += [pa.field(c, _KEY_TYPES[c], nullable=False) if c in _KEY_TYPES else schema.field(c)
+                   for c in proj.out_columns]
+        table = pa.schema(fields).empty_table()
+    table = _sorted_by_bucket_and_key(table)
+    if not include_row_ids:
+        table = table.drop_columns(list(ROW_ID_COLUMNS))
+    return table
+
+
+def read_acid_table(location: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None, *,
+                    filesystem: fsspec.AbstractFileSystem | None = None, schema: pa.Schema | None = None,
+                    columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
+                    include_row_ids: bool = False) -> pa.Table:
+    """All rows of one table/partition directory visible to the snapshot, as one pyarrow Table.
+
+    Rows are ordered by bucket id, then (originalTransaction, bucket, rowId). ``columns`` projects, ``filter`` is
+    a pyarrow compute expression over table columns (and the ROW__ID columns), ``include_row_ids`` prepends
+    ``originalTransaction``, ``bucket``, ``rowId``.
+    """
+    storage, plan = _listing_and_plan(location, write_ids, txns, filesystem)
+    return read_plan(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
+                     include_row_ids=include_row_ids)
