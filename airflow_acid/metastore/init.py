@@ -1,27 +1,135 @@
-"""Create (or upgrade) the metastore schema on a database and seed Hive's single-row id tables."""
+"""Create, upgrade or downgrade the metastore schema with the Alembic migrations in ``migrations/``.
+
+No alembic.ini: the configuration is built here, with the package's ``migrations`` folder as script location.
+"""
 
 from __future__ import annotations
 
+import logging
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
 import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.db import Database
-from airflow_acid.metastore.schema import (
-    NEXT_COMPACTION_QUEUE_ID,
-    NEXT_LOCK_ID,
-    TXN_LOCK_TBL,
-    metadata,
-)
+from airflow_acid.metastore.schema import NEXT_COMPACTION_QUEUE_ID, NEXT_LOCK_ID, TXN_LOCK_TBL
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+INITIAL_REVISION = "0001"
+_MIGRATION_LOCK = "airflow_acid_schema_migration"
+
+
+def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
+    """An Alembic Config pointing at the package's migrations, bound to ``connection`` (or ``url``)."""
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if url is not None:
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+    if connection is not None:
+        cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    """The newest migration in the package."""
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+def current_revision(db: Database | str) -> str | None:
+    """The revision the database is at, or None when it has never been migrated."""
+    database, owned = _database(db)
+    try:
+        with database.engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision()
+    finally:
+        if owned:
+            database.dispose()
 
 
 def seed(conn: Connection) -> None:
-    """Insert the single-row tables Hive creates at install time, if missing (idempotent)."""
+    """Insert the single-row tables Hive creates at install time, if missing (idempotent; the initial migration
+    already did this — kept to repair a database whose rows were deleted by hand)."""
     for table, column in ((NEXT_LOCK_ID, "NL_NEXT"), (NEXT_COMPACTION_QUEUE_ID, "NCQ_NEXT"), (TXN_LOCK_TBL, "TXN_LOCK")):
         if conn.execute(sa.select(sa.func.count()).select_from(table)).scalar_one() == 0:
             conn.execute(sa.insert(table).values({column: 1}))
 
 
+def upgrade(db: Database | str, revision: str = "head") -> None:
+    """Migrate the database up to ``revision`` (default the newest). Safe to call repeatedly and concurrently."""
+    _migrate(db, lambda cfg: command.upgrade(cfg, revision), f"upgrade to {revision}")
+
+
+def downgrade(db: Database | str, revision: str = "base") -> None:
+    """Migrate the database down to ``revision`` (``base`` drops every metastore table and its data)."""
+    _migrate(db, lambda cfg: command.downgrade(cfg, revision), f"downgrade to {revision}")
+
+
 def init_schema(db: Database) -> None:
     """Bring an empty or older database to the current schema. Safe to call repeatedly."""
-    metadata.create_all(db.engine)
+    upgrade(db, "head")
     db.run(seed, what="seed metastore")
+
+
+def _database(db: Database | str) -> tuple[Database, bool]:
+    return (db, False) if isinstance(db, Database) else (Database(db), True)
+
+
+def _migrate(db: Database | str, action, what: str) -> None:
+    database, owned = _database(db)
+    try:
+        with database.engine.connect() as conn, _migration_lock(conn):
+            _adopt_unversioned(conn)
+            action(alembic_config(conn))
+            if conn.in_transaction():
+                conn.commit()
+        log.info("metastore schema %s done on %s", what, database.url)
+    finally:
+        if owned:
+            database.dispose()
+
+
+def _adopt_unversioned(conn: Connection) -> None:
+    """A database built by ``metadata.create_all`` before migrations existed: record it as the initial revision."""
+    inspector = sa.inspect(conn)
+    if inspector.has_table("TXNS") and not inspector.has_table("alembic_version"):
+        log.warning("metastore tables exist without a migration version; stamping revision %s", INITIAL_REVISION)
+        command.stamp(alembic_config(conn), INITIAL_REVISION)
+    if conn.in_transaction():
+        conn.commit()
+
+
+@contextmanager
+def _migration_lock(conn: Connection) -> Iterator[None]:
+    """Serialize migrations of one database across processes (server advisory locks; SQLite's BEGIN IMMEDIATE
+    already serializes writers)."""
+    dialect = conn.dialect.name
+    key = zlib.crc32(_MIGRATION_LOCK.encode())
+    if dialect == "postgresql":
+        conn.exec_driver_sql(f"SELECT pg_advisory_lock({key})")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.rollback()
+            conn.exec_driver_sql(f"SELECT pg_advisory_unlock({key})")
+            conn.commit()
+    elif dialect == "mysql":
+        conn.exec_driver_sql(f"SELECT GET_LOCK('{_MIGRATION_LOCK}', 300)")
+        conn.commit()
+        try:
+            yield
+        finally:
+            conn.rollback()
+            conn.exec_driver_sql(f"SELECT RELEASE_LOCK('{_MIGRATION_LOCK}')")
+            conn.commit()
+    else:
+        yield

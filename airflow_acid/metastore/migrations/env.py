@@ -1,0 +1,45 @@
+"""Alembic environment: runs on the connection handed in by ``airflow_acid.metastore.init`` (or a URL)."""
+
+from __future__ import annotations
+
+from alembic import context
+
+from airflow_acid.metastore.schema import metadata
+
+config = context.config
+
+
+def _configure(**kwargs) -> None:
+    context.configure(target_metadata=metadata, compare_type=True, **kwargs)
+
+
+def run_offline() -> None:
+    """Emit SQL for ``--sql`` runs instead of executing it."""
+    _configure(url=config.get_main_option("sqlalchemy.url"), literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _configure(connection=connection)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    from airflow_acid.metastore.db import create_engine
+
+    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    try:
+        with engine.begin() as conn:
+            _configure(connection=conn)
+            with context.begin_transaction():
+                context.run_migrations()
+    finally:
+        engine.dispose()
+
+
+if context.is_offline_mode():
+    run_offline()
+else:
+    run_online()
