@@ -1,0 +1,136 @@
+"""Storage contract: one recursive listing per read, relative paths with sizes, no per-file stats."""
+
+from __future__ import annotations
+
+import fsspec
+import pyarrow as pa
+import pytest
+from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.memory import MemoryFileSystem
+
+from airflow_acid.acid import bucket_codec
+from airflow_acid.acid.event_schema import AcidKey, delete_events, insert_events
+from airflow_acid.acid.event_writer import write_event_file
+from airflow_acid.acid.fs import ListedFile, storage_for
+from airflow_acid.acid.merge import read_acid_table
+from airflow_acid.acid.writeids import ValidReaderWriteIdList
+
+B0 = bucket_codec.encode(0)
+STAT_METHODS = ("info", "exists", "isfile", "isdir", "size", "sizes", "ls", "walk", "glob", "modified", "created")
+
+
+DATA_METHODS = ("find", "open", "cat_file")
+
+
+class _Counting:
+    """Records the listing/stat calls our code makes; what ``find``/``open``/``cat_file`` do inside is theirs."""
+
+    def _count_init(self) -> None:
+        self.calls: list[str] = []
+        self._depth = 0
+
+
+def _counting(base):
+    def make(name, record):
+        def method(self, *args, **kwargs):
+            if not self._depth and (record or name == "find"):
+                self.calls.append(name)
+            self._depth += 1
+            try:
+                return getattr(base, name)(self, *args, **kwargs)
+            finally:
+                self._depth -= 1
+        return method
+    ns = {name: make(name, True) for name in STAT_METHODS}
+    ns.update({name: make(name, False) for name in DATA_METHODS})
+    return type(f"Counting{base.__name__}", (_Counting, base), ns)
+
+
+class CountingMemory(_counting(MemoryFileSystem)):
+    cachable = False
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._count_init()
+
+
+class CountingLocal(_counting(LocalFileSystem)):
+    cachable = False
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self._count_init()
+
+
+def _populate(root: str, fs) -> None:
+    schema = pa.schema([("a", pa.int64())])
+    write_event_file(f"{root}/base_0000002", 0, insert_events(pa.table({"a": [1, 2]}), 2, B0), filesystem=fs)
+    write_event_file(f"{root}/base_0000002", 1, insert_events(pa.table({"a": [3]}), 2, bucket_codec.encode(1)),
+                     filesystem=fs)
+    write_event_file(f"{root}/delta_0000003_0000003_0000", 0, insert_events(pa.table({"a": [4]}), 3, B0),
+                     filesystem=fs)
+    write_event_file(f"{root}/delete_delta_0000004_0000004_0000", 0,
+                     delete_events([AcidKey(2, B0, 0)], 4, schema), filesystem=fs)
+    write_event_file(f"{root}/delta_0000001_0000001_0000", 0, insert_events(pa.table({"a": [9]}), 1, B0),
+                     filesystem=fs)   # obsolete: below the base
+
+
+@pytest.fixture(params=["local", "memory"])
+def counted(request, tmp_path):
+    if request.param == "local":
+        fs = CountingLocal()
+        root = str(tmp_path / "table")
+        location = root
+    else:
+        fs = CountingMemory()
+        MemoryFileSystem.store.clear()
+        root = "/table"
+        location = "memory://table"
+    _populate(root, fs)
+    fs.calls.clear()
+    return fs, root, location
+
+
+def test_one_listing_per_read(counted):
+    fs, root, location = counted
+    t = read_acid_table(location, ValidReaderWriteIdList(high_watermark=4), filesystem=fs)
+    assert sorted(t["a"].to_pylist()) == [2, 3, 4]
+    assert fs.calls == ["find"]
+
+
+def test_listing_gives_relative_paths_and_sizes(counted):
+    fs, root, location = counted
+    files = storage_for(location, fs).list_files()
+    assert fs.calls == ["find"]
+    paths = [f.path for f in files]
+    assert paths == sorted(paths)
+    assert "base_0000002/bucket_00000" in paths and "base_0000002/bucket_00001" in paths
+    assert "delete_delta_0000004_0000004_0000/_orc_acid_version" in paths
+    assert all(isinstance(f, ListedFile) and f.size > 0 for f in files)
+    real = {f.path: fs.size(f"{root}/{f.path}") for f in files}
+    assert {f.path: f.size for f in files} == real
+
+
+def test_url_locations():
+    MemoryFileSystem.store.clear()
+    fs = fsspec.filesystem("memory")
+    fs.pipe("/x/y/delta_0000001_0000001_0000/bucket_00000", b"abc")
+    storage = storage_for("memory://x/y")
+    assert storage.list_files() == [ListedFile("delta_0000001_0000001_0000/bucket_00000", 3)]
+    assert storage.url("a") == "memory://x/y/a"
+    assert storage_for("memory://x/y/").root == storage.root
+
+
+def test_missing_location_lists_nothing(tmp_path):
+    assert storage_for(str(tmp_path / "nope")).list_files() == []
+
+
+def test_atomic_write_and_partial_output_cleanup(tmp_path):
+    storage = storage_for(str(tmp_path))
+    storage.write_bytes_atomic("d/_orc_acid_version", b"2")
+    assert [f.path for f in storage.list_files()] == ["d/_orc_acid_version"]
+    with pytest.raises(RuntimeError):
+        with storage.open_output("d/bucket_00000") as fh:
+            fh.write(b"partial")
+            raise RuntimeError("writer died")
+    assert [f.path for f in storage.list_files()] == ["d/_orc_acid_version"]
