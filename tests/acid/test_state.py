@@ -624,3 +624,132 @@ def test_oldest_base_tie_counts_the_compacted_one(order: int) -> None:
     # base_5 (insert overwrite, aborted) and base_5_v20 (compaction, unusable: write id 3 is open).
     with pytest.raises(NotEnoughHistoryError, match=b(5, 20)):
         select([b(5), b(5, 20), d(6, 6, 0)][::order], write_ids=wil(9, open=(3,), aborted=(5,)), txns=txn_list(30))
+
+
+# --- Simulation: consistent histories of writers, readers, compactions and a cleaner ----------------
+
+Event = tuple[str, int, int]  # ('i' insert | 'd' delete, write id, statement id)
+
+
+class History:
+    """A table directory plus the metastore facts getAcidState's inputs are built from (§3.2, simplified)."""
+
+    def __init__(self) -> None:
+        self.next_txn = 1
+        self.txn_state: dict[int, str] = {}  # 'o' open, 'c' committed, 'a' aborted
+        self.write_id_txn: dict[int, int] = {}
+        self.dirs: dict[str, frozenset[Event]] = {}
+        self.events: dict[int, set[Event]] = {}  # write id -> events it wrote
+
+    def open_txn(self) -> int:
+        txn, self.next_txn = self.next_txn, self.next_txn + 1
+        self.txn_state[txn] = "o"
+        return txn
+
+    def snapshot(self, own_txn: int | None = None):
+        """Reader snapshot: (ValidTxnList, ValidReaderWriteIdList); ``own_txn`` is left out like Hive does."""
+        others = {t: s for t, s in self.txn_state.items() if t != own_txn}
+        txns = txn_list(max(self.txn_state, default=0), open=[t for t, s in others.items() if s == "o"],
+                        aborted=[t for t, s in others.items() if s == "a"])
+        hwm = max(self.write_id_txn, default=0)
+        state = {w: self.txn_state[t] for w, t in self.write_id_txn.items()}
+        return txns, wil(hwm, open=tuple(w for w, s in state.items() if s == "o"),
+                         aborted=tuple(w for w, s in state.items() if s == "a"))
+
+    def state(self, write_ids, txns) -> AcidState:
+        return get_acid_state(listing(*self.dirs), write_ids, txns)
+
+    def write(self, statements: int, deletes: bool) -> int:
+        txn = self.open_txn()
+        w = max(self.write_id_txn, default=0) + 1
+        self.write_id_txn[w] = txn
+        self.events[w] = set()
+        for s in range(statements):
+            self.dirs[d(w, w, s)] = frozenset({("i", w, s)})
+            self.events[w].add(("i", w, s))
+            if deletes:
+                self.dirs[dd(w, w, s)] = frozenset({("d", w, s)})
+                self.events[w].add(("d", w, s))
+        return txn
+
+    def compact(self, major: bool) -> int | None:
+        txn = self.open_txn()
+        txns, reader = self.snapshot(own_txn=txn)
+        comp = ValidCompactorWriteIdList.from_reader(reader)
+        s = self.state(comp, txns)
+        inputs = list(s.deltas)
+        if not inputs or (major and comp.high_watermark < 1):
+            self.txn_state[txn] = "a"
+            return None
+        valid = {e for x in inputs for e in self.dirs[x.name] if comp.is_write_id_valid(e[1])}
+        if major:
+            if s.base is not None:
+                valid |= self.dirs[s.base]
+            self.dirs[b(comp.high_watermark, txn)] = frozenset(valid)
+        else:
+            lo, hi = min(x.min_write_id for x in inputs), max(x.max_write_id for x in inputs)
+            self.dirs[d(lo, hi, vis=txn)] = frozenset(e for e in valid if e[0] == "i")
+            if any(x.is_delete for x in inputs):
+                self.dirs[dd(lo, hi, vis=txn)] = frozenset(e for e in valid if e[0] == "d")
+        return txn
+
+    def clean(self) -> None:
+        """Delete obsolete and aborted directories — only when no transaction is open (the Cleaner's wait)."""
+        if "o" in self.txn_state.values():
+            return
+        txns, reader = self.snapshot()
+        s = self.state(reader, txns)
+        for name in s.obsolete + s.aborted:
+            del self.dirs[name]
+
+    def expected(self, write_ids) -> set[Event]:
+        return {e for w, evs in self.events.items() if write_ids.is_write_id_valid(w) for e in evs}
+
+    def seen(self, write_ids, txns) -> list[Event]:
+        s = self.state(write_ids, txns)
+        out = list(self.dirs[s.base]) if s.base else []
+        for x in s.deltas:
+            out.extend(e for e in self.dirs[x.name] if write_ids.is_write_id_valid(e[1]))
+        return out
+
+
+operations = st.lists(st.tuples(st.sampled_from(["write", "write", "commit", "commit", "abort", "minor",
+                                                 "major", "read", "close", "clean"]),
+                                st.integers(0, 7), st.booleans()), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(operations)
+def test_simulation_readers_see_exactly_their_snapshot(ops) -> None:
+    h = History()
+    busy: list[int] = []  # open writer and compactor txns
+    readers: list[tuple[int, object, object, set[Event]]] = []
+    for op, k, flag in ops:
+        if op == "write":
+            busy.append(h.write(statements=1 + k % 3, deletes=flag))
+        elif op in ("commit", "abort") and busy:
+            txn = busy.pop(k % len(busy))
+            h.txn_state[txn] = "c" if op == "commit" else "a"
+        elif op in ("minor", "major"):
+            txn = h.compact(major=op == "major")
+            if txn is not None:
+                if flag:
+                    busy.append(txn)  # the compaction stays open: its output must stay invisible
+                else:
+                    h.txn_state[txn] = "c" if k % 4 else "a"
+        elif op == "read":
+            txn = h.open_txn()
+            txns, write_ids = h.snapshot(own_txn=txn)
+            readers.append((txn, txns, write_ids, h.expected(write_ids)))
+        elif op == "close" and readers:
+            txn = readers.pop(k % len(readers))[0]
+            h.txn_state[txn] = "c"
+        elif op == "clean":
+            h.clean()
+        for _txn, txns, write_ids, expected in readers:
+            seen = h.seen(write_ids, txns)
+            assert len(seen) == len(set(seen)), f"duplicate events for {write_ids}: {sorted(seen)}"
+            assert set(seen) == expected, (write_ids.to_string(), sorted(h.dirs))
+        txns, write_ids = h.snapshot()
+        seen = h.seen(write_ids, txns)
+        assert len(seen) == len(set(seen)) and set(seen) == h.expected(write_ids), sorted(h.dirs)
