@@ -188,6 +188,27 @@ def _np(array: pa.Array) -> np.ndarray:
     return array.to_numpy(zero_copy_only=False)
 
 
+@dataclass(frozen=True)
+class _DeleteSet:
+    """Valid delete keys of one bucket: packed ROW__IDs plus their distinct rowIds (a cheap int64 pre-filter)."""
+
+    keys: pa.Array
+    row_ids: pa.Array
+
+    def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray, r_arrow: pa.Array | None = None) -> pa.Array | None:
+        """Boolean mask of rows NOT deleted, or None when no row is deleted."""
+        candidates = _np(pc.is_in(r_arrow if r_arrow is not None else pa.array(r), value_set=self.row_ids))
+        idx = np.flatnonzero(candidates)
+        if not len(idx):
+            return None
+        hit = _np(pc.is_in(pack_keys(o[idx], b[idx], r[idx]), value_set=self.keys))
+        if not hit.any():
+            return None
+        keep = np.ones(len(o), dtype=bool)
+        keep[idx[hit]] = False
+        return pa.array(keep)
+
+
 class _Reader:
     """Shared state of one merge: storage, snapshot, table schema, projection."""
 
@@ -204,8 +225,8 @@ class _Reader:
                               expect=expect, where=src.directory)
 
     # -- deletes -----------------------------------------------------------------------------------
-    def delete_keys(self, bucket: BucketPlan) -> pa.Array | None:
-        parts = []
+    def delete_keys(self, bucket: BucketPlan) -> _DeleteSet | None:
+        parts, row_ids = [], []
         for src in bucket.deletes:
             if src.size == 0:
                 continue
@@ -219,9 +240,10 @@ class _Reader:
                 batch = batch.filter(mask)
                 if batch.num_rows:
                     parts.append(pack_keys(*(_np(batch.column(k)) for k in KEY_FIELDS)))
+                    row_ids.append(batch.column(ROW_ID))
         if not parts:
             return None
-        return pa.concat_arrays(parts)
+        return _DeleteSet(pa.concat_arrays(parts), pc.unique(pa.concat_arrays(row_ids)))
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:
@@ -243,7 +265,7 @@ class _Reader:
             out.append(i)
         return out
 
-    def batches(self, bucket: BucketPlan, deleted: pa.Array | None) -> Iterator[pa.RecordBatch]:
+    def batches(self, bucket: BucketPlan, deleted: _DeleteSet | None) -> Iterator[pa.RecordBatch]:
         """The bucket's surviving rows: ROW__ID columns then the read columns."""
         offsets: dict[str | None, int] = defaultdict(int)  # running synthetic rowId per directory (None = root)
         for src in bucket.data:
@@ -267,25 +289,28 @@ class _Reader:
                     o = np.full(n, src.write_id, dtype=np.int64)
                     b = np.full(n, prop, dtype=np.int32)
                     r = np.arange(start, start + n, dtype=np.int64)
-                    keep = None
-                    if deleted is not None:
-                        keep = pc.invert(pc.is_in(pack_keys(o, b, r), value_set=deleted))
+                    keep = deleted.survivors(o, b, r) if deleted is not None else None
                     cols = self._columns(batch, f, mapping, wanted)
                     yield self._finish(cols, (o, b, r), keep)
 
     def _event_batches(self, f: OrcDataFile, mapping, wanted, deleted) -> Iterator[pa.RecordBatch]:
         for batch in f.iter_batches(row_columns=wanted, keys=True):
-            keep = pc.not_equal(batch.column(OPERATION), int(Operation.DELETE))
+            ops = batch.column(OPERATION)
+            keep = None
+            if batch.num_rows and pc.max(ops).as_py() >= int(Operation.DELETE):
+                keep = pc.not_equal(ops, int(Operation.DELETE))
             valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
             if valid is not None:
-                keep = pc.and_(keep, valid)
+                keep = valid if keep is None else pc.and_(keep, valid)
             o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
             if deleted is not None:
-                keep = pc.and_(keep, pc.invert(pc.is_in(pack_keys(o, b, r), value_set=deleted)))
+                survivors = deleted.survivors(o, b, r, batch.column(ROW_ID))
+                if survivors is not None:
+                    keep = survivors if keep is None else pc.and_(keep, survivors)
             row = batch.column(ROW)
             children = dict(zip([fld.name for fld in row.type], row.flatten()))
             cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
-            yield self._finish(cols, (o, b, r), keep)
+            yield self._finish(cols, tuple(batch.column(k) for k in KEY_FIELDS), keep)
 
     def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping, wanted) -> list[pa.Array]:
         children = {name: batch.column(name) for name in batch.schema.names}
@@ -313,7 +338,8 @@ class _Reader:
         """ROW__ID columns + read columns, with the surviving rows only."""
         fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS]
         fields += [self.schema.field(j) for j in self.read_columns]
-        batch = pa.RecordBatch.from_arrays([pa.array(k) for k in keys] + cols, schema=pa.schema(fields))
+        key_arrays = [k if isinstance(k, pa.Array) else pa.array(k) for k in keys]
+        batch = pa.RecordBatch.from_arrays(key_arrays + cols, schema=pa.schema(fields))
         return batch if keep is None else batch.filter(keep)
 
 
@@ -451,22 +477,27 @@ def iter_acid_batches(location: str, write_ids: ValidWriteIdList, txns: ValidTxn
                                  include_row_ids=include_row_ids)
 
 
-def _sorted_by_bucket_and_key(table: pa.Table) -> pa.Table:
-    if table.num_rows < 2:
-        return table
-    o = _np(table.column(ORIGINAL_TRANSACTION).combine_chunks())
-    b = _np(table.column(BUCKET).combine_chunks())
-    r = _np(table.column(ROW_ID).combine_chunks())
-    ids = decoded_bucket_ids(b)
-    if np.all(np.diff(ids) >= 0):
-        # bucket ids ascending: check (otxn, bucket, rowId) inside each bucket run
-        starts = np.flatnonzero(np.diff(ids)) + 1
-        ok = all(first_unsorted(o[s:e], b[s:e], r[s:e]) < 0
-                 for s, e in zip(np.r_[0, starts], np.r_[starts, len(ids)]))
-        if ok:
-            return table
-    order = np.lexsort((r, b, o, ids))
-    return table.take(pa.array(order))
+def _batch_key(batch: pa.RecordBatch, i: int) -> tuple[int, int, int, int]:
+    bucket = batch.column(BUCKET)[i].as_py()
+    return (int(decoded_bucket_ids(np.array([bucket]))[0]), batch.column(ORIGINAL_TRANSACTION)[i].as_py(), bucket,
+            batch.column(ROW_ID)[i].as_py())
+
+
+def _in_key_order(batches: Sequence[pa.RecordBatch]) -> bool:
+    """Batches are each sorted (files are, by format); check the seams between consecutive batches."""
+    last = None
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        if last is not None and _batch_key(batch, 0) < last:
+            return False
+        last = _batch_key(batch, batch.num_rows - 1)
+    return True
+
+
+def _sort_by_bucket_and_key(table: pa.Table) -> pa.Table:
+    o, b, r = (_np(table.column(k).combine_chunks()) for k in KEY_FIELDS)
+    return table.take(pa.array(np.lexsort((r, b, o, decoded_bucket_ids(b)))))
 
 
 def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *, schema: pa.Schema | None = None,
@@ -481,13 +512,14 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
         return pa.table({})
     if batches:
         table = pa.Table.from_batches(batches)
+        if not _in_key_order(batches):
+            table = _sort_by_bucket_and_key(table)
     else:
         proj = _projection(schema, columns, filter, include_row_ids)
         fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS if c not in proj.out_columns]
         fields += [pa.field(c, _KEY_TYPES[c], nullable=False) if c in _KEY_TYPES else schema.field(c)
                    for c in proj.out_columns]
         table = pa.schema(fields).empty_table()
-    table = _sorted_by_bucket_and_key(table)
     if not include_row_ids:
         table = table.drop_columns(list(ROW_ID_COLUMNS))
     return table

@@ -1,0 +1,63 @@
+"""Event-file write throughput (pyorc, ACID layout and metadata) vs pyarrow's plain ORC writer, same rows.
+
+Prints one JSON object. Usage: python bench/bench_event_write.py [--rows 500000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+
+from airflow_acid.acid import bucket_codec
+from airflow_acid.acid.event_schema import insert_events
+from airflow_acid.acid.event_writer import FileKind, write_event_file
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=500_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    n = args.rows
+    ids = np.arange(n, dtype=np.int64)
+    data = pa.table({"id": ids, "amount": ids * 0.5, "name": pa.array([f"name-{i % 1000}" for i in range(n)])})
+    events = insert_events(data, 1, bucket_codec.encode(0))
+    with tempfile.TemporaryDirectory() as tmp:
+        counter = iter(range(10**6))
+        acid_delta = best(lambda: write_event_file(f"{tmp}/d{next(counter)}", 0, events, kind=FileKind.DELTA), args.repeat)
+        acid_base = best(lambda: write_event_file(f"{tmp}/b{next(counter)}", 0, events, kind=FileKind.BASE), args.repeat)
+        plain_rows = best(lambda: po.write_table(data, f"{tmp}/p{next(counter)}.orc", compression="zlib"), args.repeat)
+        plain_events = best(lambda: po.write_table(events, f"{tmp}/e{next(counter)}.orc", compression="zlib"),
+                            args.repeat)
+        size = Path(f"{tmp}/d0/bucket_00000").stat().st_size
+    print(json.dumps({
+        "benchmark": "event_write", "rows": n,
+        "acid_delta_seconds": round(acid_delta, 4), "acid_delta_rows_per_s": round(n / acid_delta),
+        "acid_base_seconds": round(acid_base, 4), "acid_base_rows_per_s": round(n / acid_base),
+        "baseline": "pyarrow.orc.write_table (zlib) of the same rows, plain and as event structs",
+        "baseline_plain_seconds": round(plain_rows, 4), "baseline_plain_rows_per_s": round(n / plain_rows),
+        "baseline_events_seconds": round(plain_events, 4), "baseline_events_rows_per_s": round(n / plain_events),
+        "ratio_delta_vs_plain": round(plain_rows / acid_delta, 3),
+        "ratio_delta_vs_events": round(plain_events / acid_delta, 3),
+        "acid_delta_file_bytes": size,
+    }))
+
+
+if __name__ == "__main__":
+    main()
