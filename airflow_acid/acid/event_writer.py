@@ -20,8 +20,7 @@ import pyorc
 
 from airflow_acid.acid import names
 from airflow_acid.acid.event_schema import (
-    ACID_FIELDS, BUCKET, KEY_FIELDS, OPERATION, ORIGINAL_TRANSACTION, ROW, ROW_ID, AcidKey,
-    event_arrow_schema, event_orc_type, row_schema_of,
+    ACID_FIELDS, KEY_FIELDS, OPERATION, AcidKey, event_arrow_schema, event_orc_type, row_schema_of,
 )
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import Storage, storage_for

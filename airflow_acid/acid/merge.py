@@ -28,7 +28,7 @@ from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import BUCKET, CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, ORIGINAL_TRANSACTION, \
     ROW, ROW_ID, Operation
-from airflow_acid.acid.event_writer import decoded_bucket_ids, first_unsorted
+from airflow_acid.acid.event_writer import decoded_bucket_ids
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state

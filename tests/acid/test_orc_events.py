@@ -13,7 +13,7 @@ import pyorc
 import pytest
 
 from airflow_acid.acid import bucket_codec
-from airflow_acid.acid.event_reader import FileFormat, open_orc_file, parse_flush_length, read_event_file
+from airflow_acid.acid.event_reader import open_orc_file, parse_flush_length, read_event_file
 from airflow_acid.acid.event_schema import (
     AcidKey, delete_events, event_orc_type, insert_events, is_acid_schema, orc_type,
 )
