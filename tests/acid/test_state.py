@@ -631,6 +631,15 @@ def test_oldest_base_tie_counts_the_compacted_one(order: int) -> None:
 Event = tuple[str, int, int]  # ('i' insert | 'd' delete, write id, statement id)
 
 
+def _enough_to_compact(major: bool, s: AcidState) -> bool:
+    """The Worker's isEnoughToCompact: without it a minor could rewrite one compacted range into a duplicate."""
+    if major:
+        return bool(s.originals) or s.delta_count + (s.base is not None) > 1
+    if s.delta_count == 2:
+        return len({x.is_delete for x in s.deltas}) == 1  # not just one delta/delete-delta pair
+    return s.delta_count > 1
+
+
 class History:
     """A table directory plus the metastore facts getAcidState's inputs are built from (§3.2, simplified)."""
 
@@ -678,7 +687,7 @@ class History:
         comp = ValidCompactorWriteIdList.from_reader(reader)
         s = self.state(comp, txns)
         inputs = list(s.deltas)
-        if not inputs or (major and comp.high_watermark < 1):
+        if not _enough_to_compact(major, s) or (major and comp.high_watermark < 1):
             self.txn_state[txn] = "a"
             return None
         valid = {e for x in inputs for e in self.dirs[x.name] if comp.is_write_id_valid(e[1])}
