@@ -1,0 +1,821 @@
+"""The compaction queue and its history: COMPACTION_QUEUE and COMPLETED_COMPACTIONS, following Hive 4's
+CompactFunction, NextCompactionFunction, MarkCleanedFunction, PurgeCompactionHistoryFunction and friends
+(HIVE_ACID_SPEC.md §4.3, §5.1, §5.5, §5.6, §6.1–6.6, §7.2, §9).
+
+Row life cycle (§6.6): ``i`` → claimed ``w`` → compacted ``r`` → cleaned ``s`` (history); failures ``f``,
+refusals ``c``, aborts ``x`` and "did not initiate" ``a`` go to the history table. Every method is one
+database transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList
+from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
+from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.schema import (
+    COMPACTION_QUEUE,
+    COMPLETED_COMPACTIONS,
+    COMPLETED_TXN_COMPONENTS,
+    NEXT_COMPACTION_QUEUE_ID,
+    TXN_COMPONENTS,
+    TXNS,
+)
+from airflow_acid.metastore.snapshots import read_valid_txn_list, read_valid_write_ids
+from airflow_acid.metastore.txns import insert_txn_components
+
+log = logging.getLogger(__name__)
+
+SCHEDULER_MUTEX = "CompactionScheduler"
+DEFAULT_POOL = "default"
+NO_VALUE = "---"
+CLAIM_BATCH = 50
+MAX_PROPERTIES_LENGTH = 2048  # CQ_TBLPROPERTIES width
+ABORTED_BY_REQUEST = "Compaction aborted by ABORT COMPACTIONS request."
+NOTHING_TO_COMPACT = "None of the compaction thresholds met, compaction request is refused!"
+
+CQ, CC = COMPACTION_QUEUE, COMPLETED_COMPACTIONS
+# Columns shared by the queue and the history table, without their CQ_/CC_ prefix.
+_SHARED = [c.name[3:] for c in CQ.columns if c.name[3:] in {k.name[3:] for k in CC.columns}]
+
+
+# --- StringableMap (Hive's encoding of CQ_TBLPROPERTIES) ------------------------------------------------
+
+
+def encode_properties(properties: dict[str, str] | None) -> str | None:
+    """Hive's StringableMap text: ``<n>:`` then ``<len>:<key><len>:<value>`` for each entry."""
+    if not properties:
+        return None
+    parts = [f"{len(properties)}:"]
+    for key, value in properties.items():
+        key, value = str(key), str(value)
+        parts.append(f"{len(key)}:{key}{len(value)}:{value}")
+    return "".join(parts)
+
+
+def decode_properties(text: str | None) -> dict[str, str]:
+    """Parse StringableMap text back into a dict (empty for NULL)."""
+    if not text:
+        return {}
+    result: dict[str, str] = {}
+    count, pos = _read_number(text, 0)
+    for _ in range(count):
+        key, pos = _read_string(text, pos)
+        value, pos = _read_string(text, pos)
+        result[key] = value
+    return result
+
+
+def _read_number(text: str, pos: int) -> tuple[int, int]:
+    colon = text.index(":", pos)
+    return int(text[pos:colon]), colon + 1
+
+
+def _read_string(text: str, pos: int) -> tuple[str, int]:
+    length, pos = _read_number(text, pos)
+    return text[pos:pos + length], pos + length
+
+
+# --- rows -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CompactionInfo:
+    """One queue or history row (Hive's CompactionInfo)."""
+
+    id: int
+    database: str
+    table: str
+    partition: str | None
+    state: CompactionState
+    type: CompactionType
+    properties: dict[str, str] = field(default_factory=dict)
+    worker_id: str | None = None
+    worker_version: str | None = None
+    enqueue_time: int | None = None
+    start: int | None = None
+    end: int | None = None
+    run_as: str | None = None
+    highest_write_id: int | None = None
+    hadoop_job_id: str | None = None
+    error_message: str | None = None
+    next_txn_id: int | None = None
+    txn_id: int | None = None
+    commit_time: int | None = None
+    initiator_id: str | None = None
+    initiator_version: str | None = None
+    pool_name: str | None = None
+    number_of_buckets: int | None = None
+    order_by: str | None = None
+    cleaner_start: int | None = None
+    retry_retention: int = 0
+
+    @property
+    def full_partition_name(self) -> str:
+        """``db.table[.partition]`` for messages (Hive's getFullPartitionName)."""
+        name = f"{self.database}.{self.table}"
+        return name if self.partition is None else f"{name}.{self.partition}"
+
+
+_INFO_COLUMNS = {
+    "ID": "id", "DATABASE": "database", "TABLE": "table", "PARTITION": "partition", "WORKER_ID": "worker_id",
+    "WORKER_VERSION": "worker_version", "ENQUEUE_TIME": "enqueue_time", "START": "start", "RUN_AS": "run_as",
+    "HIGHEST_WRITE_ID": "highest_write_id", "HADOOP_JOB_ID": "hadoop_job_id", "ERROR_MESSAGE": "error_message",
+    "NEXT_TXN_ID": "next_txn_id", "TXN_ID": "txn_id", "COMMIT_TIME": "commit_time", "INITIATOR_ID": "initiator_id",
+    "INITIATOR_VERSION": "initiator_version", "POOL_NAME": "pool_name", "NUMBER_OF_BUCKETS": "number_of_buckets",
+    "ORDER_BY": "order_by", "END": "end", "CLEANER_START": "cleaner_start", "RETRY_RETENTION": "retry_retention",
+}
+
+
+def _info(row, prefix: str) -> CompactionInfo:
+    mapping = row._mapping
+    kwargs = {attr: mapping[f"{prefix}_{col}"] for col, attr in _INFO_COLUMNS.items() if f"{prefix}_{col}" in mapping}
+    kwargs["retry_retention"] = int(kwargs.get("retry_retention") or 0)
+    return CompactionInfo(state=CompactionState(mapping[f"{prefix}_STATE"]),
+                          type=CompactionType(mapping[f"{prefix}_TYPE"]),
+                          properties=decode_properties(mapping[f"{prefix}_TBLPROPERTIES"]), **kwargs)
+
+
+@dataclass(frozen=True)
+class EnqueueResult:
+    """The answer to a compaction request: the new id and 'initiated', or -1 and 'refused' with the reason."""
+
+    id: int
+    state: CompactionState
+    message: str | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.state is CompactionState.INITIATED
+
+
+@dataclass(frozen=True)
+class AbortCompactionResult:
+    """The outcome of ABORT COMPACTIONS for one id."""
+
+    id: int
+    status: str  # "Success" or "Error", as Hive reports it
+    message: str
+
+
+@dataclass(frozen=True)
+class ShowCompactionsRow:
+    """One row of SHOW COMPACTIONS with Hive 4's columns (the misspelled ``hightestwriteid`` is Hive's)."""
+
+    compactionid: int
+    dbname: str
+    tabname: str
+    partname: str | None
+    type: str
+    state: str
+    workerhost: str | None
+    workerid: str | None
+    enqueuetime: int | None
+    starttime: int | None
+    duration: int | None
+    hadoopjobid: str | None
+    errormessage: str | None
+    initiatorhost: str | None
+    initiatorid: str | None
+    poolname: str
+    txnid: int | None
+    nexttxnid: int | None
+    committime: int | None
+    hightestwriteid: int | None
+
+    @classmethod
+    def columns(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def as_strings(self) -> list[str]:
+        """The row as SHOW COMPACTIONS prints it: every value a string, missing ones as ``---``."""
+        return [NO_VALUE if getattr(self, c) is None else str(getattr(self, c)) for c in self.columns()]
+
+
+def _split_id(worker_or_initiator_id: str | None) -> tuple[str | None, str | None]:
+    """``<host>-<thread>`` -> (host, thread), as SHOW COMPACTIONS splits worker and initiator ids."""
+    if not worker_or_initiator_id:
+        return None, None
+    host, sep, thread = worker_or_initiator_id.rpartition("-")
+    return (host, thread) if sep and host else (worker_or_initiator_id, None)
+
+
+def _show_row(info: CompactionInfo) -> ShowCompactionsRow:
+    worker_host, worker_thread = _split_id(info.worker_id)
+    initiator_host, initiator_thread = _split_id(info.initiator_id)
+    duration = info.end - info.start if info.end is not None and info.start is not None else None
+    return ShowCompactionsRow(
+        compactionid=info.id, dbname=info.database, tabname=info.table, partname=info.partition,
+        type=info.type.display, state=info.state.display, workerhost=worker_host, workerid=worker_thread,
+        enqueuetime=info.enqueue_time, starttime=info.start, duration=duration, hadoopjobid=info.hadoop_job_id,
+        errormessage=info.error_message, initiatorhost=initiator_host, initiatorid=initiator_thread,
+        poolname=info.pool_name or DEFAULT_POOL, txnid=info.txn_id, nexttxnid=info.next_txn_id,
+        committime=info.commit_time, hightestwriteid=info.highest_write_id)
+
+
+def _latest_activity(info: CompactionInfo) -> int | None:
+    """The default SHOW COMPACTIONS order key: the latest of end, start and commit time (Hive's CASE expression,
+    with missing times ignored instead of turning the whole key NULL)."""
+    times = [t for t in (info.end, info.start, info.commit_time) if t is not None]
+    return max(times) if times else None
+
+
+def _partition_filter(column: sa.Column, partition: str | None) -> sa.ColumnElement[bool]:
+    """Exact entity match: a NULL partition matches only NULL."""
+    return column.is_(None) if partition is None else column == partition
+
+
+def _next_id(conn: Connection) -> int:
+    """A fresh id from NEXT_COMPACTION_QUEUE_ID (SELECT … FOR UPDATE, then advance)."""
+    value = int(conn.execute(sa.select(NEXT_COMPACTION_QUEUE_ID.c.NCQ_NEXT).with_for_update()).scalar_one())
+    conn.execute(sa.update(NEXT_COMPACTION_QUEUE_ID).values(NCQ_NEXT=value + 1))
+    return value
+
+
+def _names(db: str, table: str) -> tuple[str, str]:
+    if not db or not table:
+        raise InvalidInputError(f"a compaction needs a database and a table name, got {db!r}.{table!r}")
+    return db.lower(), table.lower()
+
+
+class CompactionQueue:
+    """The compaction queue and history on one metastore database."""
+
+    def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
+        self.db = db
+        self.conf = conf or MetastoreConf()
+
+    # --- enqueue -----------------------------------------------------------------------------------------
+
+    def enqueue(self, db: str, table: str, partition: str | None = None,
+                type: CompactionType = CompactionType.MAJOR, *, pool: str | None = None,
+                properties: dict[str, str] | None = None, initiator_id: str | None = None,
+                initiator_version: str | None = None, run_as: str | None = None,
+                highest_write_id_now: int | None = None, number_of_buckets: int | None = None,
+                order_by: str | None = None) -> EnqueueResult:
+        """Queue a compaction ('i'), or refuse it when one is already scheduled (§4.3).
+
+        Refused when the queue holds a row for the same db/table and partition (any partition when none is
+        given) in 'initiated' or 'working', or in 'ready for cleaning' with CQ_HIGHEST_WRITE_ID equal to the
+        table's current compactor high watermark (HIVE-26107: nothing new since). The HWM is computed here
+        unless the caller passes ``highest_write_id_now``.
+        """
+        db, table = _names(db, table)
+        type = CompactionType(type)
+        if type is CompactionType.ABORT_TXN_CLEANUP:
+            raise InvalidInputError("abort cleanup entries are created by the Cleaner, not by a compaction request")
+        encoded = encode_properties({str(k): str(v) for k, v in (properties or {}).items()})
+        if encoded and len(encoded) > MAX_PROPERTIES_LENGTH:
+            raise InvalidInputError(f"compaction properties for {db}.{table} are {len(encoded)} characters encoded; "
+                                    f"the limit is {MAX_PROPERTIES_LENGTH}")
+
+        def work(conn: Connection) -> EnqueueResult:
+            acquire_mutex(conn, SCHEDULER_MUTEX)
+            hwm = highest_write_id_now
+            if hwm is None:
+                txn_list = read_valid_txn_list(conn, self.conf.opentxn_timeout_ms)
+                reader = read_valid_write_ids(conn, f"{db}.{table}", txn_list)
+                hwm = ValidCompactorWriteIdList.from_reader(reader).high_watermark
+            existing = conn.execute(
+                sa.select(CQ.c.CQ_ID, CQ.c.CQ_STATE)
+                .where(CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table,
+                       sa.true() if partition is None else CQ.c.CQ_PARTITION == partition,
+                       sa.or_(CQ.c.CQ_STATE.in_((CompactionState.INITIATED.value, CompactionState.WORKING.value)),
+                              sa.and_(CQ.c.CQ_STATE == CompactionState.READY_FOR_CLEANING.value,
+                                      CQ.c.CQ_HIGHEST_WRITE_ID == hwm)))
+                .order_by(CQ.c.CQ_ID).limit(1)).first()
+            if existing is not None:
+                state = CompactionState(existing.CQ_STATE)
+                message = f"Compaction is already scheduled with state='{state.display}' and id={existing.CQ_ID}"
+                log.info("not queueing %s compaction of %s.%s%s: %s", type.display, db, table,
+                         f"/{partition}" if partition else "", message)
+                return EnqueueResult(-1, CompactionState.REFUSED, message)
+            cq_id = _next_id(conn)
+            conn.execute(sa.insert(CQ).values(
+                CQ_ID=cq_id, CQ_DATABASE=db, CQ_TABLE=table, CQ_PARTITION=partition,
+                CQ_STATE=CompactionState.INITIATED.value, CQ_TYPE=type.value, CQ_TBLPROPERTIES=encoded,
+                CQ_ENQUEUE_TIME=now_ms(conn), CQ_RUN_AS=run_as, CQ_INITIATOR_ID=initiator_id,
+                CQ_INITIATOR_VERSION=initiator_version, CQ_POOL_NAME=pool or None,
+                CQ_NUMBER_OF_BUCKETS=number_of_buckets, CQ_ORDER_BY=order_by, CQ_RETRY_RETENTION=0))
+            return EnqueueResult(cq_id, CompactionState.INITIATED)
+
+        return self.db.run(work, what=f"enqueue compaction of {db}.{table}")
+
+    # --- worker side -------------------------------------------------------------------------------------
+
+    def claim_next(self, worker_id: str, *, worker_version: str | None = None, pool: str | None = None,
+                   pool_timeout_s: float | None = None) -> CompactionInfo | None:
+        """Claim the oldest 'initiated' row this worker may run and mark it 'working' (§5.1).
+
+        A pooled worker takes only rows of its pool; a default worker takes rows without a pool and rows of
+        any pool that waited longer than metastore.compactor.worker.pool.timeout. The claim is optimistic
+        (``UPDATE … WHERE CQ_ID = ? AND CQ_STATE = 'i'``): two workers never get the same row.
+        """
+        if not worker_id:
+            raise InvalidInputError("claiming a compaction needs a worker id (<host>-<thread>)")
+        timeout_ms = int(1000 * (self.conf.worker_pool_timeout_s if pool_timeout_s is None else pool_timeout_s))
+
+        def work(conn: Connection) -> CompactionInfo | None:
+            now = now_ms(conn)
+            if pool:
+                pool_filter = CQ.c.CQ_POOL_NAME == pool
+            else:
+                pool_filter = sa.or_(CQ.c.CQ_POOL_NAME.is_(None), CQ.c.CQ_ENQUEUE_TIME < now - timeout_ms)
+            after = -1
+            while True:
+                ids = list(conn.execute(
+                    sa.select(CQ.c.CQ_ID).where(CQ.c.CQ_STATE == CompactionState.INITIATED.value, pool_filter,
+                                                CQ.c.CQ_ID > after)
+                    .order_by(CQ.c.CQ_ID).limit(CLAIM_BATCH)).scalars())
+                if not ids:
+                    return None
+                for cq_id in ids:
+                    updated = conn.execute(
+                        sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.INITIATED.value)
+                        .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=worker_version, CQ_START=now,
+                                CQ_STATE=CompactionState.WORKING.value)).rowcount
+                    if updated == 1:
+                        return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
+                    log.debug("compaction %s was claimed by another worker first", cq_id)
+                after = ids[-1]
+
+        return self.db.run(work, what=f"claim next compaction for {worker_id}")
+
+    def set_running(self, cq_id: int, txn_id: int, highest_write_id: int, run_as: str | None = None,
+                    hadoop_job_id: str | None = None) -> CompactionInfo:
+        """Record the compactor txn C and the compacted HWM, and add C's TXN_COMPONENTS row with operation 'c'
+        so the metadata survives if C aborts (§5.2 step 6)."""
+
+        def work(conn: Connection) -> CompactionInfo:
+            info = self._queued(conn, cq_id, CompactionState.WORKING, "record the compactor transaction of")
+            values = {"CQ_TXN_ID": txn_id, "CQ_HIGHEST_WRITE_ID": highest_write_id}
+            if run_as is not None:
+                values["CQ_RUN_AS"] = run_as
+            if hadoop_job_id is not None:
+                values["CQ_HADOOP_JOB_ID"] = hadoop_job_id[:128]
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(values))
+            insert_txn_components(conn, txn_id, info.database, info.table,
+                                  [info.partition] if info.partition else None, OperationType.COMPACT,
+                                  highest_write_id)
+            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
+
+        return self.db.run(work, what=f"set compaction {cq_id} running")
+
+    def set_job_id(self, cq_id: int, job_id: str) -> None:
+        """Store the Spark application / job id of a running compaction (CQ_HADOOP_JOB_ID)."""
+        def work(conn: Connection) -> None:
+            self._queued(conn, cq_id, None, "set the job id of")
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(CQ_HADOOP_JOB_ID=job_id[:128]))
+
+        self.db.run(work, what=f"set job id of compaction {cq_id}")
+
+    def mark_compacted(self, cq_id: int) -> None:
+        """'working' -> 'ready for cleaning'; the worker id is cleared (Hive's markCompacted)."""
+        def work(conn: Connection) -> None:
+            self._queued(conn, cq_id, CompactionState.WORKING, "mark compacted")
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
+                CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None))
+
+        self.db.run(work, what=f"mark compaction {cq_id} compacted")
+
+    def mark_failed(self, cq_id: int, error: str, *, db: str | None = None, table: str | None = None,
+                    partition: str | None = None, type: CompactionType = CompactionType.MAJOR) -> int:
+        """Move a queue row to history as 'failed' with ``error`` (§5.6). With id 0 (a request that never got a
+        queue row) a 'did not initiate' row is recorded for ``db``/``table``/``partition`` under a fresh id.
+        Returns the history id."""
+        if not cq_id:
+            if not db or not table:
+                raise InvalidInputError("mark_failed with compaction id 0 needs db and table to record")
+            return self.record_did_not_initiate(db, table, partition, type, error)
+        return self._to_history(cq_id, CompactionState.FAILED, error, "mark failed")
+
+    def mark_refused(self, cq_id: int, message: str = NOTHING_TO_COMPACT) -> int:
+        """Move a queue row to history as 'refused' (e.g. nothing to compact, table gone)."""
+        return self._to_history(cq_id, CompactionState.REFUSED, message, "mark refused")
+
+    def record_did_not_initiate(self, db: str, table: str, partition: str | None, type: CompactionType,
+                                message: str, *, initiator_id: str | None = None,
+                                initiator_version: str | None = None, pool: str | None = None) -> int:
+        """Record the Initiator's decision not to schedule a compaction ('did not initiate', history only)."""
+        db, table = _names(db, table)
+        type = CompactionType(type)
+
+        def work(conn: Connection) -> int:
+            cc_id = _next_id(conn)
+            now = now_ms(conn)
+            conn.execute(sa.insert(CC).values(
+                CC_ID=cc_id, CC_DATABASE=db, CC_TABLE=table, CC_PARTITION=partition,
+                CC_STATE=CompactionState.DID_NOT_INITIATE.value, CC_TYPE=type.value, CC_ENQUEUE_TIME=now,
+                CC_START=now, CC_END=now, CC_ERROR_MESSAGE=message, CC_INITIATOR_ID=initiator_id,
+                CC_INITIATOR_VERSION=initiator_version, CC_POOL_NAME=pool))
+            return cc_id
+
+        return self.db.run(work, what=f"record did-not-initiate for {db}.{table}")
+
+    def _to_history(self, cq_id: int, state: CompactionState, message: str | None, action: str) -> int:
+        def work(conn: Connection) -> int:
+            self._queued(conn, cq_id, None, action)
+            _copy_to_history(conn, cq_id, state, now_ms(conn), error_message=message)
+            conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID == cq_id))
+            return cq_id
+
+        return self.db.run(work, what=f"{action} compaction {cq_id}")
+
+    @staticmethod
+    def _queued(conn: Connection, cq_id: int, state: CompactionState | None, action: str) -> CompactionInfo:
+        row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id).with_for_update()).first()
+        if row is None:
+            done = conn.execute(sa.select(CC.c.CC_STATE).where(CC.c.CC_ID == cq_id)).scalar()
+            where = (f"it is already in the history as '{CompactionState(done).display}'" if done
+                     else "no such compaction")
+            raise NoSuchObjectError(f"cannot {action} compaction {cq_id}: {where}")
+        info = _info(row, "CQ")
+        if state is not None and info.state is not state:
+            raise InvalidInputError(f"cannot {action} compaction {cq_id} of {info.full_partition_name}: it is "
+                                    f"'{info.state.display}', not '{state.display}' (revoked or finished elsewhere?)")
+        return info
+
+    # --- cleaner side ------------------------------------------------------------------------------------
+
+    def ready_to_clean(self, min_open_txn_id: int, retention_ms: int = 0) -> list[CompactionInfo]:
+        """'ready for cleaning' rows whose readers have all finished (§6.1 step 2).
+
+        A row qualifies when CQ_NEXT_TXN_ID <= ``min_open_txn_id`` (or is NULL) and its commit time (plus the
+        cleaner retry delay and ``retention_ms``) has passed; of several rows for one table/partition only the one
+        with the lowest CQ_HIGHEST_WRITE_ID is returned (HIVE-25115). Ordered by id, at most
+        metastore.compactor.fetch.size rows.
+        """
+        def work(conn: Connection) -> list[CompactionInfo]:
+            now = now_ms(conn)
+            base = sa.and_(
+                CQ.c.CQ_STATE == CompactionState.READY_FOR_CLEANING.value,
+                CQ.c.CQ_TYPE != CompactionType.ABORT_TXN_CLEANUP.value,
+                sa.or_(CQ.c.CQ_COMMIT_TIME.is_(None),
+                       CQ.c.CQ_COMMIT_TIME < now - CQ.c.CQ_RETRY_RETENTION - int(retention_ms)))
+            lowest = (sa.select(sa.func.min(CQ.c.CQ_HIGHEST_WRITE_ID).label("MIN_HWM"), CQ.c.CQ_DATABASE,
+                                CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION)
+                      .where(base).group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION).subquery("LOWEST"))
+            query = (
+                sa.select(CQ).join(lowest, sa.and_(
+                    CQ.c.CQ_DATABASE == lowest.c.CQ_DATABASE, CQ.c.CQ_TABLE == lowest.c.CQ_TABLE,
+                    sa.or_(CQ.c.CQ_PARTITION == lowest.c.CQ_PARTITION,
+                           sa.and_(CQ.c.CQ_PARTITION.is_(None), lowest.c.CQ_PARTITION.is_(None))),
+                    CQ.c.CQ_HIGHEST_WRITE_ID == lowest.c.MIN_HWM))
+                .where(base)
+            )
+            if min_open_txn_id > 0:
+                query = query.where(sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))
+            query = query.order_by(CQ.c.CQ_ID).limit(self.conf.compactor_fetch_size)
+            return [_info(r, "CQ") for r in conn.execute(query)]
+
+        return self.db.run(work, what="find compactions ready to clean")
+
+    def mark_cleaner_start(self, cq_id: int) -> None:
+        """CQ_CLEANER_START = now (§6.2 step 2)."""
+        self._set_cleaner_start(cq_id, None)
+
+    def clear_cleaner_start(self, cq_id: int) -> None:
+        """CQ_CLEANER_START = -1: an attempt removed nothing; the row stays 'ready for cleaning' (§6.2 step 5)."""
+        self._set_cleaner_start(cq_id, -1)
+
+    def _set_cleaner_start(self, cq_id: int, value: int | None) -> None:
+        def work(conn: Connection) -> None:
+            self._queued(conn, cq_id, CompactionState.READY_FOR_CLEANING, "update the cleaner start of")
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
+                CQ_CLEANER_START=now_ms(conn) if value is None else value))
+
+        self.db.run(work, what=f"cleaner start of compaction {cq_id}")
+
+    def mark_cleaned(self, cq_id: int, *, aborted_write_ids: Iterable[int] | None = None) -> None:
+        """The Cleaner finished (§6.3): history row 'succeeded', queue row and the entity's abort-cleanup ('c')
+        rows removed, COMPLETED_TXN_COMPONENTS up to the compacted HWM removed, and TXN_COMPONENTS of aborted
+        txns removed up to that HWM — or, when ``aborted_write_ids`` is given (the directory had uncompacted
+        aborts), exactly those write ids."""
+        exact_ids = None if aborted_write_ids is None else sorted({int(w) for w in aborted_write_ids})
+
+        def work(conn: Connection) -> None:
+            info = self._queued(conn, cq_id, None, "mark cleaned")
+            hwm = info.highest_write_id or 0
+            abort_cleanup = info.type is CompactionType.ABORT_TXN_CLEANUP
+            if not abort_cleanup:
+                _copy_to_history(conn, cq_id, CompactionState.SUCCEEDED, now_ms(conn))
+            delete_rows = CQ.c.CQ_ID == cq_id
+            if not abort_cleanup:
+                delete_rows = sa.or_(delete_rows, sa.and_(
+                    CQ.c.CQ_DATABASE == info.database, CQ.c.CQ_TABLE == info.table,
+                    sa.true() if info.partition is None else CQ.c.CQ_PARTITION == info.partition,
+                    CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value))
+            conn.execute(sa.delete(CQ).where(delete_rows))
+            if not abort_cleanup:
+                ctc = COMPLETED_TXN_COMPONENTS
+                conditions = [ctc.c.CTC_DATABASE == info.database, ctc.c.CTC_TABLE == info.table]
+                if info.partition is not None:
+                    conditions.append(ctc.c.CTC_PARTITION == info.partition)
+                if hwm:
+                    conditions.append(ctc.c.CTC_WRITEID <= hwm)
+                conn.execute(sa.delete(ctc).where(*conditions))
+            _remove_aborted_components(conn, info, hwm, exact_ids)
+
+        self.db.run(work, what=f"mark compaction {cq_id} cleaned")
+
+    def cleaner_attempt_failed(self, cq_id: int, error: str) -> CompactionInfo | None:
+        """A cleaning attempt failed (§6.4): delay the next attempt by 2^attempts × hive.compactor.cleaner.retry.
+        retentionTime, or, after hive.compactor.cleaner.retry.maxattempts attempts, mark the row failed.
+        Returns the updated queue row, or None when it went to the history as failed."""
+        base_ms = int(self.conf.cleaner_retry_retention_s * 1000)
+
+        def work(conn: Connection) -> CompactionInfo | None:
+            info = self._queued(conn, cq_id, None, "record a cleaner failure of")
+            attempts = 0
+            if info.retry_retention > 0 and base_ms > 0:
+                attempts = max(0, (info.retry_retention // base_ms).bit_length())
+            if attempts >= self.conf.cleaner_retry_max_attempts:
+                _copy_to_history(conn, cq_id, CompactionState.FAILED, now_ms(conn), error_message=error)
+                conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID == cq_id))
+                return None
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
+                CQ_RETRY_RETENTION=(2 ** attempts) * base_ms, CQ_ERROR_MESSAGE=error))
+            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
+
+        return self.db.run(work, what=f"cleaner failure of compaction {cq_id}")
+
+    # --- operator commands ------------------------------------------------------------------------------
+
+    def abort_compactions(self, ids: Iterable[int]) -> list[AbortCompactionResult]:
+        """ABORT COMPACTIONS: only 'initiated' rows are aborted (moved to history as 'aborted'); every other id
+        is reported with the reason it was left alone."""
+        wanted = list(dict.fromkeys(int(i) for i in ids))
+
+        def work(conn: Connection) -> list[AbortCompactionResult]:
+            results = []
+            now = now_ms(conn)
+            for cq_id in wanted:
+                row = conn.execute(sa.select(CQ.c.CQ_STATE).where(CQ.c.CQ_ID == cq_id).with_for_update()).first()
+                state = row.CQ_STATE if row else conn.execute(
+                    sa.select(CC.c.CC_STATE).where(CC.c.CC_ID == cq_id)).scalar()
+                if state is None:
+                    results.append(AbortCompactionResult(cq_id, "Error", "No Such Compaction Id Available"))
+                elif state != CompactionState.INITIATED.value:
+                    results.append(AbortCompactionResult(
+                        cq_id, "Error", "Error while aborting compaction as compaction is in state-"
+                        f"{CompactionState(state).display}; only 'initiated' compactions can be aborted"))
+                else:
+                    _copy_to_history(conn, cq_id, CompactionState.ABORTED, now, error_message=ABORTED_BY_REQUEST)
+                    conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID == cq_id))
+                    results.append(AbortCompactionResult(cq_id, "Success", "Successfully aborted compaction"))
+            return results
+
+        return self.db.run(work, what="abort compactions")
+
+    def revoke_timed_out_workers(self, timeout_s: float | None = None) -> list[int]:
+        """Put 'working' rows claimed longer than ``timeout_s`` (hive.compactor.worker.timeout) ago back to
+        'initiated'; returns their ids."""
+        timeout_ms = int(1000 * (self.conf.worker_timeout_s if timeout_s is None else timeout_s))
+
+        def work(conn: Connection) -> list[int]:
+            cutoff = now_ms(conn) - timeout_ms
+            return self._revoke(conn, CQ.c.CQ_START < cutoff)
+
+        return self.db.run(work, what="revoke timed-out workers")
+
+    def revoke_from_local_workers(self, host: str) -> list[int]:
+        """Put 'working' rows whose worker id starts with ``host`` back to 'initiated' (Initiator restart)."""
+        if not host:
+            raise InvalidInputError("revoking local workers needs the host name")
+        return self.db.run(lambda conn: self._revoke(conn, CQ.c.CQ_WORKER_ID.startswith(host, autoescape=True)),
+                           what=f"revoke workers of {host}")
+
+    @staticmethod
+    def _revoke(conn: Connection, condition: sa.ColumnElement[bool]) -> list[int]:
+        where = sa.and_(CQ.c.CQ_STATE == CompactionState.WORKING.value, condition)
+        ids = sorted(conn.execute(sa.select(CQ.c.CQ_ID).where(where).with_for_update()).scalars())
+        if ids:
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID.in_(ids), CQ.c.CQ_STATE == CompactionState.WORKING.value)
+                         .values(CQ_STATE=CompactionState.INITIATED.value, CQ_WORKER_ID=None, CQ_START=None))
+            log.warning("compactions %s went back to 'initiated' (their workers stopped or timed out)", ids)
+        return ids
+
+    def purge_history(self) -> int:
+        """Trim COMPLETED_COMPACTIONS per table/partition to the retention counts (§7.2); returns rows deleted.
+
+        Newest first, keep hive.compactor.history.retention.{did.not.initiate, failed (at least the failure
+        threshold), succeeded, refused} rows of each state; also drop 'did not initiate'/'failed'/'refused' rows
+        older than the retention timeout when a newer MAJOR (or, for a MINOR row, any) compaction succeeded.
+        """
+        conf = self.conf
+        failed_keep = max(conf.history_retention_failed, conf.failed_compacts_threshold)
+        keep = {CompactionState.DID_NOT_INITIATE: conf.history_retention_did_not_initiate,
+                CompactionState.FAILED: failed_keep, CompactionState.SUCCEEDED: conf.history_retention_succeeded,
+                CompactionState.REFUSED: conf.history_retention_refused}
+        timed_states = (CompactionState.DID_NOT_INITIATE, CompactionState.FAILED, CompactionState.REFUSED)
+
+        def work(conn: Connection) -> int:
+            threshold = now_ms(conn) - int(conf.history_retention_timeout_s * 1000)
+            rows = conn.execute(sa.select(CC.c.CC_ID, CC.c.CC_DATABASE, CC.c.CC_TABLE, CC.c.CC_PARTITION,
+                                          CC.c.CC_STATE, CC.c.CC_START, CC.c.CC_TYPE)
+                                .order_by(CC.c.CC_DATABASE, CC.c.CC_TABLE, CC.c.CC_PARTITION, CC.c.CC_ID.desc()))
+            doomed: list[int] = []
+            entity = None
+            for row in rows:
+                key = (row.CC_DATABASE, row.CC_TABLE, row.CC_PARTITION)
+                if key != entity:
+                    entity = key
+                    left = dict(keep)
+                    major_done = minor_done = False
+                state = CompactionState(row.CC_STATE)
+                if state not in left:
+                    continue  # 'aborted' rows are kept, as in Hive
+                left[state] -= 1
+                timed_out = (state in timed_states and (row.CC_START or 0) < threshold
+                             and (major_done or (minor_done and row.CC_TYPE == CompactionType.MINOR.value)))
+                if left[state] < 0 or timed_out:
+                    doomed.append(int(row.CC_ID))
+                if state is CompactionState.SUCCEEDED:
+                    if row.CC_TYPE == CompactionType.MAJOR.value:
+                        major_done = True
+                    else:
+                        minor_done = True
+            for start in range(0, len(doomed), 500):
+                conn.execute(sa.delete(CC).where(CC.c.CC_ID.in_(doomed[start:start + 500])))
+            return len(doomed)
+
+        return self.db.run(work, what="purge compaction history")
+
+    # --- queries -----------------------------------------------------------------------------------------
+
+    def get(self, cq_id: int) -> CompactionInfo:
+        """One compaction by id, from the queue or the history."""
+        def work(conn: Connection) -> CompactionInfo:
+            row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).first()
+            if row is not None:
+                return _info(row, "CQ")
+            row = conn.execute(sa.select(CC).where(CC.c.CC_ID == cq_id)).first()
+            if row is None:
+                raise NoSuchObjectError(f"compaction {cq_id} does not exist (or its history was purged)")
+            return _info(row, "CC")
+
+        return self.db.run(work, what=f"get compaction {cq_id}")
+
+    def find(self, *, id: int | None = None, pool: str | None = None, db: str | None = None,
+             table: str | None = None, partition: str | None = None, type: CompactionType | str | None = None,
+             state: CompactionState | str | None = None) -> list[CompactionInfo]:
+        """Queue and history rows matching every given filter (SHOW COMPACTIONS' WHERE), unordered."""
+        ctype = None if type is None else (type if isinstance(type, CompactionType) else CompactionType.parse(type))
+        cstate = None if state is None else (state if isinstance(state, CompactionState)
+                                             else CompactionState.parse(state))
+
+        def query(table_obj: sa.Table, p: str):
+            c = table_obj.c
+            conditions = []
+            for value, column in ((id, "ID"), (db.lower() if db else None, "DATABASE"),
+                                  (table.lower() if table else None, "TABLE"), (partition, "PARTITION"),
+                                  (ctype.value if ctype else None, "TYPE"), (cstate.value if cstate else None, "STATE")):
+                if value is not None:
+                    conditions.append(c[f"{p}_{column}"] == value)
+            if pool is not None:
+                conditions.append(c[f"{p}_POOL_NAME"].is_(None) if pool == DEFAULT_POOL
+                                  else c[f"{p}_POOL_NAME"] == pool)
+            return sa.select(table_obj).where(*conditions)
+
+        def work(conn: Connection) -> list[CompactionInfo]:
+            infos = [_info(r, "CQ") for r in conn.execute(query(CQ, "CQ"))]
+            return infos + [_info(r, "CC") for r in conn.execute(query(CC, "CC"))]
+
+        return self.db.run(work, what="list compactions")
+
+    def show_compactions(self, *, id: int | None = None, pool: str | None = None, db: str | None = None,
+                         table: str | None = None, partition: str | None = None,
+                         type: CompactionType | str | None = None, state: CompactionState | str | None = None,
+                         order_by: str | Sequence[str] | None = None, limit: int | None = None
+                         ) -> list[ShowCompactionsRow]:
+        """SHOW COMPACTIONS with Hive 4's filters and columns.
+
+        ``order_by`` names SHOW COMPACTIONS columns, each optionally followed by ``asc``/``desc`` (e.g.
+        ``"enqueuetime desc, compactionid"``); by default the most recently active first, then by enqueue time.
+        """
+        infos = self.find(id=id, pool=pool, db=db, table=table, partition=partition, type=type, state=state)
+        if order_by:
+            rows = [_show_row(i) for i in infos]
+            for column, descending in reversed(_parse_order_by(order_by)):
+                present = [r for r in rows if getattr(r, column) is not None]
+                missing = [r for r in rows if getattr(r, column) is None]
+                present.sort(key=lambda r: getattr(r, column), reverse=descending)
+                rows = present + missing
+        else:
+            infos.sort(key=lambda i: i.enqueue_time if i.enqueue_time is not None else 0)
+            infos.sort(key=lambda i: _latest_activity(i) or -1, reverse=True)
+            rows = [_show_row(i) for i in infos]
+        if limit is not None:
+            if limit < 0:
+                raise InvalidInputError(f"SHOW COMPACTIONS limit must be non-negative, got {limit}")
+            rows = rows[:limit]
+        return rows
+
+    # --- Initiator lookups -------------------------------------------------------------------------------
+
+    def current_compaction(self, db: str, table: str, partition: str | None = None) -> CompactionInfo | None:
+        """The 'initiated' or 'working' row for exactly this table/partition, if any (§4.1 step 5.3)."""
+        db, table = _names(db, table)
+
+        def work(conn: Connection) -> CompactionInfo | None:
+            row = conn.execute(sa.select(CQ).where(
+                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, _partition_filter(CQ.c.CQ_PARTITION, partition),
+                CQ.c.CQ_STATE.in_((CompactionState.INITIATED.value, CompactionState.WORKING.value)))
+                .order_by(CQ.c.CQ_ID).limit(1)).first()
+            return None if row is None else _info(row, "CQ")
+
+        return self.db.run(work, what="current compaction lookup")
+
+    def failing_since(self, db: str, table: str, partition: str | None = None) -> int | None:
+        """If the newest hive.compactor.initiator.failed.compacts.threshold finished attempts ('succeeded' or
+        'failed', newest first) all failed and the retry time (hive.compactor.initiator.failed.retry.time) after
+        the newest failure has not passed, the enqueue time of that newest failure; else None (§4.1 step 5.3)."""
+        db, table = _names(db, table)
+        threshold = self.conf.failed_compacts_threshold
+        retry_ms = int(self.conf.failed_retry_time_s * 1000)
+
+        def work(conn: Connection) -> int | None:
+            rows = conn.execute(sa.select(CC.c.CC_STATE, CC.c.CC_ENQUEUE_TIME).where(
+                CC.c.CC_DATABASE == db, CC.c.CC_TABLE == table, _partition_filter(CC.c.CC_PARTITION, partition),
+                CC.c.CC_STATE.in_((CompactionState.SUCCEEDED.value, CompactionState.FAILED.value)))
+                .order_by(CC.c.CC_ID.desc()).limit(threshold)).all()
+            if len(rows) < threshold or any(r.CC_STATE != CompactionState.FAILED.value for r in rows):
+                return None
+            newest = max((r.CC_ENQUEUE_TIME or 0) for r in rows)
+            if retry_ms > 0 and newest + retry_ms < now_ms(conn):
+                return None
+            return newest
+
+        return self.db.run(work, what="failed compactions lookup")
+
+    def initiator_skip_reason(self, db: str, table: str, partition: str | None = None,
+                              type: CompactionType = CompactionType.MAJOR, *, record: bool = True,
+                              initiator_id: str | None = None) -> str | None:
+        """Hive's foundCurrentOrFailedCompactions: why the Initiator must not queue this entity now, or None.
+
+        A consecutive-failure skip is recorded as a 'did not initiate' history row unless ``record`` is False.
+        """
+        current = self.current_compaction(db, table, partition)
+        if current is not None:
+            return (f"compaction {current.id} of {current.full_partition_name} is already "
+                    f"'{current.state.display}'")
+        newest_failure = self.failing_since(db, table, partition)
+        if newest_failure is None:
+            return None
+        threshold = self.conf.failed_compacts_threshold
+        message = (f"Compaction is not initiated since last {threshold} consecutive compaction attempts failed "
+                   f"(hive.compactor.initiator.failed.compacts.threshold={threshold}); it is retried "
+                   f"{self.conf.failed_retry_time_s:g} s after the last failure "
+                   "(hive.compactor.initiator.failed.retry.time) or when requested manually")
+        if record:
+            self.record_did_not_initiate(db, table, partition, type, message, initiator_id=initiator_id)
+        return message
+
+
+def _parse_order_by(order_by: str | Sequence[str]) -> list[tuple[str, bool]]:
+    items = order_by.split(",") if isinstance(order_by, str) else list(order_by)
+    allowed = ShowCompactionsRow.columns()
+    result = []
+    for item in items:
+        words = item.strip().lower().split()
+        if not words or len(words) > 2 or words[0] not in allowed or (len(words) == 2 and words[1] not in ("asc", "desc")):
+            raise InvalidInputError(f"cannot order SHOW COMPACTIONS by {item.strip()!r}; use one of "
+                                    f"{', '.join(allowed)} optionally followed by asc or desc")
+        result.append((words[0], len(words) == 2 and words[1] == "desc"))
+    return result
+
+
+def _copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: int, *,
+                     error_message: str | None = None) -> None:
+    """INSERT INTO COMPLETED_COMPACTIONS … SELECT … FROM COMPACTION_QUEUE for one row, with a new state and end."""
+    columns = [c for c in _SHARED if c not in ("STATE", "ERROR_MESSAGE")]
+    select = sa.select(*[CQ.c[f"CQ_{c}"] for c in columns], sa.literal(state.value, CC.c.CC_STATE.type),
+                       sa.literal(end, sa.BigInteger()),
+                       CQ.c.CQ_ERROR_MESSAGE if error_message is None else sa.literal(error_message, sa.Text()))
+    select = select.where(CQ.c.CQ_ID == cq_id)
+    conn.execute(sa.insert(CC).from_select([f"CC_{c}" for c in columns] + ["CC_STATE", "CC_END", "CC_ERROR_MESSAGE"],
+                                           select))
+
+
+def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None) -> None:
+    """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (§6.3 step 4)."""
+    tc = TXN_COMPONENTS
+    conditions = [
+        tc.c.TC_TXNID.in_(sa.select(TXNS.c.TXN_ID).where(TXNS.c.TXN_STATE == TxnState.ABORTED.value)),
+        tc.c.TC_DATABASE == info.database, tc.c.TC_TABLE == info.table,
+    ]
+    if info.partition is not None:
+        conditions.append(tc.c.TC_PARTITION == info.partition)
+    if exact_ids is None and hwm:
+        conn.execute(sa.delete(tc).where(*conditions, tc.c.TC_WRITEID <= hwm))
+    elif exact_ids:
+        for start in range(0, len(exact_ids), 500):
+            conn.execute(sa.delete(tc).where(*conditions, tc.c.TC_WRITEID.in_(exact_ids[start:start + 500])))

@@ -1,0 +1,423 @@
+"""The compaction queue: enqueue/refusal rules, the state machine, cleaning bookkeeping, SHOW COMPACTIONS, ABORT
+COMPACTIONS, revocation, history purge, and concurrent claims from several processes."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnType
+from airflow_acid.metastore.compactions import (
+    CompactionQueue,
+    ShowCompactionsRow,
+    decode_properties,
+    encode_properties,
+)
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.schema import (
+    COMPACTION_QUEUE,
+    COMPLETED_COMPACTIONS,
+    COMPLETED_TXN_COMPONENTS,
+    TXN_COMPONENTS,
+)
+from airflow_acid.metastore.snapshots import Snapshots
+from airflow_acid.metastore.txns import TxnStore
+
+MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR
+WHO = {"user": "etl", "host": "node1"}
+
+
+@pytest.fixture
+def conf() -> MetastoreConf:
+    return MetastoreConf(opentxn_timeout_ms=0)
+
+
+@pytest.fixture
+def queue(db, conf) -> CompactionQueue:
+    return CompactionQueue(db, conf)
+
+
+@pytest.fixture
+def txns(db, conf) -> TxnStore:
+    return TxnStore(db, conf)
+
+
+def _update_row(db: Database, cq_id: int, **values) -> None:
+    db.run(lambda c: c.execute(sa.update(COMPACTION_QUEUE).where(COMPACTION_QUEUE.c.CQ_ID == cq_id).values(**values)))
+
+
+def _history(db: Database) -> list:
+    return db.run(lambda c: c.execute(sa.select(COMPLETED_COMPACTIONS).order_by(COMPLETED_COMPACTIONS.c.CC_ID)).all())
+
+
+def _queue_ids(db: Database) -> list[int]:
+    return db.run(lambda c: list(c.execute(sa.select(COMPACTION_QUEUE.c.CQ_ID).order_by(COMPACTION_QUEUE.c.CQ_ID))
+                                 .scalars()))
+
+
+def _compact(queue: CompactionQueue, txns: TxnStore, db: str, table: str, partition: str | None, hwm: int,
+             *, commit: bool = True) -> int:
+    """Enqueue, claim, run under a compaction txn and mark compacted; returns the queue id."""
+    result = queue.enqueue(db, table, partition, MAJOR, highest_write_id_now=-1)
+    assert result.accepted, result.message
+    claimed = queue.claim_next("node1-1")
+    assert claimed.id == result.id
+    txn = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
+    queue.set_running(result.id, txn, hwm)
+    queue.mark_compacted(result.id)
+    if commit:
+        txns.commit(txn)
+    return result.id
+
+
+def test_enqueue_hands_out_ids_and_refuses_what_is_already_scheduled(queue):
+    first = queue.enqueue("D", "T", "ds=1", MAJOR, pool="p1", properties={"compactor.x": "1"},
+                          initiator_id="host-7", initiator_version="4.0", highest_write_id_now=3)
+    assert first.accepted and first.id >= 1 and first.state is CompactionState.INITIATED
+    again = queue.enqueue("d", "t", "ds=1", MINOR, highest_write_id_now=3)
+    assert (again.id, again.state) == (-1, CompactionState.REFUSED)
+    assert again.message == f"Compaction is already scheduled with state='initiated' and id={first.id}"
+    other = queue.enqueue("d", "t", "ds=2", MINOR, highest_write_id_now=3)
+    assert other.accepted and other.id == first.id + 1
+    # a request without a partition is refused while any partition of the table is queued (§4.3)
+    assert not queue.enqueue("d", "t", None, MAJOR, highest_write_id_now=3).accepted
+    assert queue.enqueue("d", "other", None, MAJOR, highest_write_id_now=3).accepted
+    queue.claim_next("node1-1", pool="p1")
+    refused = queue.enqueue("d", "t", "ds=1", MAJOR, highest_write_id_now=3)
+    assert refused.message == f"Compaction is already scheduled with state='working' and id={first.id}"
+    info = queue.get(first.id)
+    assert (info.database, info.table, info.properties, info.pool_name, info.initiator_id) == (
+        "d", "t", {"compactor.x": "1"}, "p1", "host-7")
+    with pytest.raises(InvalidInputError):
+        queue.enqueue("d", "t", None, CompactionType.ABORT_TXN_CLEANUP)
+
+
+def test_ready_for_cleaning_row_refuses_only_when_nothing_new_was_written(db, queue, txns):
+    """HIVE-26107: a row in 'ready for cleaning' blocks a new request only if the table's compactor high
+    watermark has not moved since (here computed from the real write ids)."""
+    def write() -> int:
+        txn = txns.open_txn(**WHO)
+        write_id = txns.allocate_write_id(txn, "d", "t")
+        txns.commit(txn)
+        return write_id
+
+    hwm = max(write() for _ in range(3))
+    first = queue.enqueue("d", "t")
+    queue.claim_next("node1-1")
+    compactor = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
+    queue.set_running(first.id, compactor, hwm)
+    queue.mark_compacted(first.id)
+    refused = queue.enqueue("d", "t")
+    assert refused.message == f"Compaction is already scheduled with state='ready for cleaning' and id={first.id}"
+    write()
+    assert queue.enqueue("d", "t").accepted
+
+
+def test_claim_set_running_commit_compacted_cleaned(db, queue, txns, conf):
+    # committed writes to two partitions; aborted writes below and above the compacted HWM
+    for _ in range(3):
+        t = txns.open_txn(**WHO)
+        w = txns.allocate_write_id(t, "d", "t")
+        txns.add_write_components(t, "d", "t", ["ds=1"], OperationType.INSERT, w)
+        txns.commit(t)
+    low_abort = txns.open_txn(**WHO)
+    txns.add_write_components(low_abort, "d", "t", ["ds=1"], OperationType.INSERT)  # write id 4
+    txns.abort(low_abort)
+    enq = queue.enqueue("d", "t", "ds=1", MINOR, pool=None, highest_write_id_now=4)
+    claimed = queue.claim_next("node1-42", worker_version="0.1")
+    assert (claimed.id, claimed.state, claimed.worker_id, claimed.worker_version) == (
+        enq.id, CompactionState.WORKING, "node1-42", "0.1")
+    assert claimed.start is not None and queue.claim_next("node1-43") is None
+    reader = txns.open_txn(**WHO, txn_type=TxnType.READ_ONLY)  # open while C runs: it blocks cleaning
+    compactor = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
+    running = queue.set_running(enq.id, compactor, 4, run_as="hive", hadoop_job_id="app-1")
+    assert (running.txn_id, running.highest_write_id, running.run_as, running.hadoop_job_id) == (
+        compactor, 4, "hive", "app-1")
+    comps = db.run(lambda c: c.execute(sa.select(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == compactor)).all())
+    assert [(r.TC_DATABASE, r.TC_TABLE, r.TC_PARTITION, r.TC_OPERATION_TYPE, r.TC_WRITEID) for r in comps] == [
+        ("d", "t", "ds=1", "c", 4)]
+    high_abort = txns.open_txn(**WHO)
+    txns.add_write_components(high_abort, "d", "t", ["ds=1"], OperationType.INSERT)  # write id 5, above the HWM
+    txns.abort(high_abort)
+    later = txns.open_txn(**WHO)
+    txns.add_write_components(later, "d", "t", ["ds=1"], OperationType.INSERT)
+    txns.commit(later)
+    queue.mark_compacted(enq.id)
+    txns.commit(compactor)
+    row = queue.get(enq.id)
+    assert row.state is CompactionState.READY_FOR_CLEANING and row.worker_id is None
+    assert row.next_txn_id is not None and row.commit_time is not None
+    snapshots = Snapshots(db, conf)
+    assert queue.ready_to_clean(snapshots.min_open_txn_id()) == []
+    txns.commit(reader)
+    assert [i.id for i in queue.ready_to_clean(snapshots.min_open_txn_id())] == [enq.id]
+    queue.mark_cleaner_start(enq.id)
+    assert queue.get(enq.id).cleaner_start > 0
+    queue.mark_cleaned(enq.id)
+    assert _queue_ids(db) == []
+    (history,) = _history(db)
+    assert (history.CC_ID, history.CC_STATE, history.CC_HIGHEST_WRITE_ID, history.CC_WORKER_VERSION) == (
+        enq.id, "s", 4, "0.1")
+    assert history.CC_END >= history.CC_START
+    ctc = db.run(lambda c: c.execute(sa.select(COMPLETED_TXN_COMPONENTS.c.CTC_WRITEID)).scalars().all())
+    assert sorted(ctc) == [6]  # write ids 1-3 covered by the compaction, 6 came after
+    left = db.run(lambda c: c.execute(sa.select(TXN_COMPONENTS.c.TC_TXNID)).scalars().all())
+    assert left == [high_abort]  # aborted write 4 cleaned, aborted write 5 above the HWM kept
+
+
+def test_mark_cleaned_with_uncompacted_aborts_removes_exactly_those_write_ids(db, queue, txns):
+    aborted = []
+    for _ in range(3):
+        t = txns.open_txn(**WHO)
+        txns.add_write_components(t, "d", "t", None, OperationType.INSERT)
+        txns.abort(t)
+        aborted.append(t)
+    cq_id = _compact(queue, txns, "d", "t", None, 3)
+    queue.mark_cleaned(cq_id, aborted_write_ids=[2])
+    left = db.run(lambda c: sorted(c.execute(sa.select(TXN_COMPONENTS.c.TC_WRITEID)).scalars().all()))
+    assert left == [1, 3]
+
+
+def test_failed_refused_did_not_initiate_and_wrong_states(db, queue):
+    a = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
+    b = queue.enqueue("d", "t", "ds=2", highest_write_id_now=0)
+    with pytest.raises(InvalidInputError, match="it is 'initiated', not 'working'"):
+        queue.mark_compacted(a.id)
+    queue.claim_next("node1-1")
+    assert queue.mark_failed(a.id, "Spark job app-7 failed: OOM") == a.id
+    assert queue.mark_refused(b.id) == b.id
+    dni = queue.mark_failed(0, "could not list the directory", db="d", table="t", partition="ds=3")
+    assert dni > b.id
+    rows = {r.CC_ID: r for r in _history(db)}
+    assert (rows[a.id].CC_STATE, rows[a.id].CC_ERROR_MESSAGE) == ("f", "Spark job app-7 failed: OOM")
+    assert rows[a.id].CC_WORKER_ID == "node1-1"
+    assert (rows[b.id].CC_STATE, rows[b.id].CC_ERROR_MESSAGE) == (
+        "c", "None of the compaction thresholds met, compaction request is refused!")
+    assert (rows[dni].CC_STATE, rows[dni].CC_PARTITION) == ("a", "ds=3")
+    assert _queue_ids(db) == []
+    with pytest.raises(NoSuchObjectError, match=f"already in the history as 'failed'"):
+        queue.mark_failed(a.id, "again")
+    with pytest.raises(NoSuchObjectError, match="no such compaction"):
+        queue.mark_compacted(12345)
+    # ids are never reused: a new request gets a fresh one
+    assert queue.enqueue("d", "t", "ds=1", highest_write_id_now=0).id > dni
+
+
+def test_show_compactions_columns_filters_order_and_limit(db, queue, txns):
+    a = queue.enqueue("d", "t", "ds=1", MAJOR, pool="etl", initiator_id="init-host-3", highest_write_id_now=0)
+    b = queue.enqueue("d", "t", "ds=2", MINOR, highest_write_id_now=0)
+    c = queue.enqueue("d", "u", None, MAJOR, highest_write_id_now=0)
+    queue.claim_next("wrk-host-9", pool="etl")
+    queue.claim_next("wrk-host-9")
+    queue.mark_failed(b.id, "boom")
+    rows = queue.show_compactions()
+    assert ShowCompactionsRow.columns() == [
+        "compactionid", "dbname", "tabname", "partname", "type", "state", "workerhost", "workerid", "enqueuetime",
+        "starttime", "duration", "hadoopjobid", "errormessage", "initiatorhost", "initiatorid", "poolname", "txnid",
+        "nexttxnid", "committime", "hightestwriteid"]
+    by_id = {r.compactionid: r for r in rows}
+    assert set(by_id) == {a.id, b.id, c.id}
+    ra, rb, rc = by_id[a.id], by_id[b.id], by_id[c.id]
+    assert (ra.type, ra.state, ra.workerhost, ra.workerid, ra.poolname, ra.initiatorhost, ra.initiatorid) == (
+        "MAJOR", "working", "wrk-host", "9", "etl", "init-host", "3")
+    assert ra.duration is None and ra.starttime is not None
+    assert (rb.type, rb.state, rb.errormessage, rb.poolname) == ("MINOR", "failed", "boom", "default")
+    assert rb.duration is not None and rb.duration >= 0
+    assert rc.state == "initiated" and rc.as_strings()[3] == "---" and len(rc.as_strings()) == 20
+    assert [r.compactionid for r in queue.show_compactions(db="d", table="t")] != []
+    assert {r.compactionid for r in queue.show_compactions(table="t")} == {a.id, b.id}
+    assert [r.compactionid for r in queue.show_compactions(partition="ds=2")] == [b.id]
+    assert [r.compactionid for r in queue.show_compactions(state="failed")] == [b.id]
+    assert [r.compactionid for r in queue.show_compactions(type="minor")] == [b.id]
+    assert [r.compactionid for r in queue.show_compactions(pool="etl")] == [a.id]
+    assert {r.compactionid for r in queue.show_compactions(pool="default")} == {b.id, c.id}
+    assert [r.compactionid for r in queue.show_compactions(id=c.id)] == [c.id]
+    assert [r.compactionid for r in queue.show_compactions(order_by="compactionid desc")] == [c.id, b.id, a.id]
+    assert [r.compactionid for r in queue.show_compactions(order_by="compactionid", limit=2)] == [a.id, b.id]
+    # default order: most recent activity (end, start or commit time) first, rows without activity last
+    _update_row(db, a.id, CQ_START=5)
+    assert [r.compactionid for r in queue.show_compactions()] == [b.id, a.id, c.id]
+    with pytest.raises(InvalidInputError, match="cannot order SHOW COMPACTIONS by 'bogus'"):
+        queue.show_compactions(order_by="bogus")
+
+
+def test_abort_compactions_only_aborts_initiated(db, queue):
+    a = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
+    b = queue.enqueue("d", "t", "ds=2", highest_write_id_now=0)
+    queue.claim_next("node1-1")  # claims a
+    results = {r.id: r for r in queue.abort_compactions([a.id, b.id, 999])}
+    assert results[b.id].status == "Success"
+    assert results[a.id].status == "Error" and "in state-working" in results[a.id].message
+    assert results[999].message == "No Such Compaction Id Available"
+    assert queue.get(b.id).state is CompactionState.ABORTED
+    assert queue.abort_compactions([b.id])[0].message.endswith("state-aborted; only 'initiated' compactions can "
+                                                               "be aborted")
+
+
+def test_revoke_timed_out_and_local_workers(db, queue):
+    ids = [queue.enqueue("d", "t", f"ds={i}", highest_write_id_now=0).id for i in range(3)]
+    queue.claim_next("hostA-1")
+    queue.claim_next("hostA-2")
+    queue.claim_next("hostB_x-1")
+    _update_row(db, ids[0], CQ_START=1)  # claimed long ago
+    assert queue.revoke_timed_out_workers(3600) == [ids[0]]
+    assert queue.get(ids[0]).state is CompactionState.INITIATED and queue.get(ids[0]).worker_id is None
+    assert queue.revoke_from_local_workers("hostA") == [ids[1]]
+    assert queue.revoke_from_local_workers("hostB%") == []  # LIKE wildcards are taken literally
+    assert queue.revoke_from_local_workers("hostB_") == [ids[2]]
+
+
+def test_claim_next_respects_pools_and_pool_timeout(db, queue):
+    pooled = queue.enqueue("d", "t", "ds=1", pool="big", highest_write_id_now=0)
+    plain = queue.enqueue("d", "t", "ds=2", highest_write_id_now=0)
+    assert queue.claim_next("w-1", pool="small") is None
+    assert queue.claim_next("w-1").id == plain.id
+    assert queue.claim_next("w-2") is None  # the pooled row has not waited long enough
+    _update_row(db, pooled.id, CQ_ENQUEUE_TIME=1)
+    assert queue.claim_next("w-4").id == pooled.id  # waited longer than the pool timeout
+    queue.revoke_from_local_workers("w")
+    assert queue.claim_next("w-5", pool="big").id == pooled.id
+
+
+def test_ready_to_clean_watermark_retention_and_lowest_hwm(db, queue, txns):
+    txns.commit(txns.open_txn(**WHO))  # so compaction txn ids start above 1 (a watermark of 0 disables the check)
+    first = _compact(queue, txns, "d", "t", "ds=1", 5)
+    _update_row(db, first, CQ_STATE="r")
+    second = queue.enqueue("d", "t", "ds=1", MAJOR, highest_write_id_now=7)
+    assert second.accepted
+    queue.claim_next("n-1")
+    queue.set_running(second.id, txns.open_txn(**WHO, txn_type=TxnType.COMPACTION), 7)
+    queue.mark_compacted(second.id)
+    other = _compact(queue, txns, "d", "t", "ds=2", 3)
+    next_txn = queue.get(first).next_txn_id
+    _update_row(db, second.id, CQ_NEXT_TXN_ID=next_txn, CQ_COMMIT_TIME=1)
+    # only the lowest highest-write-id row per partition (HIVE-25115)
+    assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [first, other]
+    # the watermark: a row whose CQ_NEXT_TXN_ID is above the min open txn waits
+    assert [i.id for i in queue.ready_to_clean(next_txn - 1)] == []
+    # retention: just-committed rows wait for the delay (the lowest HWM is taken among rows past their delay)
+    assert [i.id for i in queue.ready_to_clean(10 ** 9, retention_ms=3_600_000)] == [second.id]
+    # the cleaner retry delay adds to the retention
+    _update_row(db, other, CQ_RETRY_RETENTION=10 ** 12)
+    assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [first]
+    # abort-cleanup rows are never returned here
+    _update_row(db, first, CQ_TYPE="c")
+    assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [second.id]
+
+
+def test_cleaner_retry_backoff_then_failed(db, txns):
+    queue = CompactionQueue(db, MetastoreConf(cleaner_retry_retention_s=1.0, cleaner_retry_max_attempts=3))
+    cq_id = _compact(queue, txns, "d", "t", None, 1)
+    delays = [queue.cleaner_attempt_failed(cq_id, f"attempt {n}").retry_retention for n in range(3)]
+    assert delays == [1000, 2000, 4000]
+    assert queue.get(cq_id).error_message == "attempt 2"
+    assert queue.cleaner_attempt_failed(cq_id, "gave up") is None
+    failed = queue.get(cq_id)
+    assert (failed.state, failed.error_message) == (CompactionState.FAILED, "gave up")
+
+
+def _history_row(cc_id: int, state: str, type_: str = "a", start: int = 10 ** 13, partition: str | None = "p") -> dict:
+    return {"CC_ID": cc_id, "CC_DATABASE": "d", "CC_TABLE": "t", "CC_PARTITION": partition, "CC_STATE": state,
+            "CC_TYPE": type_, "CC_START": start, "CC_ENQUEUE_TIME": start, "CC_END": start}
+
+
+def test_purge_history_retention_counts_and_timeout(db):
+    queue = CompactionQueue(db, MetastoreConf(history_retention_succeeded=2, history_retention_failed=1,
+                                              failed_compacts_threshold=2, history_retention_did_not_initiate=1,
+                                              history_retention_refused=1, history_retention_timeout_s=60))
+    old = 1  # far in the past
+    rows = [
+        # partition p, oldest first
+        _history_row(1, "s"), _history_row(2, "s"), _history_row(3, "s"),          # keep newest 2 -> drop 1
+        _history_row(4, "f"), _history_row(5, "f"), _history_row(6, "f"),          # keep max(1, threshold 2) -> drop 4
+        _history_row(7, "a"), _history_row(8, "a"),                                # keep 1 -> drop 7
+        _history_row(9, "c"), _history_row(10, "x"), _history_row(11, "x"),        # aborted rows are never purged
+        # partition q: an old failure before a newer succeeded MAJOR times out; an old MINOR failure before a
+        # newer succeeded MINOR times out, an old MAJOR failure does not
+        _history_row(20, "f", "a", old, "q"), _history_row(21, "s", "a", partition="q"),
+        _history_row(30, "f", "i", old, "r"), _history_row(31, "f", "a", old, "r"),
+        _history_row(32, "s", "i", partition="r"),
+    ]
+    db.run(lambda c: c.execute(sa.insert(COMPLETED_COMPACTIONS), rows))
+    assert queue.purge_history() == 5
+    left = [r.CC_ID for r in _history(db)]
+    assert left == [2, 3, 5, 6, 8, 9, 10, 11, 21, 31, 32]
+    assert queue.purge_history() == 0
+
+
+def test_initiator_lookups_current_and_consecutive_failures(db):
+    queue = CompactionQueue(db, MetastoreConf(failed_compacts_threshold=2, failed_retry_time_s=3600))
+    assert queue.initiator_skip_reason("d", "t", "ds=1") is None
+    current = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
+    assert queue.current_compaction("d", "t", "ds=1").id == current.id
+    assert queue.current_compaction("d", "t", None) is None  # NULL partition matches only NULL
+    assert "already 'initiated'" in queue.initiator_skip_reason("d", "t", "ds=1")
+    queue.claim_next("n-1")
+    queue.mark_failed(current.id, "boom")
+    assert queue.failing_since("d", "t", "ds=1") is None  # one failure is below the threshold
+    second = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
+    queue.claim_next("n-1")
+    queue.mark_failed(second.id, "boom again")
+    assert queue.failing_since("d", "t", "ds=1") is not None
+    reason = queue.initiator_skip_reason("d", "t", "ds=1", MINOR, initiator_id="init-1")
+    assert reason.startswith("Compaction is not initiated since last 2 consecutive compaction attempts failed")
+    recorded = queue.show_compactions(state="did not initiate")
+    assert [(r.partname, r.type, r.errormessage) for r in recorded] == [("ds=1", "MINOR", reason)]
+    # after the retry time the entity is eligible again
+    db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).values(CC_ENQUEUE_TIME=1)))
+    assert queue.initiator_skip_reason("d", "t", "ds=1") is None
+    # a success between failures resets the count
+    db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).where(COMPLETED_COMPACTIONS.c.CC_ID == current.id)
+                               .values(CC_STATE="s")))
+    db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).values(CC_ENQUEUE_TIME=10 ** 13)))
+    assert queue.failing_since("d", "t", "ds=1") is None
+
+
+@given(st.dictionaries(st.text(min_size=0, max_size=12), st.text(max_size=20), max_size=6))
+def test_stringable_map_round_trip(props):
+    encoded = encode_properties(props)
+    assert decode_properties(encoded) == props
+    if props:
+        assert encoded.startswith(f"{len(props)}:")
+
+
+def test_stringable_map_matches_hive_format():
+    assert encode_properties({"compactor.mapreduce.map.memory.mb": "2048"}) == \
+        "1:33:compactor.mapreduce.map.memory.mb4:2048"
+
+
+def _claim_all(url: str, worker: str, out) -> None:
+    database = Database(url)
+    queue = CompactionQueue(database, MetastoreConf())
+    got = []
+    while (info := queue.claim_next(worker)) is not None:
+        got.append(info.id)
+    database.dispose()
+    out.put((worker, got))
+
+
+@pytest.mark.slow
+def test_two_processes_claiming_from_one_queue_never_get_the_same_row(empty_db_url, db):
+    queue = CompactionQueue(db, MetastoreConf())
+    ids = [queue.enqueue("d", f"t{i}", highest_write_id_now=0).id for i in range(120)]
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    workers = [ctx.Process(target=_claim_all, args=(empty_db_url, f"host-{n}", out)) for n in range(3)]
+    for p in workers:
+        p.start()
+    results = dict(out.get(timeout=120) for _ in workers)
+    for p in workers:
+        p.join(timeout=30)
+    claimed = [cq_id for got in results.values() for cq_id in got]
+    assert sorted(claimed) == ids  # every row claimed exactly once
+    assert len(set(claimed)) == len(claimed)
+    owners = {r.compactionid: r.workerhost for r in queue.show_compactions()}
+    for worker, got in results.items():
+        assert all(owners[cq_id] == "host" for cq_id in got)
+        assert all(queue.get(cq_id).worker_id == worker for cq_id in got)
