@@ -732,6 +732,7 @@ operations = st.lists(st.tuples(st.sampled_from(["write", "write", "commit", "co
 def test_simulation_readers_see_exactly_their_snapshot(ops) -> None:
     h = History()
     busy: list[int] = []  # open writer and compactor txns
+    compactions: set[int] = set()  # compactor txns (one partition is compacted by one worker at a time)
     readers: list[tuple[int, object, object, set[Event]]] = []
     for op, k, flag in ops:
         if op == "write":
@@ -739,9 +740,10 @@ def test_simulation_readers_see_exactly_their_snapshot(ops) -> None:
         elif op in ("commit", "abort") and busy:
             txn = busy.pop(k % len(busy))
             h.txn_state[txn] = "c" if op == "commit" else "a"
-        elif op in ("minor", "major"):
+        elif op in ("minor", "major") and not any(h.txn_state[c] == "o" for c in compactions):
             txn = h.compact(major=op == "major")
             if txn is not None:
+                compactions.add(txn)
                 if flag:
                     busy.append(txn)  # the compaction stays open: its output must stay invisible
                 else:
