@@ -640,12 +640,13 @@ class TxnStore:
 
         def work(conn: Connection) -> int:
             txn_type = _open_txn_type(conn, int(txn_id), f"record writes to {db}.{table} for")
-            wid = write_id
-            if wid is None and op is not OperationType.SELECT and txn_type is not TxnType.READ_ONLY:
-                wid = allocate_write_ids_in(conn, [int(txn_id)], db, table)[int(txn_id)]
-            elif op in (OperationType.INSERT, OperationType.UPDATE, OperationType.DELETE) and \
-                    txn_type is TxnType.READ_ONLY:
+            writes = op in (OperationType.INSERT, OperationType.UPDATE, OperationType.DELETE)
+            if writes and txn_type is TxnType.READ_ONLY:
                 raise TxnStateError(f"transaction {txn_id} is read-only: it cannot {op.name.lower()} {db}.{table}")
+            wid = write_id
+            if wid is None and writes and txn_type not in _COMPACTION_TYPES:
+                # the compactor never allocates a write id: its output is hidden by the _vC suffix (§5.5)
+                wid = allocate_write_ids_in(conn, [int(txn_id)], db, table)[int(txn_id)]
             return insert_txn_components(conn, int(txn_id), db, table, parts, op, wid)
 
         return self.db.run(work, what=f"add write components txn {txn_id}")
