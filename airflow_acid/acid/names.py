@@ -97,12 +97,14 @@ class DeltaDir:
 
 
 def format_base(write_id: int, visibility_txn_id: int = 0) -> str:
+    """``base_%07d`` plus ``_v%07d`` when a visibility txn is given (compactor output)."""
     name = f"{BASE_PREFIX}{write_id:07d}"
     return name + (f"{VISIBILITY_PREFIX}{visibility_txn_id:07d}" if visibility_txn_id else "")
 
 
 def format_delta(min_write_id: int, max_write_id: int, statement_id: int | None = None,
                  visibility_txn_id: int = 0, *, delete: bool = False) -> str:
+    """``[delete_]delta_%07d_%07d`` plus ``_%04d`` statement (None or −1: none) and ``_v%07d`` visibility."""
     prefix = DELETE_DELTA_PREFIX if delete else DELTA_PREFIX
     name = f"{prefix}{min_write_id:07d}_{max_write_id:07d}"
     if statement_id is not None and statement_id >= 0:
@@ -111,6 +113,7 @@ def format_delta(min_write_id: int, max_write_id: int, statement_id: int | None 
 
 
 def parse_base(name: str) -> BaseDir:
+    """Parse ``base_N[_vT]`` (also ``base_-9223372036854775808``, Long.MIN_VALUE); AcidNameError names a bad name."""
     if not name.startswith(BASE_PREFIX):
         raise AcidNameError(f"{name!r} is not a base directory name (expected 'base_<writeId>[_v<txnId>]')")
     rest, vis = _split_visibility(name, name[len(BASE_PREFIX):])
@@ -120,6 +123,7 @@ def parse_base(name: str) -> BaseDir:
 
 
 def parse_delta(name: str) -> DeltaDir:
+    """Parse ``[delete_]delta_a_b[_s][_vT]`` by splitting on ``_``; AcidNameError names a bad name."""
     if name.startswith(DELETE_DELTA_PREFIX):
         delete, rest = True, name[len(DELETE_DELTA_PREFIX):]
     elif name.startswith(DELTA_PREFIX):
@@ -171,10 +175,12 @@ class BucketFile:
 
 
 def format_bucket_file(bucket_id: int, attempt_id: int | None = None) -> str:
+    """``bucket_%05d`` plus ``_<attempt>`` for direct-insert writers."""
     return f"{BUCKET_PREFIX}{bucket_id:05d}" + (f"_{attempt_id}" if attempt_id is not None else "")
 
 
 def parse_bucket_file(name: str) -> BucketFile:
+    """Parse ``bucket_N[_attempt]``; side files and other names raise AcidNameError."""
     m = _BUCKET_FILE_RE.match(name)
     if not m:
         raise AcidNameError(f"{name!r} is not a bucket file name (expected 'bucket_<NNNNN>[_<attempt>]')")
@@ -200,6 +206,7 @@ class OriginalFile:
 
 
 def format_original_file(bucket_id: int, copy: int = 0, task_attempt: int = 0) -> str:
+    """``%06d_<attempt>`` plus ``_copy_N`` — the names non-ACID writers give their files."""
     return f"{bucket_id:06d}_{task_attempt}" + (f"_copy_{copy}" if copy else "")
 
 
@@ -212,6 +219,7 @@ def parse_original_file(name: str) -> OriginalFile | None:
 
 
 def flush_length_file(bucket_file_name: str) -> str:
+    """Name of the streaming side file holding the logical length of ``bucket_file_name`` (§1.4)."""
     return bucket_file_name + FLUSH_LENGTH_SUFFIX
 
 
