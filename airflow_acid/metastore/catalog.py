@@ -51,6 +51,7 @@ COMPACTOR_THRESHOLD_PREFIX = "compactorthreshold."
 # Hive keys stored lower-case whatever case the user typed (other keys keep their case, e.g. Spark confs).
 _CANONICAL_KEYS = (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES, "no_auto_compaction", "no_cleanup",
                    "hive.compactor.worker.pool")
+_LOWERCASE_VALUES = (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES)  # stored as Hive spells them
 _INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.delta")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
@@ -188,7 +189,8 @@ def merge_properties(existing: Mapping[str, str], updates: Mapping[str, object],
         canonical = _canonical_key(key)
         for k in [k for k in result if k.lower() == canonical.lower()]:
             del result[k]
-        result[canonical] = _as_text(canonical, value)
+        text = _as_text(canonical, value)
+        result[canonical] = text.strip().lower() if canonical in _LOWERCASE_VALUES else text
     return result
 
 
