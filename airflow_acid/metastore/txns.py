@@ -650,3 +650,23 @@ class TxnStore:
             return insert_txn_components(conn, int(txn_id), db, table, parts, op, wid)
 
         return self.db.run(work, what=f"add write components txn {txn_id}")
+
+    def add_dynamic_partitions(self, txn_id: int, db: str, table: str, partitions: Iterable[str],
+                               op: OperationType, write_id: int | None = None) -> int:
+        """Hive's addDynamicPartitions: after a dynamic-partition write (locked at table level, which recorded one
+        table-level TXN_COMPONENTS placeholder), replace the txn's table-level rows for ``db.table`` by one row
+        per partition actually written, so compaction and write-conflict checks see partitions. Returns rows
+        added."""
+        op = OperationType(op)
+        parts = [p for p in dict.fromkeys(partitions) if p is not None]
+        d, t = normalize_name(db, "database"), normalize_name(table, "table")
+
+        def work(conn: Connection) -> int:
+            _open_txn_type(conn, int(txn_id), f"record dynamic partitions of {d}.{t} for")
+            wid = write_id if write_id is not None else lookup_write_id(conn, int(txn_id), d, t)
+            conn.execute(sa.delete(TXN_COMPONENTS).where(
+                TXN_COMPONENTS.c.TC_TXNID == int(txn_id), TXN_COMPONENTS.c.TC_DATABASE == d,
+                TXN_COMPONENTS.c.TC_TABLE == t, TXN_COMPONENTS.c.TC_PARTITION.is_(None)))
+            return insert_txn_components(conn, int(txn_id), d, t, parts, op, wid) if parts else 0
+
+        return self.db.run(work, what=f"add dynamic partitions txn {txn_id}")
