@@ -20,6 +20,7 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.hive_types import is_primitive, normalize_type
+from airflow_acid.metastore.txn_records import delete_txn_records
 from airflow_acid.metastore.partitions import (
     make_partition_name,
     normalize_spec,
@@ -309,6 +310,7 @@ class Catalog:
                     "drop them first or use cascade")
             for table in tables:
                 _delete_table(conn, table.TBL_ID)
+            delete_txn_records(conn, name)
             conn.execute(sa.delete(DATABASE_PARAMS).where(DATABASE_PARAMS.c.DB_ID == db_id))
             conn.execute(sa.delete(DBS).where(DBS.c.DB_ID == db_id))
 
@@ -410,6 +412,7 @@ class Catalog:
                     return
                 raise NoSuchObjectError(f"table {database}.{name} does not exist")
             _delete_table(conn, tbl_id)
+            delete_txn_records(conn, database, name)
 
         self.db.run(work, what=f"drop table {database}.{name}")
 
@@ -528,6 +531,7 @@ class Catalog:
                     return
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
             _delete_partition(conn, row.PART_ID, row.SD_ID)
+            delete_txn_records(conn, database, table, part_name)
 
         self.db.run(work, what=f"drop partition of {database}.{table}")
 
