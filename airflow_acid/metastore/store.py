@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
-from typing import Any
 
+from airflow_acid.metastore.catalog import Catalog
+from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
 from airflow_acid.metastore.housekeeping import Housekeeping
+from airflow_acid.metastore.locks import LockManager
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
 
@@ -22,14 +23,6 @@ def default_url(home: str | os.PathLike | None = None) -> str:
     base = Path(home if home is not None else os.environ.get(HOME_ENV, Path.home() / "airflow-acid")).expanduser()
     base.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{(base / METASTORE_FILE).resolve()}"
-
-
-# Services written alongside this facade: (attribute, module, class). Missing modules are skipped.
-_OPTIONAL_SERVICES = (
-    ("locks", "airflow_acid.metastore.locks", "LockManager"),
-    ("compactions", "airflow_acid.metastore.compactions", "CompactionQueue"),
-    ("catalog", "airflow_acid.metastore.catalog", "Catalog"),
-)
 
 
 class Metastore:
@@ -49,8 +42,9 @@ class Metastore:
         self.txns = TxnStore(self.db, self.conf)
         self.snapshots = Snapshots(self.db, self.conf)
         self.housekeeping = Housekeeping(self.db, self.conf)
-        for attr, module, cls in _OPTIONAL_SERVICES:
-            setattr(self, attr, _load(module, cls, self.db, self.conf))
+        self.locks = LockManager(self.db, self.conf)
+        self.compactions = CompactionQueue(self.db, self.conf)
+        self.catalog = Catalog(self.db, self.conf)
 
     def init(self) -> Metastore:
         """Create or upgrade the schema to the latest migration (idempotent); returns self."""
@@ -78,13 +72,3 @@ class Metastore:
     def __repr__(self) -> str:
         return f"Metastore({self.url!r})"
 
-
-def _load(module: str, cls: str, db: Database, conf: MetastoreConf) -> Any:
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name == module:
-            return None
-        raise
-    factory = getattr(mod, cls, None)
-    return None if factory is None else factory(db, conf)
