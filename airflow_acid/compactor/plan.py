@@ -1,0 +1,521 @@
+"""Compaction plans: the versioned JSON document a compaction job executes, and the pure function that builds one.
+
+A plan names one or more compactions. Each compaction is one partition (or unpartitioned table) directory,
+compacted MINOR or MAJOR inside the compactor transaction C with the compactor write-id list of that table
+(HIVE_ACID_SPEC.md §5.2-§5.3). Its ``steps`` run in order: zero or more partial MINOR steps over consecutive
+slices of the current deltas (``hive.compactor.max.num.delta``, statement siblings never split — HIVE-25441), then
+the requested compaction. A step lists its inputs by name (base, original files, deltas in getAcidState order) and
+the directories it may create (MR names, §1.3): MINOR ``delta_min_max_vC`` + ``delete_delta_min_max_vC`` (each
+only if it receives rows), MAJOR ``base_max_vC``. Inputs produced by an earlier step are *optional*: the job drops
+those that were not created (a partial minor without delete events writes no delete delta).
+
+JSON form (``version`` 1)::
+
+    {"version": 1,
+     "compactions": [{
+        "id": "42", "location": "/warehouse/db/t/p=1", "type": "major", "compactor_txn_id": 17,
+        "write_ids": "db.t:9:9223372036854775807::4",          # ValidCompactorWriteIdList string
+        "row_schema": "struct<id:int,name:string>",            # ORC type of the table columns, or null
+        "orc": {"compression": "ZLIB", "stripe_size": 67108864, "buffer_size": 262144,
+                "row_index_stride": 10000, "base_delta_ratio": 8},
+        "job_conf": {"spark.executor.memory": "2g"},            # compactor.* properties, prefix stripped
+        "table_properties": {"orc.compress": "ZLIB"},           # table properties after tblprops.* overrides
+        "steps": [{"type": "major", "base": "base_0000005_v0000011", "original_files": [],
+                   "deltas": ["delta_0000006_0000009_v0000015", "delete_delta_0000006_0000009_v0000015"],
+                   "optional_inputs": [], "outputs": ["base_0000009_v0000017"]}]}]}
+
+Nothing here touches a filesystem or the metastore: the worker lists the directory, calls ``get_acid_state`` with
+the compactor write-id list and hands the result to :func:`plan_compaction`.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from airflow_acid.acid import names
+from airflow_acid.acid.event_writer import BASE_DELTA_RATIO, DEFAULT_BUFFER_SIZE, DEFAULT_ROW_INDEX_STRIDE, \
+    DEFAULT_STRIPE_SIZE
+from airflow_acid.acid.names import LONG_MIN, AcidNameError, DeltaDir
+from airflow_acid.acid.state import AcidState
+from airflow_acid.acid.writeids import SnapshotFormatError, ValidCompactorWriteIdList
+
+PLAN_VERSION = 1
+"""Version of the JSON document written by :meth:`CompactionPlan.to_json`; readers refuse other versions."""
+
+MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"
+DEFAULT_MAX_NUM_DELTA = 500
+COMPACTOR_PREFIX = "compactor."
+TBLPROPS_PREFIX = "tblprops."
+ORC_COMPRESSIONS = ("NONE", "ZLIB", "SNAPPY", "ZSTD")
+"""Compressions the compaction writer supports (Hive's LZO/LZ4 are not)."""
+
+
+class PlanError(ValueError):
+    """A plan document or a planning input is invalid; the message names the field or directory."""
+
+
+class CompactionType(str, enum.Enum):
+    """Hive's compaction types that this engine executes."""
+
+    MINOR = "minor"
+    MAJOR = "major"
+
+    @classmethod
+    def parse(cls, value: str | CompactionType) -> CompactionType:
+        try:
+            return cls(value.lower() if isinstance(value, str) else value)
+        except ValueError:
+            raise PlanError(f"compaction type {value!r} is not one of {[t.value for t in cls]}") from None
+
+
+# ---------------------------------------------------------------------------------------------------
+# Plan documents
+
+
+@dataclass(frozen=True)
+class OrcSettings:
+    """ORC writer settings of the output (§2.4): bases use these, deltas divide stripe/buffer by the ratio."""
+
+    compression: str = "ZLIB"
+    stripe_size: int = DEFAULT_STRIPE_SIZE
+    buffer_size: int = DEFAULT_BUFFER_SIZE
+    row_index_stride: int = DEFAULT_ROW_INDEX_STRIDE
+    base_delta_ratio: int = BASE_DELTA_RATIO
+
+    def __post_init__(self) -> None:
+        if self.compression.upper() not in ORC_COMPRESSIONS:
+            raise PlanError(f"ORC compression {self.compression!r} is not supported by the compactor; "
+                            f"use one of {list(ORC_COMPRESSIONS)} (table property orc.compress)")
+        object.__setattr__(self, "compression", self.compression.upper())
+        for name in ("stripe_size", "buffer_size", "base_delta_ratio"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
+                raise PlanError(f"ORC setting {name} must be a positive integer, got {getattr(self, name)!r}")
+        if not isinstance(self.row_index_stride, int) or self.row_index_stride < 0:
+            raise PlanError(f"ORC setting row_index_stride must be >= 0, got {self.row_index_stride!r}")
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> OrcSettings:
+        """Hive table properties ``orc.compress``, ``orc.stripe.size``, ``orc.compress.size``,
+        ``orc.row.index.stride`` and ``orc.base.delta.ratio`` / ``hive.exec.orc.base.delta.ratio``."""
+        def number(*keys: str, default: int) -> int:
+            for key in keys:
+                if key in props:
+                    try:
+                        return int(props[key])
+                    except ValueError:
+                        raise PlanError(f"table property {key}={props[key]!r} is not an integer") from None
+            return default
+        return cls(compression=props.get("orc.compress", "ZLIB"),
+                   stripe_size=number("orc.stripe.size", default=DEFAULT_STRIPE_SIZE),
+                   buffer_size=number("orc.compress.size", default=DEFAULT_BUFFER_SIZE),
+                   row_index_stride=number("orc.row.index.stride", default=DEFAULT_ROW_INDEX_STRIDE),
+                   base_delta_ratio=number("orc.base.delta.ratio", "hive.exec.orc.base.delta.ratio",
+                                           default=BASE_DELTA_RATIO))
+
+
+@dataclass(frozen=True)
+class CompactionStep:
+    """One compaction pass over one directory: inputs by name, the output directories it may create."""
+
+    type: CompactionType
+    base: str | None
+    original_files: tuple[str, ...]
+    deltas: tuple[str, ...]
+    """Insert and delete deltas in getAcidState (rule 9) order."""
+    outputs: tuple[str, ...]
+    """MINOR: (delta, delete_delta); MAJOR: (base,)."""
+    optional_inputs: tuple[str, ...] = ()
+    """Inputs that an earlier step of the same compaction may not have created."""
+    compacted_base: bool = False
+    """The base was written by a compaction (never holds raw LOAD DATA files)."""
+
+    @property
+    def output_range(self) -> tuple[int, int] | None:
+        """(min, max) write id of the output; None for a major compaction of original files only."""
+        parsed = [names.parse_delta(d) for d in self.deltas]
+        if not parsed:
+            return None
+        return min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """One partition's compaction request as the job executes it."""
+
+    id: str
+    location: str
+    type: CompactionType
+    compactor_txn_id: int
+    write_ids: str
+    steps: tuple[CompactionStep, ...]
+    row_schema: str | None = None
+    orc: OrcSettings = field(default_factory=OrcSettings)
+    job_conf: Mapping[str, str] = field(default_factory=dict)
+    table_properties: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def write_id_list(self) -> ValidCompactorWriteIdList:
+        return ValidCompactorWriteIdList.from_string(self.write_ids)
+
+    @property
+    def final_outputs(self) -> tuple[str, ...]:
+        """Output directories of the requested (last) step."""
+        return self.steps[-1].outputs
+
+    @property
+    def all_outputs(self) -> tuple[str, ...]:
+        return tuple(o for s in self.steps for o in s.outputs)
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """The document a compaction job executes: many compactions, one Spark application."""
+
+    compactions: tuple[Compaction, ...]
+    version: int = PLAN_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        def enc(value: Any) -> Any:
+            if isinstance(value, enum.Enum):
+                return value.value
+            if isinstance(value, dict):
+                return {k: enc(v) for k, v in value.items()}
+            if isinstance(value, list | tuple):
+                return [enc(v) for v in value]
+            return value
+        return {"version": self.version, "compactions": [enc(asdict(c)) for c in self.compactions]}
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        return json.dumps(self.to_dict(), indent=indent, sort_keys=False)
+
+    @classmethod
+    def from_json(cls, text: str | bytes, *, source: str = "plan") -> CompactionPlan:
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise PlanError(f"{source}: not valid JSON ({exc})") from None
+        return cls.from_dict(doc, source=source)
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, source: str = "plan") -> CompactionPlan:
+        r = _Reader(source)
+        obj = r.obj(doc, "")
+        version = r.get(obj, "version", int, "")
+        if version != PLAN_VERSION:
+            raise PlanError(f"{source}: plan version {version} is not supported (this job reads version "
+                            f"{PLAN_VERSION}); use a compaction job from the same airflow-acid release as the worker")
+        items = r.get(obj, "compactions", list, "")
+        plan = cls(tuple(_compaction_from(r, c, f"compactions[{i}]") for i, c in enumerate(items)), version)
+        plan.validate(source=source)
+        return plan
+
+    def validate(self, *, source: str = "plan") -> None:
+        """Check names, ids and step chaining; raise :class:`PlanError` naming the offending field."""
+        seen_ids: set[str] = set()
+        seen_outputs: dict[tuple[str, str], str] = {}
+        for i, c in enumerate(self.compactions):
+            where = f"{source}: compactions[{i}] (id {c.id!r}, {c.location})"
+            if c.id in seen_ids:
+                raise PlanError(f"{where}: duplicate compaction id")
+            seen_ids.add(c.id)
+            if c.compactor_txn_id <= 0:
+                raise PlanError(f"{where}: compactor_txn_id must be a positive transaction id")
+            try:
+                c.write_id_list
+            except (SnapshotFormatError, ValueError) as exc:
+                raise PlanError(f"{where}: write_ids: {exc}") from None
+            if not c.steps:
+                raise PlanError(f"{where}: no steps")
+            if c.steps[-1].type is not c.type:
+                raise PlanError(f"{where}: the last step must be the requested {c.type.value} compaction")
+            produced: set[str] = set()
+            for j, s in enumerate(c.steps):
+                _validate_step(s, c.compactor_txn_id, f"{where}.steps[{j}]")
+                unknown = set(s.optional_inputs) - produced
+                if unknown:
+                    raise PlanError(f"{where}.steps[{j}]: optional inputs {sorted(unknown)} are not outputs of "
+                                    "an earlier step")
+                produced.update(s.outputs)
+            for out in c.all_outputs:
+                key = (c.location.rstrip("/"), out)
+                if key in seen_outputs:
+                    raise PlanError(f"{where}: output {out} is also written by compaction {seen_outputs[key]!r}")
+                seen_outputs[key] = c.id
+
+
+def _validate_step(s: CompactionStep, txn: int, where: str) -> None:
+    try:
+        parsed_deltas = [names.parse_delta(d) for d in s.deltas]
+        base = names.parse_base(s.base) if s.base is not None else None
+        outputs = [names.parse_dir(o) for o in s.outputs]
+    except AcidNameError as exc:
+        raise PlanError(f"{where}: {exc}") from None
+    if base is not None and s.original_files:
+        raise PlanError(f"{where}: a step reads either a base or original files, not both")
+    if s.type is CompactionType.MINOR:
+        if s.base is not None or s.original_files:
+            raise PlanError(f"{where}: a minor compaction reads deltas only")
+        if len(s.outputs) != 2 or not all(isinstance(o, DeltaDir) for o in outputs) \
+                or [o.is_delete for o in outputs] != [False, True]:
+            raise PlanError(f"{where}: a minor compaction's outputs are [delta_a_b_vC, delete_delta_a_b_vC], "
+                            f"got {list(s.outputs)}")
+    elif len(s.outputs) != 1 or not isinstance(outputs[0], names.BaseDir):
+        raise PlanError(f"{where}: a major compaction's output is [base_N_vC], got {list(s.outputs)}")
+    for name, out in zip(s.outputs, outputs):
+        if out.visibility_txn_id != txn:
+            raise PlanError(f"{where}: output {name} must carry the compactor transaction's visibility suffix "
+                            f"_v{txn:07d}")
+        if isinstance(out, DeltaDir):
+            if out.statement_id is not None:
+                raise PlanError(f"{where}: output {name} must not carry a statement id")
+            if parsed_deltas and (out.min_write_id, out.max_write_id) != s.output_range:
+                raise PlanError(f"{where}: output {name} does not span the input range {s.output_range}")
+    if not parsed_deltas and s.type is CompactionType.MINOR:
+        raise PlanError(f"{where}: a minor compaction needs input deltas")
+    if s.type is CompactionType.MAJOR:
+        expected = s.output_range[1] if s.output_range else LONG_MIN
+        if outputs[0].write_id != expected:
+            raise PlanError(f"{where}: output {s.outputs[0]} must be base_{expected} (the highest input write id)")
+
+
+class _Reader:
+    """Typed field access with errors naming the JSON path."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def obj(self, value: Any, where: str) -> dict:
+        if not isinstance(value, dict):
+            raise PlanError(f"{self.source}: {where or 'document'} must be a JSON object, got {type(value).__name__}")
+        return value
+
+    def get(self, obj: dict, key: str, typ: type | tuple, where: str, *, optional: bool = False, default: Any = None):
+        path = f"{where}.{key}" if where else key
+        if key not in obj:
+            if optional:
+                return default
+            raise PlanError(f"{self.source}: missing field {path}")
+        value = obj[key]
+        if value is None and optional:
+            return default
+        if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+            want = typ.__name__ if isinstance(typ, type) else "/".join(t.__name__ for t in typ)
+            raise PlanError(f"{self.source}: field {path} must be {want}, got {value!r}")
+        return value
+
+    def strings(self, obj: dict, key: str, where: str) -> tuple[str, ...]:
+        items = self.get(obj, key, list, where, optional=True, default=[])
+        if not all(isinstance(x, str) for x in items):
+            raise PlanError(f"{self.source}: field {where}.{key} must be a list of strings")
+        return tuple(items)
+
+    def mapping(self, obj: dict, key: str, where: str) -> dict[str, str]:
+        items = self.get(obj, key, dict, where, optional=True, default={})
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in items.items()):
+            raise PlanError(f"{self.source}: field {where}.{key} must map strings to strings")
+        return dict(items)
+
+
+def _compaction_from(r: _Reader, doc: Any, where: str) -> Compaction:
+    obj = r.obj(doc, where)
+    orc_doc = r.obj(r.get(obj, "orc", dict, where, optional=True, default={}), f"{where}.orc")
+    try:
+        orc = OrcSettings(**orc_doc)
+    except TypeError as exc:
+        raise PlanError(f"{r.source}: {where}.orc: {exc}") from None
+    except PlanError as exc:
+        raise PlanError(f"{r.source}: {where}.orc: {exc}") from None
+    steps = []
+    for j, s in enumerate(r.get(obj, "steps", list, where)):
+        sw = f"{where}.steps[{j}]"
+        sobj = r.obj(s, sw)
+        try:
+            stype = CompactionType.parse(r.get(sobj, "type", str, sw))
+        except PlanError as exc:
+            raise PlanError(f"{r.source}: {sw}.type: {exc}") from None
+        steps.append(CompactionStep(
+            type=stype, base=r.get(sobj, "base", str, sw, optional=True),
+            original_files=r.strings(sobj, "original_files", sw), deltas=r.strings(sobj, "deltas", sw),
+            outputs=r.strings(sobj, "outputs", sw), optional_inputs=r.strings(sobj, "optional_inputs", sw),
+            compacted_base=r.get(sobj, "compacted_base", bool, sw, optional=True, default=False)))
+    try:
+        ctype = CompactionType.parse(r.get(obj, "type", str, where))
+    except PlanError as exc:
+        raise PlanError(f"{r.source}: {where}.type: {exc}") from None
+    return Compaction(
+        id=r.get(obj, "id", str, where), location=r.get(obj, "location", str, where), type=ctype,
+        compactor_txn_id=r.get(obj, "compactor_txn_id", int, where), write_ids=r.get(obj, "write_ids", str, where),
+        steps=tuple(steps), row_schema=r.get(obj, "row_schema", str, where, optional=True), orc=orc,
+        job_conf=r.mapping(obj, "job_conf", where), table_properties=r.mapping(obj, "table_properties", where))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Planning
+
+
+@dataclass(frozen=True)
+class NothingToCompact:
+    """Hive's "nothing to do" outcome (§5.2 step 8): mark compacted if the Cleaner has work, else refuse."""
+
+    reason: str
+    cleaner_has_work: bool
+    """Obsolete or aborted directories exist: Hive marks the request compacted so the Cleaner runs."""
+
+
+def effective_properties(table_properties: Mapping[str, str], request_properties: Mapping[str, str] = {}
+                         ) -> tuple[dict[str, str], dict[str, str]]:
+    """(job conf, table properties) as Hive's MR compactor applies them (§5.3).
+
+    ``compactor.<key>`` table properties become job conf ``<key>``; request properties (WITH OVERWRITE
+    TBLPROPERTIES) ``compactor.<key>`` override those and ``tblprops.<key>`` override table property ``<key>``.
+    """
+    job_conf: dict[str, str] = {}
+    props = {k: v for k, v in table_properties.items()}
+    for k, v in table_properties.items():
+        if k.startswith(COMPACTOR_PREFIX):
+            job_conf[k[len(COMPACTOR_PREFIX):]] = v
+    for k, v in request_properties.items():
+        if k.startswith(COMPACTOR_PREFIX):
+            job_conf[k[len(COMPACTOR_PREFIX):]] = v
+        elif k.startswith(TBLPROPS_PREFIX):
+            props[k[len(TBLPROPS_PREFIX):]] = v
+    return job_conf, props
+
+
+def _parsed(delta_names: Sequence[str]) -> list[DeltaDir]:
+    return [names.parse_delta(d) for d in delta_names]
+
+
+def not_enough_reason(ctype: CompactionType, *, has_base: bool, has_originals: bool,
+                      deltas: Sequence[str]) -> str | None:
+    """Hive's isEnoughToCompact (§5.2 step 8), plus the guard that no output may repeat a single input's range.
+
+    Returns None when there is enough to compact, else the reason.
+    """
+    parsed = _parsed(deltas)
+    if ctype is CompactionType.MAJOR:
+        if has_originals or len(parsed) + (1 if has_base else 0) > 1:
+            return None
+        return (f"major compaction needs original files or more than one of base + current deltas; found "
+                f"{'a base' if has_base else 'no base'} and {len(parsed)} current delta(s)")
+    inserts = [d for d in parsed if not d.is_delete]
+    if len(parsed) <= 1:
+        return f"minor compaction needs more than one current delta; found {len(parsed)}"
+    if len(parsed) == 2 and len(inserts) == 1:
+        return "minor compaction of exactly one insert delta and one delete delta is not enough"
+    lo, hi = min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
+    for name, d in zip(deltas, parsed):
+        if (d.min_write_id, d.max_write_id) == (lo, hi) and d.statement_id is None:
+            # Two directories with one range and no statement id would both be read (rule 10c): duplicates.
+            return (f"the output range {lo}-{hi} equals that of input {name}, which already holds it without a "
+                    "statement id; compacting would create a second directory for the same range")
+    return None
+
+
+def _delta_sort_key(name: str) -> tuple[int, int, int, str]:
+    d = names.parse_delta(name)
+    return (d.min_write_id, -d.max_write_id, d.sort_statement_id, name)
+
+
+def _minor_step(deltas: Sequence[str], txn: int, optional: Sequence[str] = ()) -> CompactionStep:
+    parsed = _parsed(deltas)
+    lo, hi = min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
+    return CompactionStep(CompactionType.MINOR, None, (), tuple(deltas),
+                          (names.format_delta(lo, hi, None, txn), names.format_delta(lo, hi, None, txn, delete=True)),
+                          tuple(o for o in optional if o in deltas))
+
+
+def partial_minor_slices(deltas: Sequence[str], max_num_delta: int) -> list[list[str]]:
+    """Consecutive slices for partial minors when there are more than ``max_num_delta`` deltas (§5.3).
+
+    ⌊n / max⌋ slices of at most ``max`` deltas; a slice end moves back so deltas with identical (min, max) —
+    statement siblings and delete/insert twins — stay together (HIVE-25441); a sibling group larger than the
+    limit is kept whole.
+    """
+    if max_num_delta <= 0:
+        raise PlanError(f"{MAX_NUM_DELTA_KEY} must be positive, got {max_num_delta}")
+    n = len(deltas)
+    if n <= max_num_delta:
+        return []
+    ranges = [(d.min_write_id, d.max_write_id) for d in _parsed(deltas)]
+    slices, start = [], 0
+    for _ in range(n // max_num_delta):
+        if start >= n:
+            break
+        end = min(start + max_num_delta, n)
+        while start < end < n and ranges[end] == ranges[end - 1]:
+            end -= 1
+        if end == start:  # one sibling group exceeds the limit: never split it
+            end = start + 1
+            while end < n and ranges[end] == ranges[start]:
+                end += 1
+        slices.append(list(deltas[start:end]))
+        start = end
+    return slices
+
+
+def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, compactor_txn_id: int,
+                    compaction_type: CompactionType | str, *, location: str, compaction_id: str,
+                    row_schema: str | None = None, table_properties: Mapping[str, str] = {},
+                    request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
+                    ) -> Compaction | NothingToCompact:
+    """Plan one compaction of one directory from its compactor-snapshot AcidState (pure; §5.2 step 8, §5.3).
+
+    ``state`` must come from ``get_acid_state`` with ``write_ids`` (the compactor list, ignore_empty_files=True
+    as Hive does). ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
+    (``compactor.`` properties) or 500.
+    """
+    ctype = CompactionType.parse(compaction_type)
+    if not isinstance(write_ids, ValidCompactorWriteIdList):
+        raise PlanError("plan_compaction needs the compactor write-id list (ValidCompactorWriteIdList.from_reader)")
+    if compactor_txn_id <= 0:
+        raise PlanError(f"compactor transaction id must be positive, got {compactor_txn_id}")
+    job_conf, props = effective_properties(table_properties, request_properties)
+    if max_num_delta is None:
+        raw = job_conf.get(MAX_NUM_DELTA_KEY, str(DEFAULT_MAX_NUM_DELTA))
+        try:
+            max_num_delta = int(raw)
+        except ValueError:
+            raise PlanError(f"{MAX_NUM_DELTA_KEY}={raw!r} (compactor. property) is not an integer") from None
+    orc = OrcSettings.from_properties(props)
+    deltas = list(state.current_deltas)
+    has_base = state.base is not None
+    has_originals = bool(state.original_files)
+    cleaner_has_work = bool(state.obsolete or state.aborted)
+
+    reason = not_enough_reason(ctype, has_base=has_base, has_originals=has_originals, deltas=deltas)
+    if reason is not None:
+        return NothingToCompact(reason, cleaner_has_work)
+
+    steps: list[CompactionStep] = []
+    remaining = list(deltas)
+    produced: list[str] = []
+    for piece in partial_minor_slices(deltas, max_num_delta):
+        if not_enough_reason(CompactionType.MINOR, has_base=False, has_originals=False, deltas=piece) is not None:
+            continue  # such a slice stays as it is for the final step
+        step = _minor_step(piece, compactor_txn_id)
+        steps.append(step)
+        remaining = [d for d in remaining if d not in piece]
+        produced.extend(step.outputs)
+    final_deltas = sorted(remaining + produced, key=_delta_sort_key)
+    if ctype is CompactionType.MINOR:
+        if steps and not_enough_reason(ctype, has_base=False, has_originals=False, deltas=final_deltas) is not None:
+            final = None  # the partial minors already did all there is to do
+        else:
+            final = _minor_step(final_deltas, compactor_txn_id, produced)
+    else:
+        top = max((names.parse_delta(d).max_write_id for d in final_deltas), default=LONG_MIN)
+        compacted = state.base_directory.is_compacted if state.base_directory is not None else False
+        final = CompactionStep(CompactionType.MAJOR, state.base, tuple(state.original_files), tuple(final_deltas),
+                               (names.format_base(top, compactor_txn_id),), tuple(produced), compacted)
+    if final is not None:
+        steps.append(final)
+    compaction = Compaction(id=str(compaction_id), location=location, type=ctype, compactor_txn_id=compactor_txn_id,
+                            write_ids=write_ids.to_string(), steps=tuple(steps), row_schema=row_schema, orc=orc,
+                            job_conf=job_conf, table_properties=props)
+    CompactionPlan((compaction,)).validate(source=f"plan for {location}")
+    return compaction

@@ -1,0 +1,295 @@
+"""The driver side of a compaction job: plan → work units → output directories → result document.
+
+The driver lists each partition once per step, turns the step's inputs into one work unit per bucket id, hands all
+units of all compactions of a wave to ``run_units`` (Spark in production, a plain loop in tests), and then
+publishes each step's output: ``_orc_acid_version`` is written into the hidden temporary directory
+``<location>/_tmp_compactor_vC/<output>`` and the directory is renamed to ``<location>/<output>``. Before a
+compaction starts, leftovers of an earlier attempt of the same compactor transaction (its temporary directory and
+any of its output names) are removed: they carry ``_vC`` of a transaction that never committed, so no reader can
+see them. On failure the compaction's temporary and output directories are removed and its result says why.
+
+Steps of one compaction run in order (partial minors first); wave k runs step k of every compaction at once.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import posixpath
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import pyarrow as pa
+import pyarrow.orc as po
+import pyorc
+
+from airflow_acid.acid.event_reader import open_data_file, read_flush_length
+from airflow_acid.acid.event_writer import write_acid_version_file
+from airflow_acid.acid.fs import ListedFile, Storage, storage_for
+from airflow_acid.acid.merge import MergePlan, plan_merge
+from airflow_acid.compactor.plan import Compaction, CompactionPlan, CompactionStep, CompactionType, PlanError, \
+    not_enough_reason
+from airflow_acid.spark.units import UnitResult, WorkUnit, execute_unit, tmp_dir_name
+
+RESULT_VERSION = 1
+RunUnits = Callable[[list[WorkUnit]], list[UnitResult]]
+
+
+class Status:
+    """Values of ``status`` in a compaction result."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RUNNING = "running"
+
+
+@dataclass
+class StepResult:
+    """One step of one compaction."""
+
+    type: str
+    inputs: list[str]
+    outputs: list[str]
+    rows_in: int = 0
+    rows_out: int = 0
+    files: int = 0
+    bytes: int = 0
+    skipped: str | None = None
+
+
+@dataclass
+class CompactionResult:
+    """Per compaction: rows in/out, files, bytes, seconds, status, error, and the directories created."""
+
+    id: str
+    location: str
+    type: str
+    status: str = Status.RUNNING
+    rows_in: int = 0
+    rows_out: int = 0
+    files: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    outputs: list[str] = field(default_factory=list)
+    steps: list[StepResult] = field(default_factory=list)
+
+
+@dataclass
+class PlanResult:
+    """The result document the job writes (``--result``) and the caller reads."""
+
+    compactions: list[CompactionResult]
+    seconds: float = 0.0
+    version: int = RESULT_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> PlanResult:
+        doc = json.loads(text)
+        if doc.get("version") != RESULT_VERSION:
+            raise ValueError(f"compaction result version {doc.get('version')!r} is not {RESULT_VERSION}")
+        comps = []
+        for c in doc["compactions"]:
+            steps = [StepResult(**s) for s in c.pop("steps", [])]
+            comps.append(CompactionResult(**c, steps=steps))
+        return cls(comps, doc.get("seconds", 0.0))
+
+    def by_id(self) -> dict[str, CompactionResult]:
+        return {c.id: c for c in self.compactions}
+
+
+def run_locally(units: list[WorkUnit]) -> list[UnitResult]:
+    """Execute units one after another in this process (tests, tiny jobs)."""
+    return [execute_unit(u) for u in units]
+
+
+def arrow_row_schema(orc_type: str) -> pa.Schema:
+    """Arrow schema of the table columns from an ORC ``struct<...>`` type (as the merge reader sees them)."""
+    try:
+        buf = io.BytesIO()
+        with pyorc.Writer(buf, orc_type):
+            pass
+        schema = po.ORCFile(pa.BufferReader(buf.getvalue())).schema
+    except Exception as exc:  # noqa: BLE001 - pyorc raises several types for a bad type string
+        raise PlanError(f"row_schema {orc_type!r} is not a valid ORC struct type: {exc}") from None
+    return pa.schema([f.remove_metadata() for f in schema])
+
+
+def _infer_row_schema(storage: Storage, merge: MergePlan, step: CompactionStep) -> pa.Schema | None:
+    """The newest data file's columns: last delta first, then the base / original files."""
+    order = {name: i for i, name in enumerate(step.deltas)}
+    sources = sorted((s for s in merge.data_files if s.size != 0),
+                     key=lambda s: -order.get(s.directory or "", -1))
+    for src in sources:
+        length = read_flush_length(storage, src.side_file) if src.side_file else None
+        return open_data_file(storage, src.path, src.size if src.size >= 0 else None, logical_length=length,
+                              where=src.directory).row_schema
+    return None
+
+
+def _present_dirs(files: Sequence[ListedFile]) -> set[str]:
+    return {f.path.split("/", 1)[0] for f in files if "/" in f.path}
+
+
+def _remove_dir(storage: Storage, relative: str) -> None:
+    path = storage.full_path(relative)
+    if storage.fs.exists(path):
+        storage.fs.rm(path, recursive=True)
+
+
+class _Run:
+    """Mutable state of one compaction while the job runs."""
+
+    def __init__(self, index: int, compaction: Compaction) -> None:
+        self.index = index
+        self.c = compaction
+        self.result = CompactionResult(compaction.id, compaction.location, compaction.type.value)
+        self.storage = storage_for(compaction.location)
+        self.tmp = tmp_dir_name(compaction.compactor_txn_id)
+        self.schema: pa.Schema | None = arrow_row_schema(compaction.row_schema) if compaction.row_schema else None
+        self.started = time.monotonic()
+        self.pending: dict[int, tuple[CompactionStep, StepResult]] = {}
+
+    @property
+    def active(self) -> bool:
+        return self.result.status == Status.RUNNING
+
+    def remove_leftovers(self) -> None:
+        _remove_dir(self.storage, self.tmp)
+        for out in self.c.all_outputs:
+            _remove_dir(self.storage, out)
+
+    def fail(self, error: str) -> None:
+        self.result.status = Status.FAILED
+        self.result.error = error
+        self.result.outputs = []
+        try:
+            self.remove_leftovers()
+        except Exception as exc:  # noqa: BLE001 - the compaction already failed; report both
+            self.result.error += f" (and removing its partial output failed: {exc}; the directories carry _v" \
+                                 f"{self.c.compactor_txn_id:07d} of an uncommitted transaction, so readers ignore them)"
+        self.finish()
+
+    def finish(self) -> None:
+        self.result.seconds = round(time.monotonic() - self.started, 3)
+        if self.result.status == Status.RUNNING:
+            self.result.status = Status.SUCCEEDED
+            _remove_dir(self.storage, self.tmp)
+
+    def units_for(self, number: int) -> list[WorkUnit]:
+        """List the directory, resolve the step's inputs, and make one unit per bucket id."""
+        step = self.c.steps[number]
+        files = self.storage.list_files()
+        present = _present_dirs(files)
+        missing_optional = [d for d in step.optional_inputs if d not in present]
+        deltas = tuple(d for d in step.deltas if d not in missing_optional)
+        missing = [d for d in deltas + ((step.base,) if step.base else ()) if d not in present]
+        if missing:
+            raise PlanError(f"input directories {missing} are not in {self.c.location}; the plan is stale "
+                            "(cleaned since planning?) — plan the compaction again")
+        listed = {f.path for f in files}
+        gone = [p for p in step.original_files if p not in listed]
+        if gone:
+            raise PlanError(f"original files {gone} are not in {self.c.location}; plan the compaction again")
+        sr = StepResult(step.type.value, list((step.base,) if step.base else ()) + list(step.original_files)
+                        + list(deltas), list(step.outputs))
+        self.result.steps.append(sr)
+        if number > 0:
+            reason = not_enough_reason(step.type, has_base=step.base is not None,
+                                       has_originals=bool(step.original_files), deltas=deltas)
+            if reason is not None:
+                sr.skipped = reason
+                return []
+        merge = plan_merge(files, base=step.base, original_files=step.original_files, deltas=deltas,
+                           compacted_base=step.compacted_base)
+        if self.schema is None:
+            self.schema = _infer_row_schema(self.storage, merge, step)
+            if self.schema is None:
+                self.schema = pa.schema([])
+        self.pending[number] = (step, sr)
+        units = []
+        for bucket in merge.buckets:
+            if step.type is CompactionType.MAJOR and not bucket.data:
+                continue
+            units.append(WorkUnit(self.index, number, bucket, step.type, self.c.location, self.c.write_ids,
+                                  self.schema, self.c.orc, self.tmp, step.outputs))
+        return units
+
+    def publish(self, number: int, results: list[UnitResult]) -> None:
+        """Account for the step's unit results and rename its complete outputs into place."""
+        step, sr = self.pending.pop(number)
+        errors = [r.error for r in results if r.error]
+        if errors:
+            raise RuntimeError("; ".join(errors[:3]) + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""))
+        written = {f.directory for r in results for f in r.files}
+        if step.type is CompactionType.MAJOR:
+            written.add(step.outputs[0])  # an empty base still hides what it replaces (Hive's commitJob)
+        for r in results:
+            sr.rows_in += r.rows_in
+            sr.rows_out += r.rows_out
+            sr.files += len(r.files)
+            sr.bytes += sum(f.bytes for f in r.files)
+        for out in step.outputs:
+            if out not in written:
+                continue
+            tmp_out = posixpath.join(self.tmp, out)
+            write_acid_version_file(self.storage.child(tmp_out))
+            _remove_dir(self.storage, out)
+            self.storage.fs.mv(self.storage.full_path(tmp_out), self.storage.full_path(out), recursive=True)
+            self.result.outputs.append(out)
+        self.result.rows_in += sr.rows_in
+        self.result.rows_out += sr.rows_out
+        self.result.files += sr.files
+        self.result.bytes += sr.bytes
+
+
+def execute_plan(plan: CompactionPlan, run_units: RunUnits = run_locally, *,
+                 on_progress: Callable[[PlanResult], None] | None = None) -> PlanResult:
+    """Run every compaction of ``plan``; returns the result document (also passed to ``on_progress`` per wave)."""
+    started = time.monotonic()
+    runs = [_Run(i, c) for i, c in enumerate(plan.compactions)]
+    result = PlanResult([r.result for r in runs])
+    for run in runs:
+        try:
+            run.remove_leftovers()
+        except Exception as exc:  # noqa: BLE001
+            run.fail(f"cannot remove leftovers of an earlier attempt in {run.c.location}: {exc}")
+    waves = max((len(c.steps) for c in plan.compactions), default=0)
+    for number in range(waves):
+        units: list[WorkUnit] = []
+        for run in runs:
+            if run.active and number < len(run.c.steps):
+                try:
+                    units.extend(run.units_for(number))
+                except Exception as exc:  # noqa: BLE001
+                    run.fail(_message(exc))
+        units.sort(key=lambda u: -u.estimated_bytes)  # biggest first: better packing of tasks
+        by_run: dict[int, list[UnitResult]] = {}
+        for r in run_units(units) if units else []:
+            by_run.setdefault(r.compaction, []).append(r)
+        for run in runs:
+            if run.active and number in run.pending:
+                try:
+                    run.publish(number, by_run.get(run.index, []))
+                except Exception as exc:  # noqa: BLE001
+                    run.fail(_message(exc))
+            if run.active and number == len(run.c.steps) - 1:
+                run.finish()
+        result.seconds = round(time.monotonic() - started, 3)
+        if on_progress is not None:
+            on_progress(result)
+    for run in runs:
+        if run.active:
+            run.finish()
+    result.seconds = round(time.monotonic() - started, 3)
+    return result
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, (PlanError, OSError, ValueError)) and not isinstance(exc, RuntimeError):
+        return f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, RuntimeError) else f"{type(exc).__name__}: {exc}"

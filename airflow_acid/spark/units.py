@@ -1,0 +1,206 @@
+"""Work units of a compaction job: one (compaction step, bucket id) each, executed where Spark puts it.
+
+Nothing here imports PySpark, so the same functions run in-process in tests. A unit reads its bucket's files with
+the table-format layer and writes the bucket's output files under the compaction's hidden temporary directory:
+
+* MINOR (§2.5, §5.3): insert events of the step's insert deltas → ``<tmp>/delta_a_b_vC/bucket_N``, delete events
+  of its delete deltas → ``<tmp>/delete_delta_a_b_vC/bucket_N``; events whose own write id is aborted or above the
+  compactor high watermark are dropped; deletes are not applied; rows are sorted by (originalTransaction, bucket,
+  rowId) and keep their bucket property, statement bits included.
+* MAJOR: merge-on-read at the compactor snapshot → ``<tmp>/base_N_vC/bucket_N`` with operation 0, the ROW__ID
+  triple preserved and currentTransaction = originalTransaction (original files keep their synthetic ROW__IDs).
+
+A unit never raises: failures come back as :class:`UnitResult` with ``error`` set, so one bad partition does not
+fail the other compactions of the application.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import time
+import traceback
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from airflow_acid.acid import names
+from airflow_acid.acid.event_reader import FileFormat, open_data_file, read_flush_length
+from airflow_acid.acid.event_schema import (
+    BUCKET, CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, ORIGINAL_TRANSACTION, ROW, ROW_ID, Operation,
+    event_arrow_schema,
+)
+from airflow_acid.acid.event_writer import FileKind
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, iter_plan_batches, valid_write_id_mask
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList
+from airflow_acid.compactor.plan import CompactionType, OrcSettings
+from airflow_acid.spark.acid_orc_writer import sort_keys_order, write_acid_orc
+
+TMP_PREFIX = "_tmp_compactor_v"
+"""Temporary output lives in ``<location>/_tmp_compactor_v<C>/``: hidden from readers (leading ``_``)."""
+
+FAULT_DELAY_ENV = "AIRFLOW_ACID_COMPACTOR_FAULT_DELAY"
+"""Test seam: seconds a unit sleeps after writing its output into the temporary directory (crash tests)."""
+
+
+def tmp_dir_name(compactor_txn_id: int) -> str:
+    return f"{TMP_PREFIX}{compactor_txn_id:07d}"
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One bucket of one compaction step; picklable, shipped to an executor."""
+
+    compaction: int
+    """Index of the compaction in the plan."""
+    step: int
+    bucket: BucketPlan
+    type: CompactionType
+    location: str
+    write_ids: str
+    row_schema: pa.Schema
+    orc: OrcSettings
+    tmp_dir: str
+    """Relative to ``location``."""
+    outputs: tuple[str, ...]
+
+    @property
+    def estimated_bytes(self) -> int:
+        return sum(max(s.size, 0) for s in self.bucket.data + self.bucket.deletes)
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    """A file a unit wrote: output directory name, file name, rows, bytes."""
+
+    directory: str
+    name: str
+    rows: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class UnitResult:
+    """What a unit did (or why it failed)."""
+
+    compaction: int
+    step: int
+    bucket_id: int
+    rows_in: int
+    rows_out: int
+    files: tuple[OutputFile, ...]
+    seconds: float
+    error: str | None = None
+
+
+def _rows_in(storage, sources: tuple[DataSource, ...]) -> int:
+    total = 0
+    for src in sources:
+        if src.size == 0:
+            continue
+        length = read_flush_length(storage, src.side_file) if src.side_file else None
+        total += open_data_file(storage, src.path, src.size if src.size >= 0 else None, logical_length=length,
+                                where=src.directory).num_rows
+    return total
+
+
+def _events_from_merged(table: pa.Table, row_schema: pa.Schema) -> pa.Table:
+    """Insert events (operation 0, currentTransaction = originalTransaction) from merged rows with ROW__IDs."""
+    n = table.num_rows
+    otxn = table.column(ORIGINAL_TRANSACTION).combine_chunks()
+    cols = [table.column(f.name).combine_chunks() for f in row_schema]
+    row = pa.StructArray.from_arrays(cols, fields=list(row_schema)) if n else pa.array([], pa.struct(list(row_schema)))
+    return pa.Table.from_arrays(
+        [pa.array(np.zeros(n, dtype=np.int32)), otxn, table.column(BUCKET).combine_chunks(),
+         table.column(ROW_ID).combine_chunks(), otxn, row], schema=event_arrow_schema(row_schema))
+
+
+def _sorted(events: pa.Table) -> pa.Table:
+    order = sort_keys_order(events)
+    return events if order is None else events.take(pa.array(order))
+
+
+def merged_events(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdList, row_schema: pa.Schema,
+                  *, apply_deletes: bool) -> pa.Table:
+    """Rows of the bucket's data files visible to the compactor snapshot, as sorted insert events."""
+    plan = MergePlan((bucket if apply_deletes else BucketPlan(bucket.bucket_id, bucket.data, ()),))
+    batches = list(iter_plan_batches(storage, plan, write_ids, schema=row_schema, include_row_ids=True))
+    table = pa.Table.from_batches(batches) if batches else pa.schema(
+        [pa.field(c, t) for c, t in zip(KEY_FIELDS, (pa.int64(), pa.int32(), pa.int64()))] + list(row_schema)
+    ).empty_table()
+    return _sorted(_events_from_merged(table, row_schema))
+
+
+def delete_events_of(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdList,
+                     row_schema: pa.Schema) -> pa.Table:
+    """Delete events of the bucket's delete-delta files whose own write id the compactor snapshot accepts, sorted."""
+    schema = event_arrow_schema(row_schema)
+    parts = []
+    for src in bucket.deletes:
+        if src.size == 0:
+            continue
+        f = open_data_file(storage, src.path, src.size if src.size >= 0 else None, expect=FileFormat.ACID,
+                           where=src.directory)
+        for batch in f.iter_batches(row_columns=[], keys=True):
+            keep = pc.equal(batch.column(OPERATION), int(Operation.DELETE))
+            valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), write_ids)
+            if valid is not None:
+                keep = pc.and_(keep, valid)
+            batch = batch.filter(keep)
+            if batch.num_rows:
+                parts.append(pa.Table.from_arrays(
+                    [batch.column(c).cast(schema.field(c).type) for c in schema.names[:5]]
+                    + [pa.nulls(batch.num_rows, schema.field(ROW).type)], schema=schema))
+    if not parts:
+        return schema.empty_table()
+    return _sorted(pa.concat_tables(parts).combine_chunks())
+
+
+def _write(storage, unit: WorkUnit, directory: str, events: pa.Table, kind: FileKind) -> OutputFile | None:
+    if events.num_rows == 0:
+        return None
+    name = names.format_bucket_file(unit.bucket.bucket_id)
+    written = write_acid_orc(storage, posixpath.join(unit.tmp_dir, directory, name), events, kind=kind, orc=unit.orc)
+    return OutputFile(directory, name, written.rows, written.bytes)
+
+
+def run_unit(unit: WorkUnit) -> UnitResult:
+    """Execute one unit (raises on failure; see :func:`execute_unit`)."""
+    start = time.monotonic()
+    storage = storage_for(unit.location)
+    write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
+    rows_in = _rows_in(storage, unit.bucket.data) + _rows_in(storage, unit.bucket.deletes)
+    files: list[OutputFile] = []
+    if unit.type is CompactionType.MINOR:
+        delta, delete_delta = unit.outputs
+        inserts = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=False)
+        files.append(_write(storage, unit, delta, inserts, FileKind.DELTA))
+        deletes = delete_events_of(storage, unit.bucket, write_ids, unit.row_schema)
+        files.append(_write(storage, unit, delete_delta, deletes, FileKind.DELTA))
+    else:
+        (base,) = unit.outputs
+        rows = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=True)
+        files.append(_write(storage, unit, base, rows, FileKind.BASE))
+    written = tuple(f for f in files if f is not None)
+    delay = float(os.environ.get(FAULT_DELAY_ENV, "0") or 0)
+    if delay > 0 and written:
+        time.sleep(delay)
+    return UnitResult(unit.compaction, unit.step, unit.bucket.bucket_id, rows_in, sum(f.rows for f in written),
+                      written, time.monotonic() - start)
+
+
+def execute_unit(unit: WorkUnit) -> UnitResult:
+    """Execute one unit; any error is returned in the result (message names the file when the format layer did)."""
+    start = time.monotonic()
+    try:
+        return run_unit(unit)
+    except AcidFileError as exc:
+        error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - reported per compaction, never lost
+        error = f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}"
+    return UnitResult(unit.compaction, unit.step, unit.bucket.bucket_id, 0, 0, (), time.monotonic() - start,
+                      f"bucket {unit.bucket.bucket_id} of {unit.location}: {error}")
