@@ -1,0 +1,1 @@
+"""The Spark compaction job: executes compaction plans (files in, files out; no metastore access)."""

@@ -1,0 +1,186 @@
+"""Run a compaction plan: in-process with a SparkSession (tests), or through ``spark-submit`` (production).
+
+:func:`submit_arguments` is the one place that decides how the job is submitted (application file, application
+arguments, ``--conf`` values, ``--py-files``, name). :func:`spark_submit_command` turns it into a command line for
+:func:`run_spark_submit`; the Airflow operator feeds the same :class:`SubmitArguments` to Airflow's
+``SparkSubmitHook`` (``application``, ``application_args``, ``conf``, ``py_files``, ``name``).
+
+Shipping the code: executors import ``airflow_acid``. With ``ship_package=True`` (default) the installed package
+is zipped once per process (:func:`build_package_zip`) and passed with ``--py-files``; its third-party
+dependencies (pyarrow, pyorc, fsspec, numpy) must be installed where executors run — on one machine that is the
+same virtualenv, selected with ``spark.pyspark.python`` (set to this interpreter by default).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from airflow_acid.compactor.plan import CompactionPlan, PlanError
+from airflow_acid.spark.driver import PlanResult
+
+SPARK_CONF_PREFIX = "spark."
+
+
+class SparkSubmitError(RuntimeError):
+    """spark-submit failed before the job wrote its result."""
+
+
+@dataclass(frozen=True)
+class SparkSubmitOptions:
+    """How to submit: master, extra Spark conf, code shipping, binary and interpreter."""
+
+    master: str = "local[2]"
+    deploy_mode: str = "client"
+    conf: Mapping[str, str] = field(default_factory=dict)
+    py_files: Sequence[str] = ()
+    ship_package: bool = True
+    app_name: str = "airflow-acid-compaction"
+    spark_submit: str = "spark-submit"
+    python: str = sys.executable
+    extra_args: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class SubmitArguments:
+    """Everything spark-submit needs, in the shape of SparkSubmitHook's arguments."""
+
+    application: str
+    application_args: tuple[str, ...]
+    conf: dict[str, str]
+    py_files: tuple[str, ...]
+    name: str
+    master: str
+    deploy_mode: str
+
+
+def application_path() -> str:
+    """The job's main file (spark-submit runs it as a script)."""
+    return str(Path(__file__).with_name("compact_job.py"))
+
+
+_ZIP_CACHE: dict[str, str] = {}
+
+
+def build_package_zip(dest_dir: str | None = None) -> str:
+    """Zip the installed ``airflow_acid`` package (``.py`` files) for ``--py-files``; cached per directory."""
+    key = dest_dir or ""
+    cached = _ZIP_CACHE.get(key)
+    if cached and os.path.exists(cached):
+        return cached
+    import airflow_acid
+
+    root = Path(airflow_acid.__file__).resolve().parent
+    dest = Path(dest_dir or tempfile.mkdtemp(prefix="airflow-acid-pyfiles-"))
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / "airflow_acid.zip"
+    tmp = dest / ".airflow_acid.zip.tmp"
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(root.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                zf.write(path, Path("airflow_acid") / path.relative_to(root))
+    os.replace(tmp, target)
+    _ZIP_CACHE[key] = str(target)
+    return str(target)
+
+
+def spark_conf_of(plan: CompactionPlan) -> dict[str, str]:
+    """``spark.*`` entries of the compactions' job conf (``compactor.spark.*`` table properties).
+
+    One application has one Spark conf: compactions that disagree on a value cannot share an application.
+    """
+    conf: dict[str, str] = {}
+    owner: dict[str, str] = {}
+    for c in plan.compactions:
+        for k, v in c.job_conf.items():
+            if not k.startswith(SPARK_CONF_PREFIX):
+                continue
+            if k in conf and conf[k] != v:
+                raise PlanError(f"compactions {owner[k]!r} and {c.id!r} need different values of {k} "
+                                f"({conf[k]!r} vs {v!r}); submit them in separate applications")
+            conf[k], owner[k] = v, c.id
+    return conf
+
+
+def submit_arguments(plan: CompactionPlan, plan_path: str, result_path: str,
+                     options: SparkSubmitOptions = SparkSubmitOptions(), *, py_files_dir: str | None = None
+                     ) -> SubmitArguments:
+    """The spark-submit arguments for running ``plan`` (already written to ``plan_path``)."""
+    conf = {"spark.pyspark.python": options.python, "spark.pyspark.driver.python": options.python,
+            "spark.speculation": "false"}  # a speculative copy would race on the same output file (HIVE-23354)
+    conf.update(spark_conf_of(plan))
+    conf.update(options.conf)
+    py_files = list(options.py_files)
+    if options.ship_package:
+        py_files.append(build_package_zip(py_files_dir))
+    return SubmitArguments(application_path(), ("--plan", plan_path, "--result", result_path), conf,
+                           tuple(py_files), options.app_name, options.master, options.deploy_mode)
+
+
+def spark_submit_command(args: SubmitArguments, options: SparkSubmitOptions = SparkSubmitOptions()) -> list[str]:
+    """The command line for ``args``."""
+    cmd = [options.spark_submit, "--master", args.master, "--deploy-mode", args.deploy_mode, "--name", args.name]
+    for k, v in sorted(args.conf.items()):
+        cmd += ["--conf", f"{k}={v}"]
+    if args.py_files:
+        cmd += ["--py-files", ",".join(args.py_files)]
+    cmd += list(options.extra_args)
+    return cmd + [args.application, *args.application_args]
+
+
+def _spark_env(options: SparkSubmitOptions) -> dict[str, str]:
+    env = dict(os.environ)
+    bindir = os.path.dirname(options.python)
+    env["PATH"] = bindir + os.pathsep + env.get("PATH", "")  # the wheel's spark-submit lives beside python
+    env.setdefault("PYSPARK_PYTHON", options.python)
+    return env
+
+
+def run_spark_submit(plan: CompactionPlan, workdir: str, options: SparkSubmitOptions = SparkSubmitOptions(), *,
+                     timeout: float | None = None) -> PlanResult:
+    """Write the plan into ``workdir``, run spark-submit, and return the job's result document.
+
+    On timeout the whole process group (spark-submit, its JVM and the Python driver) is killed.
+    """
+    os.makedirs(workdir, exist_ok=True)
+    plan_path = os.path.join(workdir, "plan.json")
+    result_path = os.path.join(workdir, "result.json")
+    if os.path.exists(result_path):
+        os.remove(result_path)
+    Path(plan_path).write_text(plan.to_json())
+    args = submit_arguments(plan, plan_path, result_path, options, py_files_dir=workdir)
+    cmd = spark_submit_command(args, options)
+    if shutil.which(options.spark_submit, path=_spark_env(options)["PATH"]) is None:
+        raise SparkSubmitError(f"{options.spark_submit!r} not found on PATH; install pyspark into the environment "
+                               f"of {options.python} or set SparkSubmitOptions.spark_submit")
+    log_path = os.path.join(workdir, "spark-submit.log")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_spark_env(options),
+                                start_new_session=True)
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise SparkSubmitError(f"spark-submit did not finish within {timeout} s and was killed; "
+                                   f"log: {log_path}") from None
+    if code != 0 or not os.path.exists(result_path):
+        tail = Path(log_path).read_text(errors="replace")[-3000:]
+        raise SparkSubmitError(f"spark-submit exited with code {code} without a complete result "
+                               f"(log {log_path}):\n{tail}")
+    return PlanResult.from_json(Path(result_path).read_text())
+
+
+def run_plan_in_session(plan: CompactionPlan, spark) -> PlanResult:
+    """Run ``plan`` with an existing SparkSession (tests, notebooks, a long-running driver)."""
+    from airflow_acid.spark.compact_job import run_plan
+
+    return run_plan(plan, spark)
