@@ -38,7 +38,9 @@ def read_valid_txn_list(conn: Connection, opentxn_timeout_ms: int, txn_id: int |
         .where(sa.or_(TXNS.c.TXN_STATE != TxnState.COMMITTED.value, TXNS.c.TXN_ID > boundary))
         .order_by(TXNS.c.TXN_ID)
     ).all()
-    hwm = int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))).scalar_one())
+    # HWM from the same rows (every id above the boundary is among them): a separate MAX(TXN_ID) query could see
+    # a txn opened after the rows were read and so count it as committed.
+    hwm = max([boundary] + [int(r.TXN_ID) for r in rows[-1:]])
     open_ids: list[int] = []
     aborted: list[int] = []
     expected = boundary + 1  # next id that must exist inside the window
