@@ -1,0 +1,263 @@
+"""Streaming ingest as Hive Streaming does it: a batch of transactions shares ONE ``delta_min_max`` directory.
+
+A connection opens ``batch_size`` transactions at once (capped by ``hive.txn.max.open.batch``) and allocates
+their consecutive write ids min…max; every transaction of the batch appends its rows to the same
+``bucket_N`` files of ``delta_min_max`` (opened with ``streaming=True``). Committing a transaction first
+flushes the files — an ORC intermediate footer whose length is appended to ``bucket_N_flush_length`` — so
+readers see exactly the committed prefix; rows of aborted transactions stay in the file but are invisible
+(their write id is aborted). When the batch is used up the files are closed (side files removed,
+``_orc_acid_version`` written) and the next write opens a new batch. A background thread heartbeats every
+still-open transaction of the batch; ``close()`` (or leaving the ``with`` block, also on error) aborts what
+is left. After a crash the open transactions time out (``hive.txn.timeout``) and housekeeping aborts them.
+
+>>> with warehouse.streaming_connection("db.events", {"ds": "2024-01-01"}, batch_size=100) as conn:
+...     for chunk in chunks:
+...         conn.write(chunk)
+...         conn.commit()
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.event_schema import insert_events
+from airflow_acid.acid.event_writer import EventFileWriter, FileKind
+from airflow_acid.errors import TransactionClosedError, UnsupportedOperationError
+from airflow_acid.heartbeat import Heartbeater
+from airflow_acid.metastore.codes import DataOperation, LockState
+from airflow_acid.metastore.errors import LockNotAcquiredError, TxnStateError
+from airflow_acid.metastore.locks import lock_component_for
+from airflow_acid.table_schema import to_arrow_table
+
+if TYPE_CHECKING:
+    from airflow_acid.warehouse import AcidWarehouse
+
+log = logging.getLogger(__name__)
+
+STREAMING_STATEMENT_ID = -1
+"""Hive Streaming writes without a statement id (encoded as 0 in the bucket property, no ``_SSSS`` suffix)."""
+
+
+@dataclass
+class StreamingStats:
+    """Counters of one connection."""
+
+    batches: int = 0
+    committed: int = 0
+    aborted: int = 0
+    rows: int = 0
+
+
+class StreamingConnection:
+    """Writes small transactions into one delta directory per transaction batch (see the module docstring)."""
+
+    def __init__(self, warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] | str | None = None, *,
+                 batch_size: int | None = None, agent_info: str | None = None) -> None:
+        self._wh = warehouse
+        self._ms = warehouse.metastore
+        self.info = warehouse.transactional_table(table)
+        if self.info.is_insert_only:
+            raise UnsupportedOperationError(
+                f"table {self.info.full_name} is insert-only; streaming ingest writes full-ACID tables only")
+        self.target = warehouse.partition_target(self.info, partition)
+        if batch_size is not None and batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.batch_size = min(batch_size or warehouse.conf.txn_max_open_batch, warehouse.conf.txn_max_open_batch)
+        self.agent_info = agent_info or f"airflow-acid streaming {self.info.full_name}"
+        self.schema = warehouse.data_schema(self.info)
+        self._bucket_of = warehouse.bucket_assigner(self.info)
+        self.stats = StreamingStats()
+        self.closed = False
+        self._lock = threading.Lock()
+        self._batch: list[int] = []
+        self._write_ids: dict[int, int] = {}
+        self._used = 0
+        self._current: int | None = None
+        self._directory: str | None = None
+        self._writers: dict[int, EventFileWriter] = {}
+        self._dirty: set[int] = set()
+        self._row_ids: dict[int, int] = {}
+        if self.target.spec:
+            self._ms.catalog.add_partition(self.info.database, self.info.name, self.target.spec,
+                                           location=self.target.location, if_not_exists=True)
+        self._heartbeater = Heartbeater(self._ms.txns.heartbeat, self._open_txns, warehouse.conf.txn_timeout_s / 2,
+                                        name=f"acid-heartbeat-stream-{self.info.full_name}").start()
+
+    # --- context manager -------------------------------------------------------------------------------
+
+    def __enter__(self) -> StreamingConnection:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if not self.closed:
+            self.close()
+
+    def __repr__(self) -> str:
+        return (f"StreamingConnection({self.info.full_name}, partition={self.target.name!r}, "
+                f"batch={self._batch[:1]}…, current={self._current})")
+
+    # --- properties ------------------------------------------------------------------------------------
+
+    @property
+    def current_txn(self) -> int | None:
+        """The transaction rows are being written to, if any."""
+        return self._current
+
+    @property
+    def current_write_id(self) -> int | None:
+        return None if self._current is None else self._write_ids[self._current]
+
+    @property
+    def directory(self) -> str | None:
+        """The current batch's ``delta_min_max`` directory name."""
+        return self._directory
+
+    def _open_txns(self) -> list[int]:
+        with self._lock:
+            return self._batch[self._used - (1 if self._current is not None else 0):] if self._batch else []
+
+    def _check_open(self, action: str) -> None:
+        if self.closed:
+            raise TransactionClosedError(f"cannot {action}: the streaming connection to {self.info.full_name} is "
+                                         "closed; open a new one")
+
+    # --- batches ---------------------------------------------------------------------------------------
+
+    def _open_batch(self) -> None:
+        ids = self._ms.txns.open_txns(self.batch_size, user=self._wh.user, host=self._wh.host,
+                                      agent_info=self.agent_info)
+        try:
+            wids = self._ms.txns.allocate_write_ids(ids, self.info.database, self.info.name)
+        except BaseException:
+            self._ms.txns.abort_txns(ids)
+            raise
+        with self._lock:
+            self._batch = list(ids)
+            self._write_ids = dict(zip(ids, wids))
+            self._used = 0
+        self._directory = names.format_delta(min(wids), max(wids))
+        self.stats.batches += 1
+
+    def begin(self) -> int:
+        """Start the next transaction of the batch (opening a new batch when needed); returns its txn id."""
+        self._check_open("begin a transaction")
+        if self._current is not None:
+            raise TransactionClosedError(f"transaction {self._current} is still open: commit or abort it first")
+        if not self._batch or self._used >= len(self._batch):
+            self._close_writers()
+            self._open_batch()
+        with self._lock:
+            txn = self._batch[self._used]
+            self._used += 1
+            self._current = txn
+        self._row_ids = {}
+        comp = lock_component_for(DataOperation.INSERT, self.info.database, self.info.name, self.target.name,
+                                  conf=self._wh.conf)
+        response = self._ms.locks.lock([comp], txn_id=txn, user=self._wh.user, host=self._wh.host,
+                                       agent_info=self.agent_info)
+        if response.state is not LockState.ACQUIRED:
+            self.abort()
+            raise LockNotAcquiredError(f"streaming into {self.info.full_name}: transaction {txn} could not lock "
+                                       f"{self.target.name or 'the table'}")
+        return txn
+
+    def _writer(self, bucket: int) -> EventFileWriter:
+        writer = self._writers.get(bucket)
+        if writer is None:
+            directory = posixpath.join(self.target.location, self._directory)
+            writer = EventFileWriter(directory, bucket, self.schema, kind=FileKind.DELTA,
+                                     filesystem=self._wh.filesystem, streaming=True)
+            self._writers[bucket] = writer
+        return writer
+
+    def write(self, data: Any) -> int:
+        """Append rows to the current transaction (begun automatically); returns the number of rows."""
+        self._check_open("write")
+        rows = to_arrow_table(data, self.schema, table=self.info.full_name)  # bad input: nothing written
+        if self._current is None:
+            self.begin()
+        if not rows.num_rows:
+            return 0
+        write_id = self._write_ids[self._current]
+        buckets = np.zeros(rows.num_rows, dtype=np.int64) if self._bucket_of is None else self._bucket_of(rows)
+        try:
+            for bucket in np.unique(buckets):
+                part = rows if len(buckets) == 1 or (buckets == bucket).all() else rows.filter(pa.array(buckets == bucket))
+                b = int(bucket)
+                first = self._row_ids.get(b, 0)
+                prop = bucket_codec.encode(b, STREAMING_STATEMENT_ID)
+                self._writer(b).write(insert_events(part, write_id, prop, first))
+                self._row_ids[b] = first + part.num_rows
+                self._dirty.add(b)
+        except BaseException:
+            self.abort()
+            raise
+        self.stats.rows += rows.num_rows
+        return rows.num_rows
+
+    def commit(self) -> None:
+        """Flush the batch's files (``_flush_length``) and commit the current transaction."""
+        self._check_open("commit")
+        if self._current is None:
+            raise TransactionClosedError("no transaction to commit: write rows (or call begin()) first")
+        try:
+            for bucket in sorted(self._dirty):
+                self._writers[bucket].flush()
+        except BaseException:
+            self.abort()
+            raise
+        self._dirty.clear()
+        txn, self._current = self._current, None
+        self._ms.txns.commit(txn)
+        self.stats.committed += 1
+        if self._used >= len(self._batch):
+            self._close_writers()
+
+    def abort(self) -> None:
+        """Abort the current transaction; its rows stay in the batch's files, invisible."""
+        self._check_open("abort")
+        if self._current is None:
+            raise TransactionClosedError("no transaction to abort")
+        txn, self._current = self._current, None
+        self._dirty.clear()
+        try:
+            self._ms.txns.abort(txn)
+        except TxnStateError as exc:
+            log.info("streaming abort of transaction %s: %s", txn, exc)
+        self.stats.aborted += 1
+
+    def _close_writers(self) -> None:
+        writers, self._writers = self._writers, {}
+        errors = []
+        for writer in writers.values():
+            try:
+                writer.close()
+            except Exception as exc:  # the batch's write ids are committed/aborted already; report, keep going
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def close(self) -> None:
+        """Abort the current and all unused transactions of the batch, finish the files, stop heartbeating."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            with self._lock:
+                left = self._batch[self._used - (1 if self._current is not None else 0):] if self._batch else []
+                self._used = len(self._batch)
+                self._current = None
+            if left:
+                self.stats.aborted += len(self._ms.txns.abort_txns(left))
+            self._close_writers()
+        finally:
+            self._heartbeater.stop()
