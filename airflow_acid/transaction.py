@@ -222,7 +222,8 @@ class Transaction:
     def _write_insert_only(self, info: TableInfo, target: PartitionTarget, dirname: str, rows: pa.Table) -> None:
         """Insert-only (MM) tables hold plain ORC files (no ACID columns) named like Hive's ``000000_0``."""
         fs, root = self._wh.storage(target.location)
-        buckets = self._wh.bucket_assigner(info)(rows)
+        assign = self._wh.bucket_assigner(info)
+        buckets = np.zeros(rows.num_rows, dtype=np.int64) if assign is None else assign(rows)
         fs.makedirs(posixpath.join(root, dirname), exist_ok=True)
         for bucket in np.unique(buckets):
             part = rows.filter(pa.array(buckets == bucket))

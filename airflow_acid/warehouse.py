@@ -147,7 +147,8 @@ class AcidWarehouse:
     # --- databases and tables --------------------------------------------------------------------------
 
     def create_database(self, name: str, *, if_not_exists: bool = True, description: str | None = None) -> None:
-        """Create database ``name`` at ``<warehouse>/<name>.db`` (``default`` lives at the warehouse root)."""
+        """Create database ``name`` at ``<warehouse>/<name>.db`` (``default`` lives at the warehouse root).
+        ``create_table`` creates a missing database itself."""
         location = self.location if name.lower() == DEFAULT_DATABASE else self._join(self.location, f"{name.lower()}.db")
         self.metastore.catalog.create_database(name, location, description=description, owner=self.user,
                                                if_not_exists=if_not_exists)
@@ -163,8 +164,7 @@ class AcidWarehouse:
         ``transactional_properties="insert_only"`` makes an insert-only (MM) table of plain ORC files.
         """
         db, table = self.split_name(name)
-        if db == DEFAULT_DATABASE:
-            self.create_database(DEFAULT_DATABASE)
+        self.create_database(db)  # if it does not exist yet
         props = {"transactional": "true", TRANSACTIONAL_PROPERTIES: transactional_properties,
                  "bucketing_version": "2", **dict(properties or {})}
         return self.metastore.catalog.create_table(
