@@ -122,10 +122,10 @@ def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int |
     lowest_open = conn.execute(
         sa.select(sa.func.min(TXNS.c.TXN_ID)).where(TXNS.c.TXN_STATE == TxnState.OPEN.value)
     ).scalar_one()
-    oldest_window = conn.execute(
+    newest_settled = conn.execute(
         sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0)).where(TXNS.c.TXN_STARTED < now - opentxn_timeout_ms)
     ).scalar_one()
-    candidates = [int(oldest_window) + 1]
+    candidates = [int(newest_settled) + 1]
     if lowest_open is not None:
         candidates.append(int(lowest_open))
     return min(candidates)
