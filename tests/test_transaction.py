@@ -1,0 +1,156 @@
+"""Transactions against each other: snapshot isolation, first-committer-wins, aborts, heartbeats, and a writer
+process killed mid-transaction. The concurrency tests run on SQLite, PostgreSQL and MariaDB."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+
+import pyarrow.compute as pc
+import pytest
+
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.errors import WriteConflictError
+from airflow_acid.warehouse import AcidWarehouse
+from tests.warehouse_support import (  # noqa: F401 - fixtures
+    EMPLOYEE, SEED_ROWS, make_warehouse, metastore_url, migrated_sqlite, tree, warehouse,
+)
+
+
+@pytest.fixture
+def backend_warehouse(empty_db_url, tmp_path):
+    wh = AcidWarehouse(empty_db_url, tmp_path / "wh")
+    wh.create_table("employee", EMPLOYEE)
+    with wh.transaction() as txn:
+        txn.insert("employee", SEED_ROWS)
+    yield wh
+    wh.close()
+
+
+def _salaries(wh, table="employee") -> dict[int, int]:
+    t = wh.read(table)
+    return dict(zip(t.column("id").to_pylist(), t.column("salary").to_pylist()))
+
+
+def test_reader_never_sees_a_commit_after_its_snapshot(backend_warehouse):
+    wh = backend_warehouse
+    info = wh.table("employee")
+    with wh.read_snapshot(info) as snap:
+        with wh.transaction() as txn:
+            txn.update("employee", set={"salary": 1}, where=pc.field("id") == 1)
+            txn.insert("employee", [(4, "Mary", 9000)])
+        old = wh.read_partition(info, snap.targets[0], snap.write_ids, snap.txns)
+        assert dict(zip(old.column("id").to_pylist(), old.column("salary").to_pylist())) == {
+            1: 5000, 2: 8000, 3: 6000}
+    assert _salaries(wh) == {1: 1, 2: 8000, 3: 6000, 4: 9000}
+
+
+def test_writer_snapshot_excludes_later_commits(backend_warehouse):
+    wh = backend_warehouse
+    first = wh.transaction()
+    with wh.transaction() as other:
+        other.insert("employee", [(4, "Mary", 9000)])
+    assert first.update("employee", set={"salary": 0}).rows == 3  # Mary committed after `first` began
+    first.commit()
+    assert _salaries(wh) == {1: 0, 2: 0, 3: 0, 4: 9000}
+
+
+def test_second_concurrent_update_is_aborted_with_its_files(backend_warehouse, tmp_path):
+    wh = backend_warehouse
+    t1, t2 = wh.transaction(), wh.transaction()
+    t1.update("employee", set={"salary": 1}, where=pc.field("id") == 2)
+    t2.delete("employee", where=pc.field("id") == 2)
+    t1.commit()
+    before = tree(tmp_path / "wh")
+    with pytest.raises(WriteConflictError, match="write conflict on default.employee"):
+        t2.commit()
+    assert t2.state == "aborted"
+    assert wh.metastore.txns.txn_state(t2.txn_id).value == "a"
+    assert not any("0000003" in p for p in tree(tmp_path / "wh"))  # t2's delete_delta_0000003… is gone
+    assert len(tree(tmp_path / "wh")) == len(before) - 2
+    assert _salaries(wh) == {1: 5000, 2: 1, 3: 6000}
+
+
+def test_updates_of_different_partitions_both_commit(empty_db_url, tmp_path):
+    with AcidWarehouse(empty_db_url, tmp_path / "wh") as wh:
+        wh.create_table("sales", [("id", "int"), ("amount", "int")], partition_by=[("ds", "string")])
+        with wh.transaction() as txn:
+            txn.insert("sales", [{"id": 1, "amount": 1, "ds": "a"}, {"id": 2, "amount": 2, "ds": "b"}])
+        t1, t2 = wh.transaction(), wh.transaction()
+        t1.update("sales", set={"amount": 10}, where=pc.field("ds") == "a")
+        t2.update("sales", set={"amount": 20}, where=pc.field("ds") == "b")
+        t1.commit()
+        t2.commit()
+        t3, t4 = wh.transaction(), wh.transaction()
+        t3.delete("sales", where=pc.field("ds") == "a")
+        t4.update("sales", set={"amount": 0}, where=pc.field("id") == 1)
+        t3.commit()
+        with pytest.raises(WriteConflictError, match="partition ds=a"):
+            t4.commit()
+        assert wh.read("sales").to_pylist() == [{"id": 2, "amount": 20, "ds": "b"}]
+
+
+def test_aborted_transactions_leave_nothing_visible(warehouse, tmp_path):
+    warehouse.create_table("employee", EMPLOYEE)
+    txn = warehouse.transaction()
+    txn.insert("employee", SEED_ROWS)
+    txn.abort()
+    assert tree(tmp_path / "wh") == []
+    with warehouse.transaction() as ok:
+        ok.insert("employee", SEED_ROWS[:1])
+    assert warehouse.read("employee").column("id").to_pylist() == [1]
+    assert warehouse.table("employee") and warehouse.metastore.txns.txn_state(txn.txn_id).value == "a"
+
+
+def test_heartbeats_keep_a_long_transaction_alive(metastore_url, tmp_path):
+    conf = MetastoreConf(txn_timeout_s=0.6)
+    with make_warehouse(metastore_url, tmp_path / "wh", conf) as wh:
+        wh.create_table("employee", EMPLOYEE)
+        with wh.transaction() as txn:
+            txn.insert("employee", SEED_ROWS)
+            time.sleep(1.5)
+            assert wh.metastore.housekeeping.abort_timed_out_txns() == []
+            assert txn._heartbeater.beats >= 2
+        assert wh.read("employee").num_rows == 3
+
+
+def _killed_writer(url: str, location: str, queue) -> None:
+    wh = make_warehouse(url, location, MetastoreConf(txn_timeout_s=1.0))
+    txn = wh.transaction()
+    txn.insert("employee", [(7, "Ghost", 1)])
+    queue.put(txn.txn_id)
+    time.sleep(60)  # killed long before
+
+
+def test_writer_killed_mid_transaction_is_invisible_and_times_out(metastore_url, tmp_path):
+    conf = MetastoreConf(txn_timeout_s=1.0)
+    location = str(tmp_path / "wh")
+    with make_warehouse(metastore_url, location, conf) as wh:
+        wh.create_table("employee", EMPLOYEE)
+        with wh.transaction() as txn:
+            txn.insert("employee", SEED_ROWS)
+        ctx = multiprocessing.get_context("spawn")
+        queue = ctx.Queue()
+        child = ctx.Process(target=_killed_writer, args=(metastore_url, location, queue))
+        child.start()
+        try:
+            txn_id = queue.get(timeout=60)
+        finally:
+            os.kill(child.pid, signal.SIGKILL)
+            child.join()
+        assert any("delta_0000002_0000002_0000" in p for p in tree(tmp_path / "wh"))  # its files are there…
+        assert sorted(wh.read("employee").column("id").to_pylist()) == [1, 2, 3]  # …but invisible
+        assert wh.metastore.txns.txn_state(txn_id).value == "o"
+        deadline = time.monotonic() + 10
+        aborted: list[int] = []
+        while txn_id not in aborted and time.monotonic() < deadline:
+            time.sleep(0.3)
+            aborted += wh.metastore.housekeeping.abort_timed_out_txns()
+        assert txn_id in aborted
+        assert wh.metastore.txns.txn_state(txn_id).value == "a"
+        assert sorted(wh.read("employee").column("id").to_pylist()) == [1, 2, 3]
+        with wh.transaction() as txn:  # the table keeps working; the aborted write id stays invisible
+            txn.insert("employee", [(8, "Next", 2)])
+        assert sorted(wh.read("employee").column("id").to_pylist()) == [1, 2, 3, 8]
