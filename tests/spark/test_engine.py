@@ -317,9 +317,48 @@ def test_random_histories_read_the_same_after_minor_and_major(tmp_path_factory, 
         assert res.status == Status.SUCCEEDED, res.error
         for out in res.outputs:
             check_acid_output(loc, out)
+            for f in Path(loc, out).glob("bucket_*"):  # aborted and above-HWM events are gone for good
+                events = open_orc_file(str(f)).read()
+                ids = set(events.column("currentTransaction").to_pylist())
+                assert not ids & set(aborted) and max(ids) <= wil.high_watermark
         assert [rows_with_ids(loc, s, EMP) for s in snaps] == before, f"after {ctype}"
         assert not any(p.name.startswith("_tmp") for p in Path(loc).iterdir())
     # nothing the compactions did touched the inputs
     for p in Path(pristine).rglob("bucket_*"):
         assert (Path(loc) / p.relative_to(pristine)).read_bytes() == p.read_bytes()
     assert read_acid_table(loc, snapshot(top, aborted=aborted), schema=EMP).num_rows == len(before[-1])
+
+
+def test_events_of_aborted_write_ids_inside_multi_write_id_deltas_are_dropped(tmp_path):
+    """A streaming delta spanning write ids 1-3 and its delete twin where write id 2 aborted (§2.5, §5.3)."""
+    from airflow_acid.acid.event_schema import delete_events, insert_events
+    from airflow_acid.acid.event_writer import write_event_file
+
+    loc = str(tmp_path)
+    b0 = bucket_codec.encode(0, 0)
+
+    def rows(ids):
+        return pa.table({"id": pa.array(ids, pa.int32()), "name": [f"n{i}" for i in ids],
+                         "salary": pa.array(ids, pa.int32())}, schema=EMP)
+    events = pa.concat_tables([insert_events(rows([10, 11, 12]), 1, b0), insert_events(rows([20, 21]), 2, b0),
+                               insert_events(rows([30, 31]), 3, b0)])
+    write_event_file(f"{loc}/delta_0000001_0000003", 0, events, row_schema=EMP)
+    deletes = pa.concat_tables([delete_events([(1, b0, 0)], 2, EMP), delete_events([(1, b0, 1)], 3, EMP)])
+    write_event_file(f"{loc}/delete_delta_0000001_0000003", 0, deletes, row_schema=EMP)
+    write_statement(loc, 4, 0, EMP, inserts=rows([40]))
+    snap = snapshot(4, aborted=[2])
+    before = rows_with_ids(loc, snap)
+    assert [r[3] for r in before] == [10, 12, 30, 31, 40]
+
+    (res,) = run_inprocess(plan_one(loc, "minor", 50, compactor_snapshot(4, aborted=[2]))).compactions
+    assert res.outputs == ["delta_0000001_0000004_v0000050", "delete_delta_0000001_0000004_v0000050"]
+    kept = open_orc_file(f"{loc}/delta_0000001_0000004_v0000050/bucket_00000").read()
+    assert kept.column("row").combine_chunks().field("id").to_pylist() == [10, 11, 12, 30, 31, 40]
+    dels = open_orc_file(f"{loc}/delete_delta_0000001_0000004_v0000050/bucket_00000").read()
+    assert [(r["originalTransaction"], r["rowId"], r["currentTransaction"]) for r in dels.to_pylist()] == [(1, 1, 3)]
+    assert rows_with_ids(loc, snap) == before
+
+    (res,) = run_inprocess(plan_one(loc, "major", 51, compactor_snapshot(4, aborted=[2]))).compactions
+    base = open_orc_file(f"{loc}/base_0000004_v0000051/bucket_00000").read()
+    assert base.column("row").combine_chunks().field("id").to_pylist() == [10, 12, 30, 31, 40]
+    assert rows_with_ids(loc, snap) == before
