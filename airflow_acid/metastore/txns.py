@@ -288,7 +288,7 @@ def _reserve_write_ids(conn: Connection, db: str, table: str, count: int) -> int
     return first
 
 
-def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *, now: int | None = None,
+def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
                   heartbeat_before: int | None = None) -> list[int]:
     """Abort the still-open txns among ``txn_ids`` inside ``conn``'s transaction (Hive's AbortTxnsFunction).
 
@@ -452,7 +452,7 @@ class TxnStore:
             commit_id = high_water_mark(conn)
             conflict = self._find_conflict(conn, txn_id)
             if conflict is not None:
-                abort_txns_in(conn, [txn_id], AbortReason.WRITE_CONFLICT, now=now)
+                abort_txns_in(conn, [txn_id], AbortReason.WRITE_CONFLICT)
                 return _Conflict(txn_id=txn_id, commit_id=commit_id, winner_txn=int(conflict.WS_TXNID),
                                  winner_commit_id=int(conflict.WS_COMMIT_ID), database=conflict.WS_DATABASE,
                                  table=conflict.WS_TABLE, partition=conflict.WS_PARTITION,
