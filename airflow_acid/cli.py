@@ -44,7 +44,8 @@ def init(metastore_url: str | None) -> None:
 @click.option("--metastore-url", envvar=METASTORE_URL_ENV, default=None,
               help="SQLAlchemy URL of the metastore; default: SQLite file inside the warehouse folder.")
 def demo(warehouse: Path, metastore_url: str | None) -> None:
-    """Write a transactional table, show how each directory is classified, and read it back at two snapshots."""
+    """Build a sample warehouse (bucketed, partitioned and insert-only tables; inserts, updates, deletes, a MERGE,
+    streaming batches, aborted and in-flight transactions), show each directory's role and the rows at two snapshots."""
     from airflow_acid.demo import run_demo
 
     warehouse.mkdir(parents=True, exist_ok=True)

@@ -1,14 +1,16 @@
-"""The main-job demo on the embedded default: real transactions in the metastore, Hive-named delta files on
-disk, directory classification by getAcidState, and merge-on-read at two snapshots.
+"""The main-job demo on the embedded default: a sample warehouse built with the client API (AcidWarehouse).
+
+Three tables — ``demo.customers`` (bucketed by id into 2 buckets), ``demo.sales`` (partitioned by ds) and
+``demo.audit_log`` (insert-only) — get a stream of inserts, updates, deletes, a MERGE, streaming ingest with
+transaction batches, a few aborted transactions and one writer still in flight, so deltas pile up. Then it
+shows every table/partition directory with the role getAcidState gives it, and the rows at two snapshots.
 
 It grows into the full compaction demo (Initiator → Spark compaction → Cleaner) as those layers land.
 """
 
 from __future__ import annotations
 
-import getpass
 import shutil
-import socket
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,106 +19,95 @@ from rich.console import Console
 from rich.table import Table
 
 from airflow_acid.acid.fs import storage_for
-from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.state import get_acid_state
-from airflow_acid.acid.statement_writer import write_statement
-from airflow_acid.acid.writeids import ValidTxnList
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import OperationType
+from airflow_acid.predicates import source
+from airflow_acid.warehouse import AcidWarehouse
 
-DATABASE, TABLE = "demo", "sales"
-ROW_SCHEMA = pa.schema([("id", pa.int32()), ("region", pa.string()), ("amount", pa.float64())])
-KEY_COLUMNS = ["originalTransaction", "bucket", "rowId"]
-
-
-def _rows(ids, regions, amounts) -> pa.Table:
-    return pa.table({"id": pa.array(ids, pa.int32()), "region": regions, "amount": pa.array(amounts, pa.float64())})
-
-
-class _DemoWriter:
-    """A minimal writer over the format and metastore layers (the full client API is airflow_acid.warehouse)."""
-
-    def __init__(self, ms: Metastore, location: str) -> None:
-        self.ms, self.location = ms, location
-        self.user, self.host = getpass.getuser(), socket.gethostname()
-
-    def begin(self) -> tuple[int, int]:
-        txn = self.ms.txns.open_txn(user=self.user, host=self.host, agent_info="airflow-acid demo")
-        return txn, self.ms.txns.allocate_write_id(txn, DATABASE, TABLE)
-
-    def snapshot(self, txn: int | None = None):
-        txns = self.ms.snapshots.valid_txn_list(txn)
-        return txns, self.ms.snapshots.valid_write_id_list(f"{DATABASE}.{TABLE}", txns)
-
-    def row_ids(self, txn: int, where: pc.Expression) -> pa.Table:
-        txns, wids = self.snapshot(txn)
-        rows = read_acid_table(self.location, wids, txns, filter=where, include_row_ids=True)
-        return rows.select(KEY_COLUMNS)
-
-    def statement(self, txn: int, write_id: int, stmt: int, op: OperationType, *, inserts=None, deletes=None):
-        write_statement(self.location, write_id, stmt, ROW_SCHEMA, inserts=inserts, deletes=deletes)
-        self.ms.txns.add_write_components(txn, DATABASE, TABLE, [None], op)
+DATABASE = "demo"
+CUSTOMERS, SALES, AUDIT = f"{DATABASE}.customers", f"{DATABASE}.sales", f"{DATABASE}.audit_log"
 
 
 def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
-    location = str(warehouse / f"{DATABASE}.db" / TABLE)
-    _reset(ms, warehouse, location)
-    ms.catalog.create_database(DATABASE, str(warehouse / f"{DATABASE}.db"), if_not_exists=True)
-    ms.catalog.create_table(DATABASE, TABLE, [("id", "int"), ("region", "string"), ("amount", "double")],
-                            location=location)
-    console.rule(f"[bold]airflow-acid demo[/bold] · table {DATABASE}.{TABLE} · metastore {ms.url}")
-    w = _DemoWriter(ms, location)
+    _reset(ms, warehouse)
+    wh = AcidWarehouse(ms, warehouse, init=False)
+    wh.create_table(CUSTOMERS, [("id", "int"), ("name", "string"), ("tier", "string")], bucket_by=["id"],
+                    num_buckets=2)
+    wh.create_table(SALES, [("id", "int"), ("customer", "int"), ("amount", "double")],
+                    partition_by=[("ds", "string")])
+    wh.create_table(AUDIT, [("event", "string")], transactional_properties="insert_only")
+    console.rule(f"[bold]airflow-acid demo[/bold] · warehouse {warehouse} · metastore {ms.url}")
     log: list[tuple[str, str, str]] = []
 
-    txn, wid = w.begin()
-    w.statement(txn, wid, 0, OperationType.INSERT,
-                inserts=_rows(range(1, 7), ["north", "south", "east", "west", "north", "south"],
-                              [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]))
-    ms.txns.commit(txn)
-    log.append((f"txn {txn}", f"write id {wid}", "INSERT 6 rows → committed"))
+    def note(txn: str, what: str, result: str) -> None:
+        log.append((txn, what, result))
 
-    txn, wid = w.begin()
-    w.statement(txn, wid, 0, OperationType.INSERT, inserts=_rows([7, 8], ["east", "west"], [70.0, 80.0]))
-    w.statement(txn, wid, 1, OperationType.INSERT, inserts=_rows([9], ["north"], [90.0]))
-    ms.txns.commit(txn)
-    log.append((f"txn {txn}", f"write id {wid}", "two INSERT statements (stmt 0 and 1) → committed"))
+    with wh.transaction() as txn:
+        r = txn.insert(CUSTOMERS, [(i, n, "basic") for i, n in
+                                   enumerate(["Jerry", "Tom", "Kate", "Ann", "Bob", "Eve"], start=1)])
+        txn.insert(AUDIT, [("customers loaded",)])
+    note(f"txn {txn.txn_id}", f"INSERT 6 customers (2 Murmur3 buckets) + audit row, write id {r.write_id}",
+         "committed")
+    with wh.transaction() as txn:
+        r = txn.insert(SALES, [{"id": i, "customer": 1 + i % 6, "amount": 10.0 * i,
+                                "ds": "2024-01-01" if i <= 4 else "2024-01-02"} for i in range(1, 9)])
+    note(f"txn {txn.txn_id}", "INSERT 8 sales into 2 partitions (dynamic partitioning)", "committed")
 
-    txn, wid = w.begin()
-    old = w.row_ids(txn, pc.field("id") == 2)
-    w.statement(txn, wid, 0, OperationType.UPDATE, inserts=_rows([2], ["south"], [25.0]), deletes=old)
-    ms.txns.commit(txn)
-    log.append((f"txn {txn}", f"write id {wid}", "UPDATE id=2 amount 20→25 (delete_delta + delta) → committed"))
+    with wh.streaming_connection(SALES, {"ds": "2024-01-03"}, batch_size=3) as conn:
+        for k, outcome in enumerate(("commit", "commit", "abort")):
+            conn.write([(101 + 2 * k, 1, 5.0), (102 + 2 * k, 2, 5.0)])
+            txn_id = conn.current_txn
+            conn.commit() if outcome == "commit" else conn.abort()
+            note(f"txn {txn_id}", f"streaming 2 rows into ds=2024-01-03/{conn.directory}", f"{outcome}ted"
+                 if outcome == "commit" else "aborted (rows stay in the shared file, invisible)")
+    with wh.streaming_connection(SALES, {"ds": "2024-01-03"}, batch_size=1) as conn:
+        conn.write([(199, 3, 1.0)])
+        txn_id = conn.current_txn
+        conn.abort()
+        note(f"txn {txn_id}", f"streaming 1 row into ds=2024-01-03/{conn.directory}",
+             "aborted (its whole delta is aborted)")
 
-    txn, wid = w.begin()
-    w.statement(txn, wid, 0, OperationType.INSERT, inserts=_rows([100, 101], ["bad", "bad"], [-1.0, -1.0]))
-    ms.txns.abort(txn)
-    log.append((f"txn {txn}", f"write id {wid}", "INSERT 2 rows → aborted (files stay, invisible)"))
+    with wh.transaction() as txn:
+        r = txn.update(CUSTOMERS, set={"tier": "gold"}, where=pc.field("id").isin([2, 3]))
+    note(f"txn {txn.txn_id}", "UPDATE customers 2,3 tier=gold (delete_delta + delta)", "committed")
+    with wh.transaction() as txn:
+        r = txn.merge(CUSTOMERS, [(3, "Kate", "platinum"), (7, "Mary", "silver")], on="id",
+                      when_matched_update={"tier": source("tier")}, when_not_matched_insert=True)
+    note(f"txn {txn.txn_id}", "MERGE customers: Kate updated (stmt 1), Mary inserted (stmt 0)", "committed")
+    try:
+        with wh.transaction() as txn:
+            txn.insert(CUSTOMERS, [(66, "Mallory", "fraud")])
+            raise RuntimeError("writer failed")
+    except RuntimeError:
+        note(f"txn {txn.txn_id}", "INSERT then an exception in the with-block", "aborted (its files removed)")
 
-    early_txns, early_wids = w.snapshot()
-    log.append(("snapshot S1", str(early_wids), "a reader's snapshot taken here"))
+    with wh.read_snapshot(wh.table(SALES)) as s1:
+        early = {t.name: wh.read_partition(wh.table(SALES), t, s1.write_ids, s1.txns) for t in s1.targets}
+        note("snapshot S1", str(s1.write_ids), "a reader's snapshot of demo.sales taken here")
+        with wh.transaction() as txn:
+            r = txn.delete(SALES, where=pc.field("amount") < 15)
+        note(f"txn {txn.txn_id}", f"DELETE sales amount < 15 across {', '.join(r.partitions)}", "committed")
+    with wh.transaction() as txn:
+        txn.insert(AUDIT, [("sales cleaned",)])
+    note(f"txn {txn.txn_id}", "INSERT into the insert-only audit_log (plain ORC, no ACID columns)", "committed")
 
-    txn, wid = w.begin()
-    w.statement(txn, wid, 0, OperationType.DELETE, deletes=w.row_ids(txn, pc.field("region") == "west"))
-    ms.txns.commit(txn)
-    log.append((f"txn {txn}", f"write id {wid}", "DELETE region='west' → committed"))
+    in_flight = wh.transaction(agent_info="airflow-acid demo in-flight writer")
+    in_flight.insert(CUSTOMERS, [(8, "Zoe", "basic")])
+    note(f"txn {in_flight.txn_id}", "INSERT customer 8", "still open (a writer in flight)")
 
-    open_txn, wid = w.begin()
-    w.statement(open_txn, wid, 0, OperationType.INSERT, inserts=_rows([200], ["in-flight"], [0.0]))
-    log.append((f"txn {open_txn}", f"write id {wid}", "INSERT 1 row → still open (a writer in flight)"))
-
-    now_txns, now_wids = w.snapshot()
-    log.append(("snapshot S2", str(now_wids), "a reader's snapshot now"))
     _print_log(console, log)
-    _print_directories(console, location, now_wids, now_txns)
-    _print_rows(console, "rows at S1 (before the delete)", read_acid_table(location, early_wids, early_txns,
-                                                                            include_row_ids=True))
-    _print_rows(console, "rows at S2 (now)", read_acid_table(location, now_wids, now_txns, include_row_ids=True))
-    ms.txns.commit(open_txn)
-    console.print(f"[dim]committed the in-flight txn {open_txn}; re-reading sees row 200 too: "
-                  f"{read_acid_table(location, *reversed(w.snapshot())).num_rows} rows[/dim]")
+    for name in (CUSTOMERS, SALES, AUDIT):
+        _print_directories(console, wh, name)
+    _print_rows(console, "demo.sales rows at S1 (before the delete)", pa.concat_tables(list(early.values())))
+    _print_rows(console, "demo.sales rows at S2 (now)", wh.read(SALES))
+    _print_rows(console, "demo.customers rows now", wh.read(CUSTOMERS))
+    _print_rows(console, "demo.audit_log rows now", wh.read(AUDIT))
+    in_flight.commit()
+    console.print(f"[dim]committed the in-flight txn {in_flight.txn_id}; re-reading demo.customers sees customer "
+                  f"8 too: {wh.read(CUSTOMERS).num_rows} rows[/dim]")
 
 
-def _reset(ms: Metastore, warehouse: Path, location: str) -> None:
+def _reset(ms: Metastore, warehouse: Path) -> None:
     if DATABASE in ms.catalog.list_databases():
         ms.catalog.drop_database(DATABASE, cascade=True)
     shutil.rmtree(warehouse / f"{DATABASE}.db", ignore_errors=True)
@@ -124,46 +115,52 @@ def _reset(ms: Metastore, warehouse: Path, location: str) -> None:
 
 def _print_log(console: Console, log) -> None:
     table = Table(title="what happened", title_justify="left")
-    for col in ("transaction", "write id / snapshot", "action"):
+    for col in ("transaction", "statement", "outcome"):
         table.add_column(col)
     for row in log:
         table.add_row(*row)
     console.print(table)
 
 
-def _print_directories(console: Console, location: str, wids, txns: ValidTxnList) -> None:
-    files = storage_for(location).list_files()
-    state = get_acid_state(files, wids, txns)
-    role: dict[str, str] = {}
-    for name in state.obsolete:
-        role[name] = "[yellow]obsolete[/yellow] (the Cleaner may delete it)"
-    for name in state.aborted:
-        role[name] = "[red]aborted[/red] (invisible; the Cleaner deletes it)"
-    for i, name in enumerate(state.current_deltas):
-        role[name] = f"[green]current #{i + 1}[/green] (read, in this order)"
-    if state.base:
-        role[state.base] = "[green]base[/green]"
-    table = Table(title=f"directories of {location} at S2 (getAcidState)", title_justify="left")
-    table.add_column("directory")
-    table.add_column("files")
-    table.add_column("bytes", justify="right")
-    table.add_column("role")
-    dirs: dict[str, list] = {}
-    for f in files:
-        top = f.path.split("/", 1)[0]
-        dirs.setdefault(top, []).append(f)
-    for name in sorted(dirs):
-        entries = dirs[name]
-        table.add_row(name, ", ".join(sorted(f.path.split("/", 1)[-1] for f in entries)),
-                      str(sum(f.size for f in entries)),
-                      role.get(name, "[dim]ignored (write id not visible: open transaction)[/dim]"))
+def _print_directories(console: Console, wh: AcidWarehouse, name: str) -> None:
+    info = wh.table(name)
+    kind = "insert-only" if info.is_insert_only else "full ACID"
+    if info.bucket_cols:
+        kind += f", {info.num_buckets} buckets by {', '.join(info.bucket_cols)}"
+    txns = wh.metastore.snapshots.valid_txn_list()
+    wids = wh.metastore.snapshots.valid_write_id_list(info.full_name, txns)
+    console.print(f"[bold]{info.full_name}[/bold] ({kind}) at {wids} — directories by getAcidState")
+    table = Table()
+    for col in ("partition", "directory", "files", "bytes", "role"):
+        table.add_column(col, justify="right" if col == "bytes" else "left")
+    for target in wh.partition_targets(info):
+        files = storage_for(target.location, wh.filesystem).list_files()
+        state = get_acid_state(files, wids, txns)
+        role: dict[str, str] = {}
+        for d in state.obsolete:
+            role[d] = "[yellow]obsolete[/yellow] (the Cleaner may delete it)"
+        for d in state.aborted:
+            role[d] = "[red]aborted[/red] (invisible; the Cleaner deletes it)"
+        for i, d in enumerate(state.current_deltas):
+            role[d] = f"[green]current #{i + 1}[/green] (read, in this order)"
+        if state.base:
+            role[state.base] = "[green]base[/green]"
+        dirs: dict[str, list] = {}
+        for f in files:
+            dirs.setdefault(f.path.split("/", 1)[0], []).append(f)
+        for d in sorted(dirs):
+            entries = dirs[d]
+            table.add_row(target.name or "-", d, ", ".join(sorted(f.path.split("/", 1)[-1] for f in entries)),
+                          str(sum(f.size for f in entries)),
+                          role.get(d, "[dim]ignored (write id not visible: open transaction)[/dim]"))
     console.print(table)
 
 
 def _print_rows(console: Console, title: str, rows: pa.Table) -> None:
-    table = Table(title=f"{title}: {rows.num_rows} rows", title_justify="left")
+    console.print(f"[bold]{title}: {rows.num_rows} rows[/bold]")
+    table = Table()
     for name in rows.column_names:
-        table.add_column(name, justify="right" if name != "region" else "left")
+        table.add_column(name)
     for record in rows.to_pylist():
         table.add_row(*(str(v) for v in record.values()))
     console.print(table)

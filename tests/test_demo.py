@@ -9,15 +9,23 @@ from airflow_acid.cli import main
 
 def test_demo_runs_twice_on_embedded_default(tmp_path, monkeypatch):
     monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
-    for run in range(2):  # re-runnable: the demo table is recreated
+    for run in range(2):  # re-runnable: the demo database is recreated
         result = CliRunner().invoke(main, ["demo", "--warehouse", str(tmp_path / "wh")])
         assert result.exit_code == 0, result.output
-        assert "rows at S1 (before the delete): 9 rows" in result.output
-        assert "rows at S2 (now): 7 rows" in result.output
-        assert "aborted (invisible" in result.output and "ignored (write id not visible" in result.output
-        assert "delta_0000004_0000004_0000" in result.output  # dropping the table reset its write ids
-        assert "re-reading sees row 200 too: 8 rows" in result.output
-    assert (tmp_path / "wh" / "metastore.db").is_file()
+        out = result.output
+        assert "demo.sales rows at S1 (before the delete): 12 rows" in out
+        assert "demo.sales rows at S2 (now): 7 rows" in out
+        assert "demo.customers rows now: 7 rows" in out and "demo.audit_log rows now: 2 rows" in out
+        assert "aborted (invisible" in out and "ignored (write id not visible" in out
+        assert "re-reading demo.customers sees customer 8 too: 8 rows" in out
+        if run == 0:  # ids restart only in a fresh metastore
+            for name in ("delete_delta_0000003_0000003_0001", "delta_0000003_0000003_0001",  # MERGE update branch
+                         "delta_0000002_0000004", "delta_0000005_0000005"):              # streaming batches
+                assert name in out
+    wh = tmp_path / "wh"
+    assert (wh / "metastore.db").is_file()
+    assert (wh / "demo.db" / "sales" / "ds=2024-01-03" / "delta_0000002_0000004" / "bucket_00000").is_file()
+    assert not list((wh / "demo.db").rglob("*_flush_length"))
 
 
 def test_init_creates_metastore(tmp_path):
