@@ -186,7 +186,7 @@ COMPACTION_QUEUE = Table(
     *_compaction_columns("CQ"),
     Column("CQ_CLEANER_START", BigInteger),
     Column("CQ_RETRY_RETENTION", BigInteger, nullable=False, server_default="0"),
-    Index(None, "CQ_STATE"),
+    Index(None, "CQ_STATE", "CQ_ID"),  # claim-next scans initiated rows in id order
 )
 
 NEXT_COMPACTION_QUEUE_ID = Table(

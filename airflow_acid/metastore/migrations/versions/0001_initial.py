@@ -51,7 +51,7 @@ def upgrade() -> None:
         sa.Column('CQ_RETRY_RETENTION', sa.BigInteger(), server_default='0', nullable=False),
         sa.PrimaryKeyConstraint('CQ_ID', name=op.f('PK_COMPACTION_QUEUE'))
     )
-    op.create_index(op.f('IX_COMPACTION_QUEUE_CQ_STATE'), 'COMPACTION_QUEUE', ['CQ_STATE'], unique=False)
+    op.create_index(op.f('IX_COMPACTION_QUEUE_CQ_STATE_CQ_ID'), 'COMPACTION_QUEUE', ['CQ_STATE', 'CQ_ID'], unique=False)
     op.create_table('COMPLETED_COMPACTIONS',
         sa.Column('CC_ID', sa.BigInteger(), autoincrement=False, nullable=False),
         sa.Column('CC_DATABASE', sa.String(length=128), nullable=False),
