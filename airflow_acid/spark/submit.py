@@ -144,12 +144,42 @@ def _spark_env(options: SparkSubmitOptions) -> dict[str, str]:
     return env
 
 
-def run_spark_submit(plan: CompactionPlan, workdir: str, options: SparkSubmitOptions = SparkSubmitOptions(), *,
-                     timeout: float | None = None) -> PlanResult:
-    """Write the plan into ``workdir``, run spark-submit, and return the job's result document.
+@dataclass(frozen=True)
+class SubmittedJob:
+    """A running spark-submit: its process (leader of a new process group) and where plan, result and log live."""
 
-    On timeout the whole process group (spark-submit, its JVM and the Python driver) is killed.
-    """
+    process: subprocess.Popen
+    plan_path: str
+    result_path: str
+    log_path: str
+    command: tuple[str, ...]
+
+    def kill(self) -> None:
+        """SIGKILL the whole process group (spark-submit's JVM, the Python driver, local executors)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+
+    def wait(self, timeout: float | None = None) -> PlanResult:
+        """Wait for the job and return its result; kill the process group on timeout."""
+        try:
+            code = self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise SparkSubmitError(f"spark-submit did not finish within {timeout} s and was killed; "
+                                   f"log: {self.log_path}") from None
+        if code != 0 or not os.path.exists(self.result_path):
+            tail = Path(self.log_path).read_text(errors="replace")[-3000:]
+            raise SparkSubmitError(f"spark-submit exited with code {code} without a complete result "
+                                   f"(log {self.log_path}):\n{tail}")
+        return PlanResult.from_json(Path(self.result_path).read_text())
+
+
+def start_spark_submit(plan: CompactionPlan, workdir: str, options: SparkSubmitOptions = SparkSubmitOptions(), *,
+                       env: Mapping[str, str] | None = None) -> SubmittedJob:
+    """Write the plan into ``workdir`` and start spark-submit in its own process group (output to a log file)."""
     os.makedirs(workdir, exist_ok=True)
     plan_path = os.path.join(workdir, "plan.json")
     result_path = os.path.join(workdir, "result.json")
@@ -158,25 +188,24 @@ def run_spark_submit(plan: CompactionPlan, workdir: str, options: SparkSubmitOpt
     Path(plan_path).write_text(plan.to_json())
     args = submit_arguments(plan, plan_path, result_path, options, py_files_dir=workdir)
     cmd = spark_submit_command(args, options)
-    if shutil.which(options.spark_submit, path=_spark_env(options)["PATH"]) is None:
+    full_env = _spark_env(options)
+    full_env.update(env or {})
+    if shutil.which(options.spark_submit, path=full_env["PATH"]) is None:
         raise SparkSubmitError(f"{options.spark_submit!r} not found on PATH; install pyspark into the environment "
                                f"of {options.python} or set SparkSubmitOptions.spark_submit")
     log_path = os.path.join(workdir, "spark-submit.log")
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_spark_env(options),
-                                start_new_session=True)
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise SparkSubmitError(f"spark-submit did not finish within {timeout} s and was killed; "
-                                   f"log: {log_path}") from None
-    if code != 0 or not os.path.exists(result_path):
-        tail = Path(log_path).read_text(errors="replace")[-3000:]
-        raise SparkSubmitError(f"spark-submit exited with code {code} without a complete result "
-                               f"(log {log_path}):\n{tail}")
-    return PlanResult.from_json(Path(result_path).read_text())
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=full_env, start_new_session=True)
+    return SubmittedJob(proc, plan_path, result_path, log_path, tuple(cmd))
+
+
+def run_spark_submit(plan: CompactionPlan, workdir: str, options: SparkSubmitOptions = SparkSubmitOptions(), *,
+                     timeout: float | None = None) -> PlanResult:
+    """Write the plan into ``workdir``, run spark-submit, and return the job's result document.
+
+    On timeout the whole process group (spark-submit, its JVM and the Python driver) is killed.
+    """
+    return start_spark_submit(plan, workdir, options).wait(timeout)
 
 
 def run_plan_in_session(plan: CompactionPlan, spark) -> PlanResult:
