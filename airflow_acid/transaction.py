@@ -25,7 +25,6 @@ import pyarrow.orc as po
 
 from airflow_acid.acid import names
 from airflow_acid.acid.event_schema import KEY_FIELDS
-from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from airflow_acid.heartbeat import Heartbeater
@@ -33,7 +32,6 @@ from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.codes import DataOperation, LockState, OperationType
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnAbortedError, TxnStateError
 from airflow_acid.metastore.locks import lock_component_for
-from airflow_acid.metastore.partitions import make_partition_name
 from airflow_acid.predicates import SOURCE_PREFIX, Predicate, as_expression, check_predicate, project, \
     select_rows, source
 from airflow_acid.table_schema import to_arrow_table

@@ -37,7 +37,7 @@ from airflow_acid.errors import NotTransactionalError, ReadLockError, SchemaMism
 from airflow_acid.heartbeat import Heartbeater
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import (
-    TRANSACTIONAL_PROPERTIES, ColumnInfo, PartitionInfo, TableInfo,
+    TRANSACTIONAL_PROPERTIES, PartitionInfo, TableInfo,
 )
 from airflow_acid.metastore.codes import DataOperation, LockState, LockType, OperationType, TxnType
 from airflow_acid.metastore.conf import MetastoreConf
