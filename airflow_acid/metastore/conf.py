@@ -1,4 +1,8 @@
-"""Metastore-side settings under Hive's keys and defaults (HIVE_ACID_SPEC.md "Numbers worth remembering")."""
+"""Hive's settings (metastore, compactor, housekeeping) under Hive's keys and defaults, in one object.
+
+Defaults are HIVE_ACID_SPEC.md "Numbers worth remembering". The metastore layer is the lowest one that needs
+them, so the object lives here; the compactor and the Airflow ``[acid]`` config section build on it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class MetastoreConf:
-    """Settings the metastore itself needs; every field maps to one Hive key (see ``KEYS``)."""
+    """Every airflow-acid setting; each field maps to one Hive key (see ``KEYS``). Times are in the unit the
+    field name ends with (``_s`` seconds, ``_ms`` milliseconds)."""
 
     txn_timeout_s: float = 300.0
     txn_max_open_batch: int = 1000
@@ -34,6 +39,27 @@ class MetastoreConf:
     compactor_fetch_size: int = 1000
     txn_xlock_write: bool = False
     txn_xlock_iow: bool = True
+    # compactor: Initiator
+    check_interval_s: float = 300.0
+    delta_num_threshold: int = 10
+    delta_pct_threshold: float = 0.1
+    abortedtxn_threshold: int = 1000
+    aborted_txn_time_threshold_s: float = 12 * 3600.0
+    compact_insert_only: bool = True
+    request_queue: int = 1
+    # compactor: Worker
+    worker_threads: int = 0
+    max_num_delta: int = 500
+    wait_timeout_ms: int = 300_000
+    # compactor: Cleaner
+    cleaner_run_interval_ms: int = 5000
+    delayed_cleanup_enabled: bool = False
+    cleaner_retention_time_s: float = 300.0
+    clean_aborts_using_cleaner: bool = True
+    # housekeeping intervals
+    acid_housekeeper_interval_s: float = 60.0
+    compaction_housekeeper_interval_s: float = 300.0
+    txn_cleaner_interval_s: float = 10.0
 
     KEYS = {
         "txn_timeout_s": "hive.txn.timeout",
@@ -59,7 +85,38 @@ class MetastoreConf:
         "compactor_fetch_size": "metastore.compactor.fetch.size",
         "txn_xlock_write": "hive.txn.xlock.write",
         "txn_xlock_iow": "hive.txn.xlock.iow",
+        "check_interval_s": "hive.compactor.check.interval",
+        "delta_num_threshold": "hive.compactor.delta.num.threshold",
+        "delta_pct_threshold": "hive.compactor.delta.pct.threshold",
+        "abortedtxn_threshold": "hive.compactor.abortedtxn.threshold",
+        "aborted_txn_time_threshold_s": "hive.compactor.aborted.txn.time.threshold",
+        "compact_insert_only": "hive.compactor.compact.insert.only",
+        "request_queue": "hive.compactor.request.queue",
+        "worker_threads": "hive.compactor.worker.threads",
+        "max_num_delta": "hive.compactor.max.num.delta",
+        "wait_timeout_ms": "hive.compactor.wait.timeout",
+        "cleaner_run_interval_ms": "hive.compactor.cleaner.run.interval",
+        "delayed_cleanup_enabled": "hive.compactor.delayed.cleanup.enabled",
+        "cleaner_retention_time_s": "hive.compactor.cleaner.retention.time.seconds",
+        "clean_aborts_using_cleaner": "hive.compactor.clean.aborts.using.cleaner",
+        "acid_housekeeper_interval_s": "metastore.acid.housekeeper.interval",
+        "compaction_housekeeper_interval_s": "metastore.compaction.housekeeper.interval",
+        "txn_cleaner_interval_s": "metastore.acid.txn.cleaner.interval",
     }
+
+    @classmethod
+    def key_of(cls, field_name: str) -> str:
+        """The Hive key of a field."""
+        return cls.KEYS[field_name]
+
+    @classmethod
+    def field_of(cls, key: str) -> str | None:
+        """The field holding a Hive key (case-insensitive), or None."""
+        lowered = key.lower()
+        for name, hive_key in cls.KEYS.items():
+            if hive_key.lower() == lowered:
+                return name
+        return None
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> MetastoreConf:
