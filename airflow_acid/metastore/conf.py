@@ -6,8 +6,11 @@ them, so the object lives here; the compactor and the Airflow ``[acid]`` config 
 
 from __future__ import annotations
 
+import math
 import os
+import re
 from dataclasses import dataclass, fields
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -119,23 +122,21 @@ class MetastoreConf:
         return None
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any]) -> MetastoreConf:
-        """Build from Hive keys (``hive.txn.timeout`` …); unknown keys are ignored, bad values rejected."""
+    def from_mapping(cls, values: Mapping[str, Any]) -> MetastoreConf:
+        """Build from Hive keys (``hive.txn.timeout`` …, any case); unknown keys are ignored, bad values rejected.
+
+        Values may be strings or Python values. Booleans: true/false, yes/no, on/off, 1/0. Times (fields ending in
+        ``_s``/``_ms``) take a plain number in the field's unit or a number with a unit as Hive writes them
+        (``500ms``, ``300s``, ``5m``, ``12h``, ``7d``). Counts and times must not be negative, except the two
+        times where Hive reads a negative value as "disabled"; a few keys have Hive's ranges. A bad value raises
+        ValueError naming the key, the value and what is accepted.
+        """
+        by_key = {str(k).lower(): v for k, v in values.items()}
         kwargs: dict[str, Any] = {}
         for f in fields(cls):
             key = cls.KEYS[f.name]
-            if key not in values:
-                continue
-            raw = values[key]
-            try:
-                if f.type in ("bool", bool):
-                    kwargs[f.name] = str(raw).strip().lower() in ("1", "true", "yes", "on")
-                elif f.type in ("int", int):
-                    kwargs[f.name] = int(raw)
-                else:
-                    kwargs[f.name] = float(raw)
-            except (TypeError, ValueError):
-                raise ValueError(f"setting {key}={raw!r} is not a valid {f.type}") from None
+            if key.lower() in by_key:
+                kwargs[f.name] = _parse_value(f.name, key, f.type, by_key[key.lower()])
         return cls(**kwargs)
 
     @classmethod
@@ -148,3 +149,65 @@ class MetastoreConf:
             if var in env:
                 values[key] = env[var]
         return cls.from_mapping(values)
+
+
+# --- value parsing ------------------------------------------------------------------------------------------
+
+_TRUE = ("true", "yes", "on", "1")
+_FALSE = ("false", "no", "off", "0")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0,
+                 "hour": 3600.0, "d": 86400.0, "day": 86400.0}
+_TIME = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-zA-Z]*)\s*$")
+# Fields where Hive reads a negative value as "disabled".
+_NEGATIVE_ALLOWED = frozenset({"aborted_txn_time_threshold_s", "failed_retry_time_s"})
+# Hive's RangeValidator bounds (inclusive).
+_RANGES = {"failed_compacts_threshold": (1, 20), "compactor_fetch_size": (100, 5000),
+           "cleaner_retry_max_attempts": (0, 10)}
+
+
+def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float:
+    """One setting from its text or Python value, checked; ValueError naming ``key`` otherwise."""
+    kind = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in _TRUE or text in _FALSE:
+            return text in _TRUE
+        raise ValueError(f"setting {key}={raw!r} is not a boolean; use true or false")
+    if name.endswith(("_s", "_ms")):
+        value: float = _parse_time(key, raw, 1.0 if name.endswith("_s") else 1e-3)
+    else:
+        try:
+            value = float(raw) if not isinstance(raw, bool) else float("nan")
+        except (TypeError, ValueError):
+            value = float("nan")
+        if not math.isfinite(value):
+            raise ValueError(f"setting {key}={raw!r} is not a valid {'integer' if kind == 'int' else 'number'}")
+    if kind == "int":
+        if value != int(value):
+            raise ValueError(f"setting {key}={raw!r} must be a whole number")
+        value = int(value)
+    if value < 0 and name not in _NEGATIVE_ALLOWED:
+        raise ValueError(f"setting {key}={raw!r} must not be negative")
+    if name in _RANGES:
+        low, high = _RANGES[name]
+        if not low <= value <= high:
+            raise ValueError(f"setting {key}={raw!r} is out of range; Hive accepts {low} to {high}")
+    return value
+
+
+def _parse_time(key: str, raw: Any, unit_seconds: float) -> float:
+    """A duration in the field's unit (``unit_seconds`` seconds each) from a number or ``<number><unit>``."""
+    if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        if not math.isfinite(raw):
+            raise ValueError(f"setting {key}={raw!r} is not a finite duration")
+        return float(raw)
+    match = _TIME.match(str(raw))
+    unit = match.group(2).lower() if match else ""
+    if not match or (unit and unit not in _UNIT_SECONDS):
+        raise ValueError(f"setting {key}={raw!r} is not a duration; give a number "
+                         f"({'seconds' if unit_seconds == 1.0 else 'milliseconds'}) or a number with one of the "
+                         "units ms, s, m, h, d (e.g. 300s, 12h)")
+    number = float(match.group(1))
+    return number if not unit else number * _UNIT_SECONDS[unit] / unit_seconds
