@@ -1,0 +1,603 @@
+"""The compaction Worker: one queue row from 'working' to 'ready for cleaning' (HIVE_ACID_SPEC.md §5.1–5.6, Hive 4).
+
+For each claimed row: resolve the table/partition (missing ⇒ refused), open the compactor transaction C
+(TxnType.COMPACTION) and a SHARED_READ lock in it (not granted at once ⇒ failed attempt), heartbeat C for the
+whole run, take C's snapshot (TL) and the table's compactor write-id list (WIL), record C and the compacted high
+watermark on the row, apply the "nothing to do" rule, build the plan, run it through a :class:`Runner`, verify
+the output, then mark the row compacted and commit C (the commit records CQ_NEXT_TXN_ID / CQ_COMMIT_TIME).
+
+Any failure aborts C, removes C's output directories (they carry ``_vC`` of a transaction that never committed,
+so no snapshot could have read them) and moves the row to 'failed' with the error. A row revoked while this
+worker ran (worker timeout) and claimed again by another worker is left to that worker: this worker's output is
+discarded and C aborted, so two outputs for one range can never both become visible (HIVE_ACID_SPEC.md §10 #7).
+"""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import posixpath
+import socket
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import fsspec
+import sqlalchemy as sa
+
+from airflow_acid import __version__
+from airflow_acid.acid import names
+from airflow_acid.acid.event_reader import FileFormat, open_data_file
+from airflow_acid.acid.fs import ListedFile, storage_for
+from airflow_acid.acid.state import get_acid_state
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList, ValidTxnList
+from airflow_acid.compactor.listing import plan_directory
+from airflow_acid.compactor.plan import (
+    MAX_NUM_DELTA_KEY,
+    Compaction,
+    CompactionPlan,
+    CompactionType,
+    NothingToCompact,
+    effective_properties,
+)
+from airflow_acid.compactor.runners import LocalRunner, Runner
+from airflow_acid.heartbeat import Heartbeater
+from airflow_acid.metastore import Metastore
+from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
+from airflow_acid.metastore.codes import CompactionState, DataOperation, LockState, TxnState, TxnType
+from airflow_acid.metastore.codes import CompactionType as QueueType
+from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.locks import lock_component_for
+from airflow_acid.metastore.schema import COMPACTION_QUEUE
+from airflow_acid.metastore.txns import AbortReason
+from airflow_acid.spark.driver import CompactionResult, Status, arrow_row_schema
+from airflow_acid.spark.submit import SPARK_CONF_PREFIX
+from airflow_acid.spark.units import tmp_dir_name
+
+log = logging.getLogger(__name__)
+
+JOB_NAME_INFIX = "-compactor-"
+
+
+class WorkerStatus:
+    """What the Worker did with one row (``WorkerOutcome.status``)."""
+
+    COMPACTED = "compacted"
+    """Output committed; the row is 'ready for cleaning'."""
+    CLEANER_ONLY = "cleaner_only"
+    """Nothing to compact but obsolete/aborted directories exist: row 'ready for cleaning' (§5.2 step 8)."""
+    REFUSED = "refused"
+    """Nothing to compact, table/partition gone or unsupported: row 'refused'."""
+    FAILED = "failed"
+    """C aborted, its output removed, row 'failed' (or left for the worker timeout when the metastore was down)."""
+    REVOKED = "revoked"
+    """The row was revoked and claimed by another worker while this one ran: output discarded, C aborted."""
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    """The result of compacting one queue row."""
+
+    compaction_id: int
+    entity: str
+    """``db.table[.partition]``."""
+    status: str
+    """One of :class:`WorkerStatus`."""
+    message: str | None = None
+    txn_id: int | None = None
+    job_name: str | None = None
+    outputs: tuple[str, ...] = ()
+    rows_in: int = 0
+    rows_out: int = 0
+    files: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+
+    @property
+    def succeeded(self) -> bool:
+        """The row reached 'ready for cleaning' (compacted, or only the Cleaner had work)."""
+        return self.status in (WorkerStatus.COMPACTED, WorkerStatus.CLEANER_ONLY)
+
+
+class CompactionAttemptError(Exception):
+    """One compaction attempt failed; the message is what goes into CQ_ERROR_MESSAGE."""
+
+
+class OutputVerificationError(CompactionAttemptError):
+    """The job reported success but its output does not hold up (missing dirs, bad files, row counts)."""
+
+
+class _Refused(Exception):
+    """The row cannot be compacted at all (table/partition gone, unsupported); goes to history as 'refused'."""
+
+
+def job_name_for(host: str, db: str, table: str, partition: str | None = None) -> str:
+    """Hive's job name: ``<host>-compactor-<db>.<table>[.<partition>]``."""
+    name = f"{host}{JOB_NAME_INFIX}{db}.{table}"
+    return f"{name}.{partition}" if partition else name
+
+
+def row_schema_of(table: TableInfo) -> str | None:
+    """The ORC ``struct<…>`` of the table's columns, or None when a type is not expressible (the job then infers
+    the schema from the newest data file)."""
+    text = "struct<" + ",".join(f"{c.name}:{c.type}" for c in table.columns) + ">"
+    try:
+        arrow_row_schema(text)
+    except ValueError:
+        return None
+    return text
+
+
+def max_num_delta_for(table_properties: dict[str, str], request_properties: dict[str, str],
+                      conf: MetastoreConf) -> int:
+    """hive.compactor.max.num.delta: request ``compactor.`` property, table ``compactor.`` property, table
+    ``compactorthreshold.`` property, then the setting."""
+    job_conf, _ = effective_properties(table_properties, request_properties)
+    raw = job_conf.get(MAX_NUM_DELTA_KEY) or table_properties.get(COMPACTOR_THRESHOLD_PREFIX + MAX_NUM_DELTA_KEY)
+    if raw is None:
+        return conf.max_num_delta
+    try:
+        value = int(raw)
+    except ValueError:
+        raise CompactionAttemptError(f"{MAX_NUM_DELTA_KEY}={raw!r} (table or request property) is not an integer") \
+            from None
+    if value <= 0:
+        raise CompactionAttemptError(f"{MAX_NUM_DELTA_KEY}={value} (table or request property) must be positive")
+    return value
+
+
+@dataclass
+class _Job:
+    """One claimed row while the Worker runs it."""
+
+    info: CompactionInfo
+    started: float = field(default_factory=time.monotonic)
+    table: TableInfo | None = None
+    location: str | None = None
+    txn_id: int | None = None
+    txns: ValidTxnList | None = None
+    write_ids: ValidCompactorWriteIdList | None = None
+    compaction: Compaction | None = None
+    job_name: str | None = None
+    commit_attempted: bool = False
+    outcome: WorkerOutcome | None = None
+
+    @property
+    def entity(self) -> str:
+        return self.info.full_partition_name
+
+
+class Worker:
+    """Hive's compaction Worker over one metastore, with a pluggable job runner.
+
+    ``host`` names the job (``<host>-compactor-…``) and the transactions; ``worker_id`` (``<host>-<thread>``)
+    is written to CQ_WORKER_ID when this worker claims rows; ``filesystem`` is an fsspec filesystem for table
+    locations that are plain paths on a non-local filesystem.
+    """
+
+    def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, runner: Runner | None = None, *,
+                 host: str | None = None, worker_id: str | None = None,
+                 filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+        self.metastore = metastore
+        self.conf = conf or metastore.conf
+        self.runner: Runner = runner or LocalRunner()
+        self.host = host or socket.gethostname()
+        self.worker_id = worker_id or f"{self.host}-{threading.get_native_id()}"
+        self.filesystem = filesystem
+        self._live: set[int] = set()
+        self._live_lock = threading.Lock()
+        self._heartbeater: Heartbeater | None = None
+
+    # --- entry points ------------------------------------------------------------------------------------
+
+    def claim(self, pool: str | None = None) -> CompactionInfo | None:
+        """Revoke rows stuck in 'working' past hive.compactor.worker.timeout, then claim the oldest 'initiated' row
+        this worker may run (pooled: rows of ``pool`` only). Returns the claimed row or None."""
+        self.metastore.compactions.revoke_timed_out_workers(self.conf.worker_timeout_s)
+        return self.metastore.compactions.claim_next(self.worker_id, worker_version=__version__, pool=pool)
+
+    def run_next(self, pool: str | None = None) -> WorkerOutcome | None:
+        """Claim the next queued compaction and run it; None when the queue holds nothing for this worker."""
+        info = self.claim(pool)
+        if info is None:
+            return None
+        return self._run([info])[0]
+
+    def compact(self, cq_id: int) -> WorkerOutcome:
+        """Run one already-claimed ('working') compaction."""
+        return self.compact_batch([cq_id])[0]
+
+    def compact_batch(self, cq_ids: Sequence[int]) -> list[WorkerOutcome]:
+        """Run already-claimed compactions in ONE job (one Spark application per distinct ``compactor.spark.*``
+        conf); one outcome per id, in order."""
+        ids = list(dict.fromkeys(int(i) for i in cq_ids))
+        if not ids:
+            raise InvalidInputError("compact_batch needs at least one compaction id")
+        infos = []
+        for cq_id in ids:
+            info = self.metastore.compactions.get(cq_id)
+            if info.state is not CompactionState.WORKING:
+                raise InvalidInputError(f"compaction {cq_id} of {info.full_partition_name} is "
+                                        f"'{info.state.display}', not 'working': claim it first (Worker.claim)")
+            infos.append(info)
+        return self._run(infos)
+
+    # --- the run -----------------------------------------------------------------------------------------
+
+    def _run(self, infos: Sequence[CompactionInfo]) -> list[WorkerOutcome]:
+        jobs = [_Job(info) for info in infos]
+        self._heartbeater = Heartbeater(self.metastore.txns.heartbeat, self._live_txns,
+                                        self.conf.txn_timeout_s / 2, name=f"compactor-heartbeat-{self.worker_id}")
+        self._heartbeater.start()
+        try:
+            for job in jobs:
+                self._prepare(job)
+            ready = [j for j in jobs if j.outcome is None]
+            for group in _groups_by_spark_conf(ready):
+                self._execute(group)
+        finally:
+            self._heartbeater.stop()
+            with self._live_lock:
+                self._live.clear()
+        return [j.outcome for j in jobs]  # type: ignore[misc]
+
+    def _live_txns(self) -> list[int]:
+        with self._live_lock:
+            return sorted(self._live)
+
+    def _prepare(self, job: _Job) -> None:
+        """Everything up to the plan: table, compactor txn, lock, snapshot, set_running, "nothing to do"."""
+        info, ms = job.info, self.metastore
+        try:
+            table = self._resolve(job)
+            run_as = info.run_as or table.owner or getpass.getuser()
+            job.job_name = job_name_for(self.host, info.database, info.table, info.partition)
+            job.txn_id = ms.txns.open_txn(user=run_as, host=self.host, txn_type=TxnType.COMPACTION,
+                                          agent_info=f"compactor {self.worker_id} compaction {info.id}")
+            with self._live_lock:
+                self._live.add(job.txn_id)
+            lock = lock_component_for(DataOperation.COMPACT, info.database, info.table, info.partition,
+                                      conf=self.conf)
+            response = ms.locks.lock([lock], txn_id=job.txn_id, user=run_as, host=self.host, wait=False,
+                                     agent_info=f"compactor {self.worker_id}")
+            if response.state is not LockState.ACQUIRED:
+                blocker = f" (blocked by {response.blocked_by.describe()})" if response.blocked_by else ""
+                raise CompactionAttemptError(f"could not acquire the SHARED_READ lock on {job.entity} for the "
+                                             f"compactor transaction {job.txn_id}{blocker}; the Initiator will "
+                                             "schedule the compaction again")
+            job.txns = ms.snapshots.valid_txn_list(job.txn_id)
+            job.write_ids = ms.snapshots.compactor_write_ids(table.full_name, job.txns)
+            ms.compactions.set_running(info.id, job.txn_id, job.write_ids.high_watermark, run_as=run_as,
+                                       hadoop_job_id=job.job_name)
+            self._plan(job, table)
+        except _Refused as exc:
+            self._refuse(job, str(exc))
+        except Exception as exc:  # noqa: BLE001 - every failure of an attempt is recorded on the row
+            self._fail(job, _describe(exc))
+
+    def _resolve(self, job: _Job) -> TableInfo:
+        info, catalog = job.info, self.metastore.catalog
+        try:
+            table = catalog.get_table(info.database, info.table)
+        except NoSuchObjectError:
+            raise _Refused(f"table {info.database}.{info.table} does not exist any more") from None
+        if info.type not in (QueueType.MAJOR, QueueType.MINOR):
+            raise _Refused(f"{info.type.display} compaction of {job.entity} is not supported by the Spark "
+                           "compactor; request MAJOR or MINOR")
+        if table.is_insert_only:
+            raise _Refused(f"{job.entity} is an insert-only table; the Spark compactor compacts full ACID tables")
+        if info.partition is None:
+            if table.is_partitioned:
+                raise _Refused(f"{table.full_name} is partitioned: a compaction request must name a partition")
+            job.location = table.location
+        else:
+            if not table.is_partitioned:
+                raise _Refused(f"{table.full_name} is not partitioned but the request names partition "
+                               f"{info.partition}")
+            try:
+                job.location = catalog.get_partition(info.database, info.table, info.partition).location
+            except NoSuchObjectError:
+                raise _Refused(f"partition {info.partition} of {table.full_name} does not exist any more") from None
+        job.table = table
+        return table
+
+    def _plan(self, job: _Job, table: TableInfo) -> None:
+        info = job.info
+        request = dict(info.properties)
+        plan = plan_directory(
+            job.location, job.write_ids, job.txn_id, CompactionType.parse(info.type.display),
+            compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
+            table_properties=table.properties, request_properties=request,
+            max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem)
+        if isinstance(plan, NothingToCompact):
+            self._nothing_to_do(job, plan)
+        else:
+            job.compaction = plan
+
+    def _nothing_to_do(self, job: _Job, nothing: NothingToCompact) -> None:
+        """§5.2 step 8: obsolete/aborted dirs ⇒ 'ready for cleaning' so the Cleaner runs, else refused; commit C."""
+        ms = self.metastore
+        if nothing.cleaner_has_work:
+            if not self._mark_compacted_if_owner(job):
+                self._lost(job)
+                return
+            status, message = WorkerStatus.CLEANER_ONLY, f"nothing to compact ({nothing.reason}); only the " \
+                                                         "Cleaner has work"
+        else:
+            if self._owner(job) != "ours":
+                self._lost(job)
+                return
+            ms.compactions.mark_refused(job.info.id, f"{NOTHING_TO_COMPACT} {nothing.reason}")
+            status, message = WorkerStatus.REFUSED, f"{NOTHING_TO_COMPACT} {nothing.reason}"
+        job.commit_attempted = True
+        ms.txns.commit(job.txn_id)
+        self._forget(job)
+        job.outcome = self._outcome(job, status, message)
+
+    # --- running the job ---------------------------------------------------------------------------------
+
+    def _execute(self, jobs: list[_Job]) -> None:
+        plan = CompactionPlan(tuple(j.compaction for j in jobs))
+        first = jobs[0]
+        name = first.job_name if len(jobs) == 1 else f"{first.job_name}+{len(jobs) - 1}"
+        spark_conf = {k: v for k, v in first.compaction.job_conf.items() if k.startswith(SPARK_CONF_PREFIX)}
+        try:
+            for j in jobs:
+                j.job_name = name
+                if len(jobs) > 1:
+                    self.metastore.compactions.set_job_id(j.info.id, name)
+            log.info("running %s (%d compaction(s))", name, len(jobs))
+            result = self.runner.run(plan, job_name=name, spark_conf=spark_conf)
+        except Exception as exc:  # noqa: BLE001 - the job as a whole failed
+            for j in jobs:
+                self._fail(j, f"compaction job {name} failed: {_describe(exc)}")
+            return
+        by_id = result.by_id()
+        for j in jobs:
+            try:
+                self._finish(j, by_id.get(str(j.info.id)))
+            except Exception as exc:  # noqa: BLE001
+                self._fail(j, _describe(exc))
+
+    def _finish(self, job: _Job, result: CompactionResult | None) -> None:
+        if result is None:
+            raise CompactionAttemptError(f"the result of job {job.job_name} has no entry for compaction "
+                                         f"{job.info.id}")
+        if result.status != Status.SUCCEEDED:
+            raise CompactionAttemptError(f"compaction job {job.job_name} failed for {job.location}: "
+                                         f"{result.error or result.status}")
+        lost = self._heartbeater.lost.get(job.txn_id) if self._heartbeater else None
+        if lost:
+            raise CompactionAttemptError(f"the compactor transaction {job.txn_id} is no longer open ({lost}); "
+                                         "the output is discarded")
+        self.verify_output(job.compaction, result, job.txns, filesystem=self.filesystem)
+        if not self._mark_compacted_if_owner(job):
+            self._lost(job)
+            return
+        job.commit_attempted = True
+        try:
+            self.metastore.txns.commit(job.txn_id)
+        except Exception as exc:  # noqa: BLE001 - did the commit happen? ask, then undo if it did not
+            if self._txn_state(job.txn_id) is not TxnState.COMMITTED:
+                raise CompactionAttemptError(f"committing the compactor transaction {job.txn_id} failed: "
+                                             f"{_describe(exc)}") from None
+        self._forget(job)
+        job.outcome = self._outcome(job, WorkerStatus.COMPACTED, None, result)
+        log.info("compaction %s of %s committed in txn %s: %s", job.info.id, job.entity, job.txn_id,
+                 ", ".join(result.outputs) or "no output")
+
+    # --- verification ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def verify_output(compaction: Compaction, result: CompactionResult, txns: ValidTxnList, *,
+                      filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+        """Check a successful job's output before C commits (raises :class:`OutputVerificationError`).
+
+        Every output directory in the result is one the plan allows and exists with ``_orc_acid_version`` = 2;
+        every bucket file is a readable ACID event file carrying hive.acid.key.index, hive.acid.stats and
+        hive.acid.version; files and events add up to the result's counts; and getAcidState at the snapshot in
+        which C is committed (``txns``: C's own snapshot) would read the final output.
+        """
+        where = f"compaction {compaction.id} of {compaction.location}"
+        storage = storage_for(compaction.location, filesystem)
+        files = storage.list_files()
+        by_dir: dict[str, list[ListedFile]] = {}
+        for f in files:
+            top, sep, _ = f.path.partition("/")
+            if sep:
+                by_dir.setdefault(top, []).append(f)
+        allowed = set(compaction.all_outputs)
+        unexpected = [o for o in result.outputs if o not in allowed]
+        if unexpected:
+            raise OutputVerificationError(f"{where}: the job reports outputs {unexpected} the plan does not name")
+        final = compaction.final_outputs
+        if compaction.type is CompactionType.MAJOR and final[0] not in result.outputs:
+            raise OutputVerificationError(f"{where}: the major compaction reports no {final[0]}")
+        rows = n_files = 0
+        for out in result.outputs:
+            listed = by_dir.get(out)
+            if not listed:
+                raise OutputVerificationError(f"{where}: output directory {storage.url(out)} is missing")
+            marker = posixpath.join(out, names.ORC_ACID_VERSION_FILE)
+            if not any(f.path == marker for f in listed) or \
+                    storage.read_bytes(marker).strip() != str(names.ORC_ACID_VERSION).encode():
+                raise OutputVerificationError(f"{where}: {storage.url(marker)} is missing or does not say "
+                                              f"{names.ORC_ACID_VERSION}")
+            for f in listed:
+                if not names.is_bucket_file(f.path.rsplit("/", 1)[-1]):
+                    continue
+                data = open_data_file(storage, f.path, f.size, expect=FileFormat.ACID, where=out)
+                missing = [k for k, v in (("hive.acid.key.index", data.key_index), ("hive.acid.stats", data.stats),
+                                          ("hive.acid.version", data.acid_version)) if v is None]
+                if missing:
+                    raise OutputVerificationError(f"{where}: {storage.url(f.path)} lacks ORC user metadata "
+                                                  f"{missing}")
+                rows += data.num_rows
+                n_files += 1
+        if rows != result.rows_out or n_files != result.files:
+            raise OutputVerificationError(f"{where}: the output holds {rows} events in {n_files} files but the job "
+                                          f"reports {result.rows_out} events in {result.files} files")
+        wil = compaction.write_id_list
+        reader = ValidReaderWriteIdList(table=wil.table, high_watermark=wil.high_watermark, aborted=wil.aborted)
+        state = get_acid_state(files, reader, txns, metadata_reader=lambda p: storage.read_bytes(p).decode())
+        written = [o for o in final if o in result.outputs]
+        if compaction.type is CompactionType.MAJOR:
+            picked = state.base == final[0]
+        else:
+            picked = all(o in state.current_deltas for o in written)
+        if not picked:
+            raise OutputVerificationError(f"{where}: a reader at the committed snapshot would not select {written} "
+                                          f"(it selects base {state.base} and deltas {list(state.current_deltas)})")
+
+    # --- bookkeeping -------------------------------------------------------------------------------------
+
+    def _mark_compacted_if_owner(self, job: _Job) -> bool:
+        """'working' → 'ready for cleaning' only while the row still records this attempt's txn C (one statement:
+        a row revoked and re-claimed by another worker carries that worker's txn and is left alone)."""
+        cq = COMPACTION_QUEUE
+
+        def work(conn) -> bool:
+            return conn.execute(
+                sa.update(cq).where(cq.c.CQ_ID == job.info.id, cq.c.CQ_STATE == CompactionState.WORKING.value,
+                                    cq.c.CQ_TXN_ID == job.txn_id)
+                .values(CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None)).rowcount == 1
+
+        return self.metastore.db.run(work, what=f"mark compaction {job.info.id} compacted")
+
+    def _owner(self, job: _Job) -> str:
+        """"ours" while the row is queued and records this attempt (its txn, or before set_running its worker id),
+        "other" when another attempt holds it, "gone" when it is in the history (or deleted)."""
+        try:
+            current = self.metastore.compactions.get(job.info.id)
+        except NoSuchObjectError:
+            return "gone"
+        if not current.state.is_queued:
+            return "gone"
+        if job.txn_id is not None and current.txn_id is not None:
+            return "ours" if current.txn_id == job.txn_id else "other"
+        ours = current.state is CompactionState.WORKING and current.worker_id == job.info.worker_id
+        return "ours" if ours else "other"
+
+    def _txn_state(self, txn_id: int) -> TxnState | None:
+        try:
+            return self.metastore.txns.txn_state(txn_id)
+        except Exception:  # noqa: BLE001 - unknown
+            return None
+
+    def _forget(self, job: _Job) -> None:
+        with self._live_lock:
+            self._live.discard(job.txn_id)
+
+    def _outcome(self, job: _Job, status: str, message: str | None,
+                 result: CompactionResult | None = None) -> WorkerOutcome:
+        return WorkerOutcome(
+            compaction_id=job.info.id, entity=job.entity, status=status, message=message, txn_id=job.txn_id,
+            job_name=job.job_name, outputs=tuple(result.outputs) if result else (),
+            rows_in=result.rows_in if result else 0, rows_out=result.rows_out if result else 0,
+            files=result.files if result else 0, bytes=result.bytes if result else 0,
+            seconds=round(time.monotonic() - job.started, 3))
+
+    def _refuse(self, job: _Job, message: str) -> None:
+        log.info("compaction %s refused: %s", job.info.id, message)
+        try:
+            if job.txn_id is not None:
+                self._abort_and_discard(job)
+            self.metastore.compactions.mark_refused(job.info.id, message)
+            job.outcome = self._outcome(job, WorkerStatus.REFUSED, message)
+        except Exception as exc:  # noqa: BLE001
+            job.outcome = self._outcome(job, WorkerStatus.FAILED, f"{message} (and recording it failed: "
+                                                                 f"{_describe(exc)})")
+
+    def _lost(self, job: _Job) -> None:
+        message = (f"compaction {job.info.id} of {job.entity} was revoked (hive.compactor.worker.timeout) and "
+                   f"claimed again while this worker ran; transaction {job.txn_id} aborted and its output discarded")
+        log.warning("%s", message)
+        notes = self._abort_and_discard(job)
+        job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
+
+    def _fail(self, job: _Job, message: str) -> None:
+        """Abort C, remove its output, move the row to 'failed' — each step best effort, reported in the outcome."""
+        log.warning("compaction %s of %s failed: %s", job.info.id, job.entity, message)
+        notes = self._abort_and_discard(job)
+        try:
+            owner = self._owner(job)
+            if owner == "ours":
+                self.metastore.compactions.mark_failed(job.info.id, message[:4000])
+            elif owner == "other":
+                notes += "; the row was revoked and claimed again, so it is left to that worker"
+                job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
+                return
+            else:
+                notes += "; the row had already left the queue"
+        except Exception as exc:  # noqa: BLE001 - metastore down: the worker timeout revokes the row later
+            notes += (f"; recording the failure failed ({_describe(exc)}): the row stays 'working' until "
+                      "hive.compactor.worker.timeout revokes it")
+        job.outcome = self._outcome(job, WorkerStatus.FAILED, message + notes)
+
+    def _abort_and_discard(self, job: _Job) -> str:
+        """Abort C and delete its output directories; returns notes on what could not be done."""
+        notes = ""
+        if job.txn_id is None:
+            return notes
+        self._forget(job)
+        state = self._txn_state(job.txn_id)
+        if state is TxnState.OPEN:
+            try:
+                self.metastore.txns.abort(job.txn_id, AbortReason.COMPACTION_FAILED)
+                state = TxnState.ABORTED
+            except Exception as exc:  # noqa: BLE001
+                state = self._txn_state(job.txn_id)
+                if state is not TxnState.ABORTED:
+                    notes += f"; aborting transaction {job.txn_id} failed ({_describe(exc)})"
+        committed_possible = state is TxnState.COMMITTED or (state is None and job.commit_attempted)
+        if committed_possible:
+            notes += (f"; transaction {job.txn_id} may have committed, so its output is kept (the Cleaner removes "
+                      "it if the transaction turns out aborted)")
+        elif job.compaction is not None and job.location is not None:
+            try:
+                remove_outputs(job.location, job.compaction.all_outputs, job.txn_id, filesystem=self.filesystem)
+            except Exception as exc:  # noqa: BLE001 - invisible anyway (_v of an uncommitted txn)
+                notes += (f"; removing the output failed ({_describe(exc)}); it carries _v{job.txn_id:07d} of an "
+                          "uncommitted transaction, so readers ignore it and the Cleaner removes it")
+        return notes
+
+
+def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,
+                   filesystem: fsspec.AbstractFileSystem | None = None) -> list[str]:
+    """Delete a compaction attempt's output and temporary directories under ``location`` (only names carrying
+    ``_v<txn_id>``); returns those that existed."""
+    storage = storage_for(location, filesystem)
+    removed = []
+    for name in [*outputs, tmp_dir_name(txn_id)]:
+        parsed = names.parse_dir(name)
+        if parsed is not None and parsed.visibility_txn_id != txn_id:
+            raise ValueError(f"refusing to remove {storage.url(name)}: it is not an output of transaction {txn_id}")
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"refusing to remove {name!r} under {location}: not a top-level directory name")
+        path = storage.full_path(name)
+        if storage.fs.exists(path):
+            storage.fs.rm(path, recursive=True)
+            removed.append(name)
+    return removed
+
+
+def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
+    """Compactions that agree on every ``spark.*`` job conf value share one application."""
+    groups: dict[tuple, list[_Job]] = {}
+    for j in jobs:
+        key = tuple(sorted((k, v) for k, v in j.compaction.job_conf.items() if k.startswith(SPARK_CONF_PREFIX)))
+        groups.setdefault(key, []).append(j)
+    return list(groups.values())
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, (CompactionAttemptError, MetastoreError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+__all__ = ["CompactionAttemptError", "OutputVerificationError", "Worker", "WorkerOutcome", "WorkerStatus",
+           "job_name_for", "max_num_delta_for", "remove_outputs", "row_schema_of"]
