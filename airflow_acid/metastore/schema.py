@@ -210,6 +210,28 @@ AUX_TABLE = Table(
     PrimaryKeyConstraint("MT_KEY1", "MT_KEY2"),
 )
 
+# Not a Hive table: the Initiator's latest decision per table/partition (queued, declined or skipped, with the
+# reason), so "why was this partition not compacted?" has an answer without a history row per cycle.
+ACID_INITIATOR_DECISIONS = Table(
+    "ACID_INITIATOR_DECISIONS", metadata,
+    Column("AID_ID", Id, primary_key=True, autoincrement=True),
+    Column("AID_DATABASE", DB_NAME, nullable=False),
+    Column("AID_TABLE", TABLE_NAME, nullable=False),
+    Column("AID_PARTITION", PART_NAME),
+    Column("AID_DECIDED_AT", BigInteger, nullable=False),  # epoch ms, database clock
+    Column("AID_OUTCOME", CHAR(1), nullable=False),
+    Column("AID_TYPE", CHAR(1)),
+    Column("AID_RULE", String(32)),
+    Column("AID_REASON", Text, nullable=False),
+    Column("AID_COMPACTION_ID", BigInteger),
+    Column("AID_INITIATOR_ID", String(128)),
+    Column("AID_BASE_SIZE", BigInteger),
+    Column("AID_DELTA_SIZE", BigInteger),
+    Column("AID_DELTA_COUNT", Integer),
+    Index("ACID_INITIATOR_DECISIONS_ENTITY", "AID_DATABASE", "AID_TABLE", "AID_PARTITION",
+          mysql_length={"AID_DATABASE": 128, "AID_TABLE": 256, "AID_PARTITION": 300}),
+)
+
 # --- catalog (reduced) ------------------------------------------------------------------------------
 
 DBS = Table(
