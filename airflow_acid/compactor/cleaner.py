@@ -1,0 +1,524 @@
+"""The Cleaner: deletes what compactions and aborted writers made obsolete, once no reader can still choose it
+(HIVE_ACID_SPEC.md §6.1–6.5, Hive 4's CompactionCleaner and AbortedTxnCleaner).
+
+A 'ready for cleaning' row is cleaned when every transaction that was open when its compactor transaction C
+committed has ended (CQ_NEXT_TXN_ID ≤ min open txn id, past the delayed-cleanup retention). The cleaning snapshot
+is TL = (HWM = watermark − 1, exceptions = aborted txns ≤ HWM) and the table's reader write-id list for it capped
+at CQ_HIGHEST_WRITE_ID; the directory is listed once and exactly the directories getAcidState calls obsolete or
+aborted are deleted (each path checked to lie inside the table/partition location). Then getAcidState runs again
+(HWM = CQ_HIGHEST_WRITE_ID, no exceptions, no txn gate): when nothing obsolete below that mark remains the row is
+marked cleaned, otherwise it stays 'ready for cleaning' for a later cycle (HIVE-24314). Errors back off
+exponentially (hive.compactor.cleaner.retry.*) and end in 'failed'.
+
+With hive.compactor.clean.aborts.using.cleaner, directories of aborted writes are also removed without a
+compaction once an entity has more than hive.compactor.abortedtxn.threshold aborted txns or one older than
+hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them.
+"""
+
+from __future__ import annotations
+
+import logging
+import posixpath
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import fsspec
+import sqlalchemy as sa
+
+from airflow_acid.acid import names
+from airflow_acid.acid.fs import ListedFile, Storage, storage_for
+from airflow_acid.acid.state import AcidState, get_acid_state
+from airflow_acid.acid.writeids import LONG_MAX, ValidReaderWriteIdList, ValidTxnList, ValidWriteIdList
+from airflow_acid.metastore import Metastore
+from airflow_acid.metastore.catalog import TableInfo
+from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import now_ms
+from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXN_COMPONENTS, TXNS
+
+log = logging.getLogger(__name__)
+
+NO_CLEANUP = "no_cleanup"
+
+
+class CleanerError(Exception):
+    """A cleaning attempt cannot proceed safely (e.g. a path outside the table location)."""
+
+
+class CleanerStatus:
+    """What the Cleaner did with one row or entity (``CleanerEntry.status``)."""
+
+    CLEANED = "cleaned"
+    """Directories deleted and verified; the row went to the history as 'succeeded'."""
+    WOULD_CLEAN = "would_clean"
+    """Dry run: ``deletions`` lists what would go; nothing changed."""
+    INCOMPLETE = "incomplete"
+    """Obsolete directories below the compaction's high watermark remain; the row stays 'ready for cleaning'."""
+    WAITING = "waiting"
+    """Not cleanable yet (readers that may need the files, or the compaction's own txn still open)."""
+    REFUSED = "refused"
+    """``no_cleanup`` is set on the table or partition."""
+    RETRY = "retry"
+    """The attempt failed; retried after the exponential retry retention."""
+    FAILED = "failed"
+    """Gave up (max attempts reached, or the compaction's txn was aborted after it was marked compacted)."""
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """One directory (or original file) the Cleaner deletes, and why."""
+
+    path: str
+    """Relative to the table/partition location."""
+    url: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """An open transaction that keeps a row from being cleaned."""
+
+    txn_id: int
+    user: str
+    host: str
+    started: int
+    """Epoch milliseconds."""
+    age_s: float
+    why: str
+
+    def describe(self) -> str:
+        return f"transaction {self.txn_id} ({self.user}@{self.host}, open for {self.age_s:.0f} s: {self.why})"
+
+
+@dataclass
+class CleanerEntry:
+    """The outcome for one compaction row (``compaction_id``) or one aborted-writes entity (``compaction_id`` None)."""
+
+    compaction_id: int | None
+    entity: str
+    status: str
+    location: str | None = None
+    message: str | None = None
+    deletions: list[Deletion] = field(default_factory=list)
+    aborted_write_ids: tuple[int, ...] = ()
+    blockers: list[Blocker] = field(default_factory=list)
+
+
+@dataclass
+class CleanerReport:
+    """One cycle: cleaned/attempted rows, rows still waiting (with their blockers), aborted-write cleanups."""
+
+    dry_run: bool
+    entries: list[CleanerEntry] = field(default_factory=list)
+    waiting: list[CleanerEntry] = field(default_factory=list)
+    abort_cleanups: list[CleanerEntry] = field(default_factory=list)
+
+    @property
+    def deletions(self) -> list[Deletion]:
+        return [d for e in self.entries + self.abort_cleanups for d in e.deletions]
+
+
+class Cleaner:
+    """Hive 4's Cleaner over one metastore (``filesystem``: fsspec filesystem for plain-path locations)."""
+
+    def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *,
+                 filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+        self.metastore = metastore
+        self.conf = conf or metastore.conf
+        self.filesystem = filesystem
+
+    # --- entry points ------------------------------------------------------------------------------------
+
+    def run_cycle(self, dry_run: bool = False) -> CleanerReport:
+        """Clean every ready row, report the rows that must wait and why, then clean aborted writes (§6.5)."""
+        report = CleanerReport(dry_run)
+        ready = self._ready()
+        for info in ready:
+            entry = self._clean_row(info, dry_run)
+            (report.waiting if entry.status == CleanerStatus.WAITING else report.entries).append(entry)
+        handled = {i.id for i in ready}
+        for info in self.metastore.compactions.find(state=CompactionState.READY_FOR_CLEANING):
+            if info.id not in handled and info.type is not CompactionType.ABORT_TXN_CLEANUP:
+                report.waiting.append(self._waiting(info))
+        if self.conf.clean_aborts_using_cleaner:
+            report.abort_cleanups = self.clean_aborted(dry_run=dry_run)
+        return report
+
+    def clean(self, cq_id: int, *, dry_run: bool = False) -> CleanerEntry:
+        """Clean one 'ready for cleaning' row now if it is ready, else say what it waits for."""
+        info = self.metastore.compactions.get(cq_id)
+        if info.state is not CompactionState.READY_FOR_CLEANING:
+            return CleanerEntry(cq_id, info.full_partition_name, CleanerStatus.WAITING,
+                                message=f"compaction {cq_id} is '{info.state.display}', not 'ready for cleaning'")
+        if cq_id not in {i.id for i in self._ready()}:
+            return self._waiting(info)
+        return self._clean_row(info, dry_run)
+
+    def blockers(self, cq_id: int) -> list[Blocker]:
+        """Open transactions that keep compaction ``cq_id`` from being cleaned: its own compactor txn while
+        uncommitted, every txn below CQ_NEXT_TXN_ID still open, and open txns whose snapshot still treats a txn
+        below CQ_NEXT_TXN_ID as open (MIN_HISTORY_LEVEL, which lowers the cleaning watermark)."""
+        info = self.metastore.compactions.get(cq_id)
+        if info.state is not CompactionState.READY_FOR_CLEANING:
+            return []
+        open_txns = {t.txnid: t for t in self.metastore.txns.show_transactions() if t.state is TxnState.OPEN}
+        now = int(time.time() * 1000)
+        found: dict[int, Blocker] = {}
+
+        def add(txn_id: int, why: str) -> None:
+            t = open_txns.get(txn_id)
+            if t is not None and txn_id not in found:
+                found[txn_id] = Blocker(txn_id, t.user, t.host, t.startedtime,
+                                        max(0.0, (now - t.startedtime) / 1000), why)
+
+        if info.txn_id is not None and info.next_txn_id is None:
+            add(info.txn_id, f"the compactor transaction of compaction {cq_id} has not committed yet")
+        limit = info.next_txn_id
+        if limit is not None:
+            for txn_id in sorted(open_txns):
+                if txn_id < limit:
+                    add(txn_id, f"opened before compaction {cq_id} committed (its snapshot may read the old files)")
+            if self.conf.use_min_history_level:
+                for txn_id in self._min_history_holders(limit):
+                    add(txn_id, f"its snapshot treats a transaction older than compaction {cq_id}'s commit as open")
+        return sorted(found.values(), key=lambda b: b.txn_id)
+
+    # --- compaction rows ---------------------------------------------------------------------------------
+
+    def _ready(self) -> list[CompactionInfo]:
+        retention_ms = int(self.conf.cleaner_retention_time_s * 1000) if self.conf.delayed_cleanup_enabled else 0
+        return self.metastore.compactions.ready_to_clean(self.metastore.snapshots.min_open_txn_id(), retention_ms)
+
+    def _waiting(self, info: CompactionInfo) -> CleanerEntry:
+        blockers = self.blockers(info.id)
+        entity = info.full_partition_name
+        if blockers:
+            message = f"compaction {info.id} of {entity} waits for " + "; ".join(b.describe() for b in blockers)
+        elif info.next_txn_id is not None and info.next_txn_id > self.metastore.snapshots.min_open_txn_id():
+            message = (f"compaction {info.id} of {entity} committed less than hive.txn.opentxn.timeout="
+                       f"{self.conf.opentxn_timeout_ms} ms ago; transactions below {info.next_txn_id} may still "
+                       "appear, so its files are kept a moment longer")
+        elif info.retry_retention:
+            message = (f"compaction {info.id} of {entity} waits {info.retry_retention / 1000:g} s after its commit "
+                       f"before the next cleaning attempt (after an error: {info.error_message})")
+        elif self.conf.delayed_cleanup_enabled:
+            message = (f"compaction {info.id} of {entity} is kept hive.compactor.cleaner.retention.time.seconds="
+                       f"{self.conf.cleaner_retention_time_s:g} s after its commit (delayed cleanup)")
+        else:
+            message = (f"compaction {info.id} of {entity} waits for an earlier compaction of the same "
+                       "table/partition to be cleaned first")
+        return CleanerEntry(info.id, entity, CleanerStatus.WAITING, message=message, blockers=blockers)
+
+    def _clean_row(self, info: CompactionInfo, dry_run: bool) -> CleanerEntry:
+        ms, entity = self.metastore, info.full_partition_name
+        entry = CleanerEntry(info.id, entity, CleanerStatus.CLEANED)
+        if info.txn_id is not None:
+            state = ms.txns.txn_state(info.txn_id)
+            if state is TxnState.OPEN:
+                return self._waiting(info)
+            if state is TxnState.ABORTED:  # HIVE-29572: its output is invisible; nothing of its inputs is obsolete
+                entry.status = CleanerStatus.FAILED
+                entry.message = (f"the compactor transaction {info.txn_id} of compaction {info.id} was aborted after "
+                                 f"the compaction was marked compacted; its output is invisible and is removed by "
+                                 f"a later cleaning; {entity} will be compacted again")
+                if not dry_run:
+                    ms.compactions.mark_failed(info.id, entry.message)
+                return entry
+        try:
+            table, location, no_cleanup = self._resolve(info.database, info.table, info.partition)
+        except NoSuchObjectError as exc:
+            entry.message = f"{exc}; nothing to clean"
+            if not dry_run:
+                ms.compactions.mark_cleaned(info.id)
+            else:
+                entry.status = CleanerStatus.WOULD_CLEAN
+            return entry
+        entry.location = location
+        if no_cleanup:
+            entry.status = CleanerStatus.REFUSED
+            entry.message = f"{NO_CLEANUP}=true is set on {no_cleanup}; its obsolete files are kept"
+            if not dry_run:
+                ms.compactions.mark_refused(info.id, entry.message)
+            return entry
+        try:
+            if not dry_run:
+                ms.compactions.mark_cleaner_start(info.id)
+            txns, write_ids = self.cleaner_snapshot(table.full_name, cap=info.highest_write_id)
+            storage = storage_for(location, self.filesystem)
+            state = _acid_state(storage, storage.list_files(), write_ids, txns)
+            entry.deletions = planned_deletions(storage, state, txns)
+            entry.aborted_write_ids = state.aborted_write_ids
+            if dry_run:
+                entry.status = CleanerStatus.WOULD_CLEAN
+                return entry
+            _delete(storage, entry.deletions)
+            remaining = self._remaining(storage, info.highest_write_id or write_ids.high_watermark,
+                                        write_ids.table, {d.path for d in entry.deletions})
+            if remaining:
+                ms.compactions.clear_cleaner_start(info.id)
+                entry.status = CleanerStatus.INCOMPLETE
+                entry.message = (f"obsolete directories below write id {info.highest_write_id} remain in {location}: "
+                                 f"{remaining}; they are not yet invisible to every snapshot, so compaction "
+                                 f"{info.id} stays 'ready for cleaning'")
+                return entry
+            exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
+            ms.compactions.mark_cleaned(info.id, aborted_write_ids=exact)
+            entry.message = f"deleted {len(entry.deletions)} obsolete/aborted director(y/ies) from {location}"
+            return entry
+        except Exception as exc:  # noqa: BLE001 - every error backs off, then fails the row
+            message = f"cleaning {entity} (compaction {info.id}) failed: {_describe(exc)}"
+            log.warning("%s", message)
+            entry.message = message
+            if dry_run:
+                entry.status = CleanerStatus.FAILED
+                return entry
+            try:
+                row = ms.compactions.cleaner_attempt_failed(info.id, message[:4000])
+            except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
+                entry.status = CleanerStatus.RETRY
+                entry.message += f" (recording the failure failed too: {_describe(inner)})"
+                return entry
+            entry.status = CleanerStatus.RETRY if row is not None else CleanerStatus.FAILED
+            return entry
+
+    def _resolve(self, db: str, table_name: str, partition: str | None) -> tuple[TableInfo, str, str | None]:
+        """(table, location, what carries no_cleanup=true or None); NoSuchObjectError when dropped."""
+        catalog = self.metastore.catalog
+        table = catalog.get_table(db, table_name)
+        flagged = table.full_name if _true(table.property(NO_CLEANUP)) else None
+        if partition is None:
+            return table, table.location, flagged
+        part = catalog.get_partition(db, table_name, partition)
+        if flagged is None and _true(part.param(NO_CLEANUP)):
+            flagged = f"partition {partition} of {table.full_name}"
+        return table, part.location, flagged
+
+    def cleaner_snapshot(self, table: str, *, cap: int | None = None) -> tuple[ValidTxnList, ValidReaderWriteIdList]:
+        """§6.1 step 4–5: TL with HWM = cleaner watermark − 1 and the aborted txns below it; the table's reader list
+        for that TL with its HWM capped at ``cap`` (CQ_HIGHEST_WRITE_ID)."""
+        snapshots = self.metastore.snapshots
+        hwm = snapshots.cleaner_watermark() - 1
+        now = snapshots.valid_txn_list()
+        open_ids = tuple(t for t in now.open if t <= hwm)
+        txns = ValidTxnList(high_watermark=hwm, open=open_ids, aborted=tuple(t for t in now.aborted if t <= hwm),
+                            min_open_txn=open_ids[0] if open_ids else LONG_MAX)
+        reader = snapshots.valid_write_id_list(table, txns)
+        return txns, _capped(reader, cap)
+
+    def _remaining(self, storage: Storage, highest_write_id: int, table: str | None, deleted: set[str]) -> list[str]:
+        """§6.2 step 4: obsolete/aborted dirs that a snapshot with HWM = ``highest_write_id`` (no exceptions, no txn
+        gate) still reports, other than those just deleted."""
+        write_ids = ValidReaderWriteIdList(table=table, high_watermark=highest_write_id)
+        state = _acid_state(storage, storage.list_files(), write_ids, None)
+        return sorted((set(state.obsolete) | set(state.aborted)) - deleted)
+
+    def _min_history_holders(self, limit: int) -> list[int]:
+        mhl = MIN_HISTORY_LEVEL
+
+        def work(conn) -> list[int]:
+            return [int(t) for t in conn.execute(
+                sa.select(mhl.c.MHL_TXNID).where(mhl.c.MHL_MIN_OPEN_TXNID < limit).order_by(mhl.c.MHL_TXNID)
+            ).scalars()]
+
+        return self.metastore.db.run(work, what="min history level holders")
+
+    # --- aborted writes without a compaction (§6.5) ------------------------------------------------------
+
+    def clean_aborted(self, *, dry_run: bool = False) -> list[CleanerEntry]:
+        """Delete the aborted directories of every table/partition whose aborted txns exceed
+        hive.compactor.abortedtxn.threshold or include one older than hive.compactor.aborted.txn.time.threshold,
+        and remove the TXN_COMPONENTS rows they no longer need."""
+        entries = []
+        for db, table_name, partition in self.aborted_candidates():
+            entity = f"{db}.{table_name}" + (f".{partition}" if partition else "")
+            entry = CleanerEntry(None, entity, CleanerStatus.CLEANED)
+            entries.append(entry)
+            try:
+                table, location, no_cleanup = self._resolve(db, table_name, partition)
+                if table.is_partitioned and partition is None:
+                    entry.status = CleanerStatus.WAITING
+                    entry.message = (f"aborted writes of {entity} are recorded without a partition; they are "
+                                     "cleaned when the partitions are compacted")
+                    continue
+                entry.location = location
+                if no_cleanup:
+                    entry.status = CleanerStatus.REFUSED
+                    entry.message = f"{NO_CLEANUP}=true is set on {no_cleanup}; aborted directories are kept"
+                    continue
+                txns, reader = self.cleaner_snapshot(table.full_name)
+                cap = reader.min_open - 1 if reader.min_open is not None else reader.high_watermark
+                write_ids = _capped(reader, cap)
+                storage = storage_for(location, self.filesystem)
+                state = _acid_state(storage, storage.list_files(), write_ids, txns)
+                entry.deletions = [d for d in planned_deletions(storage, state, txns) if d.path in state.aborted]
+                entry.aborted_write_ids = state.aborted_write_ids
+                if dry_run:
+                    entry.status = CleanerStatus.WOULD_CLEAN
+                    continue
+                _delete(storage, entry.deletions)
+                after = _acid_state(storage, storage.list_files(), write_ids, txns)
+                if after.aborted:
+                    entry.status = CleanerStatus.INCOMPLETE
+                    entry.message = f"aborted directories remain in {location}: {list(after.aborted)}"
+                    continue
+                compactor_txns = sorted({v for v in (_visibility(p) for p in state.aborted) if v})
+                exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
+                removed = self._remove_aborted_components(db, table_name, partition, txns, cap, exact,
+                                                          compactor_txns)
+                entry.message = (f"deleted {len(entry.deletions)} aborted director(y/ies) from {location}; removed "
+                                 f"{removed} TXN_COMPONENTS row(s)")
+            except NoSuchObjectError as exc:
+                entry.status = CleanerStatus.WAITING
+                entry.message = f"{exc}; its aborted components are left to the housekeeper"
+            except Exception as exc:  # noqa: BLE001 - the next cycle tries again (the candidate still qualifies)
+                entry.status = CleanerStatus.RETRY
+                entry.message = f"cleaning aborted writes of {entity} failed: {_describe(exc)}"
+                log.warning("%s", entry.message)
+        return entries
+
+    def aborted_candidates(self) -> list[tuple[str, str, str | None]]:
+        """(db, table, partition) with more aborted txns than the threshold, or an aborted txn older than the time
+        threshold (negative disables it), in TXNS ⋈ TXN_COMPONENTS."""
+        tc, conf = TXN_COMPONENTS, self.conf
+
+        def work(conn) -> list[tuple[str, str, str | None]]:
+            now = now_ms(conn)
+            rows = conn.execute(
+                sa.select(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION,
+                          sa.func.count(sa.distinct(tc.c.TC_TXNID)).label("N"),
+                          sa.func.min(TXNS.c.TXN_STARTED).label("OLDEST"))
+                .select_from(tc.join(TXNS, TXNS.c.TXN_ID == tc.c.TC_TXNID))
+                .where(TXNS.c.TXN_STATE == TxnState.ABORTED.value, tc.c.TC_TABLE.is_not(None))
+                .group_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)
+                .order_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)).all()
+            age_ms = conf.aborted_txn_time_threshold_s * 1000
+            return [(r.TC_DATABASE, r.TC_TABLE, r.TC_PARTITION) for r in rows
+                    if r.N > conf.abortedtxn_threshold or (age_ms >= 0 and r.OLDEST < now - age_ms)]
+
+        return self.metastore.db.run(work, what="aborted-write cleanup candidates")
+
+    def _remove_aborted_components(self, db: str, table: str, partition: str | None, txns: ValidTxnList, cap: int,
+                                   exact: Sequence[int] | None, compactor_txns: Sequence[int]) -> int:
+        """TXN_COMPONENTS rows of aborted txns inside the cleaning snapshot (≤ its HWM) for this entity: write rows
+        with write id ≤ ``cap`` (or exactly ``exact``), and the 'c' rows of aborted compactions whose output is
+        gone. Aborted txns above the snapshot keep their rows: their directories may still exist."""
+        tc = TXN_COMPONENTS
+        aborted = [t for t in txns.aborted if t <= txns.high_watermark]
+        if not aborted:
+            return 0
+        entity = [tc.c.TC_DATABASE == db, tc.c.TC_TABLE == table,
+                  tc.c.TC_PARTITION.is_(None) if partition is None else tc.c.TC_PARTITION == partition]
+
+        def work(conn) -> int:
+            removed = 0
+            for start in range(0, len(aborted), 500):
+                chunk = aborted[start:start + 500]
+                writes = tc.c.TC_WRITEID.in_(list(exact)) if exact is not None else tc.c.TC_WRITEID <= cap
+                removed += conn.execute(sa.delete(tc).where(
+                    *entity, tc.c.TC_TXNID.in_(chunk), tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value,
+                    writes)).rowcount
+                gone = [t for t in chunk if t in set(compactor_txns)]
+                if gone:
+                    removed += conn.execute(sa.delete(tc).where(
+                        *entity, tc.c.TC_TXNID.in_(gone),
+                        tc.c.TC_OPERATION_TYPE == OperationType.COMPACT.value)).rowcount
+            return removed
+
+        return self.metastore.db.run(work, what=f"remove aborted components of {db}.{table}")
+
+
+# --- helpers -------------------------------------------------------------------------------------------------
+
+
+def planned_deletions(storage: Storage, state: AcidState, txns: ValidTxnList | None) -> list[Deletion]:
+    """Obsolete ∪ aborted paths of ``state`` with the reason for each; every path is checked to lie inside
+    ``storage``'s root (CleanerError otherwise, before anything is deleted)."""
+    result = []
+    for path in state.obsolete:
+        result.append(Deletion(_checked(storage, path), storage.url(path), _obsolete_reason(path, state)))
+    for path in state.aborted:
+        if path in state.obsolete:
+            continue
+        result.append(Deletion(_checked(storage, path), storage.url(path), _aborted_reason(path, state, txns)))
+    return result
+
+
+def _checked(storage: Storage, path: str) -> str:
+    parts = path.split("/")
+    root = storage.root.rstrip("/") + "/"
+    if (not path or path.startswith("/") or posixpath.normpath(path) != path or ".." in parts or "." in parts
+            or not storage.full_path(path).startswith(root)):
+        raise CleanerError(f"refusing to delete {path!r}: it is not a path inside {storage.url()}")
+    return path
+
+
+def _obsolete_reason(path: str, state: AcidState) -> str:
+    parsed = names.parse_dir(path) if "/" not in path else None
+    if parsed is None:
+        return f"obsolete: original data superseded by {state.base}"
+    if isinstance(parsed, names.BaseDir):
+        return f"obsolete: older base superseded by {state.base}"
+    if state.base is not None and parsed.max_write_id <= state.base_directory.write_id:
+        return f"obsolete: write ids {parsed.min_write_id}-{parsed.max_write_id} are in {state.base}"
+    for d in sorted(state.deltas, key=lambda d: d.is_delete != parsed.is_delete):  # same kind first
+        if d.min_write_id <= parsed.min_write_id and d.max_write_id >= parsed.max_write_id:
+            return f"obsolete: write ids {parsed.min_write_id}-{parsed.max_write_id} are in {d.name}"
+    return "obsolete: covered by a newer directory"
+
+
+def _aborted_reason(path: str, state: AcidState, txns: ValidTxnList | None) -> str:
+    visibility = _visibility(path)
+    if visibility and txns is not None and txns.is_txn_aborted(visibility):
+        return f"aborted: output of compaction transaction {visibility}, which aborted"
+    parsed = names.parse_dir(path)
+    if isinstance(parsed, names.DeltaDir):
+        return f"aborted: every write id {parsed.min_write_id}-{parsed.max_write_id} was aborted"
+    return "aborted: written by an aborted transaction"
+
+
+def _visibility(path: str) -> int:
+    parsed = names.parse_dir(path) if "/" not in path else None
+    return parsed.visibility_txn_id if parsed is not None else 0
+
+
+def _acid_state(storage: Storage, files: list[ListedFile], write_ids: ValidWriteIdList,
+                txns: ValidTxnList | None) -> AcidState:
+    return get_acid_state(files, write_ids, txns, metadata_reader=lambda p: storage.read_bytes(p).decode())
+
+
+def _delete(storage: Storage, deletions: Sequence[Deletion]) -> None:
+    for d in deletions:
+        path = storage.full_path(d.path)
+        try:
+            if storage.fs.exists(path):
+                storage.fs.rm(path, recursive=True)
+        except FileNotFoundError:
+            pass
+        log.info("deleted %s (%s)", d.url, d.reason)
+
+
+def _capped(reader: ValidWriteIdList, cap: int | None) -> ValidReaderWriteIdList:
+    """Hive's ValidCleanerWriteIdList: the reader list with its HWM lowered to ``cap`` (None or ≤ 0: unchanged)."""
+    if cap is None or cap <= 0 or cap >= reader.high_watermark:
+        return ValidReaderWriteIdList(table=reader.table, high_watermark=reader.high_watermark, open=reader.open,
+                                      aborted=reader.aborted)
+    return ValidReaderWriteIdList(table=reader.table, high_watermark=cap,
+                                  open=tuple(w for w in reader.open if w <= cap),
+                                  aborted=tuple(w for w in reader.aborted if w <= cap))
+
+
+def _true(value: str | None) -> bool:
+    return (value or "").strip().lower() == "true"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, (CleanerError, MetastoreError)):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+__all__ = ["Blocker", "Cleaner", "CleanerEntry", "CleanerError", "CleanerReport", "CleanerStatus", "Deletion",
+           "planned_deletions"]
