@@ -1,0 +1,464 @@
+"""The Initiator (HIVE_ACID_SPEC.md §4.1–4.3, Hive 4): find tables and partitions that need compaction, check that
+they may be compacted, decide the type, and queue it — recording every decision with its reason.
+
+One cycle: take the Initiator lease, read the previous cycle's start (AUX_TABLE ``Initiator`` MT_KEY2), collect
+candidates (committed writes since then, entities whose latest history row is 'did not initiate'/'failed', and —
+when ``hive.compactor.clean.aborts.using.cleaner`` is false — aborted-txn groups), filter them in Hive's order,
+list each surviving directory exactly once, apply :func:`decide_compaction`, enqueue, store the decisions
+(ACID_INITIATOR_DECISIONS, one row per table/partition, replaced each time), revoke timed-out workers and store the
+cycle start as the next last-checked time. Partitions without new writes are never listed.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import fsspec
+
+import airflow_acid
+from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.state import get_acid_state
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
+from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
+from airflow_acid.compactor.settings import (
+    DELTA_NUM_KEY, DELTA_PCT_KEY, NO_AUTO_COMPACTION, WORKER_POOL_KEY, CompactorSettingsError, is_true,
+    request_overrides, table_thresholds,
+)
+from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
+from airflow_acid.metastore.codes import CompactionType
+from airflow_acid.metastore.compactions import CompactionQueue
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.errors import NoSuchObjectError
+from airflow_acid.metastore.initiator_store import (
+    INITIATOR_MUTEX, AbortGroup, InitiatorDecisionRecord, InitiatorStore, Outcome, PartitionLocation,
+)
+from airflow_acid.metastore.snapshots import Snapshots
+from airflow_acid.metastore.store import Metastore
+
+log = logging.getLogger(__name__)
+
+REPL_PENDING = "hive.repl.first.inc.pending"
+DEFAULT_LEASE_S = 3600.0
+
+
+@dataclass
+class CandidateResult:
+    """What the Initiator did with one table/partition and why."""
+
+    database: str
+    table: str
+    partition: str | None
+    outcome: Outcome
+    reason: str
+    type: CompactionType | None = None
+    rule: str | None = None
+    compaction_id: int | None = None
+    stats: DirectoryStats | None = None
+    listed: bool = False
+    sources: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """``db.table[/partition]`` for messages."""
+        base = f"{self.database}.{self.table}"
+        return base if self.partition is None else f"{base}/{self.partition}"
+
+    def record(self, initiator_id: str) -> InitiatorDecisionRecord:
+        s = self.stats
+        return InitiatorDecisionRecord(
+            database=self.database, table=self.table, partition=self.partition, outcome=self.outcome,
+            reason=self.reason, type=self.type, rule=self.rule, compaction_id=self.compaction_id,
+            initiator_id=initiator_id, base_size=s.base_size if s else None, delta_size=s.delta_size if s else None,
+            delta_count=s.delta_count if s else None)
+
+
+@dataclass
+class InitiatorReport:
+    """One Initiator cycle: what was queued, what was declined and why, how much listing it took."""
+
+    ran: bool
+    message: str = ""
+    started_ms: int = 0
+    last_checked_ms: int = 0
+    next_last_checked_ms: int | None = None
+    candidates: int = 0
+    results: list[CandidateResult] = field(default_factory=list)
+    listings: int = 0
+    revoked: list[int] = field(default_factory=list)
+    truncated: bool = False
+    seconds: float = 0.0
+
+    @property
+    def queued(self) -> list[CandidateResult]:
+        return [r for r in self.results if r.outcome is Outcome.QUEUED]
+
+    @property
+    def declined(self) -> list[CandidateResult]:
+        return [r for r in self.results if r.outcome is not Outcome.QUEUED]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly summary (for logs, XCom, the CLI)."""
+        def item(r: CandidateResult) -> dict[str, Any]:
+            return {"table": f"{r.database}.{r.table}", "partition": r.partition, "outcome": r.outcome.display,
+                    "type": r.type.display if r.type else None, "reason": r.reason, "compaction_id": r.compaction_id}
+        return {"ran": self.ran, "message": self.message, "candidates": self.candidates, "listings": self.listings,
+                "seconds": round(self.seconds, 3), "truncated": self.truncated, "revoked": self.revoked,
+                "queued": [item(r) for r in self.queued], "declined": [item(r) for r in self.declined]}
+
+
+@dataclass
+class _Candidate:
+    database: str
+    table: str
+    partition: str | None
+    sources: list[str] = field(default_factory=list)
+    aborts: AbortGroup | None = None
+    too_many_aborts: bool = False
+    has_old_abort: bool = False
+
+
+class _Skip(Exception):
+    """A candidate is not eligible; ``outcome``/``reason`` say why."""
+
+    def __init__(self, reason: str, outcome: Outcome = Outcome.SKIPPED) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.outcome = outcome
+
+
+class Initiator:
+    """Hive's Initiator over one metastore. ``conf`` defaults to the metastore's; ``host`` names this instance
+    (initiator id ``<host>-initiator``); ``filesystem`` is an fsspec filesystem for the table locations (default:
+    from each location's URL)."""
+
+    def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, host: str | None = None,
+                 filesystem: fsspec.AbstractFileSystem | None = None, lease_s: float = DEFAULT_LEASE_S) -> None:
+        self.metastore = metastore
+        self.conf = conf or metastore.conf
+        self.host = host or socket.gethostname()
+        self.initiator_id = f"{self.host}-initiator"
+        self.version = airflow_acid.__version__
+        self.filesystem = filesystem
+        self.lease_s = lease_s
+        self.store = InitiatorStore(metastore.db, self.conf)
+        self.queue = CompactionQueue(metastore.db, self.conf)
+        self.snapshots = Snapshots(metastore.db, self.conf)
+        self.catalog = metastore.catalog
+        self._listings = 0
+
+    # --- public API -------------------------------------------------------------------------------------
+
+    def start(self) -> list[int]:
+        """§4.1 step 1, for a long-running Initiator process: queue rows claimed by workers on this host go back
+        to 'initiated', then timed-out ones. Not part of :meth:`run_cycle` — where workers share hosts with the
+        Initiator (Airflow), only call it when no worker of this host can be running."""
+        return self.queue.revoke_from_local_workers(self.host) + self.queue.revoke_timed_out_workers()
+
+    def run_cycle(self) -> InitiatorReport:
+        """One Initiator cycle (§4.1 steps 2–9). Returns without doing anything when another Initiator holds the
+        lease."""
+        clock = time.perf_counter()
+        holder = f"{self.initiator_id}:{id(self):x}:{time.time_ns()}"
+        lease = self.store.acquire_lease(INITIATOR_MUTEX, holder, int(self.lease_s * 1000))
+        if not lease.acquired:
+            return InitiatorReport(ran=False, message=f"another Initiator ({lease.holder}) is running; its lease "
+                                   f"expires at {lease.until_ms} (epoch ms)")
+        try:
+            report = self._cycle()
+        finally:
+            self.store.release_lease(INITIATOR_MUTEX, holder)
+        report.seconds = time.perf_counter() - clock
+        log.info("Initiator cycle: %d candidate(s), %d queued, %d declined, %d listing(s) in %.2f s",
+                 report.candidates, len(report.queued), len(report.declined), report.listings, report.seconds)
+        return report
+
+    def why(self, database: str, table: str, partition: str | None = None) -> InitiatorDecisionRecord | None:
+        """The Initiator's latest decision about this table/partition and its reason (None: never looked at it —
+        no committed writes since it started watching)."""
+        return self.store.latest_decision(database.lower(), table.lower(), partition)
+
+    def decisions(self, database: str | None = None, table: str | None = None,
+                  outcome: Outcome | None = None) -> list[InitiatorDecisionRecord]:
+        """Every stored decision, filtered (e.g. ``outcome=Outcome.SKIPPED`` lists what auto-compaction ignores)."""
+        return self.store.decisions(database.lower() if database else None, table.lower() if table else None,
+                                    outcome)
+
+    def evaluate_table(self, database: str, table: str, *, enqueue: bool = True, pool: str | None = None,
+                       properties: Mapping[str, Any] | None = None) -> list[CandidateResult]:
+        """Threshold logic for every partition of ``table`` (or the table itself when unpartitioned): what ALTER
+        TABLE … COMPACT without PARTITION does on a partitioned table in Hive 4 (§9) — the computed type replaces
+        the requested one, partitions below the thresholds are skipped, no eligibility checks. ``properties`` are
+        the request's WITH OVERWRITE TBLPROPERTIES (stored with each queued row; ``tblprops.compactorthreshold.*``
+        also changes the thresholds); ``enqueue=False`` only reports."""
+        database, table = database.lower(), table.lower()
+        info = self.catalog.get_table(database, table)
+        request = dict(properties or {})
+        overrides = request_overrides(info.properties, request, table=info.full_name)
+        db_info = self.catalog.get_database(database)
+        txns = self.snapshots.valid_txn_list()
+        write_ids = self.snapshots.compactor_write_ids(info.full_name, txns)
+        if info.is_partitioned:
+            targets = [(name, loc.location) for name, loc in self.store.partition_locations(database, table).items()]
+        else:
+            targets = [(None, info.location)]
+        self._listings = 0
+        results = []
+        for part, location in targets:
+            candidate = _Candidate(database, table, part, ["manual request"])
+            try:
+                results.append(self._decide_and_enqueue(
+                    candidate, info, db_info, location, txns, write_ids, table_properties=overrides.table_properties,
+                    request_properties=request, pool=pool, enqueue=enqueue))
+            except CompactorSettingsError as exc:
+                results.append(CandidateResult(database, table, part, Outcome.ERROR, str(exc)))
+        self.store.record_decisions([r.record(self.initiator_id) for r in results])
+        return results
+
+    # --- one cycle --------------------------------------------------------------------------------------
+
+    def _cycle(self) -> InitiatorReport:
+        conf = self.conf
+        started = self.store.now_ms()
+        previous = self.store.last_checked()
+        report = InitiatorReport(ran=True, started_ms=started, last_checked_ms=previous)
+        self._listings = 0
+
+        candidates: dict[tuple[str, str, str | None], _Candidate] = {}
+        writes, resume = self.store.write_candidates(previous if previous > 0 else None, conf.compactor_fetch_size)
+        report.truncated = resume is not None
+        for w in writes:
+            candidates.setdefault(w.entity, _Candidate(*w.entity)).sources.append("new writes")
+        for w in self.store.retry_candidates(conf.compactor_fetch_size):
+            candidates.setdefault(w.entity, _Candidate(*w.entity)).sources.append("last attempt failed or was not "
+                                                                                  "initiated")
+        if not conf.clean_aborts_using_cleaner:
+            time_ms = int(conf.aborted_txn_time_threshold_s * 1000)
+            for group in self.store.abort_groups(conf.abortedtxn_threshold, time_ms):
+                if group.table is None:
+                    continue  # database-level component: nothing to compact
+                c = candidates.setdefault((group.database, group.table, group.partition),
+                                          _Candidate(group.database, group.table, group.partition))
+                c.aborts = group
+                c.too_many_aborts = group.count > conf.abortedtxn_threshold
+                c.has_old_abort = time_ms >= 0 and group.oldest_started_ms < started - time_ms
+                c.sources.append("aborted transactions")
+        report.candidates = len(candidates)
+
+        eligible, results = self._filter(sorted(candidates.values(), key=lambda c: (c.database, c.table,
+                                                                                     c.partition or "")))
+        if eligible:
+            txns = self.snapshots.valid_txn_list()  # §4.1 step 6: one snapshot for the whole cycle
+            results += self._schedule(eligible, txns, started)
+        report.results = results
+        report.listings = self._listings
+        self.store.record_decisions([r.record(self.initiator_id) for r in results])
+        report.revoked = self.queue.revoke_timed_out_workers()
+        report.next_last_checked_ms = resume if resume is not None else started
+        self.store.store_last_checked(report.next_last_checked_ms)
+        return report
+
+    def _filter(self, candidates: list[_Candidate]
+                ) -> tuple[list[tuple[_Candidate, TableInfo, DatabaseInfo]], list[CandidateResult]]:
+        """§4.1 step 5 in Hive's order; ineligible databases and tables are remembered for the rest of the cycle."""
+        skipped_dbs: dict[str, str] = {}
+        skipped_tables: dict[tuple[str, str], str] = {}
+        databases: dict[str, DatabaseInfo | None] = {}
+        tables: dict[tuple[str, str], TableInfo | None] = {}
+        eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]] = []
+        results: list[CandidateResult] = []
+        for c in candidates:
+            key = (c.database, c.table)
+            try:
+                if c.database not in databases:
+                    databases[c.database] = self._database(c.database)
+                    db_info = databases[c.database]
+                    if db_info is None:
+                        skipped_dbs[c.database] = f"database {c.database} no longer exists"
+                    elif is_true(db_info.param(REPL_PENDING)):
+                        skipped_dbs[c.database] = (f"database {c.database} has {REPL_PENDING}=true (replication "
+                                                   "bootstrap pending)")
+                if c.database in skipped_dbs:
+                    raise _Skip(skipped_dbs[c.database])
+                if key in skipped_tables:
+                    raise _Skip(skipped_tables[key])
+                busy = self.queue.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
+                                                        record=True, initiator_id=self.initiator_id)
+                if busy is not None:
+                    raise _Skip(busy)
+                if key not in tables:
+                    tables[key] = self._table(c.database, c.table)
+                info = tables[key]
+                db_info = databases[c.database]
+                assert db_info is not None
+                reason = self._table_ineligible(info, db_info, c)
+                if reason is not None:
+                    if reason[1] == "database":
+                        skipped_dbs[c.database] = reason[0]
+                    else:
+                        skipped_tables[key] = reason[0]
+                    raise _Skip(reason[0])
+                assert info is not None
+                if info.is_partitioned and c.partition is None and not c.has_old_abort:
+                    raise _Skip(f"table {info.full_name} is partitioned but the write was recorded for the whole "
+                                "table (dynamic-partition write); its partitions are evaluated on their own")
+                if not info.is_partitioned and c.partition is not None:
+                    raise _Skip(f"table {info.full_name} is not partitioned but a write named partition "
+                                f"{c.partition}")
+                eligible.append((c, info, db_info))
+            except _Skip as skip:
+                results.append(self._result(c, skip.outcome, skip.reason))
+            except Exception as exc:  # noqa: BLE001 - Hive: any exception marks the candidate failed and moves on
+                results.append(self._failed(c, exc))
+        return eligible, results
+
+    def _table_ineligible(self, info: TableInfo | None, db_info: DatabaseInfo, c: _Candidate
+                          ) -> tuple[str, str] | None:
+        """(reason, "database"|"table") when the table may not be auto-compacted (§4.1 step 5.4–5.7)."""
+        name = f"{c.database}.{c.table}"
+        if info is None:
+            return f"table {name} no longer exists (dropped)", "table"
+        if is_true(info.property(REPL_PENDING)):
+            return f"table {name} has {REPL_PENDING}=true (replication bootstrap pending)", "table"
+        db_value = db_info.param(NO_AUTO_COMPACTION)
+        if db_value is not None:
+            if is_true(db_value):
+                return (f"database {c.database} has {NO_AUTO_COMPACTION}=true; auto-compaction is off for every "
+                        "table in it (set it to false to turn it on)", "database")
+        elif is_true(info.property(NO_AUTO_COMPACTION)):
+            return (f"table {name} has {NO_AUTO_COMPACTION}=true; auto-compaction is off (unset the property or "
+                    "request a compaction manually)", "table")
+        if not info.is_transactional:
+            return f"table {name} is not transactional", "table"
+        if info.is_insert_only and not self.conf.compact_insert_only:
+            return (f"table {name} is insert-only and hive.compactor.compact.insert.only=false", "table")
+        return None
+
+    def _schedule(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], txns: ValidTxnList,
+                  started_ms: int) -> list[CandidateResult]:
+        """§4.1 step 7 for every eligible candidate: partition, write ids, one listing, decision, enqueue."""
+        results: list[CandidateResult] = []
+        write_ids: dict[str, ValidCompactorWriteIdList] = {}
+        by_table: dict[tuple[str, str], list[tuple[_Candidate, TableInfo, DatabaseInfo]]] = {}
+        for item in eligible:
+            by_table.setdefault((item[0].database, item[0].table), []).append(item)
+        for (database, table), items in by_table.items():
+            info = items[0][1]
+            names = [c.partition for c, _, _ in items if c.partition is not None]
+            try:
+                locations: dict[str, PartitionLocation] = \
+                    self.store.partition_locations(database, table, names) if names else {}
+            except Exception as exc:  # noqa: BLE001
+                results += [self._failed(c, exc) for c, _, _ in items]
+                continue
+            for c, info, db_info in items:
+                try:
+                    if c.partition is not None and c.partition not in locations:
+                        raise _Skip(f"partition {c.partition} of {info.full_name} no longer exists (dropped)")
+                    location = locations[c.partition].location if c.partition is not None else info.location
+                    needs_listing = not (c.too_many_aborts or c.has_old_abort)
+                    if needs_listing and info.full_name not in write_ids:
+                        write_ids[info.full_name] = self.snapshots.compactor_write_ids(info.full_name, txns)
+                    results.append(self._decide_and_enqueue(
+                        c, info, db_info, location, txns, write_ids.get(info.full_name),
+                        table_properties=info.properties, request_properties={}, pool=None, enqueue=True,
+                        now_ms=started_ms))
+                except _Skip as skip:
+                    results.append(self._result(c, skip.outcome, skip.reason))
+                except Exception as exc:  # noqa: BLE001
+                    results.append(self._failed(c, exc))
+        return results
+
+    def _decide_and_enqueue(self, c: _Candidate, info: TableInfo, db_info: DatabaseInfo, location: str,
+                            txns: ValidTxnList, write_ids: ValidCompactorWriteIdList | None, *,
+                            table_properties: Mapping[str, str], request_properties: Mapping[str, str],
+                            pool: str | None, enqueue: bool, now_ms: int | None = None) -> CandidateResult:
+        thresholds = table_thresholds(self.conf, table_properties, table=info.full_name)
+        stats: DirectoryStats | None = None
+        listed = False
+        if not (c.too_many_aborts or c.has_old_abort):
+            if write_ids is None:
+                write_ids = self.snapshots.compactor_write_ids(info.full_name, txns)
+            stats = self._directory_stats(location, write_ids, txns)
+            listed = True
+        age_s = None
+        if c.aborts is not None and now_ms is not None:
+            age_s = (now_ms - c.aborts.oldest_started_ms) / 1000
+        decision: Decision = decide_compaction(
+            stats, delta_num_threshold=thresholds.delta_num_threshold,
+            delta_pct_threshold=thresholds.delta_pct_threshold, too_many_aborts=c.too_many_aborts,
+            has_old_abort=c.has_old_abort, aborted_count=c.aborts.count if c.aborts else None,
+            abortedtxn_threshold=self.conf.abortedtxn_threshold, oldest_abort_age_s=age_s,
+            aborted_txn_time_threshold_s=self.conf.aborted_txn_time_threshold_s,
+            num_source=thresholds.sources[DELTA_NUM_KEY].split()[-1],
+            pct_source=thresholds.sources[DELTA_PCT_KEY].split()[-1])
+        result = CandidateResult(c.database, c.table, c.partition, Outcome.NOT_NEEDED, decision.reason,
+                                 type=decision.type, rule=decision.rule.value, stats=stats, listed=listed,
+                                 sources=tuple(c.sources))
+        if decision.type is None or not enqueue:
+            return result
+        pool_name = pool or info.property(WORKER_POOL_KEY) or db_info.param(WORKER_POOL_KEY)
+        answer = self.queue.enqueue(
+            c.database, c.table, c.partition, decision.type, pool=pool_name, properties=dict(request_properties),
+            initiator_id=self.initiator_id, initiator_version=self.version, run_as=info.owner,
+            highest_write_id_now=write_ids.high_watermark if write_ids is not None else None)
+        if answer.accepted:
+            result.outcome, result.compaction_id = Outcome.QUEUED, answer.id
+        else:
+            result.outcome = Outcome.REFUSED
+            result.reason = f"{decision.reason}; not queued: {answer.message}"
+        return result
+
+    def _directory_stats(self, location: str, write_ids: ValidCompactorWriteIdList,
+                         txns: ValidTxnList) -> DirectoryStats:
+        """§4.2 step 3 from ONE listing of the directory."""
+        storage = storage_for(location, self.filesystem)
+        self._listings += 1
+        try:
+            files = storage.list_files()
+        except FileNotFoundError:
+            files = []
+
+        def metadata_reader(path: str) -> str:
+            return storage.read_bytes(path).decode("utf-8", errors="replace")
+
+        state = get_acid_state(files, write_ids, txns, metadata_reader=metadata_reader)
+        return DirectoryStats.of(state)
+
+    # --- helpers ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _abort_type(c: _Candidate) -> CompactionType:
+        return CompactionType.MINOR if c.has_old_abort and not c.too_many_aborts else CompactionType.MAJOR
+
+    def _database(self, name: str) -> DatabaseInfo | None:
+        try:
+            return self.catalog.get_database(name)
+        except NoSuchObjectError:
+            return None
+
+    def _table(self, database: str, name: str) -> TableInfo | None:
+        try:
+            return self.catalog.get_table(database, name)
+        except NoSuchObjectError:
+            return None
+
+    @staticmethod
+    def _result(c: _Candidate, outcome: Outcome, reason: str) -> CandidateResult:
+        return CandidateResult(c.database, c.table, c.partition, outcome, reason, sources=tuple(c.sources))
+
+    def _failed(self, c: _Candidate, exc: Exception) -> CandidateResult:
+        """Hive's markFailed: a 'did not initiate' history row with the error, and an error decision."""
+        what = f"{c.database}.{c.table}" + (f"/{c.partition}" if c.partition else "")
+        message = f"Initiator could not evaluate {what}: {exc}"
+        log.warning("%s", message)
+        try:
+            self.queue.record_did_not_initiate(c.database, c.table, c.partition, self._abort_type(c), message,
+                                               initiator_id=self.initiator_id, initiator_version=self.version)
+        except Exception:  # noqa: BLE001 - the decision below still tells the user
+            log.exception("could not record 'did not initiate' for %s", what)
+        return self._result(c, Outcome.ERROR, message)

@@ -1,0 +1,344 @@
+"""Metastore queries of the Initiator (HIVE_ACID_SPEC.md §4.1): potential compactions from
+COMPLETED_TXN_COMPONENTS, aborted-txn groups, the last-checked time and a run lease in AUX_TABLE, partition
+locations in bulk, and the latest decision per table/partition (ACID_INITIATOR_DECISIONS).
+
+The lease replaces Hive's "hold SELECT … FOR UPDATE on the mutex row for the whole cycle": a cycle lists
+directories for minutes, and an embedded SQLite metastore cannot keep a write transaction open that long while the
+cycle itself writes. A lease row (``<name>.lease``: MT_KEY2 = expiry in epoch ms, MT_COMMENT = holder) gives the
+same "one active instance" rule, and a crashed holder stops blocking once its lease expires.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex_value
+from airflow_acid.metastore.schema import (
+    ACID_INITIATOR_DECISIONS,
+    AUX_TABLE,
+    COMPLETED_COMPACTIONS,
+    COMPLETED_TXN_COMPONENTS,
+    PARTITION_PARAMS,
+    PARTITIONS,
+    SDS,
+    TBLS,
+    DBS,
+    TXN_COMPONENTS,
+    TXNS,
+)
+
+INITIATOR_MUTEX = "Initiator"
+LEASE_SUFFIX = ".lease"
+_CHUNK = 500
+
+AID, CTC, CC = ACID_INITIATOR_DECISIONS, COMPLETED_TXN_COMPONENTS, COMPLETED_COMPACTIONS
+Entity = tuple[str, str, str | None]
+"""(database, table, partition name or None)."""
+
+
+class Outcome(str, enum.Enum):
+    """ACID_INITIATOR_DECISIONS.AID_OUTCOME: what the Initiator did with a candidate."""
+
+    QUEUED = "q"            # a compaction was enqueued
+    NOT_NEEDED = "n"        # below every threshold (§4.2 step 5)
+    SKIPPED = "s"           # not eligible (§4.1 step 5: no_auto_compaction, already queued, back-off, dropped …)
+    REFUSED = "r"           # the queue refused the request (§4.3)
+    ERROR = "e"             # evaluating the candidate failed
+
+    @property
+    def display(self) -> str:
+        return {"q": "queued", "n": "not needed", "s": "skipped", "r": "refused", "e": "error"}[self.value]
+
+
+@dataclass(frozen=True)
+class InitiatorDecisionRecord:
+    """One row of ACID_INITIATOR_DECISIONS: the latest decision for a table or partition."""
+
+    database: str
+    table: str
+    partition: str | None
+    outcome: Outcome
+    reason: str
+    decided_at: int | None = None
+    type: CompactionType | None = None
+    rule: str | None = None
+    compaction_id: int | None = None
+    initiator_id: str | None = None
+    base_size: int | None = None
+    delta_size: int | None = None
+    delta_count: int | None = None
+
+    @property
+    def entity(self) -> Entity:
+        return self.database, self.table, self.partition
+
+
+@dataclass(frozen=True)
+class WriteCandidate:
+    """A table/partition with committed writes since the last cycle, or whose latest history row is 'did not
+    initiate' or 'failed'."""
+
+    database: str
+    table: str
+    partition: str | None
+    last_commit_ms: int | None
+    retry: bool = False  # found through its latest 'a'/'f' history row
+
+    @property
+    def entity(self) -> Entity:
+        return self.database, self.table, self.partition
+
+
+@dataclass(frozen=True)
+class AbortGroup:
+    """Aborted txns that wrote one table/partition: count and oldest TXN_STARTED (§4.1 step 4)."""
+
+    database: str
+    table: str | None
+    partition: str | None
+    count: int
+    oldest_started_ms: int
+
+    @property
+    def entity(self) -> tuple[str, str | None, str | None]:
+        return self.database, self.table, self.partition
+
+
+@dataclass(frozen=True)
+class PartitionLocation:
+    """Where a registered partition lives, with its parameters."""
+
+    name: str
+    location: str
+    params: dict[str, str]
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """The outcome of a lease request: ``acquired`` or who holds it until when."""
+
+    acquired: bool
+    holder: str | None
+    until_ms: int
+
+
+def _same_partition(column: sa.Column, other: sa.ColumnElement) -> sa.ColumnElement[bool]:
+    return sa.or_(sa.and_(column.is_(None), other.is_(None)), column == other)
+
+
+def _entity_filter(db_col, table_col, part_col, entity: Entity) -> sa.ColumnElement[bool]:
+    db, table, part = entity
+    return sa.and_(db_col == db, table_col == table, part_col.is_(None) if part is None else part_col == part)
+
+
+class InitiatorStore:
+    """The Initiator's reads and writes on one metastore database; every method is one transaction."""
+
+    def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
+        self.db = db
+        self.conf = conf or MetastoreConf()
+
+    # --- clock, lease and last-checked time -------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        """The database clock (epoch ms)."""
+        return self.db.run(now_ms, what="database clock")
+
+    def acquire_lease(self, name: str, holder: str, lease_ms: int) -> LeaseState:
+        """Take (or renew) the run lease ``name`` for ``holder``; refused while another holder's lease is live."""
+        key = name + LEASE_SUFFIX
+
+        def work(conn: Connection) -> LeaseState:
+            until = acquire_mutex(conn, key)
+            current = conn.execute(sa.select(AUX_TABLE.c.MT_COMMENT).where(AUX_TABLE.c.MT_KEY1 == key)).scalar()
+            now = now_ms(conn)
+            if current and current != holder and until > now:
+                return LeaseState(False, current, until)
+            conn.execute(sa.update(AUX_TABLE).where(AUX_TABLE.c.MT_KEY1 == key)
+                         .values(MT_KEY2=now + lease_ms, MT_COMMENT=holder[:255]))
+            return LeaseState(True, holder, now + lease_ms)
+
+        return self.db.run(work, what=f"acquire {name} lease")
+
+    def release_lease(self, name: str, holder: str) -> None:
+        """Give the lease back (only if ``holder`` still holds it)."""
+        key = name + LEASE_SUFFIX
+        self.db.run(lambda conn: conn.execute(
+            sa.update(AUX_TABLE).where(AUX_TABLE.c.MT_KEY1 == key, AUX_TABLE.c.MT_COMMENT == holder[:255])
+            .values(MT_KEY2=0, MT_COMMENT=None)), what=f"release {name} lease")
+
+    def last_checked(self, name: str = INITIATOR_MUTEX) -> int:
+        """MT_KEY2 of the mutex row: the start of the previous successful cycle (0 when none)."""
+        return self.db.run(lambda conn: acquire_mutex(conn, name), what=f"read {name} last-checked time")
+
+    def store_last_checked(self, value_ms: int, name: str = INITIATOR_MUTEX) -> None:
+        """Store the next cycle's last-checked time under the mutex row."""
+        def work(conn: Connection) -> None:
+            acquire_mutex(conn, name)
+            set_mutex_value(conn, name, int(value_ms))
+
+        self.db.run(work, what=f"store {name} last-checked time")
+
+    # --- candidates -------------------------------------------------------------------------------------
+
+    def write_candidates(self, since_ms: int | None, limit: int) -> tuple[list[WriteCandidate], int | None]:
+        """Distinct table/partitions in COMPLETED_TXN_COMPONENTS with CTC_TIMESTAMP ≥ ``since_ms`` (all when None),
+        oldest latest-commit first, at most ``limit`` (metastore.compactor.fetch.size). Returns the candidates and,
+        when more were waiting, the latest-commit time of the last one taken (the next window must start there so
+        nothing is lost), else None."""
+        def work(conn: Connection) -> tuple[list[WriteCandidate], int | None]:
+            latest = sa.func.max(CTC.c.CTC_TIMESTAMP).label("latest")
+            query = sa.select(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION, latest)
+            if since_ms is not None:
+                query = query.where(CTC.c.CTC_TIMESTAMP >= since_ms)
+            query = (query.group_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION)
+                     .order_by(latest, CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION).limit(limit + 1))
+            rows = conn.execute(query).all()
+            found = [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in rows[:limit]]
+            resume = found[-1].last_commit_ms if len(rows) > limit and found else None
+            return found, resume
+
+        return self.db.run(work, what="find compaction candidates")
+
+    def retry_candidates(self, limit: int) -> list[WriteCandidate]:
+        """Table/partitions still in COMPLETED_TXN_COMPONENTS whose newest COMPLETED_COMPACTIONS row is 'did not
+        initiate' or 'failed' (so the Initiator looks at them again; §4.1 step 4)."""
+        def work(conn: Connection) -> list[WriteCandidate]:
+            newest = (sa.select(sa.func.max(CC.c.CC_ID))
+                      .group_by(CC.c.CC_DATABASE, CC.c.CC_TABLE, CC.c.CC_PARTITION).scalar_subquery())
+            has_writes = sa.exists(sa.select(CTC.c.CTC_TXNID).where(
+                CTC.c.CTC_DATABASE == CC.c.CC_DATABASE, CTC.c.CTC_TABLE == CC.c.CC_TABLE,
+                _same_partition(CTC.c.CTC_PARTITION, CC.c.CC_PARTITION)))
+            rows = conn.execute(
+                sa.select(CC.c.CC_DATABASE, CC.c.CC_TABLE, CC.c.CC_PARTITION)
+                .where(CC.c.CC_ID.in_(newest),
+                       CC.c.CC_STATE.in_((CompactionState.DID_NOT_INITIATE.value, CompactionState.FAILED.value)),
+                       has_writes)
+                .order_by(CC.c.CC_ID).limit(limit)).all()
+            return [WriteCandidate(r[0], r[1], r[2], None, retry=True) for r in rows]
+
+        return self.db.run(work, what="find failed compaction candidates")
+
+    def abort_groups(self, count_threshold: int, time_threshold_ms: int) -> list[AbortGroup]:
+        """Aborted txns per table/partition (TXNS ⋈ TXN_COMPONENTS, TXN_STATE 'a') with more than
+        ``count_threshold`` rows, or (when ``time_threshold_ms`` ≥ 0) with the oldest TXN_STARTED older than it."""
+        def work(conn: Connection) -> list[AbortGroup]:
+            tc = TXN_COMPONENTS
+            count = sa.func.count().label("n")
+            oldest = sa.func.min(TXNS.c.TXN_STARTED).label("oldest")
+            having = count > count_threshold
+            if time_threshold_ms >= 0:
+                having = sa.or_(having, oldest < now_ms(conn) - time_threshold_ms)
+            rows = conn.execute(
+                sa.select(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION, count, oldest)
+                .join_from(TXNS, tc, TXNS.c.TXN_ID == tc.c.TC_TXNID)
+                .where(TXNS.c.TXN_STATE == TxnState.ABORTED.value)
+                .group_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION).having(having)
+                .order_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)).all()
+            return [AbortGroup(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
+
+        return self.db.run(work, what="find aborted transaction groups")
+
+    # --- catalog in bulk --------------------------------------------------------------------------------
+
+    def partition_locations(self, database: str, table: str, names: Iterable[str] | None = None
+                            ) -> dict[str, PartitionLocation]:
+        """Locations and parameters of the named partitions (every partition when ``names`` is None) of one table in
+        one transaction; a name missing from the result is not registered (the partition was dropped)."""
+        wanted = None if names is None else sorted(set(names))
+
+        def work(conn: Connection) -> dict[str, PartitionLocation]:
+            tbl_id = conn.execute(sa.select(TBLS.c.TBL_ID).join_from(TBLS, DBS, TBLS.c.DB_ID == DBS.c.DB_ID)
+                                  .where(DBS.c.NAME == database, TBLS.c.TBL_NAME == table)).scalar()
+            if tbl_id is None:
+                return {}
+            query = (sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.PART_NAME, SDS.c.LOCATION)
+                     .join_from(PARTITIONS, SDS, PARTITIONS.c.SD_ID == SDS.c.SD_ID).where(PARTITIONS.c.TBL_ID == tbl_id))
+            if wanted is None:
+                rows = conn.execute(query.order_by(PARTITIONS.c.PART_NAME)).all()
+            else:
+                rows = [r for start in range(0, len(wanted), _CHUNK)
+                        for r in conn.execute(query.where(PARTITIONS.c.PART_NAME.in_(wanted[start:start + _CHUNK])))]
+            params: dict[int, dict[str, str]] = {}
+            ids = [r.PART_ID for r in rows]
+            for start in range(0, len(ids), _CHUNK):
+                for p in conn.execute(sa.select(PARTITION_PARAMS)
+                                      .where(PARTITION_PARAMS.c.PART_ID.in_(ids[start:start + _CHUNK]))):
+                    params.setdefault(p.PART_ID, {})[p.PARAM_KEY] = p.PARAM_VALUE
+            return {r.PART_NAME: PartitionLocation(r.PART_NAME, r.LOCATION, params.get(r.PART_ID, {})) for r in rows}
+
+        return self.db.run(work, what=f"partition locations of {database}.{table}")
+
+    # --- decisions --------------------------------------------------------------------------------------
+
+    def record_decisions(self, records: Sequence[InitiatorDecisionRecord]) -> None:
+        """Replace the stored decision of every table/partition in ``records`` (one transaction)."""
+        if not records:
+            return
+        latest = {r.entity: r for r in records}
+
+        def work(conn: Connection) -> None:
+            now = now_ms(conn)
+            by_table: dict[tuple[str, str], list[str | None]] = {}
+            for db, table, part in latest:
+                by_table.setdefault((db, table), []).append(part)
+            for (db, table), parts in by_table.items():
+                named = [p for p in parts if p is not None]
+                base = (AID.c.AID_DATABASE == db, AID.c.AID_TABLE == table)
+                if len(named) < len(parts):
+                    conn.execute(sa.delete(AID).where(*base, AID.c.AID_PARTITION.is_(None)))
+                for start in range(0, len(named), _CHUNK):
+                    conn.execute(sa.delete(AID).where(*base, AID.c.AID_PARTITION.in_(named[start:start + _CHUNK])))
+            conn.execute(sa.insert(AID), [{
+                "AID_DATABASE": r.database, "AID_TABLE": r.table, "AID_PARTITION": r.partition,
+                "AID_DECIDED_AT": r.decided_at if r.decided_at is not None else now,
+                "AID_OUTCOME": r.outcome.value, "AID_TYPE": r.type.value if r.type is not None else None,
+                "AID_RULE": r.rule, "AID_REASON": r.reason, "AID_COMPACTION_ID": r.compaction_id,
+                "AID_INITIATOR_ID": r.initiator_id, "AID_BASE_SIZE": r.base_size, "AID_DELTA_SIZE": r.delta_size,
+                "AID_DELTA_COUNT": r.delta_count} for r in latest.values()])
+
+        self.db.run(work, what="record Initiator decisions")
+
+    def latest_decision(self, database: str, table: str, partition: str | None = None
+                        ) -> InitiatorDecisionRecord | None:
+        """The stored decision for exactly this table/partition, or None if the Initiator never looked at it."""
+        def work(conn: Connection) -> InitiatorDecisionRecord | None:
+            row = conn.execute(sa.select(AID).where(
+                _entity_filter(AID.c.AID_DATABASE, AID.c.AID_TABLE, AID.c.AID_PARTITION,
+                               (database, table, partition))).order_by(AID.c.AID_ID.desc()).limit(1)).first()
+            return None if row is None else _record(row)
+
+        return self.db.run(work, what="read Initiator decision")
+
+    def decisions(self, database: str | None = None, table: str | None = None,
+                  outcome: Outcome | None = None) -> list[InitiatorDecisionRecord]:
+        """Stored decisions filtered by database, table and outcome, by table then partition."""
+        def work(conn: Connection) -> list[InitiatorDecisionRecord]:
+            conditions = []
+            if database is not None:
+                conditions.append(AID.c.AID_DATABASE == database)
+            if table is not None:
+                conditions.append(AID.c.AID_TABLE == table)
+            if outcome is not None:
+                conditions.append(AID.c.AID_OUTCOME == Outcome(outcome).value)
+            rows = conn.execute(sa.select(AID).where(*conditions).order_by(
+                AID.c.AID_DATABASE, AID.c.AID_TABLE, AID.c.AID_PARTITION)).all()
+            return [_record(r) for r in rows]
+
+        return self.db.run(work, what="list Initiator decisions")
+
+
+def _record(row) -> InitiatorDecisionRecord:
+    return InitiatorDecisionRecord(
+        database=row.AID_DATABASE, table=row.AID_TABLE, partition=row.AID_PARTITION, outcome=Outcome(row.AID_OUTCOME),
+        reason=row.AID_REASON, decided_at=row.AID_DECIDED_AT,
+        type=CompactionType(row.AID_TYPE) if row.AID_TYPE else None, rule=row.AID_RULE,
+        compaction_id=row.AID_COMPACTION_ID, initiator_id=row.AID_INITIATOR_ID, base_size=row.AID_BASE_SIZE,
+        delta_size=row.AID_DELTA_SIZE, delta_count=row.AID_DELTA_COUNT)
