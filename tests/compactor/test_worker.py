@@ -91,8 +91,7 @@ def test_missing_table_or_partition_and_unsupported_requests_are_refused(sqlite_
     new_table(wh, "db.p", partition_by=[("k", "int")])
     whole = enqueue(wh, "minor", "db.p")
     gone_part = enqueue(wh, "minor", "db.p", "k=7")
-    cq = enqueue(wh, "major")
-    wh.drop_table("db.t")
+    cq = enqueue(wh, "major", "db.ghost")  # dropped since it was queued
     worker = Worker(wh.metastore)
     outcomes = {o.compaction_id: o for o in (worker.run_next(), worker.run_next(), worker.run_next())}
     assert {o.status for o in outcomes.values()} == {WorkerStatus.REFUSED}
