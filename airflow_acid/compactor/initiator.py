@@ -194,7 +194,7 @@ class Initiator:
         TABLE … COMPACT without PARTITION does on a partitioned table in Hive 4 (§9) — the computed type replaces
         the requested one, partitions below the thresholds are skipped, no eligibility checks. ``properties`` are
         the request's WITH OVERWRITE TBLPROPERTIES (stored with each queued row; ``tblprops.compactorthreshold.*``
-        also changes the thresholds); ``enqueue=False`` only reports."""
+        also changes the thresholds); ``enqueue=False`` is a dry run (outcome "would queue", nothing stored)."""
         database, table = database.lower(), table.lower()
         info = self.catalog.get_table(database, table)
         request = dict(properties or {})
@@ -216,7 +216,8 @@ class Initiator:
                     request_properties=request, pool=pool, enqueue=enqueue))
             except CompactorSettingsError as exc:
                 results.append(CandidateResult(database, table, part, Outcome.ERROR, str(exc)))
-        self.store.record_decisions([r.record(self.initiator_id) for r in results])
+        if enqueue:
+            self.store.record_decisions([r.record(self.initiator_id) for r in results])
         return results
 
     # --- one cycle --------------------------------------------------------------------------------------
@@ -399,7 +400,10 @@ class Initiator:
         result = CandidateResult(c.database, c.table, c.partition, Outcome.NOT_NEEDED, decision.reason,
                                  type=decision.type, rule=decision.rule.value, stats=stats, listed=listed,
                                  sources=tuple(c.sources))
-        if decision.type is None or not enqueue:
+        if decision.type is None:
+            return result
+        if not enqueue:
+            result.outcome = Outcome.WOULD_QUEUE
             return result
         pool_name = pool or info.property(WORKER_POOL_KEY) or db_info.param(WORKER_POOL_KEY)
         answer = self.queue.enqueue(

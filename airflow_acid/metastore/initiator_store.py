@@ -51,10 +51,12 @@ class Outcome(str, enum.Enum):
     SKIPPED = "s"           # not eligible (§4.1 step 5: no_auto_compaction, already queued, back-off, dropped …)
     REFUSED = "r"           # the queue refused the request (§4.3)
     ERROR = "e"             # evaluating the candidate failed
+    WOULD_QUEUE = "w"       # a dry run found a compaction it would queue (never stored)
 
     @property
     def display(self) -> str:
-        return {"q": "queued", "n": "not needed", "s": "skipped", "r": "refused", "e": "error"}[self.value]
+        return {"q": "queued", "n": "not needed", "s": "skipped", "r": "refused", "e": "error",
+                "w": "would queue"}[self.value]
 
 
 @dataclass(frozen=True)

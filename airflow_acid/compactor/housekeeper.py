@@ -1,0 +1,82 @@
+"""The HouseKeeper (HIVE_ACID_SPEC.md §7): one pass of Hive's AcidHouseKeeperService, CompactionHouseKeeperService
+and AcidTxnCleanerService under the ``HouseKeeper`` lease — abort timed-out transactions, drop timed-out locks,
+garbage-collect WRITE_SET, clean TXN_TO_WRITE_ID and empty TXNS rows, purge compaction history by retention.
+
+A thin layer over :class:`Housekeeping` and :meth:`CompactionQueue.purge_history`; the lease (see
+``initiator_store``) keeps two schedulers from running a pass at the same time.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_acid.metastore.compactions import CompactionQueue
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.housekeeping import Housekeeping
+from airflow_acid.metastore.initiator_store import InitiatorStore
+from airflow_acid.metastore.store import Metastore
+
+log = logging.getLogger(__name__)
+
+HOUSEKEEPER_MUTEX = "HouseKeeper"
+DEFAULT_LEASE_S = 600.0
+
+
+@dataclass
+class HouseKeeperReport:
+    """What one HouseKeeper pass did (``ran`` False: another HouseKeeper held the lease)."""
+
+    ran: bool
+    message: str = ""
+    aborted_txns: list[int] = field(default_factory=list)
+    deleted_locks: int = 0
+    write_set_rows_deleted: int = 0
+    min_history_rows_deleted: int = 0
+    txn_to_write_id_rows_deleted: int = 0
+    txns_deleted: int = 0
+    history_rows_purged: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly summary."""
+        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
+
+
+class HouseKeeper:
+    """Metastore housekeeping for one warehouse; ``conf`` defaults to the metastore's settings."""
+
+    def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, host: str | None = None,
+                 lease_s: float = DEFAULT_LEASE_S) -> None:
+        self.conf = conf or metastore.conf
+        self.host = host or socket.gethostname()
+        self.lease_s = lease_s
+        self.housekeeping = Housekeeping(metastore.db, self.conf)
+        self.queue = CompactionQueue(metastore.db, self.conf)
+        self.store = InitiatorStore(metastore.db, self.conf)
+
+    def run_once(self) -> HouseKeeperReport:
+        """§7.1 (timeouts, WRITE_SET, TXN_TO_WRITE_ID), §7.3 (empty TXNS) and §7.2 (history retention), in that
+        order, each step its own database transaction; nothing when another HouseKeeper is running."""
+        clock = time.perf_counter()
+        holder = f"{self.host}-housekeeper:{id(self):x}:{time.time_ns()}"
+        lease = self.store.acquire_lease(HOUSEKEEPER_MUTEX, holder, int(self.lease_s * 1000))
+        if not lease.acquired:
+            return HouseKeeperReport(ran=False, message=f"another HouseKeeper ({lease.holder}) is running; its "
+                                     f"lease expires at {lease.until_ms} (epoch ms)")
+        try:
+            done = self.housekeeping.run_once()
+            report = HouseKeeperReport(
+                ran=True, aborted_txns=done.aborted_txns, deleted_locks=done.deleted_locks,
+                write_set_rows_deleted=done.write_set_rows_deleted,
+                min_history_rows_deleted=done.min_history_rows_deleted,
+                txn_to_write_id_rows_deleted=done.txn_to_write_id_rows_deleted, txns_deleted=done.txns_deleted)
+            report.history_rows_purged = self.queue.purge_history()
+        finally:
+            self.store.release_lease(HOUSEKEEPER_MUTEX, holder)
+        report.seconds = time.perf_counter() - clock
+        log.info("HouseKeeper: %s", report.to_dict())
+        return report
