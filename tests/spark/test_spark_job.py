@@ -107,6 +107,14 @@ def _wait_for(predicate, timeout: float, what: str):
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
 
 
+def _cmdline(process: psutil.Process) -> list[str]:
+    """A child's command line; children that exit (or turn zombie) while we look have none."""
+    try:
+        return process.cmdline()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+        return []
+
+
 def test_killed_mid_write_leaves_only_invisible_output_and_no_orphan_driver(spark, interop, tmp_path):
     p1, p2, plan = _two_partitions(tmp_path, interop, 34)
     before1, before2 = rows_with_ids(str(p1), snapshot(2)), rows_with_ids(str(p2), snapshot(4))
@@ -117,7 +125,7 @@ def test_killed_mid_write_leaves_only_invisible_output_and_no_orphan_driver(spar
         tmp = p2 / tmp_dir_name(34)
         _wait_for(lambda: list(tmp.rglob("bucket_*")), 120, f"temporary output under {tmp}")
         jvm = psutil.Process(job.process.pid)
-        drivers = [c for c in jvm.children(recursive=True) if "compact_job.py" in " ".join(c.cmdline())]
+        drivers = [c for c in jvm.children(recursive=True) if "compact_job.py" in " ".join(_cmdline(c))]
         assert drivers, "the Python driver runs as a child of spark-submit's JVM"
         jvm.kill()  # what Airflow's on_kill does: SIGKILL spark-submit only
         job.process.wait(timeout=30)
