@@ -188,25 +188,66 @@ def _np(array: pa.Array) -> np.ndarray:
     return array.to_numpy(zero_copy_only=False)
 
 
+_MAX_RUNS = 256
+"""Above this many (originalTransaction, bucket) runs in one batch, rows are grouped by sorting instead."""
+
+
+def _sorted_hits(deleted_row_ids: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """Which values of ``r`` occur in the sorted, distinct ``deleted_row_ids`` (binary search, no hash table)."""
+    pos = np.searchsorted(deleted_row_ids, r)
+    np.minimum(pos, len(deleted_row_ids) - 1, out=pos)
+    return deleted_row_ids[pos] == r
+
+
 @dataclass(frozen=True)
 class _DeleteSet:
-    """Valid delete keys of one bucket: packed ROW__IDs plus their distinct rowIds (a cheap int64 pre-filter)."""
+    """Valid delete keys of one bucket: sorted distinct rowIds per (originalTransaction, bucket) pair.
 
-    keys: pa.Array
-    row_ids: pa.Array
+    Lookups are binary searches per pair, so nothing is rebuilt per batch (a hash ``is_in`` rebuilds its table
+    from the value set on every call, which dominated major compactions with many deletes).
+    """
 
-    def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray, r_arrow: pa.Array | None = None) -> pa.Array | None:
-        """Boolean mask of rows NOT deleted, or None when no row is deleted."""
-        candidates = _np(pc.is_in(r_arrow if r_arrow is not None else pa.array(r), value_set=self.row_ids))
-        idx = np.flatnonzero(candidates)
-        if not len(idx):
+    row_ids: Mapping[tuple[int, int], np.ndarray]
+
+    @classmethod
+    def from_keys(cls, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> _DeleteSet:
+        order = np.lexsort((r, b, o))
+        o, b, r = o[order], b[order], r[order]
+        change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
+        starts, ends = np.concatenate(([0], change)), np.concatenate((change, [len(o)]))
+        return cls({(int(o[s]), int(b[s])): np.unique(r[s:e]) for s, e in zip(starts, ends)})
+
+    def _hits(self, o: int, b: int, r: np.ndarray) -> np.ndarray | None:
+        deleted = self.row_ids.get((o, b))
+        if deleted is None or not len(r):
             return None
-        hit = _np(pc.is_in(pack_keys(o[idx], b[idx], r[idx]), value_set=self.keys))
+        return _sorted_hits(deleted, r)
+
+    def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
+        """Boolean mask of rows NOT deleted, or None when no row is deleted."""
+        n = len(o)
+        if n == 0:
+            return None
+        change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
+        hit = np.zeros(n, dtype=bool)
+        if len(change) <= _MAX_RUNS:  # files are sorted by key: a batch holds few (o, b) runs
+            starts, ends = np.concatenate(([0], change)), np.concatenate((change, [n]))
+            for s, e in zip(starts.tolist(), ends.tolist()):
+                h = self._hits(int(o[s]), int(b[s]), r[s:e])
+                if h is not None:
+                    hit[s:e] = h
+        else:
+            order = np.lexsort((b, o))
+            so, sb = o[order], b[order]
+            cut = np.flatnonzero((so[1:] != so[:-1]) | (sb[1:] != sb[:-1])) + 1
+            for s, e in zip(np.concatenate(([0], cut)).tolist(), np.concatenate((cut, [n])).tolist()):
+                idx = order[s:e]
+                h = self._hits(int(so[s]), int(sb[s]), r[idx])
+                if h is not None:
+                    hit[idx] = h
         if not hit.any():
             return None
-        keep = np.ones(len(o), dtype=bool)
-        keep[idx[hit]] = False
-        return pa.array(keep)
+        return pa.array(~hit)
 
 
 class _Reader:
@@ -226,7 +267,7 @@ class _Reader:
 
     # -- deletes -----------------------------------------------------------------------------------
     def delete_keys(self, bucket: BucketPlan) -> _DeleteSet | None:
-        parts, row_ids = [], []
+        parts: list[tuple[np.ndarray, ...]] = []
         for src in bucket.deletes:
             if src.size == 0:
                 continue
@@ -239,11 +280,12 @@ class _Reader:
                 mask = is_delete if mask is None else pc.and_(mask, is_delete)
                 batch = batch.filter(mask)
                 if batch.num_rows:
-                    parts.append(pack_keys(*(_np(batch.column(k)) for k in KEY_FIELDS)))
-                    row_ids.append(batch.column(ROW_ID))
+                    parts.append(tuple(_np(batch.column(k)) for k in KEY_FIELDS))
         if not parts:
             return None
-        return _DeleteSet(pa.concat_arrays(parts), pc.unique(pa.concat_arrays(row_ids)))
+        o, b, r = (np.concatenate([p[i] for p in parts]) for i in range(3))
+        return _DeleteSet.from_keys(o.astype(np.int64, copy=False), b.astype(np.int32, copy=False),
+                                    r.astype(np.int64, copy=False))
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:
@@ -304,7 +346,7 @@ class _Reader:
                 keep = valid if keep is None else pc.and_(keep, valid)
             o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
             if deleted is not None:
-                survivors = deleted.survivors(o, b, r, batch.column(ROW_ID))
+                survivors = deleted.survivors(o, b, r)
                 if survivors is not None:
                     keep = survivors if keep is None else pc.and_(keep, survivors)
             row = batch.column(ROW)
