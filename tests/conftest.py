@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -57,3 +58,17 @@ def empty_db_url(request, tmp_path) -> str:
         yield url
     finally:
         drop()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """ONE local[2] SparkSession for the whole test run (JVM start-up is paid once)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("airflow-acid-tests")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
+               .config("spark.pyspark.python", sys.executable).getOrCreate())
+    yield session
+    session.stop()

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
 import pyarrow.compute as pc
 import pytest
 
@@ -12,17 +9,6 @@ from airflow_acid.pyspark_reader import read_acid
 from tests.warehouse_support import metastore_url, migrated_sqlite, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def spark():
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("airflow-acid-tests")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    yield session
-    session.stop()
 
 
 def test_read_acid_matches_the_python_reader(spark, warehouse):

@@ -1,4 +1,5 @@
-"""Spark fixtures: ONE local[2] SparkSession for the whole test session, and a standalone master + worker."""
+"""Spark fixtures: the environment spark-submit needs, and a standalone master + worker (the shared
+local[2] SparkSession is the ``spark`` fixture of tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -24,19 +25,6 @@ def spark_env() -> dict[str, str]:
     env["PYSPARK_DRIVER_PYTHON"] = sys.executable
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
     return env
-
-
-@pytest.fixture(scope="session")
-def spark():
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("airflow-acid-tests")
-               .config("spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false")
-               .config("spark.pyspark.python", sys.executable).getOrCreate())
-    yield session
-    session.stop()
 
 
 def _free_port() -> int:
