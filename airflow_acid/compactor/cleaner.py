@@ -28,7 +28,7 @@ import sqlalchemy as sa
 
 from airflow_acid.acid import names
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
-from airflow_acid.acid.state import AcidState, get_acid_state
+from airflow_acid.acid.state import AcidState, NotEnoughHistoryError, get_acid_state
 from airflow_acid.acid.writeids import LONG_MAX, ValidReaderWriteIdList, ValidTxnList, ValidWriteIdList
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
@@ -246,17 +246,25 @@ class Cleaner:
         try:
             if not dry_run:
                 ms.compactions.mark_cleaner_start(info.id)
-            txns, write_ids = self.cleaner_snapshot(table.full_name, cap=info.highest_write_id)
+            txns, reader = self._cleaner_lists(table.full_name)
+            write_ids = _capped(reader, info.highest_write_id)
             storage = storage_for(location, self.filesystem)
-            state = _acid_state(storage, storage.list_files(), write_ids, txns)
+            files = storage.list_files()
+            try:
+                state = _acid_state(storage, files, write_ids, txns)
+            except NotEnoughHistoryError:
+                # A later compaction's base above this row's high watermark is visible to the cleaning snapshot
+                # (so to every open reader): below it everything the cleaning snapshot calls obsolete may go.
+                write_ids = _capped(reader, None)
+                state = _acid_state(storage, files, write_ids, txns)
             entry.deletions = planned_deletions(storage, state, txns)
             entry.aborted_write_ids = state.aborted_write_ids
             if dry_run:
                 entry.status = CleanerStatus.WOULD_CLEAN
                 return entry
             _delete(storage, entry.deletions)
-            remaining = self._remaining(storage, info.highest_write_id or write_ids.high_watermark,
-                                        write_ids.table, {d.path for d in entry.deletions})
+            remaining = self._remaining(storage, info.highest_write_id or write_ids.high_watermark, write_ids.table,
+                                        {d.path for d in entry.deletions})
             if remaining:
                 ms.compactions.clear_cleaner_start(info.id)
                 entry.status = CleanerStatus.INCOMPLETE
@@ -299,20 +307,29 @@ class Cleaner:
     def cleaner_snapshot(self, table: str, *, cap: int | None = None) -> tuple[ValidTxnList, ValidReaderWriteIdList]:
         """§6.1 step 4–5: TL with HWM = cleaner watermark − 1 and the aborted txns below it; the table's reader list
         for that TL with its HWM capped at ``cap`` (CQ_HIGHEST_WRITE_ID)."""
+        txns, reader = self._cleaner_lists(table)
+        return txns, _capped(reader, cap)
+
+    def _cleaner_lists(self, table: str) -> tuple[ValidTxnList, ValidWriteIdList]:
         snapshots = self.metastore.snapshots
         hwm = snapshots.cleaner_watermark() - 1
         now = snapshots.valid_txn_list()
         open_ids = tuple(t for t in now.open if t <= hwm)
         txns = ValidTxnList(high_watermark=hwm, open=open_ids, aborted=tuple(t for t in now.aborted if t <= hwm),
                             min_open_txn=open_ids[0] if open_ids else LONG_MAX)
-        reader = snapshots.valid_write_id_list(table, txns)
-        return txns, _capped(reader, cap)
+        return txns, snapshots.valid_write_id_list(table, txns)
 
     def _remaining(self, storage: Storage, highest_write_id: int, table: str | None, deleted: set[str]) -> list[str]:
         """§6.2 step 4: obsolete/aborted dirs that a snapshot with HWM = ``highest_write_id`` (no exceptions, no txn
-        gate) still reports, other than those just deleted."""
-        write_ids = ValidReaderWriteIdList(table=table, high_watermark=highest_write_id)
-        state = _acid_state(storage, storage.list_files(), write_ids, None)
+        gate) still reports, other than those just deleted. When a later compacted base hides everything below
+        that mark (not enough history at it), whatever that newest base makes obsolete must be gone."""
+        files = storage.list_files()
+        try:
+            state = _acid_state(storage, files, ValidReaderWriteIdList(table=table, high_watermark=highest_write_id),
+                                None)
+        except NotEnoughHistoryError:  # judge against the newest base instead
+            state = _acid_state(storage, files, ValidReaderWriteIdList(table=table, high_watermark=LONG_MAX - 1),
+                                None)
         return sorted((set(state.obsolete) | set(state.aborted)) - deleted)
 
     def _min_history_holders(self, limit: int) -> list[int]:
