@@ -18,6 +18,9 @@ PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://pos
 MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
 BACKENDS = ("sqlite", "postgresql", "mariadb")
 
+# Warehouse fixtures (migrated SQLite template, AcidWarehouse per test) for every test module.
+pytest_plugins = ["tests.warehouse_support"]
+
 
 @pytest.fixture
 def interop() -> Path:

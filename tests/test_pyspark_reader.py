@@ -6,7 +6,6 @@ import pyarrow.compute as pc
 import pytest
 
 from airflow_acid.pyspark_reader import read_acid
-from tests.warehouse_support import metastore_url, migrated_sqlite, warehouse  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ import pytest
 
 from airflow_acid.acid.event_reader import read_event_file
 from airflow_acid.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
-from tests.warehouse_support import metastore_url, migrated_sqlite, tree, warehouse  # noqa: F401 - fixtures
+from tests.warehouse_support import tree
 
 
 @pytest.fixture

@@ -14,9 +14,7 @@ import pytest
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import WriteConflictError
 from airflow_acid.warehouse import AcidWarehouse
-from tests.warehouse_support import (  # noqa: F401 - fixtures
-    EMPLOYEE, SEED_ROWS, make_warehouse, metastore_url, migrated_sqlite, tree, warehouse,
-)
+from tests.warehouse_support import EMPLOYEE, SEED_ROWS, make_warehouse, tree
 
 
 @pytest.fixture

@@ -21,9 +21,7 @@ from airflow_acid.metastore.codes import LockType
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TABLE_PARAMS, TBLS, TXN_COMPONENTS
 from airflow_acid.predicates import source
-from tests.warehouse_support import (  # noqa: F401 - fixtures
-    EMPLOYEE, SEED_ROWS, metastore_url, migrated_sqlite, tree, warehouse,
-)
+from tests.warehouse_support import EMPLOYEE, SEED_ROWS, tree
 
 B0 = 536870912  # BucketCodec V1: bucket 0, statement 0
 
