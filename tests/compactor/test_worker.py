@@ -9,6 +9,7 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import time
 
 import pytest
 
@@ -187,8 +188,9 @@ def test_process_killed_after_job_before_commit_then_revoked_and_rerun(wh, empty
     assert rows(wh) == before  # invisible: _v of an open transaction
     # The housekeeper aborts the silent transaction (hive.txn.timeout); the worker timeout revokes the row.
     ms.txns.abort(dead_txn, "ABORT_TIMEOUT")
-    assert ms.compactions.revoke_timed_out_workers(timeout_s=0) == [cq]
-    outcome = Worker(ms, host="w2").run_next()
+    assert Worker(ms).claim() is None  # within hive.compactor.worker.timeout the row stays claimed
+    time.sleep(0.01)
+    outcome = Worker(ms, dataclasses.replace(CONF, worker_timeout_s=0.001), host="w2").run_next()  # revokes, reruns
     assert outcome.status == WorkerStatus.COMPACTED and outcome.compaction_id == cq
     assert outcome.txn_id != dead_txn
     # Both outputs exist on disk with the same range; only the committed one is read, no duplicates.
@@ -336,7 +338,6 @@ def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path):
 
         class SlowJob:
             def run(self, plan, *, job_name, spark_conf):
-                import time
                 time.sleep(1.6)
                 assert ms.housekeeping.abort_timed_out_txns() == []  # heartbeats kept C alive
                 return execute_plan(plan)
@@ -363,3 +364,40 @@ def test_runner_protocol_result_for_each_compaction(sqlite_wh):
     outcome = Worker(wh.metastore, runner=Forgetful()).run_next()
     assert outcome.status == WorkerStatus.FAILED and "no entry" in outcome.message
     assert acid_dirs(info.location) == dirs_before
+
+
+def test_spark_submit_and_session_runners_name_the_application(monkeypatch, tmp_path):
+    from airflow_acid.compactor import runners
+    from airflow_acid.compactor.plan import CompactionPlan
+    from airflow_acid.spark.submit import SparkSubmitOptions
+
+    seen = {}
+
+    def fake_submit(plan, workdir, options, *, timeout=None):
+        seen.update(workdir=workdir, options=options, timeout=timeout)
+        return PlanResult([])
+
+    monkeypatch.setattr(runners, "run_spark_submit", fake_submit)
+    runner = runners.SparkSubmitRunner(SparkSubmitOptions(conf={"spark.executor.cores": "1"}),
+                                       workdir=str(tmp_path), timeout_s=60)
+    assert isinstance(runner, Runner)
+    runner.run(CompactionPlan(()), job_name="h-compactor-db.t.k=1",
+               spark_conf={"spark.executor.cores": "4", "spark.executor.memory": "2g"})
+    assert seen["options"].app_name == "h-compactor-db.t.k=1" and seen["timeout"] == 60
+    assert seen["options"].conf == {"spark.executor.cores": "1", "spark.executor.memory": "2g"}  # operator wins
+    assert os.path.dirname(seen["workdir"]) == str(tmp_path)
+
+    class FakeContext:
+        def __init__(self):
+            self.groups = []
+
+        def setJobGroup(self, group, description, interruptOnCancel=False):
+            self.groups.append(group)
+
+    class FakeSpark:
+        sparkContext = FakeContext()
+
+    monkeypatch.setattr(runners, "run_plan_in_session", lambda plan, spark: PlanResult([]))
+    session = runners.SessionRunner(FakeSpark())
+    session.run(CompactionPlan(()), job_name="h-compactor-db.t", spark_conf={})
+    assert FakeSpark.sparkContext.groups == ["h-compactor-db.t", None] and session.jobs == ["h-compactor-db.t"]
