@@ -806,11 +806,19 @@ def _copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: 
 
 
 def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None) -> None:
-    """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (§6.3 step 4)."""
+    """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (§6.3 step 4).
+
+    An aborted *compactor* txn's row ('c') is the only record that its ``_vC`` output is aborted; it is removed
+    only when C is below this compaction's CQ_NEXT_TXN_ID, i.e. inside every cleaning snapshot, where the Cleaner
+    has just deleted that output as aborted. Dropping it earlier would let the empty-txn cleaner purge C and make
+    its output look committed.
+    """
     tc = TXN_COMPONENTS
+    compactor_rows_done = (tc.c.TC_TXNID < info.next_txn_id) if info.next_txn_id else sa.false()
     conditions = [
         tc.c.TC_TXNID.in_(sa.select(TXNS.c.TXN_ID).where(TXNS.c.TXN_STATE == TxnState.ABORTED.value)),
         tc.c.TC_DATABASE == info.database, tc.c.TC_TABLE == info.table,
+        sa.or_(tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value, compactor_rows_done),
     ]
     if info.partition is not None:
         conditions.append(tc.c.TC_PARTITION == info.partition)

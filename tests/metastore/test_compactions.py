@@ -184,6 +184,21 @@ def test_mark_cleaned_with_uncompacted_aborts_removes_exactly_those_write_ids(db
     assert left == [1, 3]
 
 
+def test_mark_cleaned_keeps_the_record_of_a_later_aborted_compaction(db, queue, txns):
+    """An aborted compactor txn above the cleaned row's CQ_NEXT_TXN_ID keeps its 'c' component: it is the only
+    record that its _vC output is aborted (its directory was not deleted by this cleaning)."""
+    writer = txns.open_txn(**WHO)
+    txns.add_write_components(writer, "d", "t", None, OperationType.INSERT)
+    txns.abort(writer)
+    cq_id = _compact(queue, txns, "d", "t", None, 1)
+    late = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
+    txns.add_write_components(late, "d", "t", None, OperationType.COMPACT, write_id=1)
+    txns.abort(late)
+    queue.mark_cleaned(cq_id)
+    left = db.run(lambda c: c.execute(sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_OPERATION_TYPE)).all())
+    assert [tuple(r) for r in left] == [(late, "c")]
+
+
 def test_failed_refused_did_not_initiate_and_wrong_states(db, queue):
     a = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
     b = queue.enqueue("d", "t", "ds=2", highest_write_id_now=0)
