@@ -272,6 +272,7 @@ class Initiator:
         tables: dict[tuple[str, str], TableInfo | None] = {}
         eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]] = []
         results: list[CandidateResult] = []
+        watched = self.store.busy_or_failed_entities()  # only these can be stopped by step 5.3
         for c in candidates:
             key = (c.database, c.table)
             try:
@@ -287,8 +288,10 @@ class Initiator:
                     raise _Skip(skipped_dbs[c.database])
                 if key in skipped_tables:
                     raise _Skip(skipped_tables[key])
-                busy = self.queue.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
-                                                        record=True, initiator_id=self.initiator_id)
+                busy = None
+                if (c.database, c.table, c.partition) in watched:
+                    busy = self.queue.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
+                                                            record=True, initiator_id=self.initiator_id)
                 if busy is not None:
                     raise _Skip(busy)
                 if key not in tables:

@@ -23,6 +23,7 @@ from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex
 from airflow_acid.metastore.schema import (
     ACID_INITIATOR_DECISIONS,
     AUX_TABLE,
+    COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
     COMPLETED_TXN_COMPONENTS,
     PARTITION_PARAMS,
@@ -247,6 +248,19 @@ class InitiatorStore:
             return [AbortGroup(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
 
         return self.db.run(work, what="find aborted transaction groups")
+
+    def busy_or_failed_entities(self) -> set[Entity]:
+        """Table/partitions with a queue row in 'initiated'/'working' or any 'failed' history row: the only ones
+        the per-candidate "already queued / failing" check (§4.1 step 5.3) can stop, found with two queries."""
+        def work(conn: Connection) -> set[Entity]:
+            busy = conn.execute(sa.select(COMPACTION_QUEUE.c.CQ_DATABASE, COMPACTION_QUEUE.c.CQ_TABLE,
+                                          COMPACTION_QUEUE.c.CQ_PARTITION).distinct().where(
+                COMPACTION_QUEUE.c.CQ_STATE.in_((CompactionState.INITIATED.value, CompactionState.WORKING.value))))
+            failed = conn.execute(sa.select(CC.c.CC_DATABASE, CC.c.CC_TABLE, CC.c.CC_PARTITION).distinct()
+                                  .where(CC.c.CC_STATE == CompactionState.FAILED.value))
+            return {(r[0], r[1], r[2]) for r in busy} | {(r[0], r[1], r[2]) for r in failed}
+
+        return self.db.run(work, what="find queued or failed compactions")
 
     # --- catalog in bulk --------------------------------------------------------------------------------
 

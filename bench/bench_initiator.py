@@ -1,0 +1,166 @@
+"""Benchmark: one Initiator cycle over a table of 10,000 partitions of which 1,000 have new writes, local filesystem.
+
+Setup (bulk SQL and sparse files, not timed): one partitioned table; every partition has a base written by txn 1
+(100 kB sparse bucket file) and a COMPLETED_TXN_COMPONENTS row an hour old; the Initiator's last-checked time is
+half an hour ago. Then ``--hot`` partitions get new committed writes: half of them 11 deltas (→ MINOR), half 3
+deltas (→ below the thresholds). Measured, in the same run:
+
+* ``cycle``: the Initiator cycle that finds the hot partitions (seconds, candidates, directory listings counted by
+  a wrapping filesystem, listings per candidate, queued/declined);
+* ``idle_cycle`` (baseline 1): the next cycle, with no new writes;
+* ``full_listing`` (baseline 2): listing every partition directory once — the least a scan without the
+  last-checked window would cost.
+
+    .venv/bin/python bench/bench_initiator.py [--partitions 10000] [--hot 1000] [--url sqlite:///…]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import sqlalchemy as sa
+from fsspec.implementations.local import LocalFileSystem
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from airflow_acid.acid.fs import storage_for  # noqa: E402
+from airflow_acid.compactor.initiator import Initiator  # noqa: E402
+from airflow_acid.metastore.conf import MetastoreConf  # noqa: E402
+from airflow_acid.metastore.db import now_ms, set_mutex_value, acquire_mutex  # noqa: E402
+from airflow_acid.metastore.initiator_store import INITIATOR_MUTEX, Outcome  # noqa: E402
+from airflow_acid.metastore.schema import (  # noqa: E402
+    COMPLETED_TXN_COMPONENTS, NEXT_WRITE_ID, PARTITIONS, SDS, TBLS, TXN_TO_WRITE_ID, TXNS,
+)
+from airflow_acid.metastore.store import Metastore  # noqa: E402
+
+DB, TABLE = "bench", "events"
+BASE_BYTES, DELTA_BYTES = 100_000, 100
+MANY, FEW = 11, 3  # deltas per hot partition: above / below hive.compactor.delta.num.threshold (10)
+
+
+class CountingFileSystem(LocalFileSystem):
+    """Local filesystem counting ``find`` calls (one per directory listing of Storage.list_files)."""
+
+    cachable = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.finds = 0
+
+    def find(self, path, *args, **kwargs):
+        self.finds += 1
+        return super().find(path, *args, **kwargs)
+
+
+def _sparse(path: Path, size: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as fh:
+        fh.truncate(size)
+
+
+def setup(ms: Metastore, root: Path, partitions: int, hot: int) -> list[str]:
+    """Catalog rows, txns, write ids, COMPLETED_TXN_COMPONENTS and files; returns the partition locations."""
+    ms.catalog.create_database(DB, str(root))
+    info = ms.catalog.create_table(DB, TABLE, [("id", "int")], partition_keys=[("d", "string")],
+                                   properties={"transactional": "true"})
+    names = [f"d={i:05d}" for i in range(partitions)]
+    locations = [f"{info.location}/{n}" for n in names]
+    hot_names = names[::partitions // hot][:hot]
+    many, few = hot_names[: hot // 2], hot_names[hot // 2:]
+    writes = {1: names} | {k: many + (few if k <= FEW + 1 else []) for k in range(2, MANY + 2)}
+
+    with ms.db.begin() as conn:
+        now = now_ms(conn)
+        tbl_id = conn.execute(sa.select(TBLS.c.TBL_ID).where(TBLS.c.TBL_NAME == TABLE)).scalar_one()
+        first_sd = int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(SDS.c.SD_ID), 0))).scalar_one()) + 1
+        conn.execute(sa.insert(SDS), [{"SD_ID": first_sd + i, "LOCATION": loc, "NUM_BUCKETS": -1}
+                                      for i, loc in enumerate(locations)])
+        conn.execute(sa.insert(PARTITIONS), [{"CREATE_TIME": now, "PART_NAME": n, "SD_ID": first_sd + i,
+                                              "TBL_ID": tbl_id} for i, n in enumerate(names)])
+        conn.execute(sa.insert(TXNS), [{"TXN_ID": k, "TXN_STATE": "c", "TXN_STARTED": now - 3_600_000,
+                                        "TXN_LAST_HEARTBEAT": now, "TXN_USER": "bench", "TXN_HOST": "bench",
+                                        "TXN_TYPE": 0} for k in writes])
+        conn.execute(sa.insert(TXN_TO_WRITE_ID), [{"T2W_TXNID": k, "T2W_DATABASE": DB, "T2W_TABLE": TABLE,
+                                                   "T2W_WRITEID": k} for k in writes])
+        conn.execute(sa.insert(NEXT_WRITE_ID).values(NWI_DATABASE=DB, NWI_TABLE=TABLE, NWI_NEXT=max(writes) + 1))
+        rows = [{"CTC_TXNID": k, "CTC_DATABASE": DB, "CTC_TABLE": TABLE, "CTC_PARTITION": n,
+                 "CTC_TIMESTAMP": now - (3_600_000 if k == 1 else 60_000), "CTC_WRITEID": k, "CTC_UPDATE_DELETE": "N"}
+                for k, parts in writes.items() for n in parts]
+        for start in range(0, len(rows), 5000):
+            conn.execute(sa.insert(COMPLETED_TXN_COMPONENTS), rows[start:start + 5000])
+        acquire_mutex(conn, INITIATOR_MUTEX)
+        set_mutex_value(conn, INITIATOR_MUTEX, now - 1_800_000)
+
+    by_name = dict(zip(names, locations))
+    for k, parts in writes.items():
+        for n in parts:
+            directory = f"base_{k:07d}" if k == 1 else f"delta_{k:07d}_{k:07d}_0000"
+            _sparse(Path(by_name[n]) / directory / "bucket_00000", BASE_BYTES if k == 1 else DELTA_BYTES)
+    return locations
+
+
+def run(url: str | None, partitions: int, hot: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench_initiator_") as tmp:
+        root = Path(tmp) / "warehouse"
+        url = url or f"sqlite:///{Path(tmp) / 'metastore.db'}"
+        conf = MetastoreConf(opentxn_timeout_ms=0, compactor_fetch_size=max(1000, hot))
+        with Metastore(url, conf).init() as ms:
+            clock = time.perf_counter()
+            locations = setup(ms, root, partitions, hot)
+            setup_s = time.perf_counter() - clock
+
+            fs = CountingFileSystem()
+            initiator = Initiator(ms, conf, host="bench", filesystem=fs)
+            report = initiator.run_cycle()
+            cycle_finds = fs.finds
+            fs.finds = 0
+            idle = initiator.run_cycle()
+            idle_finds = fs.finds
+
+            clock = time.perf_counter()
+            listed = sum(len(storage_for(loc).list_files()) for loc in locations)
+            full_s = time.perf_counter() - clock
+
+            queued = report.queued
+            return {
+                "benchmark": "initiator_cycle", "backend": ms.db.dialect, "partitions": partitions,
+                "partitions_with_new_writes": hot, "setup_seconds": round(setup_s, 2),
+                "cycle": {
+                    "seconds": round(report.seconds, 3), "candidates": report.candidates,
+                    "directory_listings": cycle_finds, "listings_per_candidate": round(cycle_finds / report.candidates,
+                                                                                       3),
+                    "listings_reported": report.listings, "queued": len(queued),
+                    "queued_minor": sum(1 for r in queued if r.type is not None and r.type.display == "MINOR"),
+                    "declined": len(report.declined),
+                    "declined_not_needed": sum(1 for r in report.declined if r.outcome is Outcome.NOT_NEEDED),
+                    "ms_per_candidate": round(1000 * report.seconds / report.candidates, 3),
+                },
+                "idle_cycle": {"seconds": round(idle.seconds, 3), "candidates": idle.candidates,
+                               "directory_listings": idle_finds},
+                "full_listing": {"seconds": round(full_s, 3), "directories": len(locations), "files": listed},
+                "ratio_cycle_vs_full_listing": round(report.seconds / full_s, 3),
+                "ratio_cycle_vs_idle_cycle": round(report.seconds / max(idle.seconds, 1e-9), 1),
+                "ratio_listings_vs_full_listing": round(cycle_finds / len(locations), 3),
+            }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--partitions", type=int, default=10_000)
+    parser.add_argument("--hot", type=int, default=1_000)
+    parser.add_argument("--url", default=os.environ.get("AIRFLOW_ACID_BENCH_URL"),
+                        help="metastore database URL (default: a fresh SQLite file)")
+    args = parser.parse_args()
+    if not 0 < args.hot <= min(args.partitions, 5000):
+        parser.error("--hot must be between 1 and min(partitions, metastore.compactor.fetch.size maximum 5000)")
+    print(json.dumps(run(args.url, args.partitions, args.hot), indent=2))
+
+
+if __name__ == "__main__":
+    main()
