@@ -4,7 +4,6 @@ readable reasons for every declined candidate, one listing per candidate, no lis
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import sqlalchemy as sa
 
@@ -90,6 +89,8 @@ def test_threshold_decisions_and_overrides(wh):
     assert queue == {("nobase11", MAJOR, "etl", "inithost-initiator"), ("override4", MAJOR, None, "inithost-initiator"),
                      ("base11", MINOR, None, "inithost-initiator"), ("ratio02", MAJOR, None, "inithost-initiator"),
                      ("pct_override", MAJOR, None, "inithost-initiator")}
+    for r in report.declined:  # every declined candidate says why, and the answer is stored
+        assert r.reason and _initiator(wh).why(r.database, r.table, r.partition).reason == r.reason
     # Below-threshold decisions leave no history row behind (no churn), but can be asked about.
     assert ms.compactions.find(state="did not initiate") == []
     assert _initiator(wh).why("default", "ratio005").reason == got["ratio005"].reason
