@@ -3,8 +3,9 @@
 The table-format layer's pyorc writer is exact but slow (~0.5 M rows/s); compaction rewrites every row, so it writes
 with ``pyarrow.orc`` (~10× faster) into memory, reads the stripe row counts from the finished Footer to build
 ``hive.acid.key.index`` (last key of every stripe, §2.3), and appends the user metadata by rewriting the file tail
-(:mod:`airflow_acid.spark.orc_tail`). The whole file is held in memory once (its compressed size) before it is
-written in one piece, which also suits object stores.
+(:mod:`airflow_acid.spark.orc_tail`). :class:`AcidOrcFileWriter` takes the events batch by batch, so a compaction
+never holds a whole bucket's rows: only the key columns (for the key index, 20 bytes a row) and the compressed file,
+which is written in one piece at the end (which also suits object stores).
 """
 
 from __future__ import annotations
@@ -57,33 +58,78 @@ def sort_keys_order(events: pa.Table) -> np.ndarray | None:
     return np.lexsort((r, b, o))
 
 
+class UnsortedEventsError(AcidFileError):
+    """Events handed to :class:`AcidOrcFileWriter` are not in (originalTransaction, bucket, rowId) order."""
+
+
+class AcidOrcFileWriter:
+    """Streams sorted ACID event batches into one ORC file with key index, stats and version; nothing is stored
+    until :meth:`close`, so dropping an unclosed writer leaves no file."""
+
+    def __init__(self, storage: Storage, relative: str, *, kind: FileKind, orc: OrcSettings) -> None:
+        self.storage = storage
+        self.relative = relative
+        self.rows = 0
+        self._keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._ops = np.zeros(3, dtype=np.int64)
+        self._sink = pa.BufferOutputStream()
+        self._writer = po.ORCWriter(self._sink, **writer_options(orc, kind))
+
+    def write(self, events: pa.Table | pa.RecordBatch) -> None:
+        """Append events; raises :class:`UnsortedEventsError` (nothing written for them) if the keys go backwards."""
+        if events.num_rows == 0:
+            return
+        o, b, r = (_np(events.column(k)) for k in KEY_FIELDS)
+        bad = first_unsorted(o, b, r)
+        if bad < 0 and self._keys:
+            po_, pb, pr = (k[-1] for k in self._keys[-1])
+            if (o[0], b[0], r[0]) < (po_, pb, pr):
+                bad = 0
+        if bad >= 0:
+            raise UnsortedEventsError(self.storage.url(self.relative), "events are not sorted by (originalTransaction, "
+                                                                       f"bucket, rowId) at row {self.rows + bad}")
+        self._ops += np.bincount(_np(events.column(OPERATION)), minlength=3)[:3]
+        self._writer.write(events if isinstance(events, pa.Table) else pa.Table.from_batches([events]))
+        self._keys.append((o, b, r))
+        self.rows += events.num_rows
+
+    def close(self) -> WrittenFile:
+        """Finish the ORC file, add the ``hive.acid.*`` metadata and store it."""
+        path = self.storage.url(self.relative)
+        if self.rows == 0:
+            raise AcidFileError(path, "refusing to write an empty compaction output file")
+        self._writer.close()
+        data = self._sink.getvalue()
+        tail = read_tail(data)
+        ends = np.cumsum(tail.stripe_rows) - 1
+        if not len(ends) or ends[-1] != self.rows - 1:
+            raise AcidFileError(path, f"ORC footer lists {int(sum(tail.stripe_rows))} rows in stripes, "
+                                      f"expected {self.rows}")
+        o, b, r = (np.concatenate([k[i] for k in self._keys]) if len(self._keys) > 1 else self._keys[0][i]
+                   for i in range(3))
+        key_index = [AcidKey(int(o[i]), int(b[i]), int(r[i])) for i in ends]
+        self._keys = []
+        stats = AcidStats(int(self._ops[0]), int(self._ops[1]), int(self._ops[2]))
+        out = with_user_metadata(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
+                                        STATS_KEY: stats.to_string().encode(),
+                                        ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
+        del data
+        with self.storage.open_output(self.relative) as fh:
+            fh.write(out)
+        return WrittenFile(path, self.rows, len(out), len(key_index), stats)
+
+
+def _np(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    return column.to_numpy(zero_copy_only=False)
+
+
 def write_acid_orc(storage: Storage, relative: str, events: pa.Table, *, kind: FileKind,
                    orc: OrcSettings) -> WrittenFile:
     """Write sorted ACID events as one ORC file at ``storage/relative`` with key index, stats and version."""
     if events.num_rows == 0:
         raise AcidFileError(storage.url(relative), "refusing to write an empty compaction output file")
-    o, b, r = (events.column(k).to_numpy() for k in KEY_FIELDS)
-    bad = first_unsorted(o, b, r)
-    if bad >= 0:
-        raise AcidFileError(storage.url(relative), f"events are not sorted by (originalTransaction, bucket, rowId) "
-                                                   f"at row {bad}")
-    ops = events.column(OPERATION).to_numpy()
-    counts = np.bincount(ops, minlength=3)
-    stats = AcidStats(int(counts[0]), int(counts[1]), int(counts[2]))
-    sink = pa.BufferOutputStream()
-    writer = po.ORCWriter(sink, **writer_options(orc, kind))
+    writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=orc)
     writer.write(events)
-    writer.close()
-    data = sink.getvalue()
-    tail = read_tail(data)
-    ends = np.cumsum(tail.stripe_rows) - 1
-    if not len(ends) or ends[-1] != events.num_rows - 1:
-        raise AcidFileError(storage.url(relative), f"ORC footer lists {int(sum(tail.stripe_rows))} rows in stripes, "
-                                                   f"expected {events.num_rows}")
-    key_index = [AcidKey(int(o[i]), int(b[i]), int(r[i])) for i in ends]
-    out = with_user_metadata(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
-                                    STATS_KEY: stats.to_string().encode(),
-                                    ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
-    with storage.open_output(relative) as fh:
-        fh.write(out)
-    return WrittenFile(storage.url(relative), events.num_rows, len(out), len(key_index), stats)
+    return writer.close()

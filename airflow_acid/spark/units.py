@@ -38,7 +38,7 @@ from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, iter_plan_batches, valid_write_id_mask
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.compactor.plan import CompactionType, OrcSettings
-from airflow_acid.spark.acid_orc_writer import sort_keys_order, write_acid_orc
+from airflow_acid.spark.acid_orc_writer import AcidOrcFileWriter, UnsortedEventsError, sort_keys_order, write_acid_orc
 
 TMP_PREFIX = "_tmp_compactor_v"
 """Temporary output lives in ``<location>/_tmp_compactor_v<C>/``: hidden from readers (leading ``_``)."""
@@ -108,15 +108,20 @@ def _rows_in(storage, sources: tuple[DataSource, ...]) -> int:
     return total
 
 
-def _events_from_merged(table: pa.Table, row_schema: pa.Schema) -> pa.Table:
+def _events_from_merged(table: pa.Table | pa.RecordBatch, row_schema: pa.Schema) -> pa.Table:
     """Insert events (operation 0, currentTransaction = originalTransaction) from merged rows with ROW__IDs."""
+    if isinstance(table, pa.RecordBatch):
+        column = table.column
+    else:
+        def column(name: str) -> pa.Array:
+            return table.column(name).combine_chunks()
     n = table.num_rows
-    otxn = table.column(ORIGINAL_TRANSACTION).combine_chunks()
-    cols = [table.column(f.name).combine_chunks() for f in row_schema]
+    otxn = column(ORIGINAL_TRANSACTION)
+    cols = [column(f.name) for f in row_schema]
     row = pa.StructArray.from_arrays(cols, fields=list(row_schema)) if n else pa.array([], pa.struct(list(row_schema)))
     return pa.Table.from_arrays(
-        [pa.array(np.zeros(n, dtype=np.int32)), otxn, table.column(BUCKET).combine_chunks(),
-         table.column(ROW_ID).combine_chunks(), otxn, row], schema=event_arrow_schema(row_schema))
+        [pa.array(np.zeros(n, dtype=np.int32)), otxn, column(BUCKET), column(ROW_ID), otxn, row],
+        schema=event_arrow_schema(row_schema))
 
 
 def _sorted(events: pa.Table) -> pa.Table:
@@ -124,15 +129,44 @@ def _sorted(events: pa.Table) -> pa.Table:
     return events if order is None else events.take(pa.array(order))
 
 
+def _merge_plan(bucket: BucketPlan, apply_deletes: bool) -> MergePlan:
+    return MergePlan((bucket if apply_deletes else BucketPlan(bucket.bucket_id, bucket.data, ()),))
+
+
 def merged_events(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdList, row_schema: pa.Schema,
                   *, apply_deletes: bool) -> pa.Table:
     """Rows of the bucket's data files visible to the compactor snapshot, as sorted insert events."""
-    plan = MergePlan((bucket if apply_deletes else BucketPlan(bucket.bucket_id, bucket.data, ()),))
+    plan = _merge_plan(bucket, apply_deletes)
     batches = list(iter_plan_batches(storage, plan, write_ids, schema=row_schema, include_row_ids=True))
     table = pa.Table.from_batches(batches) if batches else pa.schema(
         [pa.field(c, t) for c, t in zip(KEY_FIELDS, (pa.int64(), pa.int32(), pa.int64()))] + list(row_schema)
     ).empty_table()
     return _sorted(_events_from_merged(table, row_schema))
+
+
+def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind, write_ids: ValidCompactorWriteIdList,
+                        *, apply_deletes: bool) -> OutputFile | None:
+    """Stream the merged rows of the unit's bucket into its output file, batch by batch (no whole-bucket copy).
+
+    The merge yields rows in key order for every layout Hive produces; if it ever does not, the streamed writer is
+    dropped (it stores nothing before ``close``) and the bucket is read again, sorted in memory and written.
+    """
+    name = names.format_bucket_file(unit.bucket.bucket_id)
+    relative = posixpath.join(unit.tmp_dir, directory, name)
+    plan = _merge_plan(unit.bucket, apply_deletes)
+    writer: AcidOrcFileWriter | None = None
+    try:
+        for batch in iter_plan_batches(storage, plan, write_ids, schema=unit.row_schema, include_row_ids=True):
+            if writer is None:
+                writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=unit.orc)
+            writer.write(_events_from_merged(batch, unit.row_schema))
+    except UnsortedEventsError:
+        events = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=apply_deletes)
+        return _write(storage, unit, directory, events, kind)
+    if writer is None or writer.rows == 0:
+        return None
+    written = writer.close()
+    return OutputFile(directory, name, written.rows, written.bytes)
 
 
 def delete_events_of(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdList,
@@ -177,14 +211,12 @@ def run_unit(unit: WorkUnit) -> UnitResult:
     files: list[OutputFile] = []
     if unit.type is CompactionType.MINOR:
         delta, delete_delta = unit.outputs
-        inserts = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=False)
-        files.append(_write(storage, unit, delta, inserts, FileKind.DELTA))
+        files.append(write_merged_events(storage, unit, delta, FileKind.DELTA, write_ids, apply_deletes=False))
         deletes = delete_events_of(storage, unit.bucket, write_ids, unit.row_schema)
         files.append(_write(storage, unit, delete_delta, deletes, FileKind.DELTA))
     else:
         (base,) = unit.outputs
-        rows = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=True)
-        files.append(_write(storage, unit, base, rows, FileKind.BASE))
+        files.append(write_merged_events(storage, unit, base, FileKind.BASE, write_ids, apply_deletes=True))
     written = tuple(f for f in files if f is not None)
     delay = float(os.environ.get(FAULT_DELAY_ENV, "0") or 0)
     if delay > 0 and written:
