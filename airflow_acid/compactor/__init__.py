@@ -1,4 +1,9 @@
-"""Compactor: planning of compactions (pure functions over getAcidState results; no metastore, no Spark)."""
+"""Compactor: Hive's compactor threads as plain Python over the metastore, the table format and the Spark engine.
+
+Planning (``plan``, pure), the Initiator (``initiator``, with the pure decision in ``decision``), the Worker
+(``worker``, running plans through a pluggable ``runners.Runner``), the Cleaner (``cleaner``) and the HouseKeeper
+(``housekeeper``). No Airflow imports: the Airflow layer wraps these classes.
+"""
 
 from airflow_acid.compactor.plan import (
     PLAN_VERSION, Compaction, CompactionPlan, CompactionStep, CompactionType, NothingToCompact, OrcSettings, PlanError,

@@ -6,7 +6,7 @@ import sqlalchemy as sa
 
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.codes import CompactionType, OperationType
-from airflow_acid.metastore.schema import COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, NEXT_WRITE_ID, TXN_TO_WRITE_ID
+from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS, COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, NEXT_WRITE_ID, TXN_TO_WRITE_ID
 
 
 def _count(ms, table, **where):
@@ -30,11 +30,14 @@ def test_drop_table_forgets_write_ids_and_compactions(db, tmp_path):
     _write(ms, "keep")
     assert ms.compactions.enqueue("d", "t", None, CompactionType.MAJOR).accepted
 
+    ms.db.run(lambda c: c.execute(sa.insert(ACID_INITIATOR_DECISIONS).values(
+        AID_DATABASE="d", AID_TABLE="t", AID_DECIDED_AT=1, AID_OUTCOME="n", AID_REASON="below thresholds")))
     ms.catalog.drop_table("d", "t")
     for table, db_col, tbl_col in ((COMPLETED_TXN_COMPONENTS, "CTC_DATABASE", "CTC_TABLE"),
                                    (COMPACTION_QUEUE, "CQ_DATABASE", "CQ_TABLE"),
                                    (TXN_TO_WRITE_ID, "T2W_DATABASE", "T2W_TABLE"),
-                                   (NEXT_WRITE_ID, "NWI_DATABASE", "NWI_TABLE")):
+                                   (NEXT_WRITE_ID, "NWI_DATABASE", "NWI_TABLE"),
+                                   (ACID_INITIATOR_DECISIONS, "AID_DATABASE", "AID_TABLE")):
         assert _count(ms, table, **{db_col: "d", tbl_col: "t"}) == 0, table.name
     assert _count(ms, COMPLETED_TXN_COMPONENTS, CTC_DATABASE="d", CTC_TABLE="keep") == 1
 
