@@ -1,19 +1,138 @@
-"""Provider metadata Airflow reads through the ``apache_airflow_provider`` entry point."""
+"""Provider metadata Airflow reads through the ``apache_airflow_provider`` entry point.
+
+The ``[acid]`` config section carries every Hive setting of :class:`MetastoreConf` under its Hive key with Hive's
+default, so ``airflow config get-value acid hive.compactor.delta.num.threshold`` answers 10 and an
+``AIRFLOW__ACID__…`` environment variable or airflow.cfg entry overrides it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from airflow_acid import __version__
+from airflow_acid.metastore.conf import MetastoreConf
+
+INTEGRATION = "Airflow ACID"
+CONFIG_SECTION = "acid"
+VERSION_ADDED = "0.1.0"
+
+# What each setting does, by MetastoreConf field (Hive's HiveConf/MetastoreConf wording, shortened).
+DESCRIPTIONS: dict[str, str] = {
+    "txn_timeout_s": "A transaction whose client sent no heartbeat for this long is aborted by the housekeeper.",
+    "txn_max_open_batch": "Most transactions one open-transactions request may open.",
+    "max_open_txns": "Most open transactions at once; new ones are refused beyond this.",
+    "opentxn_timeout_ms": "How long a just-opened transaction may stay invisible to snapshots (commit ordering).",
+    "lock_numretries": "How many times a lock request is retried before it fails.",
+    "lock_sleep_between_retries": "Sleep between lock retries.",
+    "lock_sleep_between_retries_s": "Sleep between lock retries.",
+    "timedout_txn_abort_batch": "Most timed-out transactions aborted in one housekeeper batch.",
+    "use_min_history_level": "Track the minimum open transaction per transaction (MIN_HISTORY_LEVEL) for the "
+                             "Cleaner.",
+    "history_retention_succeeded": "Succeeded compactions kept in the history per table/partition.",
+    "history_retention_failed": "Failed compactions kept in the history per table/partition.",
+    "history_retention_did_not_initiate": "'did not initiate' entries kept in the history per table/partition.",
+    "history_retention_refused": "Refused compactions kept in the history per table/partition.",
+    "history_retention_timeout_s": "History entries older than this are purged regardless of the counts.",
+    "failed_compacts_threshold": "After this many consecutive failures the Initiator stops queueing a "
+                                 "table/partition (1-20).",
+    "transient_error_retries": "Retries of a metastore operation on a transient database error "
+                               "(airflow-acid setting).",
+    "failed_retry_time_s": "After this long the Initiator tries a table/partition again despite failures "
+                           "(negative: never).",
+    "worker_timeout_s": "A compaction 'working' for longer than this is revoked and queued again.",
+    "worker_pool_timeout_s": "A pooled compaction nobody picked up for this long may be run by any worker.",
+    "cleaner_retry_max_attempts": "How often the Cleaner retries a compaction whose cleanup failed (0-10).",
+    "cleaner_retry_retention_s": "Base back-off of Cleaner retries (doubles per attempt).",
+    "compactor_fetch_size": "Rows the compactor reads per batch from the metastore (100-5000).",
+    "txn_xlock_write": "UPDATE/DELETE take exclusive-write locks (no concurrent writers to a partition).",
+    "txn_xlock_iow": "INSERT OVERWRITE takes an exclusive lock.",
+    "check_interval_s": "How often the Initiator looks for tables and partitions to compact (the schedule of the "
+                        "acid_compaction DAG).",
+    "delta_num_threshold": "Compact a table/partition when it has more current deltas than this.",
+    "delta_pct_threshold": "Major compaction when the deltas' size exceeds this fraction of the base's size.",
+    "abortedtxn_threshold": "Compact when more aborted transactions than this wrote a table/partition.",
+    "aborted_txn_time_threshold_s": "Compact when an aborted transaction is older than this (negative: off).",
+    "compact_insert_only": "Also compact insert-only (micro-managed) tables.",
+    "request_queue": "Compaction requests submitted at once by ALTER TABLE ... COMPACT on a partitioned table.",
+    "worker_threads": "Hive's compactor worker threads; here the slots of the Airflow pool that runs compactions.",
+    "max_num_delta": "Most deltas one compaction job reads; more are compacted in several rounds.",
+    "wait_timeout_ms": "How long ALTER TABLE ... COMPACT ... AND WAIT waits for the compaction.",
+    "cleaner_run_interval_ms": "How often the Cleaner runs (the schedule of the acid_cleanup DAG).",
+    "delayed_cleanup_enabled": "Keep obsolete directories for the retention time after compaction.",
+    "cleaner_retention_time_s": "How long obsolete directories stay when delayed cleanup is on.",
+    "clean_aborts_using_cleaner": "The Cleaner removes aborted directories directly (no compaction needed).",
+    "acid_housekeeper_interval_s": "How often the ACID housekeeper aborts timed-out transactions.",
+    "compaction_housekeeper_interval_s": "How often compaction history is purged (the acid_housekeeping DAG).",
+    "txn_cleaner_interval_s": "How often empty aborted/committed transaction rows are removed.",
+}
+
+
+def _option(field: dataclasses.Field, default: Any) -> dict[str, Any]:
+    """One ``[acid]`` option: Hive's default written the way Hive writes it (times with their unit)."""
+    name = field.name
+    if isinstance(default, bool):
+        kind, text, example = "boolean", str(default).lower(), str(not default).lower()
+    elif name.endswith("_s"):
+        kind, text = "string", f"{default:g}s"
+        example = f"{default * 2:g}s"
+    elif name.endswith("_ms"):
+        kind, text, example = "string", f"{int(default)}ms", f"{int(default) * 2}ms"
+    elif isinstance(default, int):
+        kind, text, example = "integer", str(default), str(default * 2 or 4)
+    else:
+        kind, text, example = "float", f"{default:g}", f"{default * 2:g}"
+    description = DESCRIPTIONS.get(name, name.replace("_", " "))
+    return {"description": description, "version_added": VERSION_ADDED, "type": kind, "example": example,
+            "default": text}
+
+
+def config_options() -> dict[str, dict[str, Any]]:
+    """Every Hive key of MetastoreConf as an ``[acid]`` option, with Hive's default."""
+    defaults = MetastoreConf()
+    return {MetastoreConf.key_of(f.name): _option(f, getattr(defaults, f.name))
+            for f in dataclasses.fields(MetastoreConf)}
 
 
 def get_provider_info() -> dict[str, Any]:
     # package-name must be the canonical distribution name (dashes), or `airflow providers list` fails.
     return {
         "package-name": "airflow-acid",
-        "name": "Airflow ACID",
+        "name": INTEGRATION,
         "description": "Hive-style ACID tables on plain files: Initiator sensors, Spark compaction operators, "
         "cleanup and housekeeping DAGs.",
         "versions": [__version__],
+        "integrations": [{"integration-name": INTEGRATION, "tags": ["software"]}],
+        "hooks": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.hooks.metastore"]}],
+        "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.sensors.initiator",
+                                                                         "airflow_acid.sensors.threshold"]}],
+        "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.operators.compaction",
+                                                                           "airflow_acid.operators.maintenance"]}],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.triggers.threshold"]}],
+        "connection-types": [{
+            "connection-type": "acid_metastore",
+            "hook-class-name": "airflow_acid.hooks.metastore.AcidMetastoreHook",
+            "hook-name": "ACID Metastore",
+            "ui-field-behaviour": {
+                "hidden-fields": ["schema", "port", "login", "password"],
+                "relabeling": {"host": "Metastore URI"},
+                "placeholders": {"host": "postgresql+psycopg2://user:password@db:5432/metastore",
+                                 "extra": '{"warehouse": "/data/warehouse"}'},
+            },
+            "conn-fields": {
+                "warehouse": {"label": "Warehouse location",
+                              "description": "Folder or fsspec URL where new databases and tables are created",
+                              "schema": {"type": ["string", "null"]}},
+                "metastore_uri": {"label": "Metastore URI (alternative)",
+                                  "description": "SQLAlchemy URL of the metastore, when not given as host",
+                                  "schema": {"type": ["string", "null"]}},
+            },
+        }],
+        "config": {CONFIG_SECTION: {
+            "description": "Hive's compactor and transaction settings under Hive's keys and defaults "
+                           "(HIVE_ACID_SPEC.md); per-table compactorthreshold.* properties override the "
+                           "thresholds.",
+            "options": config_options(),
+        }},
         "plugins": [{"name": "airflow_acid", "plugin-class": "airflow_acid.plugins.AcidPlugin"}],
     }

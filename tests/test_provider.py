@@ -50,3 +50,22 @@ def test_airflow_lists_provider_and_plugin(airflow_env):
     assert any(p["package_name"] == "airflow-acid" for p in listed)
     plugins = json.loads(_airflow(airflow_env, "plugins", "--output", "json"))
     assert any(p["name"] == "airflow_acid" for p in plugins)
+
+
+def test_config_section_has_every_hive_key_with_its_default():
+    from airflow_acid.compactor.settings import settings_from_mapping
+    from airflow_acid.metastore.conf import MetastoreConf
+
+    options = get_provider_info()["config"]["acid"]["options"]
+    assert set(options) == set(MetastoreConf.KEYS.values())
+    assert options["hive.compactor.delta.num.threshold"]["default"] == "10"
+    assert options["hive.txn.timeout"]["default"] == "300s"
+    # The defaults written into the section parse back to Hive's defaults.
+    parsed = settings_from_mapping({k: o["default"] for k, o in options.items()}, source="[acid]")
+    assert parsed == MetastoreConf()
+
+
+def test_config_get_value_reads_the_acid_section(airflow_env):
+    assert _airflow(airflow_env, "config", "get-value", "acid", "hive.compactor.delta.num.threshold").strip() == "10"
+    airflow_env["AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.NUM.THRESHOLD"] = "4"
+    assert _airflow(airflow_env, "config", "get-value", "acid", "hive.compactor.delta.num.threshold").strip() == "4"
