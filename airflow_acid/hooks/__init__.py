@@ -1,0 +1,1 @@
+"""Airflow hooks of airflow-acid: the ``acid_metastore`` connection type."""
