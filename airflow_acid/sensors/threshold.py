@@ -1,0 +1,100 @@
+"""Per-table threshold sensors users put in their own DAGs: fire when one table/partition crosses one Initiator
+threshold (delta count, delta/base size ratio, aborted transactions). Poke, reschedule or deferrable."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.sensors.checks import TableNotFoundError, ThresholdCheck, ThresholdKind
+from airflow_acid.triggers.threshold import AcidThresholdTrigger
+
+
+class AcidThresholdSensor(BaseSensorOperator):
+    """Waits until ``table`` (``db.table``) / ``partition`` crosses the ``kind`` threshold; XCom: the verdict
+    (reason, numbers, suggested compaction type). ``threshold`` None: the table's own threshold.
+    ``deferrable=True`` hands the waiting to the triggerer (:class:`AcidThresholdTrigger`)."""
+
+    template_fields: Sequence[str] = ("table", "partition", "threshold")
+    kind: ThresholdKind
+
+    def __init__(self, *, table: str, partition: str | None = None, threshold: float | None = None,
+                 acid_conn_id: str = AcidMetastoreHook.default_conn_name, deferrable: bool = False,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.partition = partition
+        self.threshold = threshold
+        self.acid_conn_id = acid_conn_id
+        self.deferrable = deferrable
+
+    @cached_property
+    def hook(self) -> AcidMetastoreHook:
+        return AcidMetastoreHook(self.acid_conn_id)
+
+    def make_check(self) -> ThresholdCheck:
+        threshold = None if self.threshold in (None, "", "None") else float(self.threshold)
+        try:
+            return ThresholdCheck(self.kind, self.table, self.partition or None, threshold)
+        except ValueError as exc:
+            raise AirflowFailException(str(exc)) from None
+
+    def poke(self, context: Any) -> PokeReturnValue | bool:
+        try:
+            result = self.make_check().evaluate(self.hook.get_metastore())
+        except TableNotFoundError as exc:
+            raise AirflowFailException(str(exc)) from None
+        self.log.info("%s", result.reason)
+        if result.met:
+            return PokeReturnValue(True, xcom_value=result.to_dict())
+        return False
+
+    def execute(self, context: Any) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        fired = self.poke(context)
+        if isinstance(fired, PokeReturnValue) and fired.is_done:
+            return fired.xcom_value
+        self.defer(trigger=AcidThresholdTrigger(self.make_check().to_dict(), acid_conn_id=self.acid_conn_id,
+                                                poll_interval=float(self.poke_interval)),
+                   method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout)))
+
+    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:
+        """The trigger's event: the verdict as XCom, or the check's error as a task failure."""
+        if event.get("status") == "met":
+            self.log.info("%s", event["result"]["reason"])
+            return event["result"]
+        raise AirflowException(f"threshold check on {self.table} failed: {event.get('message')}")
+
+
+class AcidDeltaCountSensor(AcidThresholdSensor):
+    """More current deltas than hive.compactor.delta.num.threshold (or ``threshold``)."""
+
+    kind = ThresholdKind.DELTA_COUNT
+
+
+class AcidDeltaRatioSensor(AcidThresholdSensor):
+    """Delta size / base size above hive.compactor.delta.pct.threshold (or ``threshold``)."""
+
+    kind = ThresholdKind.DELTA_RATIO
+
+
+class AcidAbortedTxnSensor(AcidThresholdSensor):
+    """More aborted transactions than hive.compactor.abortedtxn.threshold (or ``threshold``), or one older than
+    hive.compactor.aborted.txn.time.threshold (or ``age_threshold_s``)."""
+
+    kind = ThresholdKind.ABORTED_TXNS
+
+    def __init__(self, *, age_threshold_s: float | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.age_threshold_s = age_threshold_s
+
+    def make_check(self) -> ThresholdCheck:
+        base = super().make_check()
+        return ThresholdCheck(base.kind, base.table, base.partition, base.threshold, self.age_threshold_s)

@@ -1,0 +1,1 @@
+"""Airflow triggers of airflow-acid (deferrable sensors)."""

@@ -1,0 +1,184 @@
+"""Initiator and threshold sensors: poke, reschedule and deferrable modes, the trigger's round trip and run()."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from airflow.sdk import PokeReturnValue
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowRescheduleException, TaskDeferred
+
+from airflow_acid.sensors.checks import ThresholdCheck, ThresholdKind
+from airflow_acid.sensors.initiator import AcidInitiatorSensor
+from airflow_acid.sensors.threshold import (AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor)
+from airflow_acid.triggers.threshold import AcidThresholdTrigger
+from tests.airflow.conftest import insert_rows
+from tests.compactor.initiator_support import aborted_writes, synthetic_write
+
+
+@pytest.fixture
+def table_t(acid_wh):
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.t", [("id", "int")])
+    return acid_wh
+
+
+def test_delta_count_sensor_fires_with_the_verdict(table_t):
+    insert_rows(table_t, "db.t", 3)
+    fired = AcidDeltaCountSensor(task_id="s", table="db.t", threshold=2).poke({})
+    assert isinstance(fired, PokeReturnValue) and fired.is_done
+    assert fired.xcom_value["met"] and fired.xcom_value["stats"]["delta_count"] == 3
+    assert fired.xcom_value["type"] == "MAJOR"  # no base yet
+    json.dumps(fired.xcom_value)
+    assert AcidDeltaCountSensor(task_id="s", table="db.t", threshold=3).poke({}) is False
+
+
+def test_delta_count_defaults_to_the_tables_threshold(table_t):
+    insert_rows(table_t, "db.t", 3)
+    sensor = AcidDeltaCountSensor(task_id="s", table="db.t")
+    assert sensor.poke({}) is False  # 3 ≤ hive.compactor.delta.num.threshold=10
+    table_t.alter_table_properties("db.t", {"compactorthreshold.hive.compactor.delta.num.threshold": "2"})
+    assert AcidDeltaCountSensor(task_id="s", table="db.t").poke({}).xcom_value["threshold"] == 2
+
+
+def test_poke_mode_execute_returns_the_xcom_or_times_out(table_t):
+    insert_rows(table_t, "db.t", 2)
+    assert AcidDeltaCountSensor(task_id="s", table="db.t", threshold=1).execute(context={})["met"]
+    waiting = AcidDeltaCountSensor(task_id="s", table="db.t", threshold=5, poke_interval=0.01, timeout=0.05)
+    with pytest.raises(AirflowException, match="[Tt]imed out|timeout|Sensor"):
+        waiting.execute(context={})
+
+
+def test_reschedule_mode_frees_the_slot(table_t):
+    insert_rows(table_t, "db.t", 1)
+    sensor = AcidDeltaCountSensor(task_id="s", table="db.t", threshold=2, mode="reschedule", poke_interval=30)
+    context = {"ti": _FirstTry()}
+    with pytest.raises(AirflowRescheduleException) as rescheduled:
+        sensor.execute(context=context)
+    assert rescheduled.value.reschedule_date > datetime.now(timezone.utc) + timedelta(seconds=20)
+    insert_rows(table_t, "db.t", 2)
+    assert sensor.execute(context=context)["stats"]["delta_count"] == 3
+
+
+class _FirstTry:
+    """The task instance of a sensor's first try (no earlier reschedule)."""
+
+    def get_first_reschedule_date(self, context):
+        return None
+
+
+def test_delta_ratio_sensor(acid_wh):
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.r", [("id", "int")])
+    location = acid_wh.table("db.r").location
+    synthetic_write(acid_wh.metastore, location, "db", "r", None, kind="base", size=1000)
+    synthetic_write(acid_wh.metastore, location, "db", "r", None, size=50)
+    assert AcidDeltaRatioSensor(task_id="s", table="db.r").poke({}) is False  # 0.05 ≤ 0.1
+    synthetic_write(acid_wh.metastore, location, "db", "r", None, size=100)
+    fired = AcidDeltaRatioSensor(task_id="s", table="db.r").poke({})
+    assert fired.xcom_value["type"] == "MAJOR" and "delta/base size" in fired.xcom_value["reason"]
+
+
+def test_aborted_txn_sensor_on_a_partition(acid_wh):
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.p", [("id", "int")], partition_by=[("ds", "string")])
+    insert_rows(acid_wh, "db.p", 1, partition={"ds": "a"})
+    aborted_writes(acid_wh.metastore, "db", "p", "ds=a", 3)
+    sensor = AcidAbortedTxnSensor(task_id="s", table="db.p", partition="ds=a", threshold=5)
+    assert sensor.poke({}) is False
+    fired = AcidAbortedTxnSensor(task_id="s", table="db.p", partition="ds=a", threshold=2).poke({})
+    assert fired.xcom_value["stats"]["aborted_txns"] == 3 and fired.xcom_value["type"] == "MAJOR"
+    old = AcidAbortedTxnSensor(task_id="s", table="db.p", partition="ds=a", threshold=5, age_threshold_s=0)
+    time.sleep(0.01)
+    assert old.poke({}).xcom_value["type"] == "MINOR"
+
+
+def test_missing_table_or_partition_fails_clearly(table_t):
+    with pytest.raises(AirflowFailException, match="db.nope does not exist"):
+        AcidDeltaCountSensor(task_id="s", table="db.nope").poke({})
+    table_t.create_table("db.p", [("id", "int")], partition_by=[("ds", "string")])
+    with pytest.raises(AirflowFailException, match="partitioned; give the partition"):
+        AcidDeltaCountSensor(task_id="s", table="db.p").poke({})
+    with pytest.raises(AirflowFailException, match="partition ds=x of db.p does not exist"):
+        AcidDeltaCountSensor(task_id="s", table="db.p", partition="ds=x").poke({})
+
+
+def test_deferrable_sensor_defers_then_completes(table_t):
+    insert_rows(table_t, "db.t", 1)
+    sensor = AcidDeltaCountSensor(task_id="s", table="db.t", threshold=2, deferrable=True, poke_interval=0.05)
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor.execute(context={})
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, AcidThresholdTrigger) and deferred.value.method_name == "execute_complete"
+    insert_rows(table_t, "db.t", 2)
+    event = asyncio.run(_first_event(trigger))
+    assert event.payload["status"] == "met"
+    result = sensor.execute_complete({}, event.payload)
+    assert result["stats"]["delta_count"] == 3
+    with pytest.raises(AirflowException, match="boom"):
+        sensor.execute_complete({}, {"status": "error", "message": "boom"})
+
+
+def test_deferrable_sensor_returns_at_once_when_already_met(table_t):
+    insert_rows(table_t, "db.t", 3)
+    sensor = AcidDeltaCountSensor(task_id="s", table="db.t", threshold=2, deferrable=True)
+    assert sensor.execute(context={})["met"]
+
+
+def test_trigger_serialize_round_trips():
+    check = ThresholdCheck(ThresholdKind.ABORTED_TXNS, "db.t", "ds=1", 7, 60.0).to_dict()
+    trigger = AcidThresholdTrigger(check, acid_conn_id="other", poll_interval=5)
+    path, kwargs = trigger.serialize()
+    assert path == "airflow_acid.triggers.threshold.AcidThresholdTrigger"
+    again = AcidThresholdTrigger(**json.loads(json.dumps(kwargs)))
+    assert again.serialize() == (path, kwargs)
+    assert ThresholdCheck.from_dict(again.check) == ThresholdCheck.from_dict(check)
+
+
+def test_trigger_polls_without_blocking_the_loop(table_t):
+    insert_rows(table_t, "db.t", 1)
+    trigger = AcidThresholdTrigger(ThresholdCheck(ThresholdKind.DELTA_COUNT, "db.t", None, 1).to_dict(),
+                                   poll_interval=0.02)
+
+    async def scenario():
+        ticks = 0
+        task = asyncio.create_task(_first_event(trigger))
+        while not task.done():
+            ticks += 1
+            if ticks == 20:
+                await asyncio.to_thread(insert_rows, table_t, "db.t", 1)
+            await asyncio.sleep(0.005)
+        return ticks, task.result()
+
+    ticks, event = asyncio.run(scenario())
+    assert event.payload["result"]["stats"]["delta_count"] == 2
+    assert ticks >= 20  # the loop kept running while the trigger checked and slept
+
+
+def test_trigger_reports_errors_as_events(table_t):
+    trigger = AcidThresholdTrigger(ThresholdCheck(ThresholdKind.DELTA_COUNT, "db.gone").to_dict())
+    event = asyncio.run(_first_event(trigger))
+    assert event.payload["status"] == "error" and "db.gone does not exist" in event.payload["message"]
+
+
+def test_initiator_sensor_fires_with_the_queue(table_t):
+    sensor = AcidInitiatorSensor(task_id="initiator")
+    assert sensor.poke({}) is False  # nothing written
+    insert_rows(table_t, "db.t", 11)
+    fired = sensor.poke({})
+    assert isinstance(fired, PokeReturnValue) and fired.is_done
+    [item] = fired.xcom_value
+    assert item["database"] == "db" and item["table"] == "t" and item["partition"] is None
+    assert item["type"] == "MAJOR" and item["label"] == "db.t MAJOR" and item["compaction_id"] > 0
+    assert "11 current delta(s) > hive.compactor.delta.num.threshold=10" in item["reason"]
+    json.dumps(fired.xcom_value)
+    again = sensor.poke({}).xcom_value  # still waiting in the queue: offered again, not queued twice
+    assert [i["compaction_id"] for i in again] == [item["compaction_id"]]
+
+
+async def _first_event(trigger):
+    async for event in trigger.run():
+        return event
