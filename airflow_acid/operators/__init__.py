@@ -1,0 +1,1 @@
+"""Airflow operators of airflow-acid: compaction (Worker), compaction requests, Cleaner and HouseKeeper."""

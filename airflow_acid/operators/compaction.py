@@ -1,0 +1,274 @@
+"""Compaction operators: run queued compactions through the Worker (Spark via SparkSubmitHook), and request
+compactions the way ALTER TABLE … COMPACT does (optionally waiting for them)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from datetime import timedelta
+from functools import cached_property
+from typing import Any
+
+import sqlalchemy as sa
+from airflow.sdk import Asset, AssetAlias, BaseOperator
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
+
+from airflow_acid import __version__
+from airflow_acid.compactor.initiator import Initiator
+from airflow_acid.compactor.runners import Runner
+from airflow_acid.compactor.settings import CompactorSettingsError, validate_request_properties
+from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
+from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.db import now_ms
+from airflow_acid.metastore.errors import NoSuchObjectError
+from airflow_acid.metastore.initiator_store import InitiatorStore
+from airflow_acid.metastore.schema import COMPACTION_QUEUE as CQ
+from airflow_acid.metastore.store import Metastore
+from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
+from airflow_acid.sensors.initiator import compaction_payload
+from airflow_acid.spark.submit import SparkSubmitOptions
+
+COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
+"""Compaction operators add the Asset of every table they compacted to this alias (``acid://<db>/<table>``)."""
+
+
+def table_asset(database: str, table: str) -> Asset:
+    """The Airflow Asset of an ACID table."""
+    return Asset(uri=f"acid://{database}/{table}", name=f"acid.{database}.{table}", group="acid")
+
+
+def claim_compaction(metastore: Metastore, cq_id: int, worker_id: str) -> CompactionInfo | None:
+    """Claim queue row ``cq_id`` if it is still 'initiated' (optimistic, like claim_next); None otherwise.
+
+    Mapped tasks each run the row the Initiator sensor handed them, so they claim by id rather than the oldest row.
+    """
+    def work(conn) -> bool:
+        return conn.execute(
+            sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.INITIATED.value)
+            .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=__version__, CQ_START=now_ms(conn),
+                    CQ_STATE=CompactionState.WORKING.value)).rowcount == 1
+
+    if not metastore.db.run(work, what=f"claim compaction {cq_id} for {worker_id}"):
+        return None
+    return metastore.compactions.get(cq_id)
+
+
+def outcome_dict(outcome: WorkerOutcome) -> dict[str, Any]:
+    """A WorkerOutcome as a JSON-friendly dict (XCom)."""
+    return {"compaction_id": outcome.compaction_id, "entity": outcome.entity, "status": outcome.status,
+            "message": outcome.message, "txn_id": outcome.txn_id, "job_name": outcome.job_name,
+            "outputs": list(outcome.outputs), "rows_in": outcome.rows_in, "rows_out": outcome.rows_out,
+            "files": outcome.files, "bytes": outcome.bytes, "seconds": round(outcome.seconds, 3)}
+
+
+def _compaction_id(value: Any) -> int:
+    if isinstance(value, dict):
+        value = value.get("compaction_id")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise AirflowFailException(f"{value!r} is not a compaction id (an integer or an Initiator sensor item with "
+                                   "compaction_id)") from None
+
+
+class AcidCompactionOperator(BaseOperator):
+    """Runs compactions through the Worker: ``compaction`` (an id or an item of the Initiator sensor's XCom), or
+    ``compactions`` (several, in ONE Spark application), or — neither given — the next queued row of
+    ``pool_name``. Spark is launched through SparkSubmitHook on ``spark_conn_id`` (``local[*]`` when that
+    connection is not configured) unless ``runner`` is given. A failed compaction fails the task (retries back off;
+    the row itself goes to the history as 'failed' and the Initiator re-queues it under its failure rules)."""
+
+    template_fields: Sequence[str] = ("compaction", "compactions", "pool_name")
+    ui_color = "#e8c66b"
+
+    def __init__(self, *, compaction: Any = None, compactions: Any = None, pool_name: str | None = None,
+                 acid_conn_id: str = AcidMetastoreHook.default_conn_name, spark_conn_id: str = "spark_default",
+                 spark_options: SparkSubmitOptions | None = None, spark_hook_kwargs: dict[str, Any] | None = None,
+                 job_timeout: timedelta | float | None = None, runner: Runner | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("outlets", [COMPACTED_TABLES])
+        super().__init__(**kwargs)
+        self.compaction = compaction
+        self.compactions = compactions
+        self.pool_name = pool_name
+        self.acid_conn_id = acid_conn_id
+        self.spark_conn_id = spark_conn_id
+        self.spark_options = spark_options
+        self.spark_hook_kwargs = spark_hook_kwargs or {}
+        self.job_timeout = job_timeout.total_seconds() if isinstance(job_timeout, timedelta) else job_timeout
+        self.runner = runner
+        self._lock = threading.Lock()
+
+    @cached_property
+    def hook(self) -> AcidMetastoreHook:
+        return AcidMetastoreHook(self.acid_conn_id)
+
+    @cached_property
+    def job_runner(self) -> Runner:
+        return self.runner or SparkSubmitHookRunner(self.spark_conn_id, self.spark_options or default_spark_options(),
+                                                    timeout_s=self.job_timeout, hook_kwargs=self.spark_hook_kwargs)
+
+    def execute(self, context: Any) -> list[dict[str, Any]]:
+        metastore = self.hook.get_metastore()
+        worker = Worker(metastore, runner=self.job_runner)
+        wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
+        if self.compaction not in (None, ""):
+            wanted.insert(0, _compaction_id(self.compaction))
+        if not wanted:
+            outcome = worker.run_next(self.pool_name)
+            if outcome is None:
+                raise AirflowSkipException(f"no compaction is waiting{f' in pool {self.pool_name}' if self.pool_name else ''}")
+            outcomes = [outcome]
+        else:
+            claimed = []
+            for cq_id in wanted:
+                info = claim_compaction(metastore, cq_id, worker.worker_id)
+                if info is None:
+                    state = self._state_of(metastore, cq_id)
+                    self.log.info("compaction %s is %s: not claimed by this task", cq_id, state)
+                    continue
+                self.log.info("claimed compaction %s: %s %s", cq_id, info.type.display, info.full_partition_name)
+                claimed.append(cq_id)
+            if not claimed:
+                raise AirflowSkipException(f"compaction(s) {wanted} no longer waiting (run by another worker, "
+                                           "aborted or done)")
+            outcomes = worker.compact_batch(claimed)
+        return self._report(context, metastore, outcomes)
+
+    @staticmethod
+    def _state_of(metastore: Metastore, cq_id: int) -> str:
+        try:
+            return f"'{metastore.compactions.get(cq_id).state.display}'"
+        except NoSuchObjectError:
+            return "unknown"
+
+    def _report(self, context: Any, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
+        failed = []
+        for outcome in outcomes:
+            self.log.info("compaction %s of %s: %s%s (%d row(s) in, %d out, %d file(s), %.1f s)",
+                          outcome.compaction_id, outcome.entity, outcome.status,
+                          f" — {outcome.message}" if outcome.message else "", outcome.rows_in, outcome.rows_out,
+                          outcome.files, outcome.seconds)
+            if outcome.status in (WorkerStatus.FAILED, WorkerStatus.REVOKED):
+                failed.append(outcome)
+            elif outcome.status == WorkerStatus.COMPACTED:
+                info = metastore.compactions.get(outcome.compaction_id)
+                events = (context or {}).get("outlet_events")
+                if events is not None:
+                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table),
+                                                 extra={"compaction_id": info.id, "partition": info.partition,
+                                                        "type": info.type.display})
+        if failed:
+            raise AirflowException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: {o.message}"
+                                             for o in failed))
+        return [outcome_dict(o) for o in outcomes]
+
+    def on_kill(self) -> None:
+        kill = getattr(self.job_runner, "kill", None)
+        if callable(kill):
+            kill()
+
+
+class AcidRequestCompactionOperator(BaseOperator):
+    """ALTER TABLE ``table`` [PARTITION (``partition``)] COMPACT ``compaction_type`` [POOL] [WITH OVERWRITE
+    TBLPROPERTIES (``properties``)] [AND WAIT]. A partitioned table without a partition gets the Initiator's
+    threshold logic for each of its partitions (Hive 4). Returns the queued compactions (Initiator sensor items)."""
+
+    template_fields: Sequence[str] = ("table", "partition", "compaction_type", "properties", "wait", "pool_name")
+
+    def __init__(self, *, table: str, partition: str | None = None, compaction_type: str = "major",
+                 properties: dict[str, Any] | None = None, wait: bool = False, pool_name: str | None = None,
+                 wait_timeout: float | None = None, acid_conn_id: str = AcidMetastoreHook.default_conn_name,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.table = table
+        self.partition = partition
+        self.compaction_type = compaction_type
+        self.properties = properties
+        self.wait = wait
+        self.pool_name = pool_name
+        self.wait_timeout = wait_timeout
+        self.acid_conn_id = acid_conn_id
+
+    @cached_property
+    def hook(self) -> AcidMetastoreHook:
+        return AcidMetastoreHook(self.acid_conn_id)
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        metastore = self.hook.get_metastore()
+        database, _, name = str(self.table).rpartition(".")
+        database, name = (database or "default").lower(), name.lower()
+        full = f"{database}.{name}"
+        try:
+            ctype = CompactionType.parse(str(self.compaction_type))
+        except ValueError:
+            ctype = None
+        if ctype not in (CompactionType.MAJOR, CompactionType.MINOR):
+            raise AirflowFailException(f"unknown compaction type {self.compaction_type!r} for {full}; use 'major' "
+                                       "or 'minor'")
+        try:
+            info = metastore.catalog.get_table(database, name)
+        except NoSuchObjectError:
+            raise AirflowFailException(f"table {full} does not exist; check the database and table name") from None
+        if not info.is_transactional:
+            raise AirflowFailException(f"table {full} is not transactional; only ACID tables can be compacted")
+        try:
+            props = validate_request_properties(dict(self.properties or {}), table=full)
+        except CompactorSettingsError as exc:
+            raise AirflowFailException(str(exc)) from None
+        partition = self.partition or None
+        queued: list[CompactionInfo] = []
+        messages: list[str] = []
+        if partition is None and info.is_partitioned:
+            results = Initiator(metastore).evaluate_table(database, name, pool=self.pool_name, properties=props)
+            for r in results:
+                self.log.info("%s: %s — %s", r.name, r.outcome.display, r.reason)
+                if r.compaction_id is not None:
+                    queued.append(metastore.compactions.get(r.compaction_id))
+                else:
+                    messages.append(f"{r.name}: {r.reason}")
+        else:
+            if partition is not None:
+                if not info.is_partitioned:
+                    raise AirflowFailException(f"table {full} is not partitioned; leave the partition empty")
+                if partition not in InitiatorStore(metastore.db).partition_locations(database, name, [partition]):
+                    raise AirflowFailException(f"partition {partition} of {full} does not exist")
+            answer = metastore.compactions.enqueue(
+                database, name, partition, ctype, pool=self.pool_name, properties=props,
+                initiator_id=f"{socket.gethostname()}-manual", initiator_version=__version__, run_as=info.owner)
+            if answer.accepted:
+                queued.append(metastore.compactions.get(answer.id))
+            else:
+                messages.append(answer.message or "refused")
+                self.log.warning("compaction of %s%s not queued: %s", full, f"/{partition}" if partition else "",
+                                 answer.message)
+        for q in queued:
+            self.log.info("queued compaction %s: %s %s", q.id, q.type.display, q.full_partition_name)
+        result = {"compactions": [compaction_payload(q) for q in queued], "messages": messages}
+        if self.wait in (True, "True", "true") and queued:
+            result["states"] = self._wait(metastore, [q.id for q in queued])
+        return result
+
+    def _wait(self, metastore: Metastore, ids: list[int]) -> dict[str, str]:
+        """Poll SHOW COMPACTIONS with exponential back-off until every id left 'initiated'/'working'."""
+        limit = self.wait_timeout if self.wait_timeout is not None else metastore.conf.wait_timeout_ms / 1000
+        deadline, delay = time.monotonic() + limit, 0.5
+        while True:
+            states = {i: metastore.compactions.get(i).state for i in ids}
+            pending = [i for i, s in states.items() if s in (CompactionState.INITIATED, CompactionState.WORKING)]
+            if not pending:
+                break
+            if time.monotonic() >= deadline:
+                raise AirflowException(f"compaction(s) {pending} still waiting after {limit:g} s "
+                                       "(hive.compactor.wait.timeout); is the acid_compaction DAG running?")
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 30.0)
+        bad = {i: s.display for i, s in states.items()
+               if s not in (CompactionState.READY_FOR_CLEANING, CompactionState.SUCCEEDED)}
+        if bad:
+            raise AirflowException("compaction(s) did not succeed: " +
+                                   ", ".join(f"{i} is '{s}'" for i, s in bad.items()))
+        return {str(i): s.display for i, s in states.items()}

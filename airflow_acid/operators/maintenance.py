@@ -1,0 +1,66 @@
+"""Cleaner and HouseKeeper operators (the acid_cleanup and acid_housekeeping DAGs)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from airflow.sdk import BaseOperator
+
+from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry
+from airflow_acid.compactor.housekeeper import HouseKeeper
+from airflow_acid.hooks.metastore import AcidMetastoreHook
+
+
+def _entry(e: CleanerEntry) -> dict[str, Any]:
+    return {"compaction_id": e.compaction_id, "entity": e.entity, "status": e.status, "message": e.message,
+            "deleted": [d.path for d in e.deletions], "blockers": [b.describe() for b in e.blockers]}
+
+
+class AcidCleanerOperator(BaseOperator):
+    """One Cleaner cycle: deletes obsolete and aborted directories no reader can still see; rows still blocked
+    are logged with the transaction that blocks them. ``dry_run`` only reports what would go."""
+
+    template_fields = ("dry_run",)
+
+    def __init__(self, *, dry_run: bool = False, acid_conn_id: str = AcidMetastoreHook.default_conn_name,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.dry_run = dry_run
+        self.acid_conn_id = acid_conn_id
+
+    @cached_property
+    def hook(self) -> AcidMetastoreHook:
+        return AcidMetastoreHook(self.acid_conn_id)
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        dry_run = self.dry_run in (True, "True", "true")
+        report = Cleaner(self.hook.get_metastore()).run_cycle(dry_run=dry_run)
+        for e in report.entries + report.abort_cleanups:
+            self.log.info("%s %s: %s%s", "would clean" if dry_run else "cleaned", e.entity, e.status,
+                          f" ({len(e.deletions)} deletion(s))" if e.deletions else "")
+            for d in e.deletions:
+                self.log.info("  %s %s — %s", "would delete" if dry_run else "deleted", d.url, d.reason)
+        for e in report.waiting:
+            self.log.info("waiting: %s%s", e.entity, "; blocked by " + ", ".join(b.describe() for b in e.blockers)
+                          if e.blockers else f" ({e.message})" if e.message else "")
+        return {"dry_run": dry_run, "cleaned": [_entry(e) for e in report.entries],
+                "abort_cleanups": [_entry(e) for e in report.abort_cleanups],
+                "waiting": [_entry(e) for e in report.waiting], "deletions": len(report.deletions)}
+
+
+class AcidHouseKeeperOperator(BaseOperator):
+    """One HouseKeeper pass: aborts timed-out transactions, retires locks, purges compaction history."""
+
+    def __init__(self, *, acid_conn_id: str = AcidMetastoreHook.default_conn_name, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.acid_conn_id = acid_conn_id
+
+    @cached_property
+    def hook(self) -> AcidMetastoreHook:
+        return AcidMetastoreHook(self.acid_conn_id)
+
+    def execute(self, context: Any) -> dict[str, Any]:
+        report = HouseKeeper(self.hook.get_metastore()).run_once()
+        self.log.info("housekeeping: %s", report.to_dict())
+        return report.to_dict()
