@@ -87,11 +87,21 @@ def _option(field: dataclasses.Field, default: Any) -> dict[str, Any]:
             "default": text}
 
 
+# Options of the DAGs themselves (not Hive settings; settings_from_mapping ignores them).
+DAG_OPTIONS: dict[str, dict[str, Any]] = {
+    "compaction_pool": {
+        "description": "Airflow pool the compaction tasks run in. Create a pool with N slots (N playing "
+                       "hive.compactor.worker.threads) to cap parallel Spark jobs; default_pool when unset.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "acid_compaction", "default": "default_pool"},
+}
+
+
 def config_options() -> dict[str, dict[str, Any]]:
-    """Every Hive key of MetastoreConf as an ``[acid]`` option, with Hive's default."""
+    """Every Hive key of MetastoreConf as an ``[acid]`` option, with Hive's default, plus the DAG options."""
     defaults = MetastoreConf()
-    return {MetastoreConf.key_of(f.name): _option(f, getattr(defaults, f.name))
-            for f in dataclasses.fields(MetastoreConf)}
+    options = {MetastoreConf.key_of(f.name): _option(f, getattr(defaults, f.name))
+               for f in dataclasses.fields(MetastoreConf)}
+    return {**options, **DAG_OPTIONS}
 
 
 def get_provider_info() -> dict[str, Any]:
