@@ -23,7 +23,7 @@ from airflow_acid.acid.event_schema import AcidKey
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.compactor.plan import OrcSettings
-from airflow_acid.spark.orc_tail import read_tail, with_user_metadata
+from airflow_acid.spark.orc_tail import read_tail, user_metadata_tail
 
 _MEMORY_BLOCK = 64 * 1024
 """The ORC C++ writer needs the compression block to be a multiple of this."""
@@ -110,13 +110,13 @@ class AcidOrcFileWriter:
         key_index = [AcidKey(int(o[i]), int(b[i]), int(r[i])) for i in ends]
         self._keys = []
         stats = AcidStats(int(self._ops[0]), int(self._ops[1]), int(self._ops[2]))
-        out = with_user_metadata(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
-                                        STATS_KEY: stats.to_string().encode(),
-                                        ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
-        del data
+        start, new_tail = user_metadata_tail(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
+                                                    STATS_KEY: stats.to_string().encode(),
+                                                    ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
         with self.storage.open_output(self.relative) as fh:
-            fh.write(out)
-        return WrittenFile(path, self.rows, len(out), len(key_index), stats)
+            fh.write(memoryview(data)[:start])
+            fh.write(new_tail)
+        return WrittenFile(path, self.rows, start + len(new_tail), len(key_index), stats)
 
 
 def _np(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

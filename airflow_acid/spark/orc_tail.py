@@ -166,13 +166,13 @@ class OrcTail:
         return items
 
 
-def read_tail(data: bytes | memoryview) -> OrcTail:
-    """Decode the PostScript and Footer of an ORC file held in memory."""
-    data = bytes(data)
-    if len(data) < 4 or data[:3] != _MAGIC:
+def read_tail(data: bytes | memoryview | pa.Buffer) -> OrcTail:
+    """Decode the PostScript and Footer of an ORC file held in memory (only the tail is copied)."""
+    data = memoryview(data)
+    if len(data) < 4 or bytes(data[:3]) != _MAGIC:
         raise OrcTailError("not an ORC file (no 'ORC' magic at the start)")
     ps_len = data[-1]
-    postscript = data[-1 - ps_len:-1]
+    postscript = bytes(data[-1 - ps_len:-1])
     ps = {n: v for n, _w, v, _r in _fields(postscript)}
     footer_len = int(ps.get(_PS_FOOTER_LENGTH, 0))
     kind = int(ps.get(_PS_COMPRESSION, _NONE))
@@ -180,13 +180,15 @@ def read_tail(data: bytes | memoryview) -> OrcTail:
     footer_start = len(data) - 1 - ps_len - footer_len
     if footer_start < 3:
         raise OrcTailError(f"PostScript footer length {footer_len} does not fit a {len(data)}-byte file")
-    footer = _decompress(kind, data[footer_start:footer_start + footer_len], block)
+    footer = _decompress(kind, bytes(data[footer_start:footer_start + footer_len]), block)
     return OrcTail(footer_start, postscript, footer, kind, block)
 
 
-def with_user_metadata(data: bytes | memoryview, metadata: Mapping[str, bytes]) -> bytes:
-    """The ORC file ``data`` with ``metadata`` items appended to its Footer (names must not exist yet)."""
-    data = bytes(data)
+def user_metadata_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes]) -> tuple[int, bytes]:
+    """Where the Footer of ``data`` starts, and the new Footer + PostScript (with ``metadata`` appended) to put there.
+
+    ``data[:start] + tail`` is the new file; writing the two pieces avoids copying the stripes.
+    """
     tail = read_tail(data)
     clash = set(metadata) & set(tail.user_metadata)
     if clash:
@@ -202,4 +204,10 @@ def with_user_metadata(data: bytes | memoryview, metadata: Mapping[str, bytes]) 
             ps += raw
     if len(ps) > 255:
         raise OrcTailError("PostScript longer than 255 bytes")
-    return data[:tail.footer_start] + footer + bytes(ps) + bytes([len(ps)])
+    return tail.footer_start, footer + bytes(ps) + bytes([len(ps)])
+
+
+def with_user_metadata(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes]) -> bytes:
+    """The ORC file ``data`` with ``metadata`` items appended to its Footer (names must not exist yet)."""
+    start, tail = user_metadata_tail(data, metadata)
+    return bytes(memoryview(data)[:start]) + tail

@@ -161,6 +161,7 @@ def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind,
                 writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=unit.orc)
             writer.write(_events_from_merged(batch, unit.row_schema))
     except UnsortedEventsError:
+        writer = None  # free its buffers before the bucket is read again
         events = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=apply_deletes)
         return _write(storage, unit, directory, events, kind)
     if writer is None or writer.rows == 0:
