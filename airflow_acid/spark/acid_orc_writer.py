@@ -5,7 +5,7 @@ with ``pyarrow.orc`` (~10× faster) into memory, reads the stripe row counts fro
 ``hive.acid.key.index`` (last key of every stripe, §2.3), and appends the user metadata by rewriting the file tail
 (:mod:`airflow_acid.spark.orc_tail`). :class:`AcidOrcFileWriter` takes the events batch by batch, so a compaction
 never holds a whole bucket's rows: only the key columns (for the key index, 20 bytes a row) and the compressed file,
-which is written in one piece at the end (which also suits object stores).
+which is stored only once complete, in one sequential write (which also suits object stores).
 """
 
 from __future__ import annotations
