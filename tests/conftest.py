@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import uuid
@@ -17,6 +18,10 @@ INTEROP = SHARED / "interop"
 PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
 BACKENDS = ("sqlite", "postgresql", "mariadb")
+
+# py4j logs "Closing down clientserver connection" from __del__ at interpreter exit, after pytest closed the
+# captured streams; keep its INFO chatter out of the run.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 # Warehouse fixtures (migrated SQLite template, AcidWarehouse per test) for every test module.
 pytest_plugins = ["tests.warehouse_support"]
