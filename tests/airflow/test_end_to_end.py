@@ -63,3 +63,29 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
     unknown = _run(env, "airflow", "dags", "test", "acid_manual_compaction", "-c",
                    json.dumps({"database": "demo", "table": "nope"}), ok=False)
     assert "table demo.nope does not exist" in unknown.stdout + unknown.stderr
+
+
+@pytest.mark.slow
+def test_airflow_tasks_test_on_a_fresh_home_uses_the_embedded_metastore(tmp_path):
+    airflow_home = tmp_path / "airflow"
+    home = airflow_home / "acid"  # the hook's embedded default: $AIRFLOW_HOME/acid
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("AIRFLOW_CONN_", "AIRFLOW__ACID__")) and k != "AIRFLOW_ACID_HOME"}
+    env.update({"AIRFLOW_HOME": str(airflow_home), "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
+                "AIRFLOW__CORE__LOAD_EXAMPLES": "false", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"})
+    _run(env, "airflow", "db", "migrate")
+    for dag_id, task_id in (("acid_housekeeping", "housekeeping"), ("acid_cleanup", "clean"),
+                            ("acid_compaction", "initiator")):
+        out = _run(env, "airflow", "tasks", "test", dag_id, task_id).stdout
+        assert f"ACID metastore sqlite:///{home / 'metastore.db'}" in out and "not configured: embedded" in out
+
+    _run(env, "airflow-acid", "demo", "--warehouse", str(home / "warehouse"),
+         "--metastore-url", f"sqlite:///{home / 'metastore.db'}")
+    before = _reads(home)
+    conf = {"database": "demo", "table": "customers", "type": "minor", "wait": True,
+            "properties": {"compactor.spark.executor.memory": "1g"}}
+    _run(env, "airflow", "dags", "test", "acid_manual_compaction", "-c", json.dumps(conf))
+    with AcidWarehouse(f"sqlite:///{home / 'metastore.db'}", home / "warehouse", init=False) as wh:
+        [row] = wh.metastore.compactions.show_compactions(db="demo", table="customers")
+        assert (row.partname, row.type, row.state) == (None, "MINOR", "ready for cleaning")
+    assert _reads(home) == before
