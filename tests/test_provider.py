@@ -50,6 +50,12 @@ def test_airflow_lists_provider_and_plugin(airflow_env):
     assert any(p["package_name"] == "airflow-acid" for p in listed)
     plugins = json.loads(_airflow(airflow_env, "plugins", "--output", "json"))
     assert any(p["name"] == "airflow_acid" for p in plugins)
+    shown = json.loads(_airflow(airflow_env, "providers", "get", "airflow-acid", "--full", "--output", "json"))
+    assert shown[0]["package-name"] == "airflow-acid" and "acid" in shown[0]["config"]
+    hooks = _airflow(airflow_env, "providers", "hooks", "--output", "json")
+    assert "airflow_acid.hooks.metastore.AcidMetastoreHook" in hooks and "acid_metastore" in hooks
+    triggers = _airflow(airflow_env, "providers", "triggers", "--output", "json")
+    assert "airflow_acid.triggers.threshold" in triggers
 
 
 def test_config_section_has_every_hive_key_with_its_default():
