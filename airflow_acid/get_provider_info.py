@@ -93,6 +93,11 @@ DAG_OPTIONS: dict[str, dict[str, Any]] = {
         "description": "Airflow pool the compaction tasks run in. Create a pool with N slots (N playing "
                        "hive.compactor.worker.threads) to cap parallel Spark jobs; default_pool when unset.",
         "version_added": VERSION_ADDED, "type": "string", "example": "acid_compaction", "default": "default_pool"},
+    "compaction_pools": {
+        "description": "Comma-separated compaction pools (hive.compactor.worker.pool table/database property) whose "
+                       "compactions run in an Airflow pool of the same name (create it; its slots cap that pool's "
+                       "parallel Spark jobs). Rows of other pools run in compaction_pool.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "etl,backfill", "default": ""},
 }
 
 

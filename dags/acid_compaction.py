@@ -1,18 +1,41 @@
 """acid_compaction: every hive.compactor.check.interval, the Initiator sensor queues what crossed a threshold,
-then one mapped compaction task per queued row runs it with Spark (pool ``[acid] compaction_pool``)."""
+then one mapped compaction task per queued row runs it with Spark. Rows run in the Airflow pool
+``[acid] compaction_pool``; compaction pools listed in ``[acid] compaction_pools`` get a mapped task of their own in
+the Airflow pool of the same name (Hive's worker pools)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
-from airflow.sdk import DAG
+from airflow.sdk import DAG, task
 
 from airflow_acid.operators.compaction import AcidCompactionOperator
-from airflow_acid.operators.defaults import START_DATE, TAGS, compaction_pool, default_args, interval, settings
+from airflow_acid.operators.defaults import (START_DATE, TAGS, compaction_pool, compaction_pools, default_args,
+                                             interval, rows_for_pool, settings)
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 
 SETTINGS = settings()
 CHECK_INTERVAL = interval(SETTINGS.check_interval_s)
+DEDICATED_POOLS = compaction_pools()
+
+
+@task
+def select_rows(items: list[dict[str, Any]], pool: str | None, dedicated: list[str]) -> list[dict[str, Any]]:
+    """The queued rows that run in one Airflow pool."""
+    return rows_for_pool(items, pool, dedicated)
+
+
+def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
+    """One compaction task per row (mapped), labelled ``db.table/partition TYPE``."""
+    return AcidCompactionOperator.partial(
+        task_id=task_id,
+        pool=pool,
+        max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
+        map_index_template="{{ task.compaction['label'] }}",
+        job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
+    ).expand(compaction=rows)
+
 
 with DAG(
     dag_id="acid_compaction",
@@ -33,10 +56,11 @@ with DAG(
         soft_fail=True,  # nothing to compact within one interval: skip, the next run looks again
         retries=1,
     )
-    compact = AcidCompactionOperator.partial(
-        task_id="compact",
-        pool=compaction_pool(),
-        max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
-        map_index_template="{{ task.compaction['label'] }}",
-        job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
-    ).expand(compaction=initiator.output)
+    if not DEDICATED_POOLS:
+        compaction_tasks(initiator.output, task_id="compact", pool=compaction_pool())
+    else:
+        rows = select_rows.override(task_id="select_default")(initiator.output, None, DEDICATED_POOLS)
+        compaction_tasks(rows, task_id="compact", pool=compaction_pool())
+        for name in DEDICATED_POOLS:
+            pool_rows = select_rows.override(task_id=f"select_{name}")(initiator.output, name, DEDICATED_POOLS)
+            compaction_tasks(pool_rows, task_id=f"compact_{name}", pool=name)

@@ -5,6 +5,7 @@ stay cheap to parse."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow_acid.hooks.metastore import CONFIG_SECTION, acid_settings
@@ -20,6 +21,23 @@ def compaction_pool() -> str:
     from airflow.configuration import conf
 
     return conf.get(CONFIG_SECTION, "compaction_pool", fallback=DEFAULT_POOL) or DEFAULT_POOL
+
+
+def compaction_pools() -> list[str]:
+    """``[acid] compaction_pools``: compaction pools (``hive.compactor.worker.pool``) that get their own Airflow pool
+    of the same name; rows of other pools run in :func:`compaction_pool`."""
+    from airflow.configuration import conf
+
+    raw = conf.get(CONFIG_SECTION, "compaction_pools", fallback="") or ""
+    return list(dict.fromkeys(p.strip() for p in raw.split(",") if p.strip()))
+
+
+def rows_for_pool(items: Sequence[Mapping[str, Any]], pool: str | None, dedicated: Sequence[str]) -> list[Any]:
+    """The Initiator sensor's items that run in ``pool``: the items of that compaction pool, or (``pool`` None)
+    the items of every pool without a dedicated Airflow pool."""
+    if pool is not None:
+        return [dict(i) for i in items if i.get("pool") == pool]
+    return [dict(i) for i in items if i.get("pool") not in dedicated]
 
 
 def default_args(retries: int = 3) -> dict[str, Any]:

@@ -53,3 +53,25 @@ def test_manual_form_rejects_bad_input(dagbag, conf):
     dag = dagbag.dags["acid_manual_compaction"]
     with pytest.raises(ParamValidationError):
         _validated(dag, conf)
+
+
+def test_compaction_pools_get_their_own_airflow_pool(monkeypatch):
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_POOLS", "etl, big")
+    monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_POOL", "acid_compaction")
+    bag = DagBag(dag_folder=str(DAGS / "acid_compaction.py"))
+    assert bag.import_errors == {}
+    dag = bag.dags["acid_compaction"]
+    assert {t.task_id: t.pool for t in dag.tasks if t.task_id.startswith("compact")} == {
+        "compact": "acid_compaction", "compact_etl": "etl", "compact_big": "big"}
+    assert dag.get_task("compact_etl").upstream_task_ids == {"select_etl"}
+
+
+def test_rows_for_pool_splits_the_queue():
+    from airflow_acid.operators.defaults import rows_for_pool
+
+    items = [{"compaction_id": 1, "pool": None}, {"compaction_id": 2, "pool": "etl"},
+             {"compaction_id": 3, "pool": "other"}]
+    assert [i["compaction_id"] for i in rows_for_pool(items, "etl", ["etl"])] == [2]
+    assert [i["compaction_id"] for i in rows_for_pool(items, None, ["etl"])] == [1, 3]
