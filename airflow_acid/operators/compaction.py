@@ -4,7 +4,6 @@ compactions the way ALTER TABLE … COMPACT does (optionally waiting for them)."
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Sequence
 from datetime import timedelta
@@ -100,7 +99,6 @@ class AcidCompactionOperator(BaseOperator):
         self.spark_hook_kwargs = spark_hook_kwargs or {}
         self.job_timeout = job_timeout.total_seconds() if isinstance(job_timeout, timedelta) else job_timeout
         self.runner = runner
-        self._lock = threading.Lock()
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
@@ -120,7 +118,8 @@ class AcidCompactionOperator(BaseOperator):
         if not wanted:
             outcome = worker.run_next(self.pool_name)
             if outcome is None:
-                raise AirflowSkipException(f"no compaction is waiting{f' in pool {self.pool_name}' if self.pool_name else ''}")
+                where = f" in pool {self.pool_name}" if self.pool_name else ""
+                raise AirflowSkipException(f"no compaction is waiting{where}")
             outcomes = [outcome]
         else:
             claimed = []

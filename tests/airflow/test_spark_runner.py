@@ -71,3 +71,40 @@ def test_timeout_kills_the_whole_process_group(acid_wh, monkeypatch, tmp_path):
     leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()
                  and p.status() != psutil.STATUS_ZOMBIE]
     assert leftovers == []
+
+
+@pytest.mark.slow
+def test_on_kill_kills_the_running_job(acid_wh, monkeypatch, tmp_path):
+    import threading
+    import time
+
+    import psutil
+
+    monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.t", [("id", "int"), ("name", "string")])
+    history(acid_wh, "db.t")
+    cq_id = acid_wh.metastore.compactions.enqueue("db", "t", None).id
+    runner = SparkSubmitHookRunner(workdir=str(tmp_path / "jobs"))
+    op = AcidCompactionOperator(task_id="c", compaction=cq_id, runner=runner)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            op.execute({})
+        except BaseException as exc:  # noqa: BLE001 - inspected below
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (runner._hook is None or runner._hook.process is None):
+        time.sleep(0.1)
+    time.sleep(2)  # let spark-submit start its JVM and Python driver
+    op.on_kill()
+    thread.join(60)
+    assert not thread.is_alive()
+    assert errors and "was killed" in str(errors[0])
+    assert acid_wh.metastore.compactions.get(cq_id).state.display == "failed"
+    assert [p for p in psutil.Process().children(recursive=True)
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
