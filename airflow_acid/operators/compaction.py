@@ -78,8 +78,9 @@ class AcidCompactionOperator(BaseOperator):
     """Runs compactions through the Worker: ``compaction`` (an id or an item of the Initiator sensor's XCom), or
     ``compactions`` (several, in ONE Spark application), or — neither given — the next queued row of
     ``pool_name``. Spark is launched through SparkSubmitHook on ``spark_conn_id`` (``local[*]`` when that
-    connection is not configured) unless ``runner`` is given. A failed compaction fails the task (retries back off;
-    the row itself goes to the history as 'failed' and the Initiator re-queues it under its failure rules)."""
+    connection is not configured) unless ``runner`` is given. A failed compaction fails the task without retries
+    (the row is in the history as 'failed'; the Initiator re-queues it under its failure rules); other errors, such
+    as the metastore being unreachable, are retried with the task's back-off."""
 
     template_fields: Sequence[str] = ("compaction", "compactions", "pool_name")
     ui_color = "#e8c66b"
@@ -161,8 +162,10 @@ class AcidCompactionOperator(BaseOperator):
                                                  extra={"compaction_id": info.id, "partition": info.partition,
                                                         "type": info.type.display})
         if failed:
-            raise AirflowException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: {o.message}"
-                                             for o in failed))
+            # The row is already in the history as 'failed' (or was taken over): a task retry could not run it
+            # again — the Initiator re-queues it under its failure rules. Retries are for errors before that.
+            raise AirflowFailException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: "
+                                                 f"{o.message}" for o in failed))
         return [outcome_dict(o) for o in outcomes]
 
     def on_kill(self) -> None:

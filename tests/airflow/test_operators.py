@@ -108,7 +108,7 @@ def test_failed_job_fails_the_task_and_the_row(two_tables):
 
     wh = two_tables
     cq_id = wh.metastore.compactions.enqueue("db", "t", None).id
-    with pytest.raises(AirflowException, match=f"compaction {cq_id} of db.t failed: .*executor lost"):
+    with pytest.raises(AirflowFailException, match=f"compaction {cq_id} of db.t failed: .*executor lost"):
         AcidCompactionOperator(task_id="c", compaction=cq_id, runner=Broken()).execute({})
     assert _state(wh, cq_id) == "failed"
 
