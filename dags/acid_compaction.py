@@ -10,7 +10,7 @@ from typing import Any
 
 from airflow.sdk import DAG, task
 
-from airflow_acid.operators.compaction import AcidCompactionOperator
+from airflow_acid.operators.compaction import COMPACTED_TABLES, AcidCompactionOperator
 from airflow_acid.operators.defaults import (START_DATE, TAGS, compaction_pool, compaction_pools, default_args,
                                              interval, rows_for_pool, settings)
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
@@ -34,6 +34,7 @@ def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
         max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
         map_index_template="{{ task.compaction['label'] }}",
         job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
+        outlets=[COMPACTED_TABLES],  # each compacted table's Asset is added to this alias
     ).expand(compaction=rows)
 
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, task
 
-from airflow_acid.operators.compaction import AcidCompactionOperator, AcidRequestCompactionOperator
+from airflow_acid.operators.compaction import (COMPACTED_TABLES, AcidCompactionOperator,
+                                                AcidRequestCompactionOperator)
 from airflow_acid.operators.defaults import START_DATE, TAGS, compaction_pool, default_args
 
 with DAG(
@@ -51,4 +52,5 @@ with DAG(
         task_id="compact",
         pool=compaction_pool(),
         map_index_template="{{ task.compaction['label'] }}",
+        outlets=[COMPACTED_TABLES],
     ).expand(compaction=to_run(request.output))

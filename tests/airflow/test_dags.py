@@ -31,6 +31,7 @@ def test_compaction_dag_wiring(dagbag):
     assert sensor.mode == "reschedule" and sensor.soft_fail
     assert compact.upstream_task_ids == {"initiator"}
     assert compact.partial_kwargs["map_index_template"] == "{{ task.compaction['label'] }}"
+    assert [a.name for a in compact.partial_kwargs["outlets"]] == ["acid-compacted-tables"]
     assert compact.partial_kwargs["retries"] == 3 and compact.partial_kwargs["retry_exponential_backoff"]
 
 

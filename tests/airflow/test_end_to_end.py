@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,10 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
 
     log = _run(env, "airflow", "dags", "test", "acid_compaction").stdout
     assert "running on local[*]" in log and "INFO SparkContext" in log  # Spark's progress is in the task log
+    assert "rendered_map_index='demo.customers MAJOR'" in log  # mapped tasks carry readable labels
+    with sqlite3.connect(tmp_path / "airflow" / "airflow.db") as db:  # each compacted table is an updated Asset
+        updated = {uri for (uri,) in db.execute("SELECT a.uri FROM asset_event e JOIN asset a ON a.id = e.asset_id")}
+    assert {"acid://demo/customers", "acid://demo/sales"} <= updated
     _run(env, "airflow", "dags", "test", "acid_cleanup")
     assert _reads(home) == before
 
