@@ -53,5 +53,18 @@ def demo(warehouse: Path, metastore_url: str | None) -> None:
         run_demo(ms, warehouse.resolve(), console)
 
 
+@main.command()
+@click.option("--warehouse", type=click.Path(file_okay=False, path_type=Path), default=Path("demo-warehouse"),
+              show_default=True, help="The demo's warehouse folder.")
+@click.option("--metastore-url", envvar=METASTORE_URL_ENV, default=None,
+              help="SQLAlchemy URL of the metastore; default: SQLite file inside the warehouse folder.")
+def status(warehouse: Path, metastore_url: str | None) -> None:
+    """Show the demo tables' directories and row counts, and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran)."""
+    from airflow_acid.demo import show_status
+
+    with _metastore(metastore_url, warehouse) as ms:
+        show_status(ms, warehouse.resolve(), console)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -164,3 +164,20 @@ def _print_rows(console: Console, title: str, rows: pa.Table) -> None:
     for record in rows.to_pylist():
         table.add_row(*(str(v) for v in record.values()))
     console.print(table)
+
+
+def show_status(ms: Metastore, warehouse: Path, console: Console) -> None:
+    """After compaction and cleaning: each demo table's directories, its row count, and SHOW COMPACTIONS."""
+    wh = AcidWarehouse(ms, warehouse, init=False)
+    for name in (CUSTOMERS, SALES, AUDIT):
+        _print_directories(console, wh, name)
+        console.print(f"{name}: {wh.read(name).num_rows} rows")
+    table = Table(title="SHOW COMPACTIONS", title_justify="left")
+    columns = ("compactionid", "dbname", "tabname", "partname", "type", "state", "workerhost", "duration",
+               "errormessage")
+    for col in columns:
+        table.add_column(col)
+    for row in ms.compactions.show_compactions():
+        values = dict(zip(row.columns(), row.as_strings()))
+        table.add_row(*(values[c] for c in columns))
+    console.print(table)

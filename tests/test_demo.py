@@ -33,3 +33,13 @@ def test_init_creates_metastore(tmp_path):
     result = CliRunner().invoke(main, ["init", "--metastore-url", url])
     assert result.exit_code == 0, result.output
     assert "metastore ready" in result.output
+
+
+def test_status_shows_tables_and_compaction_history(tmp_path, monkeypatch):
+    monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
+    wh = str(tmp_path / "wh")
+    assert CliRunner().invoke(main, ["demo", "--warehouse", wh]).exit_code == 0
+    result = CliRunner().invoke(main, ["status", "--warehouse", wh])
+    assert result.exit_code == 0, result.output
+    assert "demo.customers: 8 rows" in result.output and "demo.sales: 7 rows" in result.output
+    assert "SHOW COMPACTIONS" in result.output
