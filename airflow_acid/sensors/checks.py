@@ -107,13 +107,13 @@ class ThresholdCheck:
         stats: DirectoryStats = result.stats
         if self.kind is ThresholdKind.DELTA_COUNT:
             limit = int(self.threshold) if self.threshold is not None else thresholds.delta_num_threshold
-            source = "threshold" if self.threshold is not None else thresholds.sources[DELTA_NUM_KEY].split()[-1]
+            source = "sensor threshold" if self.threshold is not None else thresholds.sources[DELTA_NUM_KEY].split()[-1]
             decision = decide_compaction(stats, delta_num_threshold=limit, delta_pct_threshold=math.inf,
                                          num_source=source)
             met = decision.rule in (Rule.DELTA_NUM, Rule.DELTA_NUM_NO_BASE, Rule.DELTA_NUM_MAJOR_ONLY)
         else:
             limit = float(self.threshold) if self.threshold is not None else thresholds.delta_pct_threshold
-            source = "threshold" if self.threshold is not None else thresholds.sources[DELTA_PCT_KEY].split()[-1]
+            source = "sensor threshold" if self.threshold is not None else thresholds.sources[DELTA_PCT_KEY].split()[-1]
             decision = decide_compaction(stats, delta_num_threshold=_NEVER, delta_pct_threshold=limit,
                                          pct_source=source)
             met = decision.rule is Rule.DELTA_PCT

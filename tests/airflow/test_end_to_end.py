@@ -94,3 +94,55 @@ def test_airflow_tasks_test_on_a_fresh_home_uses_the_embedded_metastore(tmp_path
         [row] = wh.metastore.compactions.show_compactions(db="demo", table="customers")
         assert (row.partname, row.type, row.state) == (None, "MINOR", "ready for cleaning")
     assert _reads(home) == before
+
+
+DEFERRING_DAG = '''
+from datetime import datetime
+from airflow.sdk import DAG
+from airflow_acid.sensors.threshold import AcidDeltaCountSensor
+with DAG("acid_deferral_check", schedule=None, start_date=datetime(2024, 1, 1)):
+    AcidDeltaCountSensor(task_id="wait_deltas", table="db.t", threshold=1, deferrable=True, poke_interval=1,
+                         timeout=300)
+'''
+
+
+@pytest.mark.slow
+def test_deferrable_sensor_through_airflow(tmp_path):
+    """The trigger resolves the acid connection and polls inside Airflow until a write crosses the threshold."""
+    import time
+
+    home, dags = tmp_path / "acid", tmp_path / "dags"
+    dags.mkdir()
+    home.mkdir()
+    (dags / "acid_deferral_check.py").write_text(DEFERRING_DAG)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW_CONN_", "AIRFLOW__ACID__"))}
+    env.update({"AIRFLOW_HOME": str(tmp_path / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+                "AIRFLOW__CORE__LOAD_EXAMPLES": "false", "AIRFLOW_ACID_HOME": str(home),
+                "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0"})
+    _run(env, "airflow", "db", "migrate")
+    wh = AcidWarehouse(f"sqlite:///{home / 'metastore.db'}", home / "warehouse")
+    wh.create_database("db")
+    wh.create_table("db.t", [("id", "int")])
+    with wh.transaction() as txn:
+        txn.insert("db.t", [(1,)])
+
+    log_path = tmp_path / "dags-test.log"
+    with open(log_path, "w") as out:
+        process = subprocess.Popen([str(BIN / "airflow"), "dags", "test", "acid_deferral_check"], env=env,
+                                   stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 240
+            while "running trigger in line" not in log_path.read_text() and time.monotonic() < deadline:
+                assert process.poll() is None, log_path.read_text()[-3000:]
+                time.sleep(0.2)
+            time.sleep(1.5)  # the trigger has polled at least once and found 1 delta
+            with wh.transaction() as txn:
+                txn.insert("db.t", [(2,)])
+            assert process.wait(timeout=240) == 0, log_path.read_text()[-3000:]
+        finally:
+            if process.poll() is None:
+                process.kill()
+            wh.close()
+    log = log_path.read_text()
+    assert "running trigger in line" in log and "1 current delta(s) ≤ sensor threshold=1" in log
+    assert "2 current delta(s) > sensor threshold=1" in log
