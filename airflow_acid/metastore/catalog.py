@@ -499,10 +499,7 @@ class Catalog:
         table = validate_name("table", table, 256)
 
         def work(conn: Connection) -> PartitionInfo:
-            info = _load_table(conn, database, table)
-            part_name = _name_of(info, spec)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
-            row = _partition_row(conn, tbl_id, part_name)
+            info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)
             if row is None:
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
             for key, value in params.items():
@@ -522,10 +519,7 @@ class Catalog:
         table = validate_name("table", table, 256)
 
         def work(conn: Connection) -> None:
-            info = _load_table(conn, database, table)
-            part_name = _name_of(info, spec)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
-            row = _partition_row(conn, tbl_id, part_name)
+            info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)
             if row is None:
                 if if_exists:
                     return
@@ -654,6 +648,14 @@ def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: s
     return PartitionInfo(database=info.database, table=info.name, name=part_name,
                          spec=parse_partition_name(part_name), location=row.LOCATION, create_time=row.CREATE_TIME,
                          params=params)
+
+
+def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[str, object] | str):
+    """(table info, table id, partition name, PARTITIONS row or None) for a spec of an existing table."""
+    info = _load_table(conn, database, table)
+    part_name = _name_of(info, spec)
+    tbl_id = _table_id(conn, _require_database(conn, database), table)
+    return info, tbl_id, part_name, _partition_row(conn, tbl_id, part_name)
 
 
 def _delete_partition(conn: Connection, part_id: int, sd_id: int | None) -> None:
