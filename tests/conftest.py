@@ -18,6 +18,8 @@ INTEROP = SHARED / "interop"
 PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
 BACKENDS = ("sqlite", "postgresql", "mariadb")
+# Screenshots, JSON summaries and logs that a CI run keeps (gitignored).
+ARTIFACTS = Path(os.environ.get("AIRFLOW_ACID_ARTIFACTS", REPO / "test-artifacts"))
 
 # py4j logs "Closing down clientserver connection" from __del__ at interpreter exit, after pytest closed the
 # captured streams; keep its INFO chatter out of the run.
@@ -25,6 +27,13 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 
 # Warehouse fixtures (migrated SQLite template, AcidWarehouse per test) for every test module.
 pytest_plugins = ["tests.warehouse_support"]
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """Folder for files a run keeps for people to look at (screenshots, summaries); $AIRFLOW_ACID_ARTIFACTS."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
 
 
 @pytest.fixture
