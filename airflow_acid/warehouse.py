@@ -406,6 +406,9 @@ class ReadSnapshot:
                                     "retry once the exclusive operation (e.g. DROP TABLE) has finished")
             self.txns = ms.snapshots.valid_txn_list(self.txn_id)
             self.write_ids = ms.snapshots.valid_write_id_list(info.full_name, self.txns)
+            # List the partitions again now that the snapshot is fixed: a writer registers a new partition before
+            # it commits, so every partition a txn in this snapshot wrote is listed (the first listing may be older).
+            self.targets = wh.partition_targets(info, self._partition)
         except BaseException:
             self._end(commit=False)
             raise

@@ -302,3 +302,33 @@ def test_exception_in_block_aborts_and_removes_files(warehouse, tmp_path):
     assert tree(tmp_path / "wh") == before
     assert warehouse.metastore.txns.txn_state(txn.txn_id).value == "a"
     assert len(warehouse.read("employee")) == 3
+
+
+def test_read_sees_a_partition_created_by_a_txn_committed_before_its_snapshot(empty_db_url, tmp_path):
+    """A reader used to list the partitions before taking its snapshot: a writer that added a partition and
+    committed in between was in the snapshot, but its partition was never read."""
+    from airflow_acid.warehouse import AcidWarehouse
+
+    wh = AcidWarehouse(empty_db_url, tmp_path / "wh")
+    try:
+        info = wh.create_table("db.t", [("k", "int")], partition_by=[("p", "string")])
+        with wh.transaction() as txn:
+            txn.insert("db.t", [{"k": 1, "p": "a"}])
+        txns, open_txn = wh.metastore.txns, wh.metastore.txns.open_txn
+        writer: dict[str, int] = {}
+
+        def open_txn_after_a_writer_committed(**kwargs):  # the reader listed partitions just before this call
+            txns.open_txn = open_txn
+            with wh.transaction() as other:
+                other.insert("db.t", [{"k": 2, "p": "b"}])
+            writer["txn"] = other.txn_id
+            return open_txn(**kwargs)
+
+        txns.open_txn = open_txn_after_a_writer_committed
+        with wh.read_snapshot(info) as snap:
+            assert snap.txns.is_txn_valid(writer["txn"])
+            rows = [r for t in snap.targets for r in wh.read_partition(info, t, snap.write_ids, snap.txns).to_pylist()]
+        assert sorted(r["k"] for r in rows) == [1, 2]
+        assert [t.name for t in snap.targets] == ["p=a", "p=b"]
+    finally:
+        wh.close()
