@@ -1,0 +1,144 @@
+"""Manual compaction requests — ALTER TABLE t [PARTITION (…)] COMPACT 'major'|'minor' [POOL] [WITH OVERWRITE
+TBLPROPERTIES] [AND WAIT] (HIVE_ACID_SPEC.md §9) — shared by the CLI and the UI.
+
+An unpartitioned table or a named partition is queued directly (no thresholds; refused when already queued, §4.3),
+in the given pool or else the table's (then the database's) hive.compactor.worker.pool, as the Initiator does.
+A partitioned table without a partition gets the Initiator's threshold logic per partition (Hive 4): the computed
+type replaces the requested one and partitions below the thresholds are skipped. Waiting polls the queue like Hive:
+first after 2 s, doubling, each sleep capped at hive.compactor.wait.timeout.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from airflow_acid import __version__
+from airflow_acid.compactor.initiator import Initiator
+from airflow_acid.compactor.settings import WORKER_POOL_KEY, validate_request_properties
+from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.errors import InvalidInputError
+from airflow_acid.metastore.initiator_store import Outcome
+from airflow_acid.metastore.partitions import parse_partition_name
+from airflow_acid.metastore.store import Metastore
+from airflow_acid.warehouse import AcidWarehouse
+
+FIRST_POLL_S = 2.0
+"""Hive's first sleep of AND WAIT; each later sleep doubles, capped at hive.compactor.wait.timeout."""
+WAITING_STATES = (CompactionState.INITIATED, CompactionState.WORKING)
+
+
+class CompactionWaitTimeout(TimeoutError):
+    """Compactions were still 'initiated'/'working' when the wait ended (they stay queued)."""
+
+    def __init__(self, pending: list[int], waited_s: float) -> None:
+        super().__init__(f"compaction(s) {', '.join(map(str, pending))} still waiting for a worker after "
+                         f"{waited_s:g} s; they stay queued — is the acid_compaction DAG (or another worker) running?")
+        self.pending = pending
+
+
+@dataclass(frozen=True)
+class RequestedCompaction:
+    """What a request did for one table/partition."""
+
+    database: str
+    table: str
+    partition: str | None
+    type: str | None
+    """'MAJOR'/'MINOR' (the Initiator's choice for a partitioned table without PARTITION); None when skipped."""
+    compaction_id: int | None
+    """The queued compaction, or None (refused, below the thresholds, error)."""
+    state: str
+    """'initiated' when queued; 'refused', 'not needed' or 'error' otherwise."""
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def parse_compaction_type(text: str) -> CompactionType:
+    """'major' or 'minor' (any case); InvalidInputError for anything else (REBALANCE is not supported)."""
+    try:
+        ctype = CompactionType.parse(str(text))
+    except ValueError:
+        ctype = None
+    if ctype not in (CompactionType.MAJOR, CompactionType.MINOR):
+        raise InvalidInputError(f"compaction type {text!r} is not supported; use 'major' or 'minor'")
+    return ctype
+
+
+def request_compaction(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] | str | None = None,
+                       compaction_type: str | CompactionType = "major", *, pool: str | None = None,
+                       properties: Mapping[str, Any] | None = None,
+                       initiator_id: str | None = None) -> list[RequestedCompaction]:
+    """Queue compactions as ALTER TABLE … COMPACT does (see the module doc); one result per table/partition.
+
+    Errors before anything is queued: NoSuchObjectError (table, partition), NotTransactionalError,
+    InvalidInputError (type, partition spec, WITH OVERWRITE TBLPROPERTIES).
+    """
+    ms = warehouse.metastore
+    ctype = compaction_type if isinstance(compaction_type, CompactionType) else parse_compaction_type(compaction_type)
+    if ctype not in (CompactionType.MAJOR, CompactionType.MINOR):
+        raise InvalidInputError(f"compaction type {ctype.display} is not supported; use 'major' or 'minor'")
+    info = warehouse.transactional_table(table)
+    props = validate_request_properties(dict(properties or {}), table=info.full_name)
+    db, name = info.database, info.name
+    if partition is None and info.is_partitioned:
+        results = Initiator(ms).evaluate_table(db, name, pool=pool, properties=props)
+        return [RequestedCompaction(db, name, r.partition, r.type.display if r.type else None, r.compaction_id,
+                                    _STATE_OF_OUTCOME.get(r.outcome, r.outcome.display),
+                                    f"Compaction enqueued with id {r.compaction_id}" if r.compaction_id is not None
+                                    else r.reason)
+                for r in results]
+    part_name = None
+    if partition is not None:
+        spec = parse_partition_name(partition) if isinstance(partition, str) else dict(partition)
+        part_name = ms.catalog.get_partition(db, name, info.partition_spec(spec)).name
+    pool = pool or info.property(WORKER_POOL_KEY) or ms.catalog.get_database(db).param(WORKER_POOL_KEY)
+    answer = ms.compactions.enqueue(db, name, part_name, ctype, pool=pool, properties=props,
+                                    initiator_id=initiator_id or f"{socket.gethostname()}-manual",
+                                    initiator_version=__version__, run_as=info.owner)
+    if answer.accepted:
+        return [RequestedCompaction(db, name, part_name, ctype.display, answer.id, answer.state.display,
+                                    f"Compaction enqueued with id {answer.id}")]
+    return [RequestedCompaction(db, name, part_name, ctype.display, None, answer.state.display,
+                                answer.message or "refused")]
+
+
+_STATE_OF_OUTCOME = {Outcome.QUEUED: CompactionState.INITIATED.display, Outcome.REFUSED: "refused",
+                     Outcome.NOT_NEEDED: "not needed", Outcome.ERROR: "error"}
+
+
+def wait_for_compactions(metastore: Metastore, ids: Iterable[int], *, first_poll_s: float = FIRST_POLL_S,
+                         max_poll_s: float | None = None, timeout_s: float | None = None,
+                         sleep: Callable[[float], None] = time.sleep,
+                         clock: Callable[[], float] = time.monotonic) -> dict[int, CompactionInfo]:
+    """Poll until no compaction in ``ids`` is 'initiated' or 'working'; their final rows by id.
+
+    Sleeps ``first_poll_s`` then doubles, each sleep capped at ``max_poll_s`` (default hive.compactor.wait.timeout).
+    ``timeout_s`` None waits as long as it takes (Hive); otherwise CompactionWaitTimeout when it runs out.
+    """
+    wanted = list(dict.fromkeys(int(i) for i in ids))
+    cap = max_poll_s if max_poll_s is not None else metastore.conf.wait_timeout_ms / 1000
+    start, delay = clock(), first_poll_s
+    while True:
+        rows = {i: metastore.compactions.get(i) for i in wanted}
+        pending = [i for i, row in rows.items() if row.state in WAITING_STATES]
+        if not pending:
+            return rows
+        waited = clock() - start
+        if timeout_s is not None and waited >= timeout_s:
+            raise CompactionWaitTimeout(pending, round(waited, 3))
+        pause = min(delay, cap)
+        if timeout_s is not None:
+            pause = min(pause, max(0.0, timeout_s - waited))
+        sleep(pause)
+        delay *= 2
+
+
+__all__ = ["FIRST_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "parse_compaction_type",
+           "request_compaction", "wait_for_compactions"]

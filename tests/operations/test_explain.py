@@ -1,0 +1,89 @@
+"""explain(): the Initiator's recorded decision, what its thresholds say now, the queue, and which open transactions
+keep a 'ready for cleaning' compaction from being cleaned — as data and as sentences."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from airflow_acid.compactor.initiator import Initiator
+from airflow_acid.compactor.worker import Worker
+from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.operations import explain, request_compaction
+from tests.operations.support import COLUMNS, inserts, unique
+
+
+def test_partition_below_thresholds_then_compacted_and_blocked_by_a_reader(wh):
+    table = f"ops.{unique('why')}"
+    info = wh.create_table(table, COLUMNS, partition_by=[("ds", "string")],
+                           properties={"compactorthreshold.hive.compactor.delta.num.threshold": "2"})
+    inserts(wh, table, {"ds": "a"}, batches=2)
+
+    e = explain(wh, table, "ds=a")
+    assert (e.database, e.table, e.partition, e.decision, e.current_compaction) == ("ops", info.name, "ds=a", None,
+                                                                                   None)
+    assert e.evaluation["type"] is None and e.evaluation["rule"] == "below_delta_num"
+    assert e.evaluation["delta_count"] == 2 and e.evaluation["delta_num_threshold"] == 2
+    assert "has not evaluated" in e.summary[0]
+    assert "would not compact it" in e.summary[1] and "compactorthreshold.hive.compactor.delta.num.threshold=2" \
+        in e.summary[1]
+
+    Initiator(wh.metastore).evaluate_table("ops", info.name, enqueue=True)  # records the decision
+    e = explain(wh, table, {"ds": "a"})
+    assert e.decision["outcome"] == "not needed" and e.decision["rule"] == "below_delta_num"
+    assert e.decision["delta_count"] == 2 and e.decision["time"] > 0
+    assert "The Initiator last looked at" in e.summary[0] and "did not compact it" in e.summary[0]
+
+    inserts(wh, table, {"ds": "a"}, batches=1, start=50)
+    [result] = Initiator(wh.metastore).evaluate_table("ops", info.name, enqueue=True, pool=(pool := unique("pool")))
+    e = explain(wh, table, "ds=a")
+    assert e.decision["outcome"] == "queued" and e.decision["compaction_id"] == result.compaction_id
+    assert e.current_compaction == {**e.current_compaction, "id": result.compaction_id, "state": "initiated",
+                                    "type": "MAJOR", "pool": pool}
+    assert e.evaluation["blocked_by"] == f"compaction {result.compaction_id} of ops.{info.name}.ds=a is already " \
+                                         "'initiated'"
+    assert e.summary[0].startswith(f"MAJOR compaction {result.compaction_id} of ops.{info.name}/ds=a is queued")
+
+    reader = wh.read_snapshot(info).__enter__()
+    try:
+        Worker(wh.metastore).run_next(pool)
+        e = explain(wh, table, "ds=a")
+        assert e.current_compaction is None and e.evaluation["blocked_by"] is None
+        [blocker] = e.cleanup_blockers
+        assert (blocker["compaction_id"], blocker["txn_id"], blocker["host"]) == (result.compaction_id,
+                                                                                   reader.txn_id, "testhost")
+        assert "opened before compaction" in blocker["why"] and blocker["age_s"] >= 0
+        assert e.cleanup == [{"compaction_id": result.compaction_id, "status": "waiting",
+                              "message": e.cleanup[0]["message"], "deletions": []}]
+        assert any(s.startswith("Cleanup is blocked") and f"transaction {reader.txn_id}" in s for s in e.summary)
+    finally:
+        reader.__exit__(None, None, None)
+    e = explain(wh, table, "ds=a")
+    assert e.cleanup_blockers == [] and e.cleanup[0]["status"] == "would_clean"
+    assert sorted(d["path"].split("_")[0] for d in e.cleanup[0]["deletions"]) == ["delta"] * 3
+    assert any("ready to be cleaned" in s and "deletes 3" in s for s in e.summary)
+    assert json.loads(json.dumps(e.to_dict()))["cleanup"][0]["deletions"][0]["reason"].startswith("obsolete")
+
+
+def test_no_auto_compaction_holds_back_an_unpartitioned_table(wh):
+    table = f"ops.{unique('why')}"
+    wh.create_table(table, COLUMNS, properties={"no_auto_compaction": "true", "no_cleanup": "true"})
+    e = explain(wh, table)
+    assert e.partition is None and e.evaluation["blocked_by"] == f"table {table} has no_auto_compaction=true"
+    assert any("Automatic compaction is held back" in s for s in e.summary)
+    assert any("no_cleanup=true" in s for s in e.summary)
+
+
+def test_bad_arguments(wh):
+    table = f"ops.{unique('why')}"
+    wh.create_table(table, COLUMNS, partition_by=[("ds", "string")])
+    inserts(wh, table, {"ds": "a"}, batches=1)
+    with pytest.raises(InvalidInputError, match=r"is partitioned; name one partition \(partitions: ds=a\)"):
+        explain(wh, table)
+    with pytest.raises(NoSuchObjectError, match="partition ds=zz"):
+        explain(wh, table, "ds=zz")
+    with pytest.raises(InvalidInputError, match="hr"):
+        explain(wh, table, {"hr": "1"})
+    with pytest.raises(NoSuchObjectError):
+        explain(wh, "ops.nosuch")
