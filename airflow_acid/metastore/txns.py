@@ -162,6 +162,20 @@ def _open_txn_type(conn: Connection, txn_id: int, action: str) -> TxnType:
     return TxnType(row.TXN_TYPE if row.TXN_TYPE is not None else 0)
 
 
+def _applied_commit(conn: Connection, txn_id: int) -> CommitResult | None:
+    """The result of a commit of ``txn_id`` that is already in the database (its reply was lost), else None."""
+    row = _txn_row(conn, txn_id, lock=False)
+    if row is None or row.TXN_STATE != TxnState.COMMITTED.value:
+        return None
+    commit_id = conn.execute(sa.select(sa.func.max(WRITE_SET.c.WS_COMMIT_ID)).where(WRITE_SET.c.WS_TXNID == txn_id)
+                             ).scalar()
+    if commit_id is None:
+        commit_id = conn.execute(sa.select(sa.func.max(COMPACTION_QUEUE.c.CQ_NEXT_TXN_ID))
+                                 .where(COMPACTION_QUEUE.c.CQ_TXN_ID == txn_id)).scalar()
+    return CommitResult(txn_id=txn_id, commit_id=None if commit_id is None else int(commit_id),
+                        txn_type=TxnType(row.TXN_TYPE if row.TXN_TYPE is not None else 0))
+
+
 def _clip(value: str | None, what: str) -> str | None:
     if value is None:
         return None
@@ -429,8 +443,23 @@ class TxnStore:
     def commit(self, txn_id: int) -> CommitResult:
         """Commit ``txn_id``: copy its components to COMPLETED_TXN_COMPONENTS, check write-write conflicts
         (first committer wins: the later committer is aborted and WriteConflictError raised), release its locks.
+        When the connection drops after the server applied the commit, the retry finds it done and reports success
+        instead of "already committed" (a caller told its commit failed might write the same data again).
         """
-        outcome = self.db.run(lambda conn: self._commit(conn, int(txn_id)), what=f"commit txn {txn_id}")
+        attempts = 0
+
+        def work(conn: Connection) -> CommitResult | _Conflict:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:  # the connection dropped during an earlier attempt: did its COMMIT reach the server?
+                applied = _applied_commit(conn, int(txn_id))
+                if applied is not None:
+                    log.warning("commit of transaction %s was applied before the connection was lost; "
+                                "not applying it again", txn_id)
+                    return applied
+            return self._commit(conn, int(txn_id))
+
+        outcome = self.db.run(work, what=f"commit txn {txn_id}")
         if isinstance(outcome, _Conflict):
             log.info("%s", outcome.message())
             raise WriteConflictError(outcome.message())

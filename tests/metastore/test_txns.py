@@ -152,6 +152,33 @@ def test_commit_of_compaction_txn_sets_queue_watermark_and_copies_nothing(db, st
     store.commit(writer)
 
 
+def test_commit_whose_reply_was_lost_succeeds_once(db, store, monkeypatch):
+    """The server applied the COMMIT but the connection dropped before the reply (found by the reliability suite
+    with pg_terminate_backend): the retried unit of work must report the commit done, applied once — not raise
+    "already committed", which tells the client its data was not written."""
+    (t,) = _open(store)
+    store.add_write_components(t, "db", "t", ["p=1"], UPDATE)
+    dialect = db.engine.dialect
+    apply_commit = dialect.do_commit
+    dropped: list[int] = []
+
+    def commit_then_drop(dbapi_connection) -> None:
+        apply_commit(dbapi_connection)
+        if not dropped:
+            dropped.append(t)
+            raise dialect.loaded_dbapi.OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(dialect, "do_commit", commit_then_drop)
+    result = store.commit(t)
+    assert dropped == [t]
+    assert _state(db, t) == "c"
+    assert result.commit_id is not None and result.commit_id >= t
+    assert _rows(db, sa.select(COMPLETED_TXN_COMPONENTS.c.CTC_TXNID)) == [(t,)]  # applied once
+    assert _rows(db, sa.select(WRITE_SET.c.WS_TXNID, WRITE_SET.c.WS_COMMIT_ID)) == [(t, result.commit_id)]
+    with pytest.raises(TxnStateError, match="already committed"):  # a genuine second commit is still refused
+        store.commit(t)
+
+
 # --- write-set conflicts ----------------------------------------------------------------------------------
 
 
