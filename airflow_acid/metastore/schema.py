@@ -36,6 +36,7 @@ Id = BigInteger().with_variant(Integer(), "sqlite")
 DB_NAME = String(128)
 TABLE_NAME = String(256)
 PART_NAME = String(767)
+"""Partition names; on MySQL/MariaDB migration 0003 gives these columns a binary no-pad collation (byte-exact, as Hive)."""
 # MariaDB/MySQL cap index keys at 3072 bytes (utf8mb4: 4 bytes a character): index prefixes there.
 _MYSQL_ENTITY_PREFIX = {"mysql_length": {"CTC_DATABASE": 128, "CTC_TABLE": 256, "CTC_PARTITION": 300}}
 
