@@ -1,0 +1,153 @@
+"""Injected faults, each ending in a consistent state with no committed data lost (issue 9).
+
+Every test builds a table with a known history (the ledger), injects one fault, runs the recovery an operator's
+schedule would run (housekeeping past hive.txn.timeout, revoke, retry, cleaning) and checks the end state: the
+table reads exactly the committed rows, no output of a failed attempt is left or visible, the queue rows end as
+Hive would leave them, and nothing outside the table location changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from airflow_acid.compactor.runners import SparkSubmitRunner
+from airflow_acid.compactor.worker import WorkerStatus
+from airflow_acid.metastore.codes import CompactionState, TxnState
+from airflow_acid.spark.submit import SparkSubmitOptions
+from airflow_acid.spark.units import FAULT_DELAY_ENV, TMP_PREFIX
+from tests.reliability.fault_env import Scene, check, check_rows, dirs_of_txn
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = predicate()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def _group_members(pgid: int) -> list[psutil.Process]:
+    members = []
+    for p in psutil.process_iter():
+        try:
+            if os.getpgid(p.pid) == pgid and p.status() != psutil.STATUS_ZOMBIE:
+                members.append(p)
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue
+    return members
+
+
+def _spark_submit_group() -> int | None:
+    """The process group of the spark-submit this process started (it leads its own session)."""
+    for child in psutil.Process().children():
+        try:
+            if os.getpgid(child.pid) == child.pid and "spark" in " ".join(child.cmdline()).lower():
+                return child.pid
+        except (ProcessLookupError, psutil.NoSuchProcess):
+            continue
+    return None
+
+
+# --- 1. spark-submit killed mid-job --------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+def test_spark_submit_killed_mid_job_then_retried(empty_db_url, tmp_path, monkeypatch, reliability_summary):
+    summary = reliability_summary
+    scene = Scene.build(empty_db_url, tmp_path / "area", summary)
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    runner = SparkSubmitRunner(SparkSubmitOptions(master="local[1]"), workdir=str(tmp_path / "jobs"), timeout_s=300)
+    monkeypatch.setenv(FAULT_DELAY_ENV, "120")  # each work unit sleeps after writing its output: a kill lands mid-job
+    cq = scene.enqueue("major")
+    outcomes = []
+    worker = threading.Thread(target=lambda: outcomes.append(scene.worker(runner).run_next()))
+    worker.start()
+    try:
+        _wait_for(lambda: list(Path(scene.location).glob(f"{TMP_PREFIX}*/*/bucket_*")), 240,
+                  "the Spark job to write its first bucket file")
+        pgid = _spark_submit_group()
+        assert pgid is not None, "spark-submit is not running"
+        os.killpg(pgid, signal.SIGKILL)
+        summary.add("faults_injected")
+        worker.join(120)
+    finally:
+        leftover = _spark_submit_group()
+        if leftover is not None:  # the test failed before its kill: do not leave a job sleeping
+            os.killpg(leftover, signal.SIGKILL)
+    assert not worker.is_alive(), "the worker did not notice the killed job"
+    (outcome,) = outcomes
+    check(summary, outcome.status == WorkerStatus.FAILED and "code -9" in (outcome.message or ""),
+          f"killed job: outcome {outcome}")
+    summary.error("SparkSubmitError")
+    failed = outcome.txn_id
+    check(summary, _wait_for(lambda: not _group_members(pgid), 20, "the killed job's processes to go") is True,
+          "processes of the killed spark-submit survived")
+    check(summary, scene.ms.txns.txn_state(failed) is TxnState.ABORTED, f"txn {failed} of the killed job not aborted")
+    check(summary, scene.history_states([cq]) == [CompactionState.FAILED], f"row {cq} not 'failed'")
+    scene.final_check([failed], "after the killed job")
+    # The retry (a new request, as the Initiator or an operator would make) succeeds through spark-submit.
+    monkeypatch.delenv(FAULT_DELAY_ENV)
+    retry = scene.compact("major", runner)
+    check(summary, scene.clean() == ["cleaned"], "the retried compaction was not cleaned")
+    check(summary, scene.history_states([cq, retry.compaction_id]) == [CompactionState.FAILED,
+                                                                        CompactionState.SUCCEEDED],
+          "history after the retry")
+    scene.final_check([failed], "after retry and cleaning", clean_dirs=list(retry.outputs))
+
+
+# --- 2. worker process killed between job success and commit ------------------------------------------------
+
+
+@pytest.mark.parametrize("empty_db_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("point,kind", [("job_done", "major"), ("marked", "minor")])
+def test_worker_killed_between_job_and_commit(empty_db_url, point, kind, tmp_path, reliability_summary):
+    summary = reliability_summary
+    scene = Scene.build(empty_db_url, tmp_path / "area", summary)
+    ms = scene.ms
+    cq = scene.enqueue(kind)
+    child = subprocess.run([sys.executable, "-m", "tests.reliability.fault_worker_child", empty_db_url, point],
+                           cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert child.returncode == -signal.SIGKILL, child.stderr[-3000:]
+    summary.add("faults_injected")
+    row = ms.compactions.get(cq)
+    dead = row.txn_id
+    expected_state = CompactionState.WORKING if point == "job_done" else CompactionState.READY_FOR_CLEANING
+    check(summary, row.state is expected_state and ms.txns.txn_state(dead) is TxnState.OPEN,
+          f"after the kill at {point}: row {row.state}, txn {dead} {ms.txns.txn_state(dead)}")
+    check(summary, bool(dirs_of_txn(scene.location, dead)), f"the job of txn {dead} left no output")
+    check_rows(summary, scene.ledger, f"with the dead worker's output in place ({point})")
+    check(summary, scene.clean() == [], "the Cleaner acted on a row whose compactor txn is still open")
+    check(summary, dead in scene.housekeep_dead(), f"the HouseKeeper did not abort the dead txn {dead}")
+    check_rows(summary, scene.ledger, f"after the dead txn was aborted ({point})")
+    if point == "job_done":
+        # hive.compactor.worker.timeout revokes the row; the next worker runs the same request again.
+        rerun = scene.worker(conf=dataclasses.replace(ms.conf, worker_timeout_s=0.001)).run_next()
+        check(summary, rerun is not None and rerun.compaction_id == cq and rerun.status == WorkerStatus.COMPACTED,
+              f"revoked row {cq} was not re-run: {rerun}")
+        summary.add("compactions")
+        rows = [cq]
+    else:
+        # The row was marked compacted but C aborted: the Cleaner fails it; a new request compacts again.
+        check(summary, scene.clean() == ["failed"], "the Cleaner did not fail the row of the aborted compactor txn")
+        rerun = scene.compact(kind)
+        rows = [cq, rerun.compaction_id]
+    check(summary, scene.clean() == ["cleaned"], "the re-run compaction was not cleaned")
+    expected = [CompactionState.SUCCEEDED] if point == "job_done" else [CompactionState.FAILED,
+                                                                         CompactionState.SUCCEEDED]
+    check(summary, scene.history_states(rows) == expected, f"history {scene.history_states(rows)} != {expected}")
+    scene.final_check([dead], f"after recovery from a kill at {point}", clean_dirs=list(rerun.outputs))
