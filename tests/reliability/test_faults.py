@@ -19,13 +19,15 @@ from pathlib import Path
 
 import psutil
 import pytest
+import sqlalchemy as sa
 
 from airflow_acid.compactor.runners import SparkSubmitRunner
 from airflow_acid.compactor.worker import WorkerStatus
 from airflow_acid.metastore.codes import CompactionState, TxnState
 from airflow_acid.spark.submit import SparkSubmitOptions
 from airflow_acid.spark.units import FAULT_DELAY_ENV, TMP_PREFIX
-from tests.reliability.fault_env import Scene, check, check_rows, dirs_of_txn
+from tests.reliability.fault_env import TABLE, Scene, check, check_rows, dirs_of_txn
+from tests.reliability.fault_pg import MOMENTS, BackendKiller, intercept_first_commit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -151,3 +153,65 @@ def test_worker_killed_between_job_and_commit(empty_db_url, point, kind, tmp_pat
                                                                          CompactionState.SUCCEEDED]
     check(summary, scene.history_states(rows) == expected, f"history {scene.history_states(rows)} != {expected}")
     scene.final_check([dead], f"after recovery from a kill at {point}", clean_dirs=list(rerun.outputs))
+
+
+# --- 3. the metastore connection dropped during a commit ------------------------------------------------------
+
+
+def _completed_components(scene: Scene, txn_id: int) -> int:
+    from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS as CTC
+
+    return scene.ms.db.run(lambda conn: conn.execute(
+        sa.select(sa.func.count()).select_from(CTC).where(CTC.c.CTC_TXNID == txn_id)).scalar_one())
+
+
+@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_backend_terminated_during_a_writers_commit(empty_db_url, moment, tmp_path, reliability_summary):
+    """Before the COMMIT reached the server the retry applies it; after, the retry recognises it as applied. Either
+    way the client is told "committed" and the rows are there exactly once."""
+    summary = reliability_summary
+    scene = Scene.build(empty_db_url, tmp_path / "area", summary, batches=1)
+    killer = BackendKiller(empty_db_url)
+    try:
+        seen = intercept_first_commit(scene.ms, killer, moment)
+        txn = scene.wh.transaction()
+        txn.insert(TABLE, [{"id": 100, "name": "written during the fault"}])
+        txn.commit()
+        summary.add("faults_injected")
+        summary.add(f"commits_recovered_{moment}_backend_terminated")
+    finally:
+        killer.dispose()
+    check(summary, seen == [txn.txn_id] and len(killer.terminated) == 1, f"fault not injected: {seen}")
+    check(summary, txn.state == "committed" and scene.ms.txns.txn_state(txn.txn_id) is TxnState.COMMITTED,
+          f"client state {txn.state!r}, metastore {scene.ms.txns.txn_state(txn.txn_id)}")
+    scene.ledger.rows[100] = "written during the fault"
+    summary.add("transactions_committed")
+    check(summary, _completed_components(scene, txn.txn_id) == 1, "the commit was not applied exactly once")
+    scene.final_check([], f"after a writer's commit lost its connection ({moment})")
+
+
+@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_backend_terminated_during_a_compactors_commit(empty_db_url, moment, tmp_path, reliability_summary):
+    summary = reliability_summary
+    scene = Scene.build(empty_db_url, tmp_path / "area", summary)
+    killer = BackendKiller(empty_db_url)
+    cq = scene.enqueue("major")
+    try:
+        seen = intercept_first_commit(scene.ms, killer, moment)
+        outcome = scene.worker().run_next()
+        summary.add("faults_injected")
+    finally:
+        killer.dispose()
+    check(summary, seen == [outcome.txn_id] and len(killer.terminated) == 1, f"fault not injected: {seen}")
+    check(summary, outcome.status == WorkerStatus.COMPACTED, f"compaction after the dropped commit: {outcome}")
+    summary.add("compactions")
+    row = scene.ms.compactions.get(cq)
+    check(summary, row.state is CompactionState.READY_FOR_CLEANING and row.next_txn_id is not None
+          and scene.ms.txns.txn_state(outcome.txn_id) is TxnState.COMMITTED, f"row after the commit: {row}")
+    check_rows(summary, scene.ledger, f"after the compactor's commit lost its connection ({moment})")
+    check(summary, scene.clean() == ["cleaned"], "the compaction was not cleaned")
+    check(summary, scene.history_states([cq]) == [CompactionState.SUCCEEDED], "history")
+    scene.final_check([], f"after the compactor's commit lost its connection ({moment})",
+                      clean_dirs=list(outcome.outputs))
