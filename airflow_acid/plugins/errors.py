@@ -1,0 +1,94 @@
+"""Errors become answers, never tracebacks: each known failure gets a status and a message that names the thing and
+what to do — JSON (``{"detail": …}``) under ``/api/``, an error page elsewhere; an anonymous browser asking for a
+page is sent to Airflow's login page."""
+
+from __future__ import annotations
+
+import logging
+
+import sqlalchemy.exc
+from airflow.sdk.exceptions import AirflowNotFoundException
+from fastapi import FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from airflow_acid.errors import AcidClientError
+from airflow_acid.hooks.metastore import AcidMetastoreConnectionError, AcidMetastoreHook
+from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, MetastoreUnavailableError, NoSuchObjectError
+from airflow_acid.plugins.templating import render, roots
+
+log = logging.getLogger(__name__)
+
+CONNECTION_HINT = f"check the {AcidMetastoreHook.default_conn_name!r} connection (Admin → Connections)"
+_MISSING_SCHEMA = ("no such table", "doesn't exist", "does not exist", "undefinedtable")
+HANDLED = (AcidMetastoreConnectionError, AirflowNotFoundException, MetastoreError, AcidClientError,
+           sqlalchemy.exc.SQLAlchemyError, ValueError)
+
+
+def wants_json(request: Request) -> bool:
+    """API routes answer JSON; pages answer HTML."""
+    root, _ = roots(request)
+    path = request.scope.get("path", "")
+    return path[len(root):].startswith("/api/") if path.startswith(root) else path.startswith("/api/")
+
+
+def describe(exc: Exception) -> tuple[int, str]:
+    """(HTTP status, message) for an error raised while serving a request."""
+    if isinstance(exc, (AcidMetastoreConnectionError, AirflowNotFoundException)):
+        return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore connection is not usable: {exc}"
+    if isinstance(exc, NoSuchObjectError):
+        return status.HTTP_404_NOT_FOUND, str(exc)
+    if isinstance(exc, (InvalidInputError, AcidClientError, ValueError)):
+        return status.HTTP_400_BAD_REQUEST, str(exc)
+    if isinstance(exc, MetastoreUnavailableError):
+        return status.HTTP_503_SERVICE_UNAVAILABLE, f"{exc}; {CONNECTION_HINT}"
+    if isinstance(exc, sqlalchemy.exc.SQLAlchemyError):
+        orig = getattr(exc, "orig", None) or exc
+        first_line = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+        if any(marker in first_line.lower() for marker in _MISSING_SCHEMA):
+            return (status.HTTP_503_SERVICE_UNAVAILABLE,
+                    f"the ACID metastore has no schema yet ({first_line}); run `airflow-acid init --metastore-url …` "
+                    "against it, or " + CONNECTION_HINT)
+        return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore database failed: {first_line}; {CONNECTION_HINT}"
+    return status.HTTP_409_CONFLICT, str(exc)  # other MetastoreErrors: a state conflict (txn closed, lock held)
+
+
+def error_response(request: Request, status_code: int, message: str) -> Response:
+    if wants_json(request):
+        return JSONResponse({"detail": message}, status_code=status_code)
+    return render(request, "error.html", {"status_code": status_code, "message": message}, status_code=status_code)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if exc.status_code == status.HTTP_401_UNAUTHORIZED and not wants_json(request):
+            from airflow.api_fastapi.app import get_auth_manager
+
+            _, airflow = roots(request)
+            here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            login = get_auth_manager().get_url_login(next_url=here)
+            return RedirectResponse(f"{airflow}{login}", status.HTTP_303_SEE_OTHER)
+        if wants_json(request):
+            return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=exc.headers)
+        return error_response(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
+        if wants_json(request):
+            return JSONResponse({"detail": exc.errors()}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}" for e in exc.errors())
+        return error_response(request, status.HTTP_422_UNPROCESSABLE_CONTENT, problems)
+
+    async def known_failure(request: Request, exc: Exception) -> Response:
+        status_code, message = describe(exc)
+        if status_code >= 500:
+            log.warning("ACID console: %s %s failed: %s", request.method, request.url.path, message)
+        return error_response(request, status_code, message)
+
+    # Known failures only: anything else is a bug and keeps its traceback (a plain 500).
+    for known in HANDLED:
+        app.add_exception_handler(known, known_failure)

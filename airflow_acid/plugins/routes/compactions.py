@@ -1,0 +1,85 @@
+"""The compaction queue and history (SHOW COMPACTIONS with its filters and Hive's 20 columns), and compaction
+requests (ALTER TABLE … COMPACT), queued directly in the metastore by :func:`request_compaction`."""
+
+from __future__ import annotations
+
+import re
+import socket
+from dataclasses import asdict
+from typing import Annotated, Any, Literal
+
+from airflow.api_fastapi.core_api.security import GetUserDep
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+from pydantic import BaseModel, Field
+
+from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.metastore.compactions import ShowCompactionsRow
+from airflow_acid.operations import request_compaction
+from airflow_acid.plugins.routes import Filters, WarehouseDep
+from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
+from airflow_acid.plugins.templating import render
+from airflow_acid.warehouse import AcidWarehouse
+
+QUEUED_STATES = frozenset(s.display for s in CompactionState if s.is_queued)
+STATES = [s.display for s in CompactionState]
+TYPES = [t.display.lower() for t in CompactionType]
+
+router = APIRouter(dependencies=[authenticated])
+
+
+class CompactionFilters(Filters):
+    """SHOW COMPACTIONS [DATABASE db] [tbl [PARTITION (…)]] [POOL p] [TYPE t] [STATUS s] … LIMIT n."""
+
+    database: str | None = None
+    table: str | None = None
+    partition: str | None = None
+    state: str | None = Field(None, description=f"one of {', '.join(STATES)}")
+    type: str | None = Field(None, description="major, minor, …")
+    pool: str | None = None
+    limit: int = Field(200, ge=1, le=10_000)
+
+
+class CompactionRequestBody(BaseModel):
+    """ALTER TABLE ``database``.``table`` [PARTITION (``partition``)] COMPACT ``type``."""
+
+    database: str = Field("default", min_length=1, max_length=128)
+    table: str = Field(..., min_length=1, max_length=256)
+    partition: str | None = Field(None, description="Hive partition name, e.g. ds=2024-01-01 (empty: whole table)")
+    type: Literal["minor", "major"] = "major"
+
+
+def show_compactions(warehouse: AcidWarehouse, f: CompactionFilters) -> list[ShowCompactionsRow]:
+    return warehouse.metastore.compactions.show_compactions(
+        db=f.database, table=f.table, partition=f.partition, state=f.state, type=f.type, pool=f.pool, limit=f.limit)
+
+
+def initiator_id(user: str) -> str:
+    """``<host>-ui:<user>``: SHOW COMPACTIONS splits it into initiator host and id, naming who asked."""
+    return f"{socket.gethostname()}-ui:{re.sub(r'[^A-Za-z0-9_.@:]', '_', user)}"[:128]
+
+
+@router.get("/api/compactions")
+def compactions_json(filters: Annotated[CompactionFilters, Query()], warehouse: WarehouseDep) -> dict[str, Any]:
+    """SHOW COMPACTIONS as JSON: Hive's column names, times in epoch ms, most recently active first."""
+    rows = show_compactions(warehouse, filters)
+    return {"columns": ShowCompactionsRow.columns(), "compactions": [asdict(r) for r in rows]}
+
+
+@router.post("/api/compactions", dependencies=[may_request_compaction, csrf_protected])
+def request_compaction_json(body: CompactionRequestBody, user: GetUserDep, warehouse: WarehouseDep) -> dict[str, Any]:
+    """Queue a compaction; ``accepted`` is false when Hive's rules refused it (the messages say why)."""
+    results = request_compaction(warehouse, f"{body.database}.{body.table}", (body.partition or "").strip() or None,
+                                 body.type, initiator_id=initiator_id(user.get_name()))
+    return {"accepted": any(r.compaction_id is not None for r in results), "results": [r.to_dict() for r in results]}
+
+
+@router.get("/compactions", response_class=HTMLResponse)
+def compactions_page(request: Request, user: GetUserDep, filters: Annotated[CompactionFilters, Query()],
+                     warehouse: WarehouseDep) -> HTMLResponse:
+    rows = show_compactions(warehouse, filters)
+    return render(request, "compactions.html", {
+        "filters": filters, "states": STATES, "types": TYPES,
+        "queue": [r for r in rows if r.state in QUEUED_STATES],
+        "history": [r for r in rows if r.state not in QUEUED_STATES],
+        "may_request": user_may_request(request, user), "request_defaults": filters})

@@ -1,0 +1,57 @@
+"""Who may use the ACID console. Airflow does not authenticate plugin apps, so every route depends on Airflow's
+own security dependencies: a logged-in user for everything, permission to run ``acid_manual_compaction`` for
+requesting a compaction, and a same-origin JSON request for anything that changes state (CSRF)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
+from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
+from airflow.api_fastapi.core_api.security import requires_access_dag, requires_authenticated
+from fastapi import Depends, HTTPException, Request, status
+
+MANUAL_DAG_ID = "acid_manual_compaction"
+
+authenticated = Depends(requires_authenticated())
+"""Any logged-in Airflow user (the UI's ``_token`` cookie or an ``Authorization: Bearer`` token)."""
+
+_may_run_manual_dag = requires_access_dag("POST", DagAccessEntity.RUN, MANUAL_DAG_ID)
+may_request_compaction = Depends(_may_run_manual_dag)
+"""Permission to start runs of ``acid_manual_compaction``: requesting a compaction is the same act."""
+
+
+def user_may_request(request: Request, user: BaseUser) -> bool:
+    """Whether ``user`` passes :data:`may_request_compaction` (pages show the form disabled otherwise)."""
+    try:
+        _may_run_manual_dag(request, user)
+    except HTTPException as exc:
+        if exc.status_code == status.HTTP_403_FORBIDDEN:
+            return False
+        raise
+    return True
+
+
+def same_origin_json(request: Request) -> None:
+    """CSRF guard for state-changing routes.
+
+    The UI's session cookie is SameSite=Lax, so cross-site form posts arrive without it; on top of that a request
+    must be JSON (an HTML form cannot send ``application/json`` without a CORS preflight this app never grants) and,
+    when the browser says where it comes from (``Sec-Fetch-Site``, ``Origin``), come from this site's own pages.
+    Scripts using a bearer token send neither header and are not affected.
+    """
+    media_type = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
+                            "send the request as JSON (Content-Type: application/json)")
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site not in ("same-origin", "none"):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"cross-site request refused (Sec-Fetch-Site: {fetch_site})")
+    origin = request.headers.get("origin")
+    if origin is not None:
+        hosts = {request.headers.get("host"), request.headers.get("x-forwarded-host")} - {None}
+        if origin == "null" or urlsplit(origin).netloc not in hosts:
+            raise HTTPException(status.HTTP_403_FORBIDDEN, f"cross-origin request refused (Origin: {origin})")
+
+
+csrf_protected = Depends(same_origin_json)

@@ -1,0 +1,77 @@
+"""The overview at a glance: queue, transaction and lock counts, and one line per table rolled up from the
+per-partition health rows of :mod:`airflow_acid.operations.health`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from airflow_acid.metastore.codes import CompactionState, LockState, TxnState
+from airflow_acid.operations import PartitionHealth, warehouse_health
+from airflow_acid.warehouse import AcidWarehouse
+
+
+@dataclass
+class TableSummary:
+    """One table's partitions added up; the worst delta/base ratio; what compaction is doing now."""
+
+    database: str
+    table: str
+    partitions: int = 0
+    deltas: int = 0
+    delete_deltas: int = 0
+    delta_bytes: int = 0
+    base_bytes: int = 0
+    max_delta_base_ratio: float | None = None
+    obsolete_dirs: int = 0
+    aborted_dirs: int = 0
+    aborted_txns: int = 0
+    current_compactions: list[str] = field(default_factory=list)
+    last_compaction: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, row: PartitionHealth) -> None:
+        self.partitions += 1
+        self.deltas += row.deltas
+        self.delete_deltas += row.delete_deltas
+        self.delta_bytes += row.delta_bytes
+        self.base_bytes += row.base_bytes
+        if row.delta_base_ratio is not None:
+            self.max_delta_base_ratio = max(self.max_delta_base_ratio or 0.0, row.delta_base_ratio)
+        self.obsolete_dirs += row.obsolete_dirs
+        self.aborted_dirs += row.aborted_dirs
+        self.aborted_txns += row.aborted_txns
+        if row.current_compaction:
+            self.current_compactions.append(row.current_compaction)
+        if row.last_compaction is not None and (self.last_compaction is None
+                                                or row.last_compaction.id > self.last_compaction["id"]):
+            self.last_compaction = asdict(row.last_compaction)
+        if row.error:
+            self.errors.append(row.error)
+
+
+def table_summaries(rows: list[PartitionHealth]) -> list[TableSummary]:
+    """Per-table totals, in the order the tables first appear."""
+    tables: dict[tuple[str, str], TableSummary] = {}
+    for row in rows:
+        key = (row.database, row.table)
+        tables.setdefault(key, TableSummary(*key)).add(row)
+    return list(tables.values())
+
+
+def overview(warehouse: AcidWarehouse, database: str | None = None) -> dict[str, Any]:
+    """Counts of queued compactions by state, failures kept in the history, transactions, locks; table totals."""
+    ms = warehouse.metastore
+    queued = {s.display: len(ms.compactions.find(state=s)) for s in CompactionState if s.is_queued}
+    txns = Counter(t.state for t in ms.txns.show_transactions())
+    locks = Counter(lock.lock_state for lock in ms.locks.show_locks())
+    return {
+        "databases": ms.catalog.list_databases(),
+        "database": database,
+        "queue": queued,
+        "failed": len(ms.compactions.find(state=CompactionState.FAILED)),
+        "transactions": {"open": txns[TxnState.OPEN], "aborted": txns[TxnState.ABORTED]},
+        "locks": {"acquired": locks[LockState.ACQUIRED.display], "waiting": locks[LockState.WAITING.display]},
+        "tables": [asdict(t) for t in table_summaries(warehouse_health(warehouse, database))],
+    }
