@@ -1,16 +1,33 @@
-"""The ``airflow-acid`` command line: metastore set-up and the end-to-end demo."""
+"""The ``airflow-acid`` command line: metastore set-up, the demo, Hive's ACID statements (``sql``), table health,
+"why (not) compacted", and the Cleaner. Every reporting command prints rich tables, or JSON with ``--json``.
+
+Exit codes: 0 done, 1 the metastore or warehouse refused (unknown table, bad partition spec, invalid property,
+unknown id, a compaction that failed while waiting), 2 a statement that is malformed or not supported.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
+from rich.filesize import decimal as human_size
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
 
 from airflow_acid import __version__
 
 METASTORE_URL_ENV = "AIRFLOW_ACID_METASTORE_URL"
 console = Console(width=None if Console().is_terminal else 160)
+err_console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 160)
 
 
 def _metastore(url: str | None, warehouse: Path | None = None):
@@ -64,6 +81,299 @@ def status(warehouse: Path, metastore_url: str | None) -> None:
 
     with _metastore(metastore_url, warehouse) as ms:
         show_status(ms, warehouse.resolve(), console)
+
+
+# --- warehouse access shared by the operator commands -------------------------------------------------------------
+
+
+def warehouse_options(command: Callable) -> Callable:
+    """--metastore-url, --warehouse and --json."""
+    command = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(command)
+    command = click.option(
+        "--warehouse", type=click.Path(file_okay=False, path_type=Path), default=None,
+        help="Warehouse folder (default: $AIRFLOW_ACID_HOME/warehouse). Without --metastore-url, a metastore.db "
+             "inside it (the demo's layout) is used if present.")(command)
+    return click.option(
+        "--metastore-url", envvar=METASTORE_URL_ENV, default=None,
+        help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}); default: the embedded SQLite metastore "
+             "($AIRFLOW_ACID_HOME/metastore.db).")(command)
+
+
+class _Failure(Exception):
+    """Stop the command: print ``message`` on stderr and exit with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _handles_errors(command: Callable) -> Callable:
+    """Turn the errors users can hit into one line on stderr and exit code 1 (2 for statement errors)."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from airflow_acid.statements import USER_ERRORS, StatementError
+
+        try:
+            return command(*args, **kwargs)
+        except _Failure as exc:
+            _exit(str(exc), exc.code)
+        except StatementError as exc:
+            _exit(str(exc), 2)
+        except USER_ERRORS as exc:
+            _exit(str(exc), 1)
+
+    return wrapper
+
+
+def _exit(message: str, code: int) -> None:
+    err_console.print(Text(f"Error: {message}", style="red"), soft_wrap=True)
+    raise click.exceptions.Exit(code)
+
+
+@contextmanager
+def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterator[Any]:
+    """The warehouse and metastore the options name; the embedded default metastore is created on first use, a
+    named one must already have the schema (``airflow-acid init``)."""
+    from airflow_acid.metastore import Metastore
+    from airflow_acid.metastore.conf import MetastoreConf
+    from airflow_acid.metastore.init import current_revision, head_revision
+    from airflow_acid.warehouse import AcidWarehouse
+
+    embedded = metastore_url is None
+    if embedded and warehouse is not None and (warehouse / "metastore.db").is_file():
+        metastore_url, embedded = f"sqlite:///{(warehouse / 'metastore.db').resolve()}", False
+    try:
+        conf = MetastoreConf.from_env()
+    except ValueError as exc:
+        raise _Failure(f"bad setting in the environment: {exc}") from None
+    ms = Metastore(metastore_url, conf)
+    try:
+        revision, head = current_revision(ms.db), head_revision()
+        if revision != head:
+            if embedded:
+                ms.init()
+            else:
+                state = "has no airflow-acid schema" if revision is None else \
+                    f"is at schema revision {revision}, this version needs {head}"
+                raise _Failure(f"the metastore at {ms.url} {state}; run: airflow-acid init --metastore-url <url>")
+        wh = AcidWarehouse(ms, warehouse, init=False)
+        yield wh
+    finally:
+        ms.close()
+
+
+def _echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, indent=2, default=str))
+
+
+def _table(title: str | None, columns: list[str], rows: list[list[Any]]) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(v if isinstance(v, Text) else Text("" if v is None else str(v)) for v in row))
+    return table
+
+
+def _show(table: Table) -> None:
+    """Print a table at its natural width (wide ones are not squashed; the terminal wraps them, as beeline's do)."""
+    needed = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    target = console if needed <= console.width else \
+        Console(file=console.file, width=needed, force_terminal=console.is_terminal, no_color=console.no_color)
+    target.print(table)
+
+
+def _say(text: str, style: str | None = None) -> None:
+    console.print(Text(text, style=style or ""), soft_wrap=True)
+
+
+# --- sql ----------------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("statement", required=False)
+@click.option("-f", "--file", "script", type=click.File("r"), default=None,
+              help="Read the statements from a file ('-' for stdin), like hive -f.")
+@click.option("--wait-timeout", type=float, default=None, metavar="SECONDS",
+              help="Stop an AND WAIT after this long (the compaction stays queued); default: wait until it ends.")
+@click.option("--vertical", is_flag=True, help="One block of 'column value' lines per row (for wide results).")
+@warehouse_options
+@_handles_errors
+def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical: bool, metastore_url: str | None,
+        warehouse: Path | None, as_json: bool) -> None:
+    """Run Hive statements: SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ABORT TRANSACTIONS /
+    COMPACTIONS, CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES, DESCRIBE [FORMATTED].
+
+    STATEMENT may hold several statements separated by ';'. Without it they are read from --file or stdin.
+    All statements are parsed before the first one runs; they run in order and stop at the first failure.
+    """
+    from airflow_acid.statements import StatementExecutor, parse_statements
+
+    if statement is None or statement == "-":
+        stream = script or click.get_text_stream("stdin")
+        if statement is None and script is None and stream.isatty():
+            raise _Failure("give a statement, --file FILE, or pipe statements into stdin", 2)
+        statement = stream.read()
+    elif script is not None:
+        raise _Failure("give either a STATEMENT argument or --file, not both", 2)
+    statements = parse_statements(statement)
+    results: list[dict[str, Any]] = []
+    with _open_warehouse(metastore_url, warehouse) as wh:
+        executor = StatementExecutor(wh, wait_timeout_s=wait_timeout,
+                                     on_wait=lambda line: err_console.print(Text(line, style="dim")))
+        try:
+            for parsed in statements:
+                result = executor.run(parsed)
+                results.append(result.to_dict())
+                if not as_json:
+                    _print_result(result, vertical)
+                if result.failed:
+                    raise _Failure(f"{result.statement} did not succeed (see above)")
+        finally:
+            if as_json:
+                _echo_json(results)
+
+
+def _print_result(result: Any, vertical: bool = False) -> None:
+    if result.columns and vertical:
+        for number, row in enumerate(result.text_rows(), 1):
+            table = _table(f"{result.statement} row {number}", ["column", "value"], list(zip(result.columns, row)))
+            table.show_header = False
+            _show(table)
+    elif result.columns:
+        _show(_table(result.statement, result.columns, result.text_rows()))
+    if result.columns and not result.rows:
+        _say(f"{result.statement}: no rows", "dim")
+    for message in result.messages:
+        _say(message, "red" if result.failed else None)
+
+
+# --- health -------------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("table", required=False)
+@click.option("--database", default=None, help="Only the tables of this database.")
+@warehouse_options
+@_handles_errors
+def health(table: str | None, database: str | None, metastore_url: str | None, warehouse: Path | None,
+           as_json: bool) -> None:
+    """Per table/partition: base, deltas and delete deltas, delta/base ratio, obsolete and aborted directories,
+    aborted transactions, the queued and the last compaction. TABLE is [db.]table; default: every ACID table."""
+    from airflow_acid.compactor.settings import CompactorSettingsError, table_thresholds
+    from airflow_acid.operations import table_health, warehouse_health
+
+    if table is not None and database is not None:
+        raise _Failure("give either TABLE or --database, not both", 2)
+    with _open_warehouse(metastore_url, warehouse) as wh:
+        rows = table_health(wh, table) if table is not None else warehouse_health(wh, database)
+        if as_json:
+            _echo_json([r.to_dict() for r in rows])
+            return
+        if not rows:
+            _say("nothing to show: no transactional table" + (f" in database {database}" if database else "") +
+                 (" has partitions yet" if table else " with data directories yet"), "dim")
+            return
+        limits: dict[str, tuple[int, float] | None] = {}
+        for r in rows:
+            name = f"{r.database}.{r.table}"
+            if name not in limits:
+                try:
+                    t = table_thresholds(wh.conf, wh.table(name).properties, table=name)
+                    limits[name] = (t.delta_num_threshold, t.delta_pct_threshold)
+                except CompactorSettingsError:
+                    limits[name] = None
+        _show(_health_table(rows, limits))
+
+
+def _health_table(rows: list[Any], limits: dict[str, tuple[int, float] | None]) -> Table:
+    columns = ["table", "partition", "base", "deltas", "delete deltas", "delta bytes", "delta/base", "obsolete",
+               "aborted dirs", "aborted txns", "compaction", "last compaction"]
+    out = []
+    for r in rows:
+        limit = limits.get(f"{r.database}.{r.table}")
+        many = limit is not None and r.deltas + r.delete_deltas > limit[0]
+        big = limit is not None and r.delta_base_ratio is not None and r.delta_base_ratio > limit[1]
+        last = r.last_compaction
+        base = "—" if r.base_write_id is None and not r.base_bytes else \
+            f"{human_size(r.base_bytes)}" + (f" (write id {r.base_write_id})" if r.base_write_id is not None else "")
+        out.append([
+            f"{r.database}.{r.table}", r.partition or "", base,
+            Text(str(r.deltas), style="yellow" if many else ""),
+            Text(str(r.delete_deltas), style="yellow" if many else ""),
+            human_size(r.delta_bytes),
+            Text("—" if r.delta_base_ratio is None else f"{r.delta_base_ratio:.3g}", style="yellow" if big else ""),
+            r.obsolete_dirs, r.aborted_dirs, r.aborted_txns, r.current_compaction or "",
+            Text(r.error, style="red") if r.error else
+            ("" if last is None else Text(f"{last.type} {last.id} {last.state}",
+                                          style="red" if last.state == "failed" else ""))])
+    return _table("table health (yellow: above the compaction thresholds)", columns, out)
+
+
+# --- why ----------------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("table")
+@click.option("--partition", default=None, metavar="'k=v[/k2=v2]'", help="The partition, e.g. 'ds=2024-01-01'.")
+@warehouse_options
+@_handles_errors
+def why(table: str, partition: str | None, metastore_url: str | None, warehouse: Path | None, as_json: bool) -> None:
+    """Why TABLE (or one partition of it) was or was not compacted, and what keeps its old files from being cleaned."""
+    from airflow_acid.operations import explain
+
+    with _open_warehouse(metastore_url, warehouse) as wh:
+        e = explain(wh, table, partition)
+    if as_json:
+        _echo_json(e.to_dict())
+        return
+    console.rule(Text(e.name, style="bold"))
+    for sentence in e.summary:
+        _say(f"• {sentence}")
+    if e.cleanup_blockers:
+        _show(_table("open transactions blocking cleanup",
+                             ["compaction", "txnid", "user", "host", "open for", "why"],
+                             [[b["compaction_id"], b["txn_id"], b["user"], b["host"], f"{b['age_s']:.0f} s", b["why"]]
+                              for b in e.cleanup_blockers]))
+    deletions = [[c["compaction_id"], d["path"], d["reason"]] for c in e.cleanup for d in c["deletions"]]
+    if deletions:
+        _show(_table("the next Cleaner run deletes", ["compaction", "directory", "why"], deletions))
+
+
+# --- cleaner ------------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--dry-run", is_flag=True, help="Only say what would be deleted and why; change nothing.")
+@warehouse_options
+@_handles_errors
+def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | None, as_json: bool) -> None:
+    """Run one Cleaner cycle: delete what compactions and aborted writers made obsolete, once no reader can still
+    need it; list what waits and which open transactions block it."""
+    from airflow_acid.compactor.cleaner import Cleaner
+
+    with _open_warehouse(metastore_url, warehouse) as wh:
+        report = Cleaner(wh.metastore, filesystem=wh.filesystem).run_cycle(dry_run=dry_run)
+    if as_json:
+        _echo_json(dataclasses.asdict(report))
+        return
+    entries = report.entries + report.abort_cleanups + report.waiting
+    if not entries:
+        _say("nothing to clean: no compaction is ready for cleaning and no aborted writes are due", "dim")
+        return
+    _show(_table("Cleaner (dry run: nothing was deleted)" if dry_run else "Cleaner",
+                         ["compaction", "table/partition", "status", "message"],
+                         [[e.compaction_id if e.compaction_id is not None else "aborted writes", e.entity, e.status,
+                           e.message or ""] for e in entries]))
+    deletions = [[e.compaction_id if e.compaction_id is not None else "", d.url, d.reason]
+                 for e in report.entries + report.abort_cleanups for d in e.deletions]
+    if deletions:
+        _show(_table("would delete" if dry_run else "deleted", ["compaction", "directory", "why"], deletions))
+    blockers = [[e.compaction_id, b.txn_id, b.user, b.host, f"{b.age_s:.0f} s", b.why]
+                for e in report.waiting for b in e.blockers]
+    if blockers:
+        _show(_table("open transactions blocking cleanup", ["compaction", "txnid", "user", "host",
+                                                                    "open for", "why"], blockers))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -37,7 +37,7 @@ from airflow_acid.errors import NotTransactionalError, ReadLockError, SchemaMism
 from airflow_acid.heartbeat import Heartbeater
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import (
-    TRANSACTIONAL_PROPERTIES, PartitionInfo, TableInfo,
+    TRANSACTIONAL_PROPERTIES, ColumnInfo, PartitionInfo, TableInfo,
 )
 from airflow_acid.metastore.codes import DataOperation, LockState, LockType, OperationType, TxnType
 from airflow_acid.metastore.conf import MetastoreConf
@@ -54,7 +54,7 @@ DEFAULT_DATABASE = "default"
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """The partition value Hive uses for NULL partition keys."""
 
-ColumnsSpec = Sequence[tuple[str, str]] | Mapping[str, str] | pa.Schema
+ColumnsSpec = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,8 @@ class PartitionTarget:
     spec: dict[str, str] = field(default_factory=dict)
 
 
-def _columns(spec: ColumnsSpec | None) -> list[tuple[str, str]]:
+def _columns(spec: ColumnsSpec | None) -> list[tuple[str, str] | ColumnInfo]:
+    """Columns as the catalog takes them; a ``(name, type, comment)`` triple keeps its comment."""
     if spec is None:
         return []
     if isinstance(spec, pa.Schema):
@@ -78,8 +79,9 @@ def _columns(spec: ColumnsSpec | None) -> list[tuple[str, str]]:
         if isinstance(item, str):
             raise SchemaMismatchError(f"column {item!r} needs a type: give (name, hive type) pairs, a dict or a "
                                       "pyarrow schema")
-        name, typ = item
-        out.append((str(name), typ if isinstance(typ, str) else hive_type(typ, str(name))))
+        name, typ, *comment = item
+        hive = typ if isinstance(typ, str) else hive_type(typ, str(name))
+        out.append(ColumnInfo(str(name), hive, comment[0]) if comment and comment[0] else (str(name), hive))
     return out
 
 
@@ -159,7 +161,7 @@ class AcidWarehouse:
                      location: str | None = None, if_not_exists: bool = False) -> TableInfo:
         """CREATE TABLE … STORED AS ORC TBLPROPERTIES ('transactional'='true', …).
 
-        ``columns`` / ``partition_by``: ``[(name, hive type)]``, ``{name: hive type}`` or a pyarrow schema.
+        ``columns`` / ``partition_by``: ``[(name, hive type[, comment])]``, ``{name: hive type}`` or a pyarrow schema.
         ``bucket_by`` + ``num_buckets``: CLUSTERED BY … INTO n BUCKETS (bucketing_version 2).
         ``transactional_properties="insert_only"`` makes an insert-only (MM) table of plain ORC files.
         """

@@ -183,14 +183,15 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
                        f"{current.worker_id}, started {_when(current.start, now)}).")
         else:
             out.append(f"{current.type.display} compaction {current.id} of {e.name} is queued "
-                       f"{_when(current.enqueue_time, now)} and waits for a worker of pool '{current.pool_name or 'default'}' (the acid_compaction DAG).")
+                       f"{_when(current.enqueue_time, now)} and waits for a worker of pool "
+                       f"'{current.pool_name or 'default'}' (the acid_compaction DAG).")
     if record is None:
         out.append(f"The Initiator has not evaluated {e.name} yet: it only looks at tables and partitions with "
                    "writes committed since its previous cycle.")
     else:
         kind = record.type.display if record.type else ""
-        what = {Outcome.QUEUED: f"queued {kind} compaction {record.compaction_id}", Outcome.NOT_NEEDED: "did not compact it",
-                Outcome.SKIPPED: "skipped it", Outcome.REFUSED: "wanted to compact it but the queue refused",
+        what = {Outcome.QUEUED: f"queued {kind} compaction {record.compaction_id}",
+                Outcome.NOT_NEEDED: "did not compact it", Outcome.SKIPPED: "skipped it", Outcome.REFUSED: "wanted to compact it but the queue refused",
                 Outcome.ERROR: "could not evaluate it"}.get(record.outcome, record.outcome.display)
         out.append(f"The Initiator last looked at {e.name} {_when(record.decided_at, now)} and {what}: "
                    f"{_reason_body(record.reason)}.")

@@ -8,9 +8,11 @@ import shutil
 
 import pyarrow.compute as pc
 import pytest
+import sqlalchemy as sa
 
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.schema import DBS, TABLE_PARAMS, TBLS
 from airflow_acid.warehouse import AcidWarehouse
 from tests.conftest import BACKENDS, _server_database
 
@@ -75,3 +77,13 @@ def crashed_insert(wh: AcidWarehouse, table: str, partition=None) -> int:
     t._written.clear()  # the crash: nothing removes the files
     t.abort()
     return t.txn_id
+
+
+def make_non_transactional(wh: AcidWarehouse, table: str) -> None:
+    """Turn ``table`` into what Hive registers for a plain (non-ACID) table: transactional=false."""
+    db, name = table.split(".")
+    tbl_id = (sa.select(TBLS.c.TBL_ID).join_from(TBLS, DBS, TBLS.c.DB_ID == DBS.c.DB_ID)
+              .where(DBS.c.NAME == db, TBLS.c.TBL_NAME == name).scalar_subquery())
+    wh.metastore.db.run(lambda conn: conn.execute(
+        sa.update(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id, TABLE_PARAMS.c.PARAM_KEY == "transactional")
+        .values(PARAM_VALUE="false")))

@@ -9,9 +9,10 @@ import pytest
 
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.errors import NotTransactionalError
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.operations import LastCompaction, request_compaction, table_health, warehouse_health
-from tests.operations.support import COLUMNS, crashed_insert, delete, inserts, unique
+from tests.operations.support import COLUMNS, crashed_insert, delete, inserts, make_non_transactional, unique
 
 
 def test_partitions_before_and_after_a_compaction(wh):
@@ -55,6 +56,8 @@ def test_ratio_of_an_unpartitioned_table_and_the_warehouse_view(wh):
     table = f"{db}.plain"
     wh.create_table(table, COLUMNS)
     wh.create_table(f"{db}.empty", COLUMNS)
+    wh.create_table(f"{db}.text", COLUMNS)
+    make_non_transactional(wh, f"{db}.text")
     inserts(wh, table, batches=2)
     [queued] = request_compaction(wh, table, None, "major", pool=(pool := unique("pool")))
     Worker(wh.metastore).run_next(pool)
@@ -69,6 +72,8 @@ def test_ratio_of_an_unpartitioned_table_and_the_warehouse_view(wh):
     assert [(r.table, r.partition) for r in rows] == [("empty", None), ("plain", None)]
     assert (rows[0].deltas, rows[0].base_bytes, rows[0].error) == (0, 0, None)
     assert {(r.database, r.table) for r in warehouse_health(wh)} >= {(db, "empty"), (db, "plain")}
+    with pytest.raises(NotTransactionalError, match=f"table {db}.text is not transactional"):
+        table_health(wh, f"{db}.text")
 
 
 def test_unknown_table_or_database(wh):

@@ -1,0 +1,77 @@
+"""DESCRIBE [FORMATTED] rows as Hive prints them: ``col_name, data_type, comment``, with the partition keys under
+``# Partition Information`` and, when FORMATTED, the table's (or partition's) details, parameters and storage."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ColumnInfo, PartitionInfo, TableInfo
+
+COLUMNS = ["col_name", "data_type", "comment"]
+ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+Row = list[str]
+
+
+def describe_rows(info: TableInfo, partition: PartitionInfo | None = None, *, formatted: bool = False) -> list[Row]:
+    """The rows of DESCRIBE (FORMATTED) ``info`` [PARTITION]."""
+    header = ["# col_name", "data_type", "comment"]
+    rows: list[Row] = [header] if formatted else []
+    rows += [_column(c) for c in info.columns]
+    if not formatted:
+        rows += [_column(k) for k in info.partition_keys]
+    if info.partition_keys:
+        rows += [["", "", ""], ["# Partition Information", "", ""], header]
+        rows += [_column(k) for k in info.partition_keys]
+    if formatted:
+        rows += [["", "", ""]]
+        rows += _partition_details(info, partition) if partition is not None else _table_details(info)
+        rows += _storage(info)
+    return rows
+
+
+def _column(c: ColumnInfo) -> Row:
+    return [c.name, c.type, c.comment or ""]
+
+
+def _time(ms: int | None) -> str:
+    if not ms:
+        return "UNKNOWN"
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
+
+
+def _params(title: str, params: dict[str, str]) -> list[Row]:
+    return [[f"{title}:", "", ""]] + [["", key, value] for key, value in sorted(params.items())]
+
+
+def _table_details(info: TableInfo) -> list[Row]:
+    return [["# Detailed Table Information", "", ""],
+            ["Database:", info.database, ""],
+            ["OwnerType:", "USER", ""],
+            ["Owner:", info.owner or "", ""],
+            ["CreateTime:", _time(info.create_time), ""],
+            ["LastAccessTime:", "UNKNOWN", ""],
+            ["Retention:", "0", ""],
+            ["Location:", info.location, ""],
+            ["Table Type:", info.table_type, ""]] + _params("Table Parameters", info.properties)
+
+
+def _partition_details(info: TableInfo, partition: PartitionInfo) -> list[Row]:
+    return [["# Detailed Partition Information", "", ""],
+            ["Partition Value:", "[" + ", ".join(partition.spec.values()) + "]", ""],
+            ["Database:", info.database, ""],
+            ["Table:", info.name, ""],
+            ["CreateTime:", _time(partition.create_time), ""],
+            ["LastAccessTime:", "UNKNOWN", ""],
+            ["Location:", partition.location, ""]] + _params("Partition Parameters", partition.params)
+
+
+def _storage(info: TableInfo) -> list[Row]:
+    return [["", "", ""],
+            ["# Storage Information", "", ""],
+            ["SerDe Library:", ORC_SERDE, ""],
+            ["InputFormat:", ORC_INPUT_FORMAT, ""],
+            ["OutputFormat:", ORC_OUTPUT_FORMAT, ""],
+            ["Compressed:", "No", ""],
+            ["Num Buckets:", str(info.num_buckets if info.bucket_cols else -1), ""],
+            ["Bucket Columns:", "[" + ", ".join(info.bucket_cols) + "]", ""],
+            ["Sort Columns:", "[]", ""]]

@@ -1,0 +1,188 @@
+"""sqlglot's Hive dialect extended with Hive's ACID statements, which sqlglot only knows as opaque commands:
+SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ALTER TABLE … UNSET TBLPROPERTIES and
+ABORT TRANSACTIONS / COMPACTIONS (grammar as in Hive 4's HiveParser.g / AlterClauseParser.g, HIVE_ACID_SPEC.md §9).
+
+The new statements parse into the small syntax nodes below; CREATE TABLE, ALTER TABLE … SET TBLPROPERTIES and
+DESCRIBE keep sqlglot's own nodes. :mod:`airflow_acid.statements.parse` turns both into typed statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+from sqlglot.dialects.hive import Hive
+from sqlglot.parsers.hive import HiveParser
+from sqlglot.tokens import TokenType
+from sqlglot.trie import new_trie
+
+# --- syntax nodes ------------------------------------------------------------------------------------------------
+
+
+class ShowCompactions(exp.Expression):
+    """SHOW COMPACTIONS [COMPACTIONID=n | DATABASE db | table [PARTITION (…)]] [POOL 'p'] [TYPE 't'] [STATUS 's']
+    [ORDER BY …] [LIMIT n]."""
+
+    arg_types = {"id": False, "database": False, "table": False, "partition": False, "pool": False, "type": False,
+                 "status": False, "order": False, "limit": False}
+
+
+class ShowTransactions(exp.Expression):
+    """SHOW TRANSACTIONS."""
+
+    arg_types: dict[str, bool] = {}
+
+
+class ShowLocks(exp.Expression):
+    """SHOW LOCKS [EXTENDED] [DATABASE db | table [PARTITION (…)]] [EXTENDED]."""
+
+    arg_types = {"database": False, "table": False, "partition": False, "extended": False}
+
+
+class Compact(exp.Expression):
+    """The ALTER TABLE action COMPACT 'type' [AND WAIT] [POOL 'p'] [WITH OVERWRITE TBLPROPERTIES (…)]."""
+
+    arg_types = {"this": True, "wait": False, "pool": False, "properties": False}
+
+
+class UnsetProperties(exp.Expression):
+    """The ALTER TABLE action UNSET TBLPROPERTIES [IF EXISTS] ('k', …)."""
+
+    arg_types = {"expressions": True, "exists": False}
+
+
+class AbortTransactions(exp.Expression):
+    """ABORT TRANSACTIONS id [id …]."""
+
+    arg_types = {"expressions": True}
+
+
+class AbortCompactions(exp.Expression):
+    """ABORT COMPACTIONS id [id …]."""
+
+    arg_types = {"expressions": True}
+
+
+_SHOW_COMPACTIONS_FILTERS = ("POOL", "TYPE", "STATUS", "ORDER", "LIMIT")
+
+
+class AcidHiveParser(HiveParser):
+    """Hive's parser plus the ACID statements."""
+
+    STATEMENT_PARSERS = {**HiveParser.STATEMENT_PARSERS, TokenType.SHOW: lambda self: self._parse_show()}
+    SHOW_PARSERS = {
+        **HiveParser.SHOW_PARSERS,
+        "COMPACTIONS": lambda self: self._parse_show_compactions(),
+        "TRANSACTIONS": lambda self: self.expression(ShowTransactions()),
+        "LOCKS": lambda self: self._parse_show_locks(),
+    }
+    SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
+    ALTER_PARSERS = {
+        **HiveParser.ALTER_PARSERS,
+        "COMPACT": lambda self: self._parse_compact(),
+        "UNSET": lambda self: self._parse_unset_properties(),
+    }
+
+    def _parse_statement(self) -> exp.Expr | None:
+        if self._match_text_seq("ABORT"):
+            return self._parse_abort()
+        return super()._parse_statement()
+
+    # --- SHOW ----------------------------------------------------------------------------------------------------
+
+    def _parse_show_compactions(self) -> ShowCompactions:
+        if self._match_text_seq("COMPACTIONID"):
+            if not self._match(TokenType.EQ):
+                self.raise_error("Expecting '=' after COMPACTIONID")
+            return self.expression(ShowCompactions(id=self._required(self._parse_number, "a compaction id")))
+        args: dict[str, object] = {}
+        if self._match_texts(("DATABASE", "SCHEMA")):
+            args["database"] = self._required(self._parse_id_var, "a database name")
+        elif self._curr and self._curr.text.upper() not in _SHOW_COMPACTIONS_FILTERS \
+                and self._curr.token_type not in (TokenType.SEMICOLON, TokenType.ORDER_BY, TokenType.LIMIT):
+            if self._curr.token_type not in self.ID_VAR_TOKENS:
+                self.raise_error("Expecting COMPACTIONID=<id>, DATABASE <name>, a table name, POOL, TYPE, STATUS, "
+                                 "ORDER BY or LIMIT")
+            args["table"] = self._required(self._parse_table_parts, "a table name")
+            args["partition"] = self._parse_partition()
+        for keyword, key in (("POOL", "pool"), ("TYPE", "type"), ("STATUS", "status")):
+            if self._match_text_seq(keyword):
+                args[key] = self._quoted(f"Expecting the {key} in quotes after {keyword}")
+        args["order"] = self._parse_order()
+        args["limit"] = self._parse_limit()
+        return self.expression(ShowCompactions(**args))
+
+    def _parse_show_locks(self) -> ShowLocks:
+        extended = self._match_text_seq("EXTENDED")
+        args: dict[str, object] = {}
+        if self._match_texts(("DATABASE", "SCHEMA")):
+            args["database"] = self._required(self._parse_id_var, "a database name")
+        elif self._curr and self._curr.token_type is not TokenType.SEMICOLON and self._curr.text.upper() != "EXTENDED":
+            args["table"] = self._required(self._parse_table_parts, "a table name")
+            args["partition"] = self._parse_partition()
+        extended = self._match_text_seq("EXTENDED") or extended
+        return self.expression(ShowLocks(extended=extended, **args))
+
+    # --- ALTER TABLE actions -------------------------------------------------------------------------------------
+
+    def _parse_compact(self) -> Compact:
+        kind = self._quoted("Expecting the compaction type in quotes after COMPACT: 'major' or 'minor'")
+        args: dict[str, object] = {}
+        while self._curr and self._curr.token_type is not TokenType.SEMICOLON:
+            if "wait" not in args and self._match_text_seq("AND", "WAIT"):
+                args["wait"] = True
+            elif "pool" not in args and self._match_text_seq("POOL"):
+                args["pool"] = self._quoted("Expecting the pool name in quotes after POOL")
+            elif "properties" not in args and self._match_text_seq("WITH", "OVERWRITE", "TBLPROPERTIES"):
+                args["properties"] = self.expression(exp.Properties(expressions=self._parse_wrapped_properties()))
+            else:
+                self.raise_error("Expecting AND WAIT, POOL '<name>' or WITH OVERWRITE TBLPROPERTIES (…) after COMPACT "
+                                 f"'{kind.name}'")
+        return self.expression(Compact(this=kind, **args))
+
+    def _parse_unset_properties(self) -> UnsetProperties:
+        if not self._match_text_seq("TBLPROPERTIES"):
+            self.raise_error("Expecting TBLPROPERTIES after UNSET")
+        exists = self._match_text_seq("IF", "EXISTS")
+        keys = self._parse_wrapped_csv(lambda: self._quoted("Expecting property names in quotes"))
+        return self.expression(UnsetProperties(expressions=keys, exists=exists))
+
+    # --- ABORT ---------------------------------------------------------------------------------------------------
+
+    def _parse_abort(self) -> exp.Expr:
+        if self._match_text_seq("TRANSACTIONS"):
+            node: type[exp.Expression] = AbortTransactions
+        elif self._match_text_seq("COMPACTIONS"):
+            node = AbortCompactions
+        else:
+            self.raise_error("Expecting TRANSACTIONS or COMPACTIONS after ABORT")
+        ids = []
+        while self._match(TokenType.NUMBER, advance=False):
+            ids.append(self._parse_number())
+            self._match(TokenType.COMMA)
+        if not ids:
+            self.raise_error("Expecting one or more ids")
+        return self.expression(node(expressions=ids))
+
+    # --- helpers -------------------------------------------------------------------------------------------------
+
+    def _required(self, parse: Callable[[], exp.Expr | None], what: str) -> exp.Expr:
+        node = parse()
+        if node is None:
+            self.raise_error(f"Expecting {what}")
+        return node
+
+    def _quoted(self, message: str) -> exp.Literal:
+        node = self._parse_string()
+        if not isinstance(node, exp.Literal) or not node.is_string:
+            self.raise_error(message)
+        return node
+
+
+class HiveAcid(Hive):
+    """The Hive dialect with the ACID statements (SHOW is parsed as a statement, not swallowed as a command)."""
+
+    class Tokenizer(Hive.Tokenizer):
+        COMMANDS = Hive.Tokenizer.COMMANDS - {TokenType.SHOW}
+
+    Parser = AcidHiveParser

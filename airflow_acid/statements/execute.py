@@ -1,0 +1,233 @@
+"""Run typed Hive statements against a warehouse and its metastore; each returns a :class:`Result` with Hive's
+output columns (HIVE_ACID_SPEC.md §9).
+
+Errors users can hit come out as the metastore's and client API's own exceptions (unknown table, bad partition
+spec, invalid property, …: :data:`USER_ERRORS`), each naming the object and what to do; nothing is changed when a
+statement fails its checks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from airflow_acid.errors import AcidClientError
+from airflow_acid.metastore.catalog import PartitionInfo, TableInfo
+from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.metastore.compactions import ShowCompactionsRow
+from airflow_acid.metastore.errors import InvalidInputError, MetastoreError
+from airflow_acid.metastore.locks import ShowLocksRow
+from airflow_acid.operations.compact import (
+    FIRST_POLL_S, CompactionWaitTimeout, request_compaction, wait_for_compactions,
+)
+from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
+from airflow_acid.statements.describe import describe_rows
+from airflow_acid.statements.model import (
+    AbortCompactions, AbortTransactions, AlterTableCompact, AlterTableProperties, CreateTable, Describe,
+    PartitionSpec, ShowCompactions, ShowLocks, ShowTransactions, Statement, TableName,
+)
+from airflow_acid.statements.result import Result
+from airflow_acid.warehouse import AcidWarehouse
+
+USER_ERRORS = (MetastoreError, AcidClientError, CompactionWaitTimeout)
+"""What a statement raises for a problem the user can fix (the CLI exits with 1 and prints the message)."""
+
+SHOW_TRANSACTIONS_COLUMNS = ["txnid", "state", "startedtime", "lastheartbeattime", "user", "host"]
+SHOW_LOCKS_EXTENDED_COLUMNS = ["heartbeat_count", "blocked_by_txn_id"]
+COMPACT_COLUMNS = ["compactionid", "dbname", "tabname", "partname", "type", "state", "message"]
+ABORT_TXN_COLUMNS = ["txnid", "status", "message"]
+ABORT_COMPACTION_COLUMNS = ["compactionid", "status", "message"]
+_UNSUCCESSFUL = (CompactionState.FAILED, CompactionState.DID_NOT_INITIATE, CompactionState.ABORTED)
+
+
+class StatementExecutor:
+    """Runs statements on ``warehouse``. AND WAIT polls like Hive (first after ``wait_first_poll_s``, doubling, each
+    sleep capped at ``wait_max_poll_s`` — default hive.compactor.wait.timeout), for at most ``wait_timeout_s``
+    (None: until done); ``on_wait`` receives a line to show while waiting."""
+
+    def __init__(self, warehouse: AcidWarehouse, *, wait_first_poll_s: float = FIRST_POLL_S,
+                 wait_max_poll_s: float | None = None, wait_timeout_s: float | None = None,
+                 sleep: Callable[[float], None] = time.sleep, on_wait: Callable[[str], None] | None = None) -> None:
+        self.warehouse = warehouse
+        self.metastore = warehouse.metastore
+        self.wait_first_poll_s = wait_first_poll_s
+        self.wait_max_poll_s = wait_max_poll_s
+        self.wait_timeout_s = wait_timeout_s
+        self.sleep = sleep
+        self.on_wait = on_wait
+
+    def run(self, statement: Statement) -> Result:
+        """Run one statement."""
+        handler = _HANDLERS.get(type(statement))
+        if handler is None:  # the parser never produces other types
+            raise TypeError(f"not a statement: {statement!r}")
+        return handler(self, statement)
+
+    # --- SHOW ------------------------------------------------------------------------------------------------------
+
+    def show_compactions(self, s: ShowCompactions) -> Result:
+        db, table, partition = s.database, None, None
+        if s.table is not None:
+            info = self._table(s.table)
+            db, table = info.database, info.name
+            partition = self._partition_name(info, s.partition)
+        elif db is not None:
+            db = self.metastore.catalog.get_database(db.lower()).name
+        ctype = _parse_enum(CompactionType.parse, s.type, "compaction type", "TYPE",
+                            [t.name.lower() for t in CompactionType])
+        state = _parse_enum(CompactionState.parse, s.status, "compaction state", "STATUS",
+                            [c.display for c in CompactionState])
+        order = [f"{column} {'desc' if desc else 'asc'}" for column, desc in s.order_by] or None
+        rows = self.metastore.compactions.show_compactions(id=s.compaction_id, pool=s.pool, db=db, table=table,
+                                                           partition=partition, type=ctype, state=state,
+                                                           order_by=order, limit=s.limit)
+        columns = ShowCompactionsRow.columns()
+        return Result(s.TITLE, columns, [[getattr(r, c) for c in columns] for r in rows], null="---")
+
+    def show_transactions(self, s: ShowTransactions) -> Result:
+        rows = [[t.txnid, t.state.display, t.startedtime, t.lastheartbeattime, t.user, t.host]
+                for t in self.metastore.txns.show_transactions()]
+        return Result(s.TITLE, list(SHOW_TRANSACTIONS_COLUMNS), rows)
+
+    def show_locks(self, s: ShowLocks) -> Result:
+        db, table, partition = s.database, None, None
+        if s.table is not None:
+            info = self._table(s.table)
+            db, table = info.database, info.name
+            partition = self._partition_name(info, s.partition)
+        elif db is not None:
+            db = self.metastore.catalog.get_database(db.lower()).name
+        columns = list(ShowLocksRow.COLUMNS) + (SHOW_LOCKS_EXTENDED_COLUMNS if s.extended else [])
+        rows = self.metastore.locks.show_locks(db, table, partition, extended=s.extended)
+        return Result(s.TITLE, columns, [[getattr(r, c) for c in columns] for r in rows])
+
+    # --- ALTER TABLE -----------------------------------------------------------------------------------------------
+
+    def compact(self, s: AlterTableCompact) -> Result:
+        requested = request_compaction(self.warehouse, s.table.qualified, s.partition, s.compaction_type,
+                                       pool=s.pool, properties=s.properties)
+        result = Result(s.TITLE, list(COMPACT_COLUMNS), null="---")
+        result.rows = [[r.compaction_id, r.database, r.table, r.partition, r.type, r.state, r.message]
+                       for r in requested]
+        rows = {row[0]: row for row in result.rows if row[0] is not None}
+        result.messages = [r.message if r.partition is None else f"{r.partition}: {r.message}" for r in requested]
+        queued = [r.compaction_id for r in requested if r.compaction_id is not None]
+        if s.wait and queued:
+            if self.on_wait is not None:
+                self.on_wait(f"Waiting for compaction(s) {', '.join(map(str, queued))} to be run by a worker (the "
+                             "acid_compaction DAG); Ctrl-C stops waiting, the compaction stays queued")
+            final = wait_for_compactions(self.metastore, queued, first_poll_s=self.wait_first_poll_s,
+                                         max_poll_s=self.wait_max_poll_s, timeout_s=self.wait_timeout_s,
+                                         sleep=self.sleep)
+            for cq_id, info in final.items():
+                text = f"Compaction with id {cq_id} finished with status: {info.state.display}"
+                if info.state in _UNSUCCESSFUL:
+                    result.failed = True
+                    text += f" ({info.error_message})" if info.error_message else ""
+                rows[cq_id][5], rows[cq_id][6] = info.state.display, text
+                result.messages.append(text)
+        return result
+
+    def alter_properties(self, s: AlterTableProperties) -> Result:
+        info = self._table(s.table)
+        if s.partition is not None:
+            part = self._partition(info, s.partition)
+            missing = [k for k in s.unset if part.param(k) is None]
+            self._check_unset(info, missing, s.unset_if_exists, f"partition {part.name} of {info.full_name}")
+            changes: dict[str, Any] = {**s.set, **{k: None for k in s.unset if k not in missing}}
+            self.metastore.catalog.alter_partition_params(info.database, info.name, part.name, changes)
+            where = f"partition {part.name} of {info.full_name}"
+        else:
+            missing = [k for k in s.unset if info.property(k) is None]
+            self._check_unset(info, missing, s.unset_if_exists, f"table {info.full_name}")
+            self.warehouse.alter_table_properties(info.full_name, s.set,
+                                                  unset=[k for k in s.unset if k not in missing])
+            where = f"table {info.full_name}"
+        done = [f"set {k}={v}" for k, v in s.set.items()] + [f"unset {k}" for k in s.unset if k not in missing]
+        return Result(s.TITLE, messages=[f"{where}: {', '.join(done) or 'nothing to change'}"])
+
+    @staticmethod
+    def _check_unset(info: TableInfo, missing: list[str], if_exists: bool, where: str) -> None:
+        if missing and not if_exists:
+            raise InvalidInputError(f"{where} has no propert{'y' if len(missing) == 1 else 'ies'} "
+                                    f"{', '.join(map(repr, missing))}; use UNSET TBLPROPERTIES IF EXISTS (…) when "
+                                    "unsure whether a property is set")
+
+    # --- ABORT -----------------------------------------------------------------------------------------------------
+
+    def abort_transactions(self, s: AbortTransactions) -> Result:
+        txns = self.metastore.txns
+        aborted = set(txns.abort_txns(s.ids))
+        result = Result(s.TITLE, list(ABORT_TXN_COLUMNS))
+        for txn_id in dict.fromkeys(s.ids):
+            if txn_id in aborted:
+                result.rows.append([txn_id, "Success", "Successfully aborted transaction"])
+                continue
+            state = txns.txn_state(txn_id)
+            why = {None: "No such transaction (never opened, or ended and cleaned up)",
+                   TxnState.COMMITTED: "Transaction is already committed",
+                   TxnState.ABORTED: "Transaction is already aborted"}.get(state, f"Transaction is {state}")
+            result.rows.append([txn_id, "Error", why])
+            result.failed = True
+        return result
+
+    def abort_compactions(self, s: AbortCompactions) -> Result:
+        outcomes = self.metastore.compactions.abort_compactions(s.ids)
+        return Result(s.TITLE, list(ABORT_COMPACTION_COLUMNS), [[o.id, o.status, o.message] for o in outcomes],
+                      failed=any(o.status != "Success" for o in outcomes))
+
+    # --- DDL -------------------------------------------------------------------------------------------------------
+
+    def create_table(self, s: CreateTable) -> Result:
+        name = s.table.qualified
+        existed = s.if_not_exists and self.metastore.catalog.table_exists(*name.split("."))
+        info = self.warehouse.create_table(
+            name, [(c.name, c.type, c.comment) for c in s.columns],
+            partition_by=[(c.name, c.type, c.comment) for c in s.partitioned_by], bucket_by=s.bucket_by,
+            num_buckets=s.num_buckets, properties=s.properties, location=s.location, if_not_exists=s.if_not_exists)
+        message = f"table {info.full_name} already exists" if existed else \
+            f"table {info.full_name} created at {info.location}"
+        return Result(s.TITLE, messages=[message])
+
+    def describe(self, s: Describe) -> Result:
+        info = self._table(s.table)
+        partition = self._partition(info, s.partition) if s.partition is not None else None
+        return Result(s.TITLE, list(DESCRIBE_COLUMNS), describe_rows(info, partition, formatted=s.formatted), null="")
+
+    # --- names -----------------------------------------------------------------------------------------------------
+
+    def _table(self, name: TableName) -> TableInfo:
+        return self.warehouse.table(name.qualified)
+
+    @staticmethod
+    def _partition_name(info: TableInfo, spec: PartitionSpec | None) -> str | None:
+        return None if spec is None else info.partition_name(spec)
+
+    def _partition(self, info: TableInfo, spec: PartitionSpec) -> PartitionInfo:
+        return self.metastore.catalog.get_partition(info.database, info.name, info.partition_spec(spec))
+
+
+def _parse_enum(parse: Callable[[str], Any], text: str | None, what: str, keyword: str, allowed: list[str]) -> Any:
+    if text is None:
+        return None
+    try:
+        return parse(text)
+    except ValueError:
+        raise InvalidInputError(f"unknown {what} {text!r} after {keyword}; use one of "
+                                f"{', '.join(repr(a) for a in allowed)}") from None
+
+
+_HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
+    ShowCompactions: StatementExecutor.show_compactions,
+    ShowTransactions: StatementExecutor.show_transactions,
+    ShowLocks: StatementExecutor.show_locks,
+    AlterTableCompact: StatementExecutor.compact,
+    AlterTableProperties: StatementExecutor.alter_properties,
+    AbortTransactions: StatementExecutor.abort_transactions,
+    AbortCompactions: StatementExecutor.abort_compactions,
+    CreateTable: StatementExecutor.create_table,
+    Describe: StatementExecutor.describe,
+}
+
+__all__ = ["USER_ERRORS", "StatementExecutor"]

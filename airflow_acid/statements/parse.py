@@ -1,0 +1,305 @@
+"""Hive statement text → typed statements (:mod:`airflow_acid.statements.model`), through sqlglot's Hive dialect
+extended with the ACID statements (:mod:`airflow_acid.statements.dialect`).
+
+A script of several statements separated by ``;`` is parsed as a whole before anything runs, so a typo in the third
+statement stops the script before the first one changed anything. Errors are one line: where the parser stopped and
+what it expected (:class:`StatementSyntaxError`), or which statement or clause airflow-acid does not run
+(:class:`UnsupportedStatementError`) — each listing the supported statements.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from airflow_acid.statements import dialect as acid
+from airflow_acid.statements.model import (
+    SUPPORTED, AbortCompactions, AbortTransactions, AlterTableCompact, AlterTableProperties, Column, CreateTable,
+    Describe, PartitionSpec, ShowCompactions, ShowLocks, ShowTransactions, Statement, TableName,
+)
+
+_SQLGLOT_LOG = logging.getLogger("sqlglot")
+_TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: \d+.*?>")
+SUPPORTED_TEXT = "supported: " + ", ".join(SUPPORTED)
+
+# Hive's COMPACTION_QUEUE column names accepted in SHOW COMPACTIONS … ORDER BY, and the output column each sorts.
+ORDER_BY_ALIASES = {
+    "cq_id": "compactionid", "cq_database": "dbname", "cq_table": "tabname", "cq_partition": "partname",
+    "cq_type": "type", "cq_state": "state", "cq_worker_id": "workerid", "cq_enqueue_time": "enqueuetime",
+    "cq_start": "starttime", "cq_hadoop_job_id": "hadoopjobid", "cq_error_message": "errormessage",
+    "cq_initiator_id": "initiatorid", "cq_pool_name": "poolname", "cq_txn_id": "txnid",
+    "cq_next_txn_id": "nexttxnid", "cq_commit_time": "committime", "cq_highest_write_id": "hightestwriteid",
+}
+
+
+class StatementError(ValueError):
+    """A statement cannot be run as written (the CLI exits with code 2)."""
+
+
+class StatementSyntaxError(StatementError):
+    """The text is not a well-formed statement."""
+
+
+class UnsupportedStatementError(StatementError):
+    """A well-formed statement (or clause) that airflow-acid does not run."""
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """Every ``;``-separated statement of ``text``, in order (empty statements skipped)."""
+    if not text or not text.strip():
+        raise _malformed("no statement given")
+    # sqlglot warns before falling back to an opaque command; that case is reported as unsupported instead.
+    quiet = _drop_unsupported_syntax_warnings
+    _SQLGLOT_LOG.addFilter(quiet)
+    try:
+        nodes = sqlglot.parse(text, dialect=acid.HiveAcid)
+    except ParseError as exc:
+        raise StatementSyntaxError(_syntax_message(exc)) from None
+    except TokenError as exc:
+        raise _malformed(f"syntax error: cannot split the text into tokens ({exc}; an unclosed quote?)") from None
+    finally:
+        _SQLGLOT_LOG.removeFilter(quiet)
+    statements = [_statement(node) for node in nodes if node is not None and not isinstance(node, exp.Semicolon)]
+    if not statements:
+        raise _malformed("no statement given")
+    return statements
+
+
+def parse_statement(text: str) -> Statement:
+    """Exactly one statement."""
+    statements = parse_statements(text)
+    if len(statements) != 1:
+        raise _malformed(f"expected one statement, found {len(statements)}")
+    return statements[0]
+
+
+def _drop_unsupported_syntax_warnings(record: logging.LogRecord) -> bool:
+    return "unsupported syntax" not in record.getMessage()
+
+
+def _syntax_message(exc: ParseError) -> str:
+    detail = exc.errors[0] if exc.errors else {}
+    description = detail.get("description") or str(exc).split(". Line")[0]
+    description = _TOKEN_REPR.sub(lambda m: repr(m.group(1)), description)  # sqlglot prints raw Token objects
+    highlight = detail.get("highlight") or ""
+    near = highlight.strip()
+    column = detail.get("col", 0) - len(highlight) + 1 if highlight else detail.get("col")  # sqlglot: token end
+    where = f" at line {detail['line']}, column {column}" if detail.get("line") else ""
+    near_text = f" near {near!r}" if near else ""
+    return f"syntax error{where}{near_text}: {description}; {SUPPORTED_TEXT}"
+
+
+def _unsupported(what: str, hint: str | None = None) -> UnsupportedStatementError:
+    why = f" ({hint})" if hint else ""
+    return UnsupportedStatementError(f"{what} is not supported by airflow-acid sql{why}; {SUPPORTED_TEXT}")
+
+
+def _malformed(message: str) -> StatementSyntaxError:
+    return StatementSyntaxError(f"{message}; {SUPPORTED_TEXT}")
+
+
+# --- one node → one statement ---------------------------------------------------------------------------------------
+
+
+def _statement(node: exp.Expr) -> Statement:
+    if isinstance(node, acid.ShowCompactions):
+        return _show_compactions(node)
+    if isinstance(node, acid.ShowTransactions):
+        return ShowTransactions()
+    if isinstance(node, acid.ShowLocks):
+        database = node.args.get("database")
+        return ShowLocks(database=database.name if database is not None else None,
+                         table=_table_name(node.args.get("table")), partition=_partition(node.args.get("partition")),
+                         extended=bool(node.args.get("extended")))
+    if isinstance(node, acid.AbortTransactions):
+        return AbortTransactions(tuple(_integer(n, "a transaction id") for n in node.expressions))
+    if isinstance(node, acid.AbortCompactions):
+        return AbortCompactions(tuple(_integer(n, "a compaction id") for n in node.expressions))
+    if isinstance(node, exp.Alter):
+        return _alter(node)
+    if isinstance(node, exp.Create):
+        return _create(node)
+    if isinstance(node, exp.Describe):
+        if node.args.get("kind"):
+            raise _unsupported(f"DESCRIBE {node.args['kind']}")
+        style = (node.args.get("style") or "").upper()
+        return Describe(_table_name(node.this), formatted=style in ("FORMATTED", "EXTENDED"),
+                        partition=_partition(node.args.get("partition")))
+    if isinstance(node, exp.Command):
+        words = f"{node.this} {node.expression or ''}".split()
+        raise _unsupported(" ".join(words[:2]).upper() if words else "this statement")
+    kind = node.args.get("kind")
+    raise _unsupported(type(node).__name__.upper() + (f" {kind.upper()}" if isinstance(kind, str) else ""))
+
+
+def _show_compactions(node: acid.ShowCompactions) -> ShowCompactions:
+    database = node.args.get("database")
+    order: list[tuple[str, bool]] = []
+    if node.args.get("order") is not None:
+        for item in node.args["order"].expressions:
+            if not isinstance(item.this, exp.Column):
+                raise _malformed(f"SHOW COMPACTIONS can only be ordered by column names, not "
+                                           f"{item.this.sql()!r}")
+            name = item.this.name.lower()
+            order.append((ORDER_BY_ALIASES.get(name, name), bool(item.args.get("desc"))))
+    limit = node.args.get("limit")
+    return ShowCompactions(
+        compaction_id=_integer(node.args["id"], "a compaction id") if node.args.get("id") is not None else None,
+        database=database.name if database is not None else None, table=_table_name(node.args.get("table")),
+        partition=_partition(node.args.get("partition")), pool=_text(node.args.get("pool")),
+        type=_text(node.args.get("type")), status=_text(node.args.get("status")), order_by=tuple(order),
+        limit=_integer(limit.expression, "a row count after LIMIT") if limit is not None else None)
+
+
+def _alter(node: exp.Alter) -> Statement:
+    kind = (node.args.get("kind") or "").upper()
+    if kind != "TABLE":
+        raise _unsupported(f"ALTER {kind}")
+    actions = node.args.get("actions") or []
+    if len(actions) != 1 or node.args.get("options"):
+        raise _unsupported("ALTER TABLE with several actions")
+    action = actions[0]
+    table = _table_name(node.this)
+    partition = _partition(node.this.args.get("partition"))
+    if isinstance(action, acid.Compact):
+        props = action.args.get("properties")
+        return AlterTableCompact(table, _text(action.this), partition=partition, wait=bool(action.args.get("wait")),
+                                 pool=_text(action.args.get("pool")),
+                                 properties=_properties(props.expressions) if props is not None else {})
+    if isinstance(action, acid.UnsetProperties):
+        return AlterTableProperties(table, unset=tuple(_text(k) for k in action.expressions),
+                                    unset_if_exists=bool(action.args.get("exists")), partition=partition)
+    if isinstance(action, exp.AlterSet) and set(k for k, v in action.args.items() if v) == {"expressions"} \
+            and len(action.expressions) == 1 and isinstance(action.expressions[0], exp.Properties) \
+            and all(type(p) is exp.Property for p in action.expressions[0].expressions):
+        return AlterTableProperties(table, set=_properties(action.expressions[0].expressions), partition=partition)
+    clause = type(action).__name__.removeprefix("Alter").upper() or "this action"
+    if isinstance(action, exp.AlterSet):
+        named = [k.upper() for k, v in action.args.items() if v and k != "expressions"]
+        inner = [type(p).__name__.upper() for e in action.expressions if isinstance(e, exp.Properties)
+                 for p in e.expressions if type(p) is not exp.Property]
+        clause = "SET " + " ".join(named + inner or ["…"])
+    raise _unsupported(f"ALTER TABLE … {clause}".rstrip())
+
+
+def _create(node: exp.Create) -> CreateTable:
+    kind = (node.args.get("kind") or "").upper()
+    if kind != "TABLE":
+        raise _unsupported(f"CREATE {kind}")
+    if node.args.get("replace"):
+        raise _unsupported("CREATE OR REPLACE TABLE")
+    if node.args.get("expression") is not None:
+        raise _unsupported("CREATE TABLE … AS SELECT")
+    if not isinstance(node.this, exp.Schema):
+        raise _malformed("CREATE TABLE needs a column list, e.g. CREATE TABLE t (id INT, name STRING)")
+    table = _table_name(node.this.this)
+    columns = tuple(_column(c) for c in node.this.expressions)
+    partitioned_by: tuple[Column, ...] = ()
+    bucket_by: tuple[str, ...] = ()
+    num_buckets = None
+    properties: dict[str, str] = {}
+    location = None
+    for prop in (node.args.get("properties").expressions if node.args.get("properties") else []):
+        if isinstance(prop, exp.PartitionedByProperty):
+            partitioned_by = tuple(_column(c) for c in prop.this.expressions)
+        elif isinstance(prop, exp.ClusteredByProperty):
+            if prop.args.get("sorted_by"):
+                raise _unsupported("CREATE TABLE … SORTED BY", "Hive does not allow sorted transactional tables")
+            bucket_by = tuple(c.name for c in prop.expressions)
+            num_buckets = _integer(prop.args.get("buckets"), "a bucket count")
+        elif isinstance(prop, exp.FileFormatProperty):
+            fmt = prop.this.name.upper() if prop.this is not None else ""
+            if fmt != "ORC":
+                raise _unsupported(f"STORED AS {fmt or prop.sql(dialect=acid.HiveAcid)}",
+                                   "transactional tables are ORC: use STORED AS ORC")
+        elif isinstance(prop, exp.LocationProperty):
+            location = _text(prop.this)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            properties["comment"] = _text(prop.this)
+        elif type(prop) is exp.Property:
+            properties.update(_properties([prop]))
+        else:
+            raise _unsupported(f"CREATE TABLE … {prop.sql(dialect=acid.HiveAcid)}")
+    return CreateTable(table, columns, partitioned_by=partitioned_by, bucket_by=bucket_by, num_buckets=num_buckets,
+                       properties=properties, location=location, if_not_exists=bool(node.args.get("exists")))
+
+
+# --- pieces -------------------------------------------------------------------------------------------------------
+
+
+def _table_name(node: exp.Expr | None) -> TableName | None:
+    if node is None:
+        return None
+    if not isinstance(node, exp.Table) or not node.name:
+        raise _malformed(f"expected a table name ([database.]table), found {node.sql()!r}")
+    if node.args.get("catalog"):
+        raise _malformed(f"table name {node.sql(dialect=acid.HiveAcid)!r} has too many parts; use "
+                                   "[database.]table")
+    return TableName(node.name, node.db or None)
+
+
+def _partition(node: exp.Expr | None) -> PartitionSpec | None:
+    if node is None:
+        return None
+    spec: PartitionSpec = {}
+    for item in node.expressions:
+        if not isinstance(item, exp.EQ) or not isinstance(item.this, exp.Column):
+            raise _malformed(f"partition spec items must be key='value', found "
+                                       f"{item.sql(dialect=acid.HiveAcid)!r}")
+        spec[item.this.name] = _text(item.expression)
+    return spec
+
+
+def _column(node: exp.Expr) -> Column:
+    if not isinstance(node, exp.ColumnDef) or node.args.get("kind") is None:
+        raise _malformed(f"column {node.sql(dialect=acid.HiveAcid)!r} needs a name and a type, e.g. "
+                                   "id INT")
+    comment = None
+    for constraint in node.args.get("constraints") or []:
+        if isinstance(constraint.args.get("kind"), exp.CommentColumnConstraint):
+            comment = _text(constraint.args["kind"].this)
+        else:
+            raise _unsupported(f"column constraint {constraint.sql(dialect=acid.HiveAcid)!r}")
+    return Column(node.name, node.args["kind"].sql(dialect=acid.HiveAcid), comment)
+
+
+def _properties(items: list[exp.Expr]) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in items:
+        if type(item) is not exp.Property:
+            raise _malformed(f"expected 'key'='value' properties, found {item.sql(dialect=acid.HiveAcid)!r}")
+        key = item.this.name if isinstance(item.this, (exp.Literal, exp.Identifier, exp.Var)) else None
+        if not key:
+            raise _malformed(f"property names are quoted strings: {item.sql(dialect=acid.HiveAcid)!r}")
+        result[key] = _text(item.args.get("value"))
+    return result
+
+
+def _text(node: exp.Expr | None) -> str | None:
+    """A literal's value as text (TRUE/FALSE as true/false); None for a missing node."""
+    if node is None:
+        return None
+    if isinstance(node, exp.Boolean):
+        return "true" if node.this else "false"
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal):
+        return f"-{node.this.this}"
+    if isinstance(node, (exp.Literal, exp.Identifier, exp.Var)):
+        return str(node.this)
+    raise _malformed(f"expected a literal value, found {node.sql(dialect=acid.HiveAcid)!r}")
+
+
+def _integer(node: exp.Expr | None, what: str) -> int:
+    if not isinstance(node, exp.Literal) or node.is_string:
+        raise _malformed(f"expected {what}, found {node.sql() if node is not None else 'nothing'!r}")
+    try:
+        return int(node.this)
+    except ValueError:
+        raise _malformed(f"expected {what} (a whole number), found {node.this!r}") from None
+
+
+__all__ = ["StatementError", "StatementSyntaxError", "UnsupportedStatementError", "parse_statement",
+           "parse_statements"]

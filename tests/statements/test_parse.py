@@ -1,0 +1,132 @@
+"""The statement parser: Hive's ACID statements through sqlglot's Hive dialect extended with them, typed; malformed
+and unsupported text gives one line naming what was not understood and listing what is supported."""
+
+from __future__ import annotations
+
+import pytest
+
+from airflow_acid.statements import (
+    StatementSyntaxError, UnsupportedStatementError, parse_statement, parse_statements,
+)
+from airflow_acid.statements.model import (
+    AbortCompactions, AbortTransactions, AlterTableCompact, AlterTableProperties, Column, CreateTable, Describe,
+    ShowCompactions, ShowLocks, ShowTransactions, TableName,
+)
+
+SUPPORTED_LIST = "supported: SHOW COMPACTIONS, SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("SHOW COMPACTIONS", ShowCompactions()),
+    ("show compactions compactionid=12", ShowCompactions(compaction_id=12)),
+    ("SHOW COMPACTIONS DATABASE sales POOL 'etl' TYPE 'MAJOR' STATUS 'ready for cleaning' "
+     "ORDER BY cq_enqueue_time DESC, compactionid LIMIT 5",
+     ShowCompactions(database="sales", pool="etl", type="MAJOR", status="ready for cleaning",
+                     order_by=(("enqueuetime", True), ("compactionid", False)), limit=5)),
+    ("SHOW COMPACTIONS SCHEMA sales", ShowCompactions(database="sales")),
+    ("SHOW COMPACTIONS sales.orders PARTITION (ds='2024-01-01', hr=7) TYPE 'minor'",
+     ShowCompactions(table=TableName("orders", "sales"), partition={"ds": "2024-01-01", "hr": "7"}, type="minor")),
+    ("SHOW COMPACTIONS orders LIMIT 1", ShowCompactions(table=TableName("orders"), limit=1)),
+    ("SHOW TRANSACTIONS", ShowTransactions()),
+    ("SHOW LOCKS", ShowLocks()),
+    ("SHOW LOCKS EXTENDED", ShowLocks(extended=True)),
+    ("SHOW LOCKS DATABASE sales", ShowLocks(database="sales")),
+    ("SHOW LOCKS sales.orders PARTITION (ds='x') EXTENDED",
+     ShowLocks(table=TableName("orders", "sales"), partition={"ds": "x"}, extended=True)),
+    ("ALTER TABLE orders COMPACT 'major'", AlterTableCompact(TableName("orders"), "major")),
+    ("alter table sales.orders partition (ds='2024-01-01') compact 'MINOR' and wait pool 'etl' "
+     "with overwrite tblproperties ('compactor.mapreduce.map.memory.mb'='2048', 'tblprops.orc.compress'='ZLIB')",
+     AlterTableCompact(TableName("orders", "sales"), "MINOR", partition={"ds": "2024-01-01"}, wait=True, pool="etl",
+                       properties={"compactor.mapreduce.map.memory.mb": "2048", "tblprops.orc.compress": "ZLIB"})),
+    ("ALTER TABLE t SET TBLPROPERTIES ('no_auto_compaction'=TRUE, 'compactorthreshold.hive.compactor.delta.pct."
+     "threshold'=0.5)", AlterTableProperties(TableName("t"), set={
+         "no_auto_compaction": "true", "compactorthreshold.hive.compactor.delta.pct.threshold": "0.5"})),
+    ("ALTER TABLE t PARTITION (ds='a') SET TBLPROPERTIES ('no_cleanup'='true')",
+     AlterTableProperties(TableName("t"), set={"no_cleanup": "true"}, partition={"ds": "a"})),
+    ("ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('a', 'b')",
+     AlterTableProperties(TableName("t"), unset=("a", "b"), unset_if_exists=True)),
+    ("ABORT TRANSACTIONS 7 8 9", AbortTransactions((7, 8, 9))),
+    ("abort compactions 3, 4", AbortCompactions((3, 4))),
+    ("CREATE TABLE IF NOT EXISTS sales.orders (id INT COMMENT 'order id', amount DECIMAL(10,2), tags ARRAY<STRING>) "
+     "COMMENT 'all orders' PARTITIONED BY (ds STRING) CLUSTERED BY (id) INTO 4 BUCKETS STORED AS ORC "
+     "LOCATION '/data/orders' TBLPROPERTIES ('transactional'='true', 'transactional_properties'='default')",
+     CreateTable(TableName("orders", "sales"),
+                 (Column("id", "INT", "order id"), Column("amount", "DECIMAL(10, 2)"), Column("tags", "ARRAY<STRING>")),
+                 partitioned_by=(Column("ds", "STRING"),), bucket_by=("id",), num_buckets=4,
+                 properties={"comment": "all orders", "transactional": "true", "transactional_properties": "default"},
+                 location="/data/orders", if_not_exists=True)),
+    ("CREATE TABLE t (a INT)", CreateTable(TableName("t"), (Column("a", "INT"),))),
+    ("DESCRIBE t", Describe(TableName("t"))),
+    ("DESCRIBE FORMATTED sales.orders PARTITION (ds='a')",
+     Describe(TableName("orders", "sales"), formatted=True, partition={"ds": "a"})),
+    ("DESC EXTENDED t", Describe(TableName("t"), formatted=True)),
+])
+def test_statements(text, expected):
+    assert parse_statement(text) == expected
+    assert parse_statement(text + " ;") == expected
+
+
+def test_a_script_of_several_statements_with_comments():
+    script = """
+        -- what is queued
+        SHOW COMPACTIONS STATUS 'initiated';
+        ALTER TABLE t COMPACT 'major';  /* then wait */
+        SHOW TRANSACTIONS;
+    """
+    assert parse_statements(script) == [ShowCompactions(status="initiated"), AlterTableCompact(TableName("t"), "major"),
+                                        ShowTransactions()]
+
+
+@pytest.mark.parametrize("text, names", [
+    ("SELECT * FROM t", "SELECT is not supported"),
+    ("SHOW TABLES", "SHOW TABLES is not supported"),
+    ("DROP TABLE t", "DROP TABLE is not supported"),
+    ("INSERT INTO t VALUES (1)", "INSERT is not supported"),
+    ("ALTER TABLE t RENAME TO u", "ALTER TABLE … RENAME is not supported"),
+    ("ALTER TABLE t SET SERDEPROPERTIES ('a'='b')", "ALTER TABLE … SET SERDEPROPERTIES is not supported"),
+    ("CREATE TABLE t (a INT) STORED AS PARQUET", "STORED AS PARQUET is not supported by airflow-acid sql "
+                                                 "(transactional tables are ORC: use STORED AS ORC)"),
+    ("CREATE EXTERNAL TABLE t (a INT)", "CREATE TABLE … EXTERNAL is not supported"),
+    ("CREATE TABLE t AS SELECT 1", "CREATE TABLE … AS SELECT is not supported"),
+    ("CREATE TABLE t (a INT) CLUSTERED BY (a) SORTED BY (a) INTO 2 BUCKETS", "SORTED BY is not supported"),
+    ("CREATE TABLE t (a INT NOT NULL)", "column constraint 'NOT NULL' is not supported"),
+    ("DESCRIBE DATABASE d", "DESCRIBE DATABASE is not supported"),
+])
+def test_unsupported_statements_name_what_and_list_what_is_supported(text, names):
+    with pytest.raises(UnsupportedStatementError) as err:
+        parse_statements(text)
+    message = str(err.value)
+    assert names in message and SUPPORTED_LIST in message and "\n" not in message
+
+
+@pytest.mark.parametrize("text, names", [
+    ("ALTER TABLE t COMPACT major", "line 1, column 23 near 'major': Expecting the compaction type in quotes after "
+                                    "COMPACT: 'major' or 'minor'"),
+    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW': Expecting AND WAIT, POOL '<name>' or WITH OVERWRITE "
+                                          "TBLPROPERTIES (…) after COMPACT 'major'"),
+    ("SHOW COMPACTIONS COMPACTIONID 5", "Expecting '=' after COMPACTIONID"),
+    ("SHOW COMPACTIONS WHERE state='failed'", "near 'WHERE': Expecting COMPACTIONID=<id>, DATABASE <name>, a table "
+                                              "name, POOL, TYPE, STATUS, ORDER BY or LIMIT"),
+    ("SHOW COMPACTIONS POOL etl", "Expecting the pool in quotes after POOL"),
+    ("SHOW COMPACTIONS LIMIT many", "expected a row count after LIMIT, found 'many'"),
+    ("SHOW COMPACTIONS ORDER BY 1", "can only be ordered by column names"),
+    ("SHOW LOCKS t extra", "near 'extra'"),
+    ("ABORT TRANSACTIONS", "Expecting one or more ids"),
+    ("ABORT SESSIONS 1", "Expecting TRANSACTIONS or COMPACTIONS after ABORT"),
+    ("ALTER TABLE t PARTITION (ds) COMPACT 'major'", "partition spec items must be key='value', found 'ds'"),
+    ("ALTER TABLE c.d.t COMPACT 'major'", "has too many parts"),
+    ("SHOW COMPACTIONS 'unclosed", "cannot split the text into tokens"),
+    ("CREATE TABLE t (a INT", "Expecting )"),
+    ("  ;  ", "no statement given"),
+])
+def test_malformed_statements(text, names):
+    with pytest.raises(StatementSyntaxError) as err:
+        parse_statements(text)
+    assert names in str(err.value) and SUPPORTED_LIST in str(err.value)
+
+
+def test_one_bad_statement_rejects_the_whole_script():
+    with pytest.raises(StatementSyntaxError, match="line 2, column 40 near 'FOO'"):
+        parse_statements("SHOW COMPACTIONS;\nALTER TABLE t COMPACT 'major' POOL 'p' FOO")
+    with pytest.raises(UnsupportedStatementError, match="^SHOW TABLES is not supported"):
+        parse_statements("ALTER TABLE t COMPACT 'major'; SHOW TABLES")
