@@ -330,7 +330,14 @@ class EventFileWriter:
             raise ValueError(f"{self.path}: writer is closed")
         for batch in self._conform(events).to_batches():
             if batch.num_rows:
-                self._write_batch(batch)
+                try:
+                    self._write_batch(batch)
+                except OSError as exc:
+                    raise self._storage_error(exc) from exc
+
+    def _storage_error(self, exc: OSError) -> AcidFileError:
+        """The filesystem refused a write (disk full, quota, permissions): name the file, keep the OSError as cause."""
+        return AcidFileError(self.path, f"cannot be written: {exc.strerror or exc}")
 
     def _write_batch(self, batch: pa.RecordBatch) -> None:
         o, b, r = _keys_numpy(batch)
@@ -414,6 +421,9 @@ class EventFileWriter:
             if self.streaming:
                 self._dir.remove(names.flush_length_file(self.file_name))
             write_acid_version_file(self._dir)
+        except OSError as exc:
+            self.abort()
+            raise self._storage_error(exc) from exc
         except BaseException:
             self.abort()
             raise

@@ -286,3 +286,32 @@ def test_memory_filesystem_write_and_read():
     assert po.ORCFile(io.BytesIO(raw)).read().cast(events.schema).equals(events)
     assert read_acid_table("memory://mem-t", ValidReaderWriteIdList(high_watermark=1))["a"].to_pylist() == [1, 2]
     assert storage_for("memory://mem-t").list_files()[0].path == "delta_0000001_0000001_0000/_orc_acid_version"
+
+
+def test_a_full_disk_names_the_file_and_leaves_no_partial_file(tmp_path):
+    """ENOSPC while writing (found by the reliability suite on a full tmpfs) is an AcidFileError naming the file,
+    with the OSError as its cause; the partial file is removed."""
+    import errno
+
+    from fsspec.implementations.local import LocalFileOpener, LocalFileSystem
+
+    class FullFile(LocalFileOpener):
+        room = [64]  # the ORC header fits, the stripes do not
+
+        def write(self, data, *args, **kwargs):
+            if len(data) > self.room[0]:
+                raise OSError(errno.ENOSPC, "No space left on device", self.path)
+            self.room[0] -= len(data)
+            return self.f.write(data, *args, **kwargs)
+
+    class FullDisk(LocalFileSystem):
+        def _open(self, path, mode="rb", block_size=None, **kwargs):
+            if "w" in mode:
+                return FullFile(self._strip_protocol(path), mode, fs=self, **kwargs)
+            return super()._open(path, mode, block_size=block_size, **kwargs)
+
+    events = insert_events(pa.table({"a": list(range(5000))}), 1, B0)
+    with pytest.raises(AcidFileError, match=r"delta_1_1/bucket_00000: cannot be written: No space left") as info:
+        write_event_file(str(tmp_path / "delta_1_1"), 0, events, filesystem=FullDisk())
+    assert isinstance(info.value.__cause__, OSError) and info.value.__cause__.errno == errno.ENOSPC
+    assert not (tmp_path / "delta_1_1" / "bucket_00000").exists()

@@ -36,7 +36,7 @@ DEAD_AFTER_S = 0.5
 """hive.txn.timeout of the recovery HouseKeeper: a txn whose process died is aborted once this has passed."""
 
 
-def make_warehouse(url: str, root: Path, conf: MetastoreConf = CONF, **kwargs) -> AcidWarehouse:
+def make_warehouse(url: str, root: Path | str, conf: MetastoreConf = CONF, **kwargs) -> AcidWarehouse:
     return AcidWarehouse(Metastore(url, conf).init(), root, init=False, host="reliability", **kwargs)
 
 
@@ -153,8 +153,9 @@ class Scene:
 
     @classmethod
     def build(cls, url: str, root: Path, summary: ReliabilitySummary, *, conf: MetastoreConf = CONF,
-              batches: int = 3, **kwargs) -> Scene:
-        wh = make_warehouse(url, root / "wh", conf, **kwargs)
+              batches: int = 3, warehouse: str | None = None, **kwargs) -> Scene:
+        """``root``: the local folder holding the warehouse (``warehouse``: its URL when not ``root/wh``)."""
+        wh = make_warehouse(url, warehouse or root / "wh", conf, **kwargs)
         wh.create_table(TABLE, COLUMNS)
         wh.create_table(NEIGHBOUR, COLUMNS)
         with wh.transaction() as txn:
@@ -168,7 +169,8 @@ class Scene:
 
     @property
     def location(self) -> str:
-        return self.wh.table(TABLE).location
+        """The table's directory as a local path (the catalog may hold a URL)."""
+        return self.wh.storage(self.wh.table(TABLE).location)[1]
 
     @property
     def ms(self) -> Metastore:

@@ -9,6 +9,7 @@ Hive would leave them, and nothing outside the table location changed.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import signal
 import subprocess
@@ -26,8 +27,9 @@ from airflow_acid.compactor.worker import WorkerStatus
 from airflow_acid.metastore.codes import CompactionState, TxnState
 from airflow_acid.spark.submit import SparkSubmitOptions
 from airflow_acid.spark.units import FAULT_DELAY_ENV, TMP_PREFIX
-from tests.reliability.fault_env import TABLE, Scene, check, check_rows, dirs_of_txn
+from tests.reliability.fault_env import TABLE, Scene, acid_dirs, check, check_rows, clear_error, dirs_of_txn
 from tests.reliability.fault_pg import MOMENTS, BackendKiller, intercept_first_commit
+from tests.reliability.fault_space import QUOTA, MountNotPermitted, fill, quota_url, small_tmpfs
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -215,3 +217,102 @@ def test_backend_terminated_during_a_compactors_commit(empty_db_url, moment, tmp
     check(summary, scene.history_states([cq]) == [CompactionState.SUCCEEDED], "history")
     scene.final_check([], f"after the compactor's commit lost its connection ({moment})",
                       clean_dirs=list(outcome.outputs))
+
+
+# --- 4. no space left on the output path ----------------------------------------------------------------------
+
+
+class SmallSpace:
+    """Where the warehouse lives for a no-space fault, and how to use the space up and give it back."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        if kind == "tmpfs":
+            self._mount = small_tmpfs(tmp_path / "small", "1m")
+            try:
+                mount = self._mount.__enter__()
+            except MountNotPermitted as exc:
+                pytest.skip(f"{exc}; the quota variant covers no-space faults here")
+            self.area, self._filler = mount / "area", mount / "filler"
+            self.warehouse = None
+        else:
+            self._mount = None
+            self.area = tmp_path / "area"
+            self.warehouse = quota_url(self.area / "wh")
+
+    def exhaust(self, leave: int = 0) -> None:
+        if self.kind == "tmpfs":
+            size = fill(self._filler)
+            os.truncate(self._filler, max(0, size - leave))
+        else:
+            QUOTA.remaining = leave
+
+    def release(self) -> None:
+        if self.kind == "tmpfs":
+            self._filler.unlink(missing_ok=True)
+        else:
+            QUOTA.remaining = None
+
+    def close(self) -> None:
+        self.release()
+        if self._mount is not None:
+            self._mount.__exit__(None, None, None)
+
+
+@pytest.fixture(params=["tmpfs", "quota"])
+def small_space(request, tmp_path):
+    space = SmallSpace(request.param, tmp_path)
+    yield space
+    space.close()
+
+
+def _no_space(exc: BaseException) -> bool:
+    while exc is not None:
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC or "No space left on device" in str(exc):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def test_no_space_for_a_writers_insert(small_space, tmp_path, reliability_summary):
+    summary = reliability_summary
+    scene = Scene.build(f"sqlite:///{tmp_path / 'metastore.db'}", small_space.area, summary, batches=1,
+                        warehouse=small_space.warehouse)
+    big = [{"id": 1000 + i, "name": os.urandom(1000).hex()} for i in range(600)]  # ~600 KB after compression
+    dirs_before = acid_dirs(scene.location)
+    small_space.exhaust(leave=64 * 1024)
+    summary.add("faults_injected")
+    txn = scene.wh.transaction()
+    with pytest.raises(Exception) as raised:
+        txn.insert(TABLE, big)
+    check(summary, _no_space(raised.value), f"the failed insert does not say the disk is full: {raised.value!r}")
+    clear_error(summary, raised.value, "No space left on device")
+    check(summary, txn.state == "aborted" and scene.ms.txns.txn_state(txn.txn_id) is TxnState.ABORTED,
+          f"writer txn {txn.txn_id} is {txn.state!r} / {scene.ms.txns.txn_state(txn.txn_id)}")
+    check(summary, acid_dirs(scene.location) == dirs_before, f"the failed insert left {acid_dirs(scene.location)}")
+    check_rows(summary, scene.ledger, "after the insert that ran out of space")
+    small_space.release()
+    scene.ledger.insert([500, 501], "after")
+    scene.final_check([], "after space came back")
+
+
+def test_no_space_for_a_compaction(small_space, tmp_path, reliability_summary):
+    summary = reliability_summary
+    scene = Scene.build(f"sqlite:///{tmp_path / 'metastore.db'}", small_space.area, summary,
+                        warehouse=small_space.warehouse)
+    dirs_before = acid_dirs(scene.location)
+    cq = scene.enqueue("major")
+    small_space.exhaust()
+    summary.add("faults_injected")
+    outcome = scene.worker().run_next()
+    check(summary, outcome.status == WorkerStatus.FAILED and "No space left on device" in (outcome.message or ""),
+          f"compaction without space: {outcome}")
+    summary.error("CompactionAttemptError")
+    check(summary, scene.ms.txns.txn_state(outcome.txn_id) is TxnState.ABORTED, "compactor txn not aborted")
+    check(summary, scene.history_states([cq]) == [CompactionState.FAILED], "row not 'failed'")
+    check(summary, acid_dirs(scene.location) == dirs_before, f"the failed compaction left {acid_dirs(scene.location)}")
+    check_rows(summary, scene.ledger, "with the disk full after the failed compaction")
+    small_space.release()
+    retry = scene.compact("major")
+    check(summary, scene.clean() == ["cleaned"], "the retried compaction was not cleaned")
+    scene.final_check([outcome.txn_id], "after space came back", clean_dirs=list(retry.outputs))
