@@ -210,7 +210,7 @@ def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical
     from airflow_acid.statements import StatementExecutor, parse_statements
 
     if statement is None or statement == "-":
-        stream = script or click.get_text_stream("stdin")
+        stream = script or sys.stdin
         if statement is None and script is None and stream.isatty():
             raise _Failure("give a statement, --file FILE, or pipe statements into stdin", 2)
         statement = stream.read()

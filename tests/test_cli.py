@@ -1,0 +1,234 @@
+"""The operator commands of ``airflow-acid`` on each backend (click's CliRunner): ``sql`` with Hive's statements and
+their columns, ``health``, ``why``, ``cleaner`` — tables for people, ``--json`` for scripts — and the exit codes and
+one-line messages of the errors users hit (2: statement not understood, 1: the metastore refused)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from airflow_acid.cli import main
+from airflow_acid.compactor.worker import Worker
+from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.operations import request_compaction
+from tests.operations.support import COLUMNS, inserts, module_root, module_url, unique, wh  # noqa: F401
+
+
+@pytest.fixture
+def cli(module_url, module_root, monkeypatch):
+    """``cli(*args, input=None)`` → click Result, against the module's metastore and warehouse."""
+    monkeypatch.setenv("AIRFLOW_ACID__HIVE__TXN__OPENTXN__TIMEOUT", "0")  # cleanable right after the commit
+    monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
+
+    def invoke(*args: str, input: str | None = None):
+        command, *rest = args
+        return CliRunner().invoke(main, [command, *rest, "--metastore-url", module_url, "--warehouse",
+                                         str(module_root)], input=input)
+
+    return invoke
+
+
+def as_json(result) -> object:
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def error_line(result) -> str:
+    """The one line that says what went wrong (stderr may show progress lines before it)."""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1 and result.stderr.rstrip().endswith(errors[0]), result.stderr
+    return errors[0]
+
+
+# --- sql ----------------------------------------------------------------------------------------------------------
+
+
+def test_sql_create_compact_and_show(cli, wh):
+    table = f"cli.{unique('orders')}"
+    created = cli("sql", f"CREATE TABLE {table} (id INT COMMENT 'order id', name STRING) PARTITIONED BY (ds STRING) "
+                         "STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    assert created.exit_code == 0, created.output
+    assert f"table {table} created at" in created.stdout
+    inserts(wh, table, {"ds": "2024-01-01"}, batches=2)
+
+    compact = as_json(cli("sql", f"ALTER TABLE {table} PARTITION (ds='2024-01-01') COMPACT 'minor' POOL 'etl'",
+                          "--json"))
+    [row] = compact[0]["rows"]
+    assert (compact[0]["statement"], row["type"], row["state"], row["partname"]) == \
+        ("ALTER TABLE COMPACT", "MINOR", "initiated", "ds=2024-01-01")
+    cq_id = row["compactionid"]
+
+    shown = as_json(cli("sql", f"SHOW COMPACTIONS {table} PARTITION (ds='2024-01-01')", "--json"))
+    assert shown[0]["columns"] == [
+        "compactionid", "dbname", "tabname", "partname", "type", "state", "workerhost", "workerid", "enqueuetime",
+        "starttime", "duration", "hadoopjobid", "errormessage", "initiatorhost", "initiatorid", "poolname", "txnid",
+        "nexttxnid", "committime", "hightestwriteid"]
+    [shown_row] = shown[0]["rows"]
+    assert (shown_row["compactionid"], shown_row["state"], shown_row["poolname"], shown_row["workerid"]) == \
+        (cq_id, "initiated", "etl", None)
+
+    text = cli("sql", f"SHOW COMPACTIONS COMPACTIONID={cq_id}")
+    assert text.exit_code == 0 and "SHOW COMPACTIONS" in text.stdout
+    line = next(l for l in text.stdout.splitlines() if f" {cq_id} " in l)
+    assert "MINOR" in line and "initiated" in line and "---" in line and "etl" in line
+
+    described = as_json(cli("sql", f"DESCRIBE FORMATTED {table}", "--json"))[0]
+    assert described["rows"][1] == {"col_name": "id", "data_type": "int", "comment": "order id"}
+    assert {"col_name": "Table Type:", "data_type": "MANAGED_TABLE", "comment": ""} in described["rows"]
+
+    props = cli("sql", f"ALTER TABLE {table} SET TBLPROPERTIES ('no_auto_compaction'='true')")
+    assert props.exit_code == 0 and f"table {table}: set no_auto_compaction=true" in props.stdout
+    assert wh.table(table).property("no_auto_compaction") == "true"
+
+
+def test_sql_transactions_and_locks_and_aborts(cli, wh):
+    table = f"cli.{unique('tl')}"
+    info = wh.create_table(table, COLUMNS)
+    idle = wh.transaction()
+    with wh.read_snapshot(info) as reader:
+        txns, locks = as_json(cli("sql", "SHOW TRANSACTIONS; SHOW LOCKS " + table, "--json"))
+        assert txns["columns"] == ["txnid", "state", "startedtime", "lastheartbeattime", "user", "host"]
+        states = {r["txnid"]: r["state"] for r in txns["rows"]}
+        assert states[reader.txn_id] == "OPEN" and states[idle.txn_id] == "OPEN"
+        assert [(r["lock_type"], r["lock_state"], r["transaction_id"]) for r in locks["rows"]] == \
+            [("SHARED_READ", "ACQUIRED", reader.txn_id)]
+        text = cli("sql", f"SHOW LOCKS EXTENDED {table}")
+        assert "SHARED_READ" in text.stdout and "heartbeat_count" in text.stdout
+
+    aborted = as_json(cli("sql", f"ABORT TRANSACTIONS {idle.txn_id}", "--json"))
+    assert aborted[0]["rows"] == [{"txnid": idle.txn_id, "status": "Success",
+                                   "message": "Successfully aborted transaction"}]
+    unknown = cli("sql", "ABORT TRANSACTIONS 987654", "--json")
+    assert unknown.exit_code == 1 and as_json(unknown)[0]["rows"][0]["status"] == "Error"
+    assert error_line(unknown) == "Error: ABORT TRANSACTIONS did not succeed (see above)"
+
+    queued = request_compaction(wh, table, None, "major", pool=unique("pool"))[0].compaction_id
+    ok = cli("sql", f"ABORT COMPACTIONS {queued}")
+    assert ok.exit_code == 0 and "Successfully aborted compaction" in ok.stdout
+    missing = cli("sql", "ABORT COMPACTIONS 987654")
+    assert missing.exit_code == 1 and "No Such Compaction Id Available" in missing.stdout
+
+
+def test_sql_reads_stdin_and_files(cli, tmp_path):
+    piped = as_json(cli("sql", "--json", input="SHOW TRANSACTIONS;\n-- locks too\nSHOW LOCKS;\n"))
+    assert [r["statement"] for r in piped] == ["SHOW TRANSACTIONS", "SHOW LOCKS"]
+    script = tmp_path / "q.hql"
+    script.write_text("SHOW COMPACTIONS LIMIT 1;")
+    from_file = as_json(cli("sql", "-f", str(script), "--json"))
+    assert from_file[0]["statement"] == "SHOW COMPACTIONS" and len(from_file[0]["rows"]) <= 1
+    assert cli("sql", "--json", input="  ").exit_code == 2
+
+
+@pytest.mark.parametrize("statement, code, message", [
+    ("SELECT * FROM t", 2, "Error: SELECT is not supported by airflow-acid sql; supported: SHOW COMPACTIONS, "
+                           "SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT"),
+    ("SHOW COMPACTIONS WHERE state = 'failed'", 2, "Error: syntax error at line 1, column 18 near 'WHERE'"),
+    ("ALTER TABLE cli.nosuch COMPACT 'major'", 1, "Error: table cli.nosuch does not exist"),
+    ("SHOW LOCKS cli.{table} PARTITION (hour='1')", 1, "unknown key 'hour'; the partition keys are ds"),
+    ("ALTER TABLE cli.{table} PARTITION (ds='nope') COMPACT 'major'", 1, "partition ds=nope of table cli.{table} "
+                                                                        "does not exist"),
+    ("ALTER TABLE cli.{table} SET TBLPROPERTIES ('compactorthreshold.hive.compactor.delta.pct.threshold'='lots')",
+     1, "compactorthreshold.hive.compactor.delta.pct.threshold='lots' is not a number"),
+])
+def test_sql_errors_are_one_line_with_exit_codes(cli, wh, statement, code, message):
+    table = unique("err")
+    wh.create_table(f"cli.{table}", COLUMNS, partition_by=[("ds", "string")])
+    result = cli("sql", statement.format(table=table))
+    assert result.exit_code == code and message.format(table=table) in error_line(result)
+    assert result.stdout == "" and "Traceback" not in result.output
+
+
+def test_sql_parses_the_whole_script_before_running_it(cli, wh):
+    table = f"cli.{unique('script')}"
+    result = cli("sql", f"CREATE TABLE {table} (id INT); SHOW COMPACTIONS FOR {table}")
+    assert result.exit_code == 2 and "near 'FOR'" in error_line(result)
+    assert not wh.metastore.catalog.table_exists(*table.split("."))
+
+
+def test_sql_and_wait_gives_up_after_the_wait_timeout(cli, wh):
+    table = f"cli.{unique('wait')}"
+    wh.create_table(table, COLUMNS)
+    result = cli("sql", f"ALTER TABLE {table} COMPACT 'major' AND WAIT POOL 'nobody'", "--wait-timeout", "0.2")
+    assert result.exit_code == 1 and "still waiting for a worker after" in error_line(result)
+    assert "Waiting for compaction(s)" in result.stderr
+    [row] = wh.metastore.compactions.find(db="cli", table=table.split(".")[1])
+    assert row.state is CompactionState.INITIATED  # stays queued
+
+
+def test_named_metastore_without_schema(tmp_path, monkeypatch):
+    monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    result = CliRunner().invoke(main, ["sql", "SHOW TRANSACTIONS", "--metastore-url", url])
+    assert result.exit_code == 1 and "has no airflow-acid schema; run: airflow-acid init" in error_line(result)
+
+
+def test_embedded_default_metastore_is_created_on_first_use(tmp_path, monkeypatch):
+    monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
+    monkeypatch.setenv("AIRFLOW_ACID_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(main, ["sql", "SHOW TRANSACTIONS", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)[0]["rows"] == [] and (tmp_path / "home" / "metastore.db").is_file()
+
+
+# --- health, why, cleaner -----------------------------------------------------------------------------------------
+
+
+def test_health(cli, wh):
+    db = unique("hc")
+    table = f"{db}.events"
+    wh.create_table(table, COLUMNS, partition_by=[("ds", "string")],
+                    properties={"compactorthreshold.hive.compactor.delta.num.threshold": "1"})
+    inserts(wh, table, {"ds": "a"}, batches=2)
+    rows = as_json(cli("health", table, "--json"))
+    assert [(r["partition"], r["deltas"], r["delete_deltas"], r["base_bytes"], r["last_compaction"]) for r in rows] \
+        == [("ds=a", 2, 0, 0, None)]
+    assert as_json(cli("health", "--database", db, "--json")) == rows
+    text = cli("health", "--database", db)
+    assert text.exit_code == 0 and "table health" in text.stdout
+    assert next(l for l in text.stdout.splitlines() if "ds=a" in l).split("│")[4].strip() == "2"
+
+    assert "table hc" in error_line(cli("health", f"{db}.nosuch"))
+    assert cli("health", f"{db}.nosuch").exit_code == 1
+    assert cli("health", "--database", "nosuchdb").exit_code == 1
+    assert cli("health", table, "--database", db).exit_code == 2
+
+
+def test_why_and_cleaner(cli, wh):
+    table = f"cli.{unique('why')}"
+    info = wh.create_table(table, COLUMNS, partition_by=[("ds", "string")])
+    inserts(wh, table, {"ds": "a"}, batches=2)
+    pool = unique("pool")
+    cq_id = request_compaction(wh, table, "ds=a", "major", pool=pool)[0].compaction_id
+    reader = wh.read_snapshot(info).__enter__()
+    try:
+        Worker(wh.metastore).run_next(pool)
+        explained = as_json(cli("why", table, "--partition", "ds=a", "--json"))
+        assert [(b["compaction_id"], b["txn_id"]) for b in explained["cleanup_blockers"]] == [(cq_id, reader.txn_id)]
+        text = cli("why", table, "--partition", "ds=a")
+        assert text.exit_code == 0 and "Cleanup is blocked" in text.stdout
+        assert "open transactions blocking cleanup" in text.stdout and str(reader.txn_id) in text.stdout
+
+        waiting = as_json(cli("cleaner", "--dry-run", "--json"))
+        mine = [w for w in waiting["waiting"] if w["compaction_id"] == cq_id]
+        assert waiting["dry_run"] and [b["txn_id"] for b in mine[0]["blockers"]] == [reader.txn_id]
+    finally:
+        reader.__exit__(None, None, None)
+
+    dry = cli("cleaner", "--dry-run")
+    assert dry.exit_code == 0 and "dry run: nothing was deleted" in dry.stdout and "would_clean" in dry.stdout
+    location = wh.metastore.catalog.get_partition("cli", info.name, "ds=a").location
+    assert sum(name.startswith("delta_") for name in os.listdir(location)) == 2
+    assert wh.metastore.compactions.get(cq_id).state is CompactionState.READY_FOR_CLEANING
+
+    cleaned = as_json(cli("cleaner", "--json"))
+    [entry] = [e for e in cleaned["entries"] if e["compaction_id"] == cq_id]
+    assert entry["status"] == "cleaned" and sorted(d["path"][:6] for d in entry["deletions"]) == ["delta_"] * 2
+    assert not any(name.startswith("delta_") for name in os.listdir(location))
+    assert wh.metastore.compactions.get(cq_id).state is CompactionState.SUCCEEDED
+
+    assert "is partitioned; name one partition" in error_line(cli("why", table))
+    assert cli("why", table, "--partition", "ds=zz").exit_code == 1
+    assert "unknown key 'hr'" in error_line(cli("why", table, "--partition", "hr=1"))
