@@ -126,7 +126,8 @@ def _handles_errors(command: Callable) -> Callable:
 
 
 def _exit(message: str, code: int) -> None:
-    err_console.print(Text(f"Error: {message}", style="red"), soft_wrap=True)
+    one_line = " ".join(line.strip() for line in message.splitlines() if line.strip())  # e.g. a driver's message
+    err_console.print(Text(f"Error: {one_line}", style="red"), soft_wrap=True)
     raise click.exceptions.Exit(code)
 
 
@@ -134,6 +135,8 @@ def _exit(message: str, code: int) -> None:
 def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterator[Any]:
     """The warehouse and metastore the options name; the embedded default metastore is created on first use, a
     named one must already have the schema (``airflow-acid init``)."""
+    from sqlalchemy.exc import DBAPIError
+
     from airflow_acid.metastore import Metastore
     from airflow_acid.metastore.conf import MetastoreConf
     from airflow_acid.metastore.init import current_revision, head_revision
@@ -148,7 +151,11 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterat
         raise _Failure(f"bad setting in the environment: {exc}") from None
     ms = Metastore(metastore_url, conf)
     try:
-        revision, head = current_revision(ms.db), head_revision()
+        try:
+            revision, head = current_revision(ms.db), head_revision()
+        except DBAPIError as exc:
+            raise _Failure(f"cannot reach the metastore database at {ms.url}: {str(exc.orig).strip()}; check that "
+                           "the server runs and the URL is right") from None
         if revision != head:
             if embedded:
                 ms.init()
@@ -229,6 +236,9 @@ def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical
                     _print_result(result, vertical)
                 if result.failed:
                     raise _Failure(f"{result.statement} did not succeed (see above)")
+        except KeyboardInterrupt:
+            raise _Failure("stopped waiting (Ctrl-C); the compaction stays queued — see SHOW COMPACTIONS", 130) \
+                from None
         finally:
             if as_json:
                 _echo_json(results)

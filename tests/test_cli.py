@@ -165,6 +165,14 @@ def test_named_metastore_without_schema(tmp_path, monkeypatch):
     assert result.exit_code == 1 and "has no airflow-acid schema; run: airflow-acid init" in error_line(result)
 
 
+def test_unreachable_metastore(monkeypatch):
+    monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
+    result = CliRunner().invoke(main, ["health", "--metastore-url", "postgresql+psycopg2://acid:secret@127.0.0.1:1/ms"])
+    line = error_line(result)
+    assert result.exit_code == 1 and "cannot reach the metastore database at postgresql+psycopg2://acid:***@" in line
+    assert "secret" not in result.output
+
+
 def test_embedded_default_metastore_is_created_on_first_use(tmp_path, monkeypatch):
     monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
     monkeypatch.setenv("AIRFLOW_ACID_HOME", str(tmp_path / "home"))

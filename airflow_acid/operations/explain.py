@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airflow_acid.acid.state import AcidStateError
 from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry, CleanerStatus
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
 from airflow_acid.compactor.initiator import Initiator
@@ -18,6 +19,7 @@ from airflow_acid.compactor.listing import directory_state
 from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY, DELTA_PCT_KEY, NO_AUTO_COMPACTION, CompactorSettingsError, is_true, table_thresholds,
 )
+from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
@@ -85,7 +87,7 @@ def explain(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] |
     cleaner = Cleaner(ms, filesystem=warehouse.filesystem)
     cleanup = [cleaner.clean(c.id, dry_run=True) for c in sorted(queue, key=lambda c: c.id)
                if c.state is CompactionState.READY_FOR_CLEANING]
-    evaluation = _evaluate(warehouse, info, part_name, location, current, part_params)
+    evaluation = _evaluate(warehouse, info, part_name, location, part_params)
 
     explanation = Explanation(
         database=db, table=name, partition=part_name, decision=_decision_dict(record),
@@ -122,7 +124,7 @@ def _decision_dict(record: InitiatorDecisionRecord | None) -> dict[str, Any] | N
             "delta_count": record.delta_count}
 
 
-def _evaluate(warehouse: AcidWarehouse, info, partition: str | None, location: str, current: CompactionInfo | None,
+def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, location: str,
               part_params: Mapping[str, str]) -> dict[str, Any]:
     """§4.2 on one listing with the compactor snapshot, plus the §4.1 step 5 checks that stop automatic compaction
     of this table/partition (the Initiator only looks at partitions with new writes)."""
@@ -136,13 +138,15 @@ def _evaluate(warehouse: AcidWarehouse, info, partition: str | None, location: s
         blocked_by = f"table {info.full_name} has {NO_AUTO_COMPACTION}=true"
     if blocked_by is None:
         blocked_by = ms.compactions.initiator_skip_reason(info.database, info.name, partition, record=False)
-    try:
-        thresholds = table_thresholds(ms.conf, info.properties, table=info.full_name)
-    except CompactorSettingsError as exc:
-        return {"type": None, "rule": None, "reason": str(exc), "blocked_by": blocked_by}
     txns = ms.snapshots.valid_txn_list()
     write_ids = ms.snapshots.compactor_write_ids(info.full_name, txns)
-    state = directory_state(location, write_ids, txns, filesystem=warehouse.filesystem, missing_ok=True)
+    try:
+        thresholds = table_thresholds(ms.conf, info.properties, table=info.full_name)
+        state = directory_state(location, write_ids, txns, filesystem=warehouse.filesystem, missing_ok=True)
+    except CompactorSettingsError as exc:
+        return {"type": None, "rule": None, "reason": str(exc), "blocked_by": blocked_by}
+    except (AcidStateError, OSError) as exc:
+        return {"type": None, "rule": None, "reason": f"cannot read {location}: {exc}", "blocked_by": blocked_by}
     stats = DirectoryStats.of(state)
     decision: Decision = decide_compaction(
         stats, delta_num_threshold=thresholds.delta_num_threshold, delta_pct_threshold=thresholds.delta_pct_threshold,

@@ -134,25 +134,18 @@ class StatementExecutor:
         if s.partition is not None:
             part = self._partition(info, s.partition)
             missing = [k for k in s.unset if part.param(k) is None]
-            self._check_unset(info, missing, s.unset_if_exists, f"partition {part.name} of {info.full_name}")
+            _check_unset(missing, s.unset_if_exists, f"partition {part.name} of {info.full_name}")
             changes: dict[str, Any] = {**s.set, **{k: None for k in s.unset if k not in missing}}
             self.metastore.catalog.alter_partition_params(info.database, info.name, part.name, changes)
             where = f"partition {part.name} of {info.full_name}"
         else:
             missing = [k for k in s.unset if info.property(k) is None]
-            self._check_unset(info, missing, s.unset_if_exists, f"table {info.full_name}")
+            _check_unset(missing, s.unset_if_exists, f"table {info.full_name}")
             self.warehouse.alter_table_properties(info.full_name, s.set,
                                                   unset=[k for k in s.unset if k not in missing])
             where = f"table {info.full_name}"
         done = [f"set {k}={v}" for k, v in s.set.items()] + [f"unset {k}" for k in s.unset if k not in missing]
         return Result(s.TITLE, messages=[f"{where}: {', '.join(done) or 'nothing to change'}"])
-
-    @staticmethod
-    def _check_unset(info: TableInfo, missing: list[str], if_exists: bool, where: str) -> None:
-        if missing and not if_exists:
-            raise InvalidInputError(f"{where} has no propert{'y' if len(missing) == 1 else 'ies'} "
-                                    f"{', '.join(map(repr, missing))}; use UNSET TBLPROPERTIES IF EXISTS (…) when "
-                                    "unsure whether a property is set")
 
     # --- ABORT -----------------------------------------------------------------------------------------------------
 
@@ -206,6 +199,14 @@ class StatementExecutor:
 
     def _partition(self, info: TableInfo, spec: PartitionSpec) -> PartitionInfo:
         return self.metastore.catalog.get_partition(info.database, info.name, info.partition_spec(spec))
+
+
+def _check_unset(missing: list[str], if_exists: bool, where: str) -> None:
+    """Hive refuses to UNSET a property that is not set, unless IF EXISTS."""
+    if missing and not if_exists:
+        raise InvalidInputError(f"{where} has no propert{'y' if len(missing) == 1 else 'ies'} "
+                                f"{', '.join(map(repr, missing))}; use UNSET TBLPROPERTIES IF EXISTS (…) when "
+                                "unsure whether a property is set")
 
 
 def _parse_enum(parse: Callable[[str], Any], text: str | None, what: str, keyword: str, allowed: list[str]) -> Any:
