@@ -7,7 +7,8 @@ slices of the current deltas (``hive.compactor.max.num.delta``, statement siblin
 the requested compaction. A step lists its inputs by name (base, original files, deltas in getAcidState order) and
 the directories it may create (MR names, §1.3): MINOR ``delta_min_max_vC`` + ``delete_delta_min_max_vC`` (each
 only if it receives rows), MAJOR ``base_max_vC``. Inputs produced by an earlier step are *optional*: the job drops
-those that were not created (a partial minor without delete events writes no delete delta).
+those that were not created (a partial minor without delete events writes no delete delta). ``input_files`` are the
+data files of the other inputs as the planning listing saw them: the job refuses to run when one has vanished.
 
 JSON form (``version`` 1)::
 
@@ -22,7 +23,9 @@ JSON form (``version`` 1)::
         "table_properties": {"orc.compress": "ZLIB"},           # table properties after tblprops.* overrides
         "steps": [{"type": "major", "base": "base_0000005_v0000011", "original_files": [],
                    "deltas": ["delta_0000006_0000009_v0000015", "delete_delta_0000006_0000009_v0000015"],
-                   "optional_inputs": [], "outputs": ["base_0000009_v0000017"]}]}]}
+                   "optional_inputs": [], "outputs": ["base_0000009_v0000017"],
+                   "input_files": ["base_0000005_v0000011/bucket_00000",
+                                   "delta_0000006_0000009_v0000015/bucket_00000"]}]}]}
 
 Nothing here touches a filesystem or the metastore: the worker lists the directory, calls ``get_acid_state`` with
 the compactor write-id list and hands the result to :func:`plan_compaction`.
@@ -132,6 +135,10 @@ class CompactionStep:
     """Inputs that an earlier step of the same compaction may not have created."""
     compacted_base: bool = False
     """The base was written by a compaction (never holds raw LOAD DATA files)."""
+    input_files: tuple[str, ...] = ()
+    """Data files of the base and the non-optional deltas as listed at planning (relative paths). One missing when
+    the job lists the directory was deleted behind the system's back: compacting without it would silently drop
+    its rows, so the job fails naming it."""
 
     @property
     def output_range(self) -> tuple[int, int] | None:
@@ -341,7 +348,8 @@ def _compaction_from(r: _Reader, doc: Any, where: str) -> Compaction:
             type=stype, base=r.get(sobj, "base", str, sw, optional=True),
             original_files=r.strings(sobj, "original_files", sw), deltas=r.strings(sobj, "deltas", sw),
             outputs=r.strings(sobj, "outputs", sw), optional_inputs=r.strings(sobj, "optional_inputs", sw),
-            compacted_base=r.get(sobj, "compacted_base", bool, sw, optional=True, default=False)))
+            compacted_base=r.get(sobj, "compacted_base", bool, sw, optional=True, default=False),
+            input_files=r.strings(sobj, "input_files", sw)))
     try:
         ctype = CompactionType.parse(r.get(obj, "type", str, where))
     except PlanError as exc:
@@ -421,12 +429,20 @@ def _delta_sort_key(name: str) -> tuple[int, int, int, str]:
     return (d.min_write_id, -d.max_write_id, d.sort_statement_id, name)
 
 
-def _minor_step(deltas: Sequence[str], txn: int, optional: Sequence[str] = ()) -> CompactionStep:
+def _data_files(state: AcidState, inputs: Sequence[str]) -> tuple[str, ...]:
+    """The listed data files of the base/deltas named in ``inputs`` (outputs of earlier steps are not listed yet)."""
+    wanted = set(inputs)
+    dirs = [state.base_directory] if state.base_directory is not None and state.base in wanted else []
+    dirs += [d for d in state.deltas if d.name in wanted]
+    return tuple(sorted(f.path for d in dirs for f in (*d.files, *d.original_files)))
+
+
+def _minor_step(state: AcidState, deltas: Sequence[str], txn: int, optional: Sequence[str] = ()) -> CompactionStep:
     parsed = _parsed(deltas)
     lo, hi = min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
     return CompactionStep(CompactionType.MINOR, None, (), tuple(deltas),
                           (names.format_delta(lo, hi, None, txn), names.format_delta(lo, hi, None, txn, delete=True)),
-                          tuple(o for o in optional if o in deltas))
+                          tuple(o for o in optional if o in deltas), input_files=_data_files(state, deltas))
 
 
 def partial_minor_slices(deltas: Sequence[str], max_num_delta: int) -> list[list[str]]:
@@ -497,7 +513,7 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
     for piece in partial_minor_slices(deltas, max_num_delta):
         if not_enough_reason(CompactionType.MINOR, has_base=False, has_originals=False, deltas=piece) is not None:
             continue  # such a slice stays as it is for the final step
-        step = _minor_step(piece, compactor_txn_id)
+        step = _minor_step(state, piece, compactor_txn_id)
         steps.append(step)
         remaining = [d for d in remaining if d not in piece]
         produced.extend(step.outputs)
@@ -506,12 +522,13 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
         if steps and not_enough_reason(ctype, has_base=False, has_originals=False, deltas=final_deltas) is not None:
             final = None  # the partial minors already did all there is to do
         else:
-            final = _minor_step(final_deltas, compactor_txn_id, produced)
+            final = _minor_step(state, final_deltas, compactor_txn_id, produced)
     else:
         top = max((names.parse_delta(d).max_write_id for d in final_deltas), default=LONG_MIN)
         compacted = state.base_directory.is_compacted if state.base_directory is not None else False
         final = CompactionStep(CompactionType.MAJOR, state.base, tuple(state.original_files), tuple(final_deltas),
-                               (names.format_base(top, compactor_txn_id),), tuple(produced), compacted)
+                               (names.format_base(top, compactor_txn_id),), tuple(produced), compacted,
+                               _data_files(state, [*final_deltas, *([state.base] if state.base else [])]))
     if final is not None:
         steps.append(final)
     compaction = Compaction(id=str(compaction_id), location=location, type=ctype, compactor_txn_id=compactor_txn_id,

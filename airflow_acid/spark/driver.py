@@ -195,6 +195,11 @@ class _Run:
         gone = [p for p in step.original_files if p not in listed]
         if gone:
             raise PlanError(f"original files {gone} are not in {self.c.location}; plan the compaction again")
+        vanished = [p for p in step.input_files if p not in listed]
+        if vanished:
+            raise PlanError(f"data files {vanished} of {self.c.location} were listed when the compaction was planned "
+                            "and are gone now (deleted outside airflow-acid?); compacting without them would drop "
+                            "their rows — restore them, or plan the compaction again to go on without them")
         sr = StepResult(step.type.value, list((step.base,) if step.base else ()) + list(step.original_files)
                         + list(deltas), list(step.outputs))
         self.result.steps.append(sr)

@@ -22,7 +22,9 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
-from airflow_acid.compactor.runners import SparkSubmitRunner
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import Storage
+from airflow_acid.compactor.runners import LocalRunner, SparkSubmitRunner
 from airflow_acid.compactor.worker import WorkerStatus
 from airflow_acid.metastore.codes import CompactionState, TxnState
 from airflow_acid.spark.submit import SparkSubmitOptions
@@ -316,3 +318,65 @@ def test_no_space_for_a_compaction(small_space, tmp_path, reliability_summary):
     retry = scene.compact("major")
     check(summary, scene.clean() == ["cleaned"], "the retried compaction was not cleaned")
     scene.final_check([outcome.txn_id], "after space came back", clean_dirs=list(retry.outputs))
+
+
+# --- 5. a data file deleted behind the system's back -------------------------------------------------------
+
+
+class _DeletingRunner(LocalRunner):
+    """A job during which somebody deletes a data file the plan reads."""
+
+    def __init__(self, victim: Path) -> None:
+        super().__init__()
+        self.victim = victim
+
+    def run(self, plan, *, job_name, spark_conf):
+        self.victim.unlink()
+        return super().run(plan, job_name=job_name, spark_conf=spark_conf)
+
+
+def test_data_file_deleted_behind_the_systems_back(tmp_path, monkeypatch, reliability_summary):
+    """A file that vanishes after the listing is a clear error naming it — for a read and for a compaction (which
+    fails and removes its output). Its rows are gone, but nothing else is: the Cleaner deletes nothing for the failed
+    attempt, and a later compaction and cleaning keep every surviving row."""
+    summary = reliability_summary
+    scene = Scene.build(f"sqlite:///{tmp_path / 'metastore.db'}", tmp_path / "area", summary)
+    location = Path(scene.location)
+    read_victim = location / "delta_0000002_0000002_0000" / "bucket_00000"   # ids 10-13 (11 was updated since)
+    job_victim = location / "delta_0000003_0000003_0000" / "bucket_00000"    # ids 20-23
+    assert read_victim.is_file() and job_victim.is_file()
+    list_files = Storage.list_files
+
+    def listing_then_delete(storage: Storage):
+        files = list_files(storage)
+        if read_victim.exists():
+            read_victim.unlink()
+        return files
+
+    monkeypatch.setattr(Storage, "list_files", listing_then_delete)
+    with pytest.raises(AcidFileError) as raised:
+        scene.wh.read(TABLE)
+    monkeypatch.setattr(Storage, "list_files", list_files)
+    summary.add("faults_injected")
+    clear_error(summary, raised.value, str(read_victim), "gone")
+    for lost in (10, 12, 13):
+        scene.ledger.rows.pop(lost)
+    check_rows(summary, scene.ledger, "after a data file vanished under a read (its rows are gone, no others)")
+
+    cq = scene.enqueue("major")
+    outcome = scene.worker(_DeletingRunner(job_victim)).run_next()
+    summary.add("faults_injected")
+    named = f"{job_victim.parent.name}/{job_victim.name}"
+    check(summary, outcome.status == WorkerStatus.FAILED and named in (outcome.message or "")
+          and str(location) in outcome.message, f"compaction of a directory that lost a file: {outcome}")
+    summary.error("CompactionAttemptError")
+    check(summary, scene.history_states([cq]) == [CompactionState.FAILED], "row not 'failed'")
+    for lost in (20, 21, 22, 23):
+        scene.ledger.rows.pop(lost)
+    dirs_before = acid_dirs(str(location))
+    check(summary, scene.clean() == [], "the Cleaner acted on the failed attempt")
+    check(summary, acid_dirs(str(location)) == dirs_before, "the Cleaner deleted after the failed attempt")
+    check_rows(summary, scene.ledger, "after the failed compaction and a Cleaner cycle")
+    retry = scene.compact("major")
+    check(summary, scene.clean() == ["cleaned"], "the later compaction was not cleaned")
+    scene.final_check([outcome.txn_id], "after a later compaction and cleaning", clean_dirs=list(retry.outputs))

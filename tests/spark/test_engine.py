@@ -218,6 +218,23 @@ def test_stale_plan_is_reported(tmp_path):
     assert res.status == Status.FAILED and "plan the compaction again" in res.error
 
 
+@pytest.mark.parametrize("kind", ["minor", "major"])
+def test_a_data_file_deleted_after_planning_fails_the_compaction_naming_it(tmp_path, kind):
+    """Found by the reliability suite: a bucket file deleted behind the system's back between planning and the job
+    used to be compacted away silently (the output simply lacked its rows). The plan carries the listed data files;
+    the job fails naming the missing one and writes nothing."""
+    loc = str(tmp_path)
+    write_merge_example(loc)
+    c = plan_one(loc, kind, C, compactor_snapshot(2))
+    assert "delta_0000001_0000001_0000/bucket_00000" in c.steps[-1].input_files
+    assert CompactionPlan.from_json(CompactionPlan((c,)).to_json()).compactions[0] == c
+    (tmp_path / "delta_0000001_0000001_0000" / "bucket_00000").unlink()
+    (res,) = run_inprocess(c).compactions
+    assert res.status == Status.FAILED and res.outputs == []
+    assert "data files ['delta_0000001_0000001_0000/bucket_00000']" in res.error and loc in res.error
+    assert not [d for d in acid_dirs(loc) if d.endswith(f"_v{C:07d}")]
+
+
 def test_partial_minors_then_major(tmp_path):
     loc = str(tmp_path)
     for w in range(1, 8):
