@@ -23,7 +23,8 @@ from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
-from airflow_acid.metastore.initiator_store import InitiatorDecisionRecord, Outcome
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.initiator_store import InitiatorDecisionRecord, InitiatorStore, Outcome
 from airflow_acid.metastore.partitions import parse_partition_name
 from airflow_acid.warehouse import AcidWarehouse
 
@@ -98,7 +99,7 @@ def explain(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] |
         summary=[], evaluation=evaluation,
         cleanup=[{"compaction_id": e.compaction_id, "status": e.status, "message": e.message,
                   "deletions": [{"path": d.path, "reason": d.reason} for d in e.deletions]} for e in cleanup])
-    explanation.summary = _summary(explanation, record, current, cleanup)
+    explanation.summary = _summary(explanation, record, current, cleanup, ms.conf)
     return explanation
 
 
@@ -159,16 +160,31 @@ def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, 
             "delta_base_ratio": None if ratio is None or math.isnan(ratio) else ratio,
             "delta_num_threshold": thresholds.delta_num_threshold,
             "delta_pct_threshold": thresholds.delta_pct_threshold,
-            "no_cleanup": is_true(info.property("no_cleanup")) or is_true(part_params.get("no_cleanup"))}
+            "no_cleanup": is_true(info.property("no_cleanup")) or is_true(part_params.get("no_cleanup")),
+            "aborted_dirs": len(state.aborted), **_aborted_txns(warehouse, info, partition)}
+
+
+def _aborted_txns(warehouse: AcidWarehouse, info: TableInfo, partition: str | None) -> dict[str, Any]:
+    """Aborted transactions whose write records for this table/partition are still kept: count and oldest start."""
+    store = InitiatorStore(warehouse.metastore.db, warehouse.metastore.conf)
+    groups = [g for g in store.abort_groups(-1, -1) if (g.database, g.table, g.partition) ==
+              (info.database, info.name, partition)]
+    return {"aborted_txns": groups[0].count if groups else 0,
+            "oldest_aborted_txn_started": groups[0].oldest_started_ms if groups else None}
 
 
 def _when(ms_value: int | None, now_ms: int) -> str:
+    """``at 2024-01-01 10:00:00 UTC (5 min ago)``."""
     if ms_value is None:
         return "at an unknown time"
     stamp = dt.datetime.fromtimestamp(ms_value / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return f"at {stamp} ({_ago(ms_value, now_ms)})"
+
+
+def _ago(ms_value: int, now_ms: int) -> str:
     seconds = max(0, (now_ms - ms_value) // 1000)
-    ago = f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200 else f"{seconds // 3600} h"
-    return f"at {stamp} ({ago} ago)"
+    return (f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200
+            else f"{seconds // 3600} h") + " ago"
 
 
 def _reason_body(reason: str) -> str:
@@ -178,7 +194,7 @@ def _reason_body(reason: str) -> str:
 
 
 def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: CompactionInfo | None,
-             cleanup: list[CleanerEntry]) -> list[str]:
+             cleanup: list[CleanerEntry], conf: MetastoreConf) -> list[str]:
     now = int(time.time() * 1000)
     out: list[str] = []
     if current is not None:
@@ -213,6 +229,13 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
                        f"{len(entry.deletions)} obsolete or aborted director(y/ies).")
         elif entry.message:
             out.append(f"Compaction {entry.compaction_id}: {entry.message}.")
+    if ev.get("aborted_txns"):
+        out.append(f"{ev['aborted_txns']} aborted transaction(s) wrote to {e.name} (the oldest started "
+                   f"{_ago(ev['oldest_aborted_txn_started'], now)}; {ev['aborted_dirs']} aborted director(y/ies) on "
+                   f"disk, invisible to readers): they are removed once more than hive.compactor.abortedtxn."
+                   f"threshold={conf.abortedtxn_threshold} accumulate or the oldest is older than hive.compactor."
+                   f"aborted.txn.time.threshold={conf.aborted_txn_time_threshold_s:g} s, or when a compaction of it "
+                   "is cleaned.")
     if ev.get("no_cleanup"):
         out.append("no_cleanup=true is set: the Cleaner keeps obsolete files of this table/partition.")
     return out

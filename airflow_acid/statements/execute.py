@@ -111,7 +111,6 @@ class StatementExecutor:
         result.rows = [[r.compaction_id, r.database, r.table, r.partition, r.type, r.state, r.message]
                        for r in requested]
         rows = {row[0]: row for row in result.rows if row[0] is not None}
-        result.messages = [r.message if r.partition is None else f"{r.partition}: {r.message}" for r in requested]
         queued = [r.compaction_id for r in requested if r.compaction_id is not None]
         if s.wait and queued:
             if self.on_wait is not None:
@@ -126,7 +125,6 @@ class StatementExecutor:
                     result.failed = True
                     text += f" ({info.error_message})" if info.error_message else ""
                 rows[cq_id][5], rows[cq_id][6] = info.state.display, text
-                result.messages.append(text)
         return result
 
     def alter_properties(self, s: AlterTableProperties) -> Result:

@@ -11,7 +11,7 @@ from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.operations import explain, request_compaction
-from tests.operations.support import COLUMNS, inserts, unique
+from tests.operations.support import COLUMNS, crashed_insert, inserts, unique
 
 
 def test_partition_below_thresholds_then_compacted_and_blocked_by_a_reader(wh):
@@ -87,3 +87,16 @@ def test_bad_arguments(wh):
         explain(wh, table, {"hr": "1"})
     with pytest.raises(NoSuchObjectError):
         explain(wh, "ops.nosuch")
+
+
+def test_aborted_writes_are_explained(wh):
+    table = f"ops.{unique('why')}"
+    wh.create_table(table, COLUMNS, partition_by=[("ds", "string")])
+    inserts(wh, table, {"ds": "a"}, batches=1)
+    crashed_insert(wh, table, {"ds": "a"})
+    e = explain(wh, table, "ds=a")
+    assert (e.evaluation["aborted_txns"], e.evaluation["aborted_dirs"]) == (1, 1)
+    assert e.evaluation["oldest_aborted_txn_started"] > 0
+    [sentence] = [s for s in e.summary if "aborted transaction(s)" in s]
+    assert sentence.startswith(f"1 aborted transaction(s) wrote to {table}/ds=a (the oldest started ")
+    assert "1 aborted director(y/ies) on disk" in sentence and "hive.compactor.abortedtxn.threshold=1000" in sentence
