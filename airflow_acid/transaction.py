@@ -106,8 +106,16 @@ class Transaction:
 
     def commit(self) -> None:
         """Commit: every statement becomes visible at once. A write conflict (a concurrent update/delete of the
-        same partition committed first) aborts this txn, removes its files and raises WriteConflictError."""
-        self._check_open("commit")
+        same partition committed first) aborts this txn, removes its files and raises WriteConflictError; so does a
+        txn that timed out (its heartbeat found it aborted), with TransactionClosedError."""
+        try:
+            self._check_open("commit")
+        except TransactionClosedError:
+            if self.state == "open":  # aborted behind our back (hive.txn.timeout): its files must not stay
+                self._heartbeater.stop()
+                self.state = "aborted"
+                self._remove_files()
+            raise
         self._heartbeater.stop()
         try:
             self._ms.txns.commit(self.txn_id)

@@ -11,6 +11,7 @@ import time
 import pyarrow.compute as pc
 import pytest
 
+from airflow_acid.errors import TransactionClosedError
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import WriteConflictError
 from airflow_acid.warehouse import AcidWarehouse
@@ -112,6 +113,30 @@ def test_heartbeats_keep_a_long_transaction_alive(metastore_url, tmp_path):
             assert wh.metastore.housekeeping.abort_timed_out_txns() == []
             assert txn._heartbeater.beats >= 2
         assert wh.read("employee").num_rows == 3
+
+
+def test_commit_of_a_timed_out_transaction_discards_its_files(metastore_url, tmp_path):
+    """Found by the reliability suite: once a late heartbeat had found the txn aborted (hive.txn.timeout), commit
+    raised TransactionClosedError but left the client's state 'open' and the txn's delta on disk."""
+    conf = MetastoreConf(txn_timeout_s=0.4)
+    with make_warehouse(metastore_url, tmp_path / "wh", conf) as wh:
+        wh.create_table("employee", EMPLOYEE)
+        before = tree(tmp_path / "wh")
+        txn = wh.transaction()
+        beat = txn._heartbeater._beat
+        txn._heartbeater._beat = lambda txn_id: None  # the client stalls: no heartbeat reaches the metastore
+        txn.insert("employee", SEED_ROWS)
+        time.sleep(0.6)
+        assert wh.metastore.housekeeping.abort_timed_out_txns() == [txn.txn_id]
+        txn._heartbeater._beat = beat
+        deadline = time.monotonic() + 5
+        while txn.txn_id not in txn._heartbeater.lost and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(TransactionClosedError, match=f"transaction {txn.txn_id} is no longer open.*ABORT_TIMEOUT"):
+            txn.commit()
+        assert txn.state == "aborted"
+        assert tree(tmp_path / "wh") == before
+        assert wh.read("employee").num_rows == 0
 
 
 def _killed_writer(url: str, location: str, queue) -> None:

@@ -24,12 +24,18 @@ import sqlalchemy as sa
 
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
+from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.compactor.runners import LocalRunner, SparkSubmitRunner
-from airflow_acid.compactor.worker import WorkerStatus
+from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.errors import TransactionClosedError
+from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.codes import CompactionState, TxnState
+from airflow_acid.metastore.errors import TxnAbortedError
 from airflow_acid.spark.submit import SparkSubmitOptions
 from airflow_acid.spark.units import FAULT_DELAY_ENV, TMP_PREFIX
-from tests.reliability.fault_env import TABLE, Scene, acid_dirs, check, check_rows, clear_error, dirs_of_txn
+from tests.reliability.fault_env import (
+    CONF, TABLE, Scene, acid_dirs, check, check_no_output_of, check_rows, clear_error, dirs_of_txn,
+)
 from tests.reliability.fault_pg import MOMENTS, BackendKiller, intercept_first_commit
 from tests.reliability.fault_space import QUOTA, MountNotPermitted, fill, quota_url, small_tmpfs
 
@@ -380,3 +386,101 @@ def test_data_file_deleted_behind_the_systems_back(tmp_path, monkeypatch, reliab
     retry = scene.compact("major")
     check(summary, scene.clean() == ["cleaned"], "the later compaction was not cleaned")
     scene.final_check([outcome.txn_id], "after a later compaction and cleaning", clean_dirs=list(retry.outputs))
+
+
+# --- 6. heartbeats delayed past hive.txn.timeout ------------------------------------------------------------
+
+
+class PausedHeartbeats:
+    """Stands in for a heartbeat call: while paused the beats never reach the metastore (a stalled client)."""
+
+    def __init__(self, beat) -> None:
+        self._beat = beat
+        self.paused = threading.Event()
+        self.paused.set()
+
+    def __call__(self, txn_id: int) -> None:
+        if not self.paused.is_set():
+            self._beat(txn_id)
+
+    def resume(self) -> None:
+        self.paused.clear()
+
+
+TIMEOUT_S = 1.0
+"""hive.txn.timeout of the heartbeat tests (clients beat every TIMEOUT_S / 2)."""
+
+
+def _timed_out(scene: Scene, txn_id: int) -> None:
+    time.sleep(TIMEOUT_S + 0.3)
+    report = HouseKeeper(scene.ms).run_once()
+    check(scene.summary, txn_id in report.aborted_txns, f"txn {txn_id} without heartbeats was not aborted: {report}")
+    scene.summary.add("faults_injected")
+
+
+@pytest.mark.parametrize("late_beat", [True, False], ids=["late-beat-arrives", "no-beat"])
+def test_writer_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliability_summary):
+    summary = reliability_summary
+    scene = Scene.build(f"sqlite:///{tmp_path / 'metastore.db'}", tmp_path / "area", summary, batches=1,
+                        conf=dataclasses.replace(CONF, txn_timeout_s=TIMEOUT_S))
+    dirs_before = acid_dirs(scene.location)
+    txn = scene.wh.transaction()
+    pause = PausedHeartbeats(txn._heartbeater._beat)
+    txn._heartbeater._beat = pause
+    txn.insert(TABLE, [{"id": 700, "name": "too late"}])
+    _timed_out(scene, txn.txn_id)
+    if late_beat:
+        pause.resume()
+        _wait_for(lambda: txn.txn_id in txn._heartbeater.lost, 10, "the late heartbeat to find the txn aborted")
+    with pytest.raises((TxnAbortedError, TransactionClosedError)) as raised:
+        txn.commit()
+    clear_error(summary, raised.value, str(txn.txn_id), "aborted")
+    check(summary, txn.state == "aborted", f"the client still thinks txn {txn.txn_id} is {txn.state!r}")
+    check(summary, acid_dirs(scene.location) == dirs_before, f"files of the timed-out writer left: "
+                                                             f"{acid_dirs(scene.location)}")
+    scene.final_check([], "after a writer timed out")
+
+
+@pytest.mark.parametrize("late_beat", [True, False], ids=["late-beat-arrives", "no-beat"])
+def test_compactor_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliability_summary):
+    summary = reliability_summary
+    conf = dataclasses.replace(CONF, txn_timeout_s=TIMEOUT_S)
+    url = f"sqlite:///{tmp_path / 'metastore.db'}"
+    scene = Scene.build(url, tmp_path / "area", summary, conf=conf)
+    cq = scene.enqueue("major")
+    started, go_on = threading.Event(), threading.Event()
+
+    class WaitingRunner(LocalRunner):
+        def run(self, plan, *, job_name, spark_conf):
+            started.set()
+            assert go_on.wait(30)
+            return super().run(plan, job_name=job_name, spark_conf=spark_conf)
+
+    worker_ms = Metastore(url, conf)
+    pause = PausedHeartbeats(worker_ms.txns.heartbeat)
+    worker_ms.txns.heartbeat = pause
+    worker = Worker(worker_ms, runner=WaitingRunner(), host="stalled")
+    outcomes = []
+    thread = threading.Thread(target=lambda: outcomes.append(worker.run_next()))
+    thread.start()
+    try:
+        assert started.wait(30)
+        c = scene.ms.compactions.get(cq).txn_id
+        _timed_out(scene, c)
+        if late_beat:
+            pause.resume()
+            _wait_for(lambda: c in worker._heartbeater.lost, 10, "the late heartbeat to find C aborted")
+    finally:
+        go_on.set()
+        thread.join(60)
+        worker_ms.close()
+    (outcome,) = outcomes
+    check(summary, outcome.status == WorkerStatus.FAILED and "aborted" in (outcome.message or ""),
+          f"compaction whose txn timed out: {outcome}")
+    summary.error("CompactionAttemptError")
+    check(summary, scene.history_states([cq]) == [CompactionState.FAILED], "row not 'failed'")
+    check_no_output_of(summary, scene.location, [c], "after the timed-out compaction")
+    check_rows(summary, scene.ledger, "after the timed-out compaction")
+    retry = scene.compact("major")
+    check(summary, scene.clean() == ["cleaned"], "the retried compaction was not cleaned")
+    scene.final_check([c], "after a compactor timed out and the retry", clean_dirs=list(retry.outputs))
