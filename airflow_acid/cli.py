@@ -47,11 +47,17 @@ def main() -> None:
 @main.command()
 @click.option("--metastore-url", envvar=METASTORE_URL_ENV, default=None,
               help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}); default: embedded SQLite.")
-def init(metastore_url: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (URL and schema revision).")
+def init(metastore_url: str | None, as_json: bool) -> None:
     """Create or upgrade the metastore schema (idempotent)."""
+    from airflow_acid.metastore.init import current_revision
+
     with _metastore(metastore_url) as ms:
         ms.init()
-        console.print(f"metastore ready at [bold]{ms.url}[/bold]")
+        if as_json:
+            _echo_json({"metastore": ms.url, "revision": current_revision(ms.db)})
+        else:
+            console.print(f"metastore ready at [bold]{ms.url}[/bold]")
 
 
 @main.command()
@@ -75,12 +81,19 @@ def demo(warehouse: Path, metastore_url: str | None) -> None:
               show_default=True, help="The demo's warehouse folder.")
 @click.option("--metastore-url", envvar=METASTORE_URL_ENV, default=None,
               help="SQLAlchemy URL of the metastore; default: SQLite file inside the warehouse folder.")
-def status(warehouse: Path, metastore_url: str | None) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (row counts and SHOW COMPACTIONS).")
+def status(warehouse: Path, metastore_url: str | None, as_json: bool) -> None:
     """Show the demo tables' directories and row counts, and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran)."""
-    from airflow_acid.demo import show_status
+    from airflow_acid.demo import AUDIT, CUSTOMERS, SALES, show_status
+    from airflow_acid.warehouse import AcidWarehouse
 
     with _metastore(metastore_url, warehouse) as ms:
-        show_status(ms, warehouse.resolve(), console)
+        if not as_json:
+            show_status(ms, warehouse.resolve(), console)
+            return
+        wh = AcidWarehouse(ms, warehouse.resolve(), init=False)
+        _echo_json({"tables": {name: wh.read(name).num_rows for name in (CUSTOMERS, SALES, AUDIT)},
+                    "compactions": [dataclasses.asdict(r) for r in ms.compactions.show_compactions()]})
 
 
 # --- warehouse access shared by the operator commands -------------------------------------------------------------

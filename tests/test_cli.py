@@ -12,8 +12,10 @@ from click.testing import CliRunner
 
 from airflow_acid.cli import main
 from airflow_acid.compactor.worker import Worker
+from airflow_acid.demo import CUSTOMERS
 from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.operations import request_compaction
+from airflow_acid.warehouse import AcidWarehouse
 from tests.operations.support import COLUMNS, inserts, module_root, module_url, unique, wh  # noqa: F401
 
 
@@ -240,3 +242,19 @@ def test_why_and_cleaner(cli, wh):
     assert "is partitioned; name one partition" in error_line(cli("why", table))
     assert cli("why", table, "--partition", "ds=zz").exit_code == 1
     assert "unknown key 'hr'" in error_line(cli("why", table, "--partition", "hr=1"))
+
+
+def test_init_and_status_print_json(tmp_path, monkeypatch):
+    monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    init = CliRunner().invoke(main, ["init", "--metastore-url", url, "--json"])
+    assert init.exit_code == 0 and json.loads(init.stdout)["revision"]
+    with AcidWarehouse(url, tmp_path / "wh") as w:  # a demo table, written without running the whole demo
+        w.create_table(CUSTOMERS, COLUMNS)
+        inserts(w, CUSTOMERS, batches=1)
+        for name in ("demo.sales", "demo.audit_log"):
+            w.create_table(name, COLUMNS)
+    status = CliRunner().invoke(main, ["status", "--warehouse", str(tmp_path / "wh"), "--metastore-url", url, "--json"])
+    assert status.exit_code == 0, status.output
+    assert json.loads(status.stdout) == {"tables": {"demo.customers": 3, "demo.sales": 0, "demo.audit_log": 0},
+                                         "compactions": []}
