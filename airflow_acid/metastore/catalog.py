@@ -452,11 +452,18 @@ class Catalog:
                     return _load_partition(conn, info, tbl_id, part_name)
                 raise AlreadyExistsError(f"partition {part_name} of table {info.full_name} already exists")
             part_location = (location or partition_location(info.location, part_name)).rstrip("/")
-            sd_id = _insert(conn, SDS, {"LOCATION": part_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
-                                        "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT, "NUM_BUCKETS": info.num_buckets},
-                            name=f"partition {part_name} of {info.full_name}")
-            part_id = _insert(conn, PARTITIONS, {"CREATE_TIME": now_ms(conn), "PART_NAME": part_name, "SD_ID": sd_id,
-                                                 "TBL_ID": tbl_id}, name=f"partition {part_name} of {info.full_name}")
+            try:
+                with conn.begin_nested():  # a partition created concurrently since the check takes its SDS row back
+                    sd_id = _insert(conn, SDS, {"LOCATION": part_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
+                                                "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT, "NUM_BUCKETS": info.num_buckets},
+                                    name=f"partition {part_name} of {info.full_name}")
+                    part_id = _insert(conn, PARTITIONS, {"CREATE_TIME": now_ms(conn), "PART_NAME": part_name,
+                                                         "SD_ID": sd_id, "TBL_ID": tbl_id},
+                                      name=f"partition {part_name} of {info.full_name}")
+            except AlreadyExistsError:
+                if not if_not_exists:
+                    raise
+                return _load_partition(conn, info, tbl_id, part_name)  # another writer registered it first
             for key, value in (params or {}).items():
                 conn.execute(sa.insert(PARTITION_PARAMS).values(PART_ID=part_id, PARAM_KEY=str(key),
                                                                 PARAM_VALUE=_as_text(str(key), value)))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import sqlalchemy as sa
 from hypothesis import given
@@ -197,6 +199,51 @@ def test_partitions(db, catalog):
         catalog.get_partition("sales", "orders", "ds=2024-01-02/region=us")
     catalog.drop_table("sales", "orders")
     assert _counts(db) == {t.name: 0 for t in CATALOG_TABLES}
+
+
+def test_add_partition_if_not_exists_survives_a_concurrent_creation(db, catalog, monkeypatch):
+    """Writers inserting into a new partition at once all register it. On PostgreSQL and MariaDB the loser of the
+    race used to get AlreadyExistsError despite if_not_exists (three threads adding the same 200 partitions failed
+    296 times), aborting its transaction; here the existence check is made stale on purpose, then real threads race.
+    """
+    catalog.create_table("sales", "t", [("id", "int")], partition_keys=[("p", "string")])
+    first = catalog.add_partition("sales", "t", {"p": "a"})
+    before = _counts(db)
+    real = catalog_module._partition_row
+    calls: list[str] = []
+
+    def stale_once(conn, tbl_id, name):  # the other writer commits right after this check
+        calls.append(name)
+        return None if len(calls) == 1 else real(conn, tbl_id, name)
+
+    monkeypatch.setattr(catalog_module, "_partition_row", stale_once)
+    assert catalog.add_partition("sales", "t", {"p": "a"}, if_not_exists=True) == first
+    assert _counts(db) == before  # its storage descriptor row was taken back
+    calls.clear()
+    with pytest.raises(AlreadyExistsError, match="created concurrently"):
+        catalog.add_partition("sales", "t", {"p": "a"})
+    assert _counts(db) == before
+    monkeypatch.undo()
+
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(3)
+
+    def add_all() -> None:
+        barrier.wait()
+        for i in range(40):
+            try:
+                catalog.add_partition("sales", "t", {"p": f"x{i}"}, if_not_exists=True)
+            except BaseException as exc:  # noqa: BLE001 - collected and asserted below
+                errors.append(exc)
+
+    threads = [threading.Thread(target=add_all) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(catalog.list_partitions("sales", "t")) == 41
+    assert _counts(db)["SDS"] == before["SDS"] + 40
 
 
 def test_partition_values_differing_only_in_case_accents_or_trailing_spaces_stay_apart(db, catalog):
