@@ -23,8 +23,10 @@ class AcidPlugin(AirflowPlugin):
     # Relative hrefs resolve against the UI's base URL, so a deployment under a path prefix keeps working. Airflow
     # 3.3 shows a "dag" view on every DAG (no per-DAG filter): the page says when a DAG is not an ACID DAG.
     external_views = [
-        {"name": "ACID tables", "href": "acid/", "destination": "nav", "url_route": "acid", "category": "browse"},
-        {"name": "ACID", "href": "acid/dag/{DAG_ID}", "destination": "dag", "url_route": "acid-dag"},
+        {"name": "ACID", "href": "acid/", "destination": "nav", "url_route": "acid",
+         "icon": "acid/static/acid.svg", "icon_dark_mode": "acid/static/acid-dark.svg"},
+        {"name": "ACID", "href": "acid/dag/{DAG_ID}", "destination": "dag", "url_route": "acid-dag",
+         "icon": "acid/static/acid.svg", "icon_dark_mode": "acid/static/acid-dark.svg"},
     ]
 
     @cached_property

@@ -56,7 +56,7 @@ def _short(text: str, limit: int = 26) -> str:
 
 
 def _percent(ratio: float) -> str:
-    return f"{ratio * 100:.0f}%" if ratio >= 0.1 else f"{ratio * 100:.1f}%"
+    return f"{ratio * 100:.0f}%" if ratio >= 0.1 or ratio == 0 else f"{ratio * 100:.1f}%"
 
 
 def partition_chart(partitions: Sequence[Mapping[str, Any]], delta_threshold: int, pct_threshold: float) -> Markup:

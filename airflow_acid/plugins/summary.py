@@ -1,5 +1,5 @@
-"""The overview at a glance: queue, transaction and lock counts, and one line per table rolled up from the
-per-partition health rows of :mod:`airflow_acid.operations.health`."""
+"""The overview at a glance: queue, transaction and lock counts, one line per table rolled up from the per-partition
+health rows of :mod:`airflow_acid.operations.health`, and what blocks the cleanup backlog."""
 
 from __future__ import annotations
 
@@ -7,9 +7,14 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airflow_acid.errors import AcidClientError
 from airflow_acid.metastore.codes import CompactionState, LockState, TxnState
-from airflow_acid.operations import PartitionHealth, warehouse_health
+from airflow_acid.metastore.compactions import ShowCompactionsRow
+from airflow_acid.metastore.errors import MetastoreError
+from airflow_acid.operations import PartitionHealth, explain, warehouse_health
 from airflow_acid.warehouse import AcidWarehouse
+
+EXPLAINED_ENTITIES = 10  # "what blocks cleanup" asks the Cleaner (a dry run, one listing) per table/partition
 
 
 @dataclass
@@ -75,3 +80,21 @@ def overview(warehouse: AcidWarehouse, database: str | None = None) -> dict[str,
         "locks": {"acquired": locks[LockState.ACQUIRED.display], "waiting": locks[LockState.WAITING.display]},
         "tables": [asdict(t) for t in table_summaries(warehouse_health(warehouse, database))],
     }
+
+
+def cleanup_blockers(warehouse: AcidWarehouse, ready: list[ShowCompactionsRow],
+                     limit: int = EXPLAINED_ENTITIES) -> tuple[list[dict[str, Any]], list[str]]:
+    """The open transactions that keep 'ready for cleaning' rows from being cleaned, from :func:`explain` of the
+    first ``limit`` tables/partitions (each with ``table`` and ``partition`` added); plus one note per entity that
+    could not be explained (e.g. dropped meanwhile) or was left out."""
+    entities = list(dict.fromkeys((r.dbname, r.tabname, r.partname) for r in ready))
+    blockers: list[dict[str, Any]] = []
+    notes = [f"{len(entities) - limit} more table(s)/partition(s) not examined"] if len(entities) > limit else []
+    for db, table, partition in entities[:limit]:
+        try:
+            why = explain(warehouse, f"{db}.{table}", partition)
+        except (MetastoreError, AcidClientError) as exc:
+            notes.append(f"{db}.{table}{'/' + partition if partition else ''}: {exc}")
+            continue
+        blockers += [{"table": f"{db}.{table}", "partition": partition, **b} for b in why.cleanup_blockers]
+    return blockers, notes

@@ -4,47 +4,12 @@ the API server mounts it, and a small warehouse on each metastore backend for it
 
 from __future__ import annotations
 
-import json
-import os
 import secrets
-import subprocess
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-from airflow_acid.metastore.codes import CompactionType, LockType, OperationType
-from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.locks import LockComponent
-from airflow_acid.warehouse import AcidWarehouse
-
-BIN = Path(sys.executable).parent
-USERS = {"admin": "ADMIN", "viewer": "VIEWER"}
-SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
-
-
-def auth_env(home: Path, passwords: dict[str, str]) -> dict[str, str]:
-    """Airflow settings for a private home: its own SQLite database, SimpleAuthManager with ``USERS``."""
-    password_file = home / "simple_auth_manager_passwords.json"
-    password_file.write_text(json.dumps(passwords))
-    return {
-        "AIRFLOW_HOME": str(home),
-        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
-        "AIRFLOW__CORE__AUTH_MANAGER": SIMPLE_AUTH_MANAGER,
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": ",".join(f"{u}:{r.lower()}" for u, r in USERS.items()),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(password_file),
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-        "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(64),
-        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-    }
-
-
-def migrate_airflow_db(env: dict[str, str]) -> None:
-    """``airflow db migrate`` in a subprocess (a fresh SQLite database takes a few seconds)."""
-    result = subprocess.run([str(BIN / "airflow"), "db", "migrate"], env={**os.environ, **env}, capture_output=True,
-                            text=True, timeout=300)
-    assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+from tests.plugins.console_support import USERS, Scene, acid_connection, auth_env, build_scene, migrate_airflow_db
 
 
 @pytest.fixture(scope="session")
@@ -123,43 +88,13 @@ def clients(session_clients, acid_host) -> Clients:
     close_console_warehouses(acid_host)
 
 
-@dataclass
-class Scene:
-    """What :func:`scene` built: table names, partitions, and the ids of the rows it created."""
-
-    warehouse: AcidWarehouse
-    queued_id: int
-    open_txn: int
-    aborted_txn: int
-
-
 @pytest.fixture
 def scene(empty_db_url, tmp_path, monkeypatch, acid_host) -> Scene:
-    """A warehouse on each backend that ``acid_metastore_default`` points at: ``default.sales`` (partitioned,
-    three deltas in ds=2024-01-01, one in ds=2024-01-02, an aborted write), ``default.customers`` (two deltas, a
-    queued MAJOR compaction), an open transaction holding a shared-read lock on customers."""
+    """:func:`build_scene` on each backend, with ``acid_metastore_default`` pointing at it."""
     location = tmp_path / "warehouse"
-    monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", json.dumps(
-        {"conn_type": "acid_metastore", "host": empty_db_url, "extra": {"warehouse": str(location)}}))
+    monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", acid_connection(empty_db_url, location))
     monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT", "0")
-    wh = AcidWarehouse(empty_db_url, location, conf=MetastoreConf(opentxn_timeout_ms=0), user="tester",
-                       host="testhost")
-    wh.create_table("sales", [("id", "int"), ("amount", "int")], partition_by=[("ds", "string")])
-    wh.create_table("customers", [("id", "int"), ("name", "string")])
-    for i, ds in enumerate(["2024-01-01"] * 3 + ["2024-01-02"]):
-        with wh.transaction() as txn:
-            txn.insert("sales", [(i, 10 * i)], partition={"ds": ds})
-    for i in range(2):
-        with wh.transaction() as txn:
-            txn.insert("customers", [(i, f"c{i}")])
-    aborted = wh.transaction()
-    aborted.insert("sales", [(99, 0)], partition={"ds": "2024-01-02"})
-    aborted.abort()
-    ms = wh.metastore
-    queued = ms.compactions.enqueue("default", "customers", None, CompactionType.MAJOR)
-    reader = ms.txns.open_txn(user="analyst", host="bi-host", agent_info="dashboard")
-    ms.locks.lock([LockComponent("default", "customers", lock_type=LockType.SHARED_READ,
-                                 operation=OperationType.SELECT)], txn_id=reader, user="analyst", host="bi-host")
-    yield Scene(wh, queued.id, reader, aborted.txn_id)
+    built = build_scene(empty_db_url, location)
+    yield built
     close_console_warehouses(acid_host)
-    wh.close()
+    built.warehouse.close()

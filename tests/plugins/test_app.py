@@ -9,13 +9,14 @@ import re
 import pytest
 
 from airflow_acid.metastore.compactions import ShowCompactionsRow
+from tests.plugins.console_support import acid_connection
 
 GET_JSON = ["/acid/api/overview", "/acid/api/compactions", "/acid/api/transactions", "/acid/api/locks",
             "/acid/api/health", "/acid/api/health/default/sales", "/acid/api/why/default/customers"]
 PAGES = ["/acid/", "/acid/compactions", "/acid/transactions", "/acid/tables/default/sales",
          "/acid/tables/default/sales/why?partition=ds%3D2024-01-01", "/acid/dag/acid_compaction",
          "/acid/dag/acid_manual_compaction", "/acid/dag/acid_cleanup", "/acid/dag/acid_housekeeping",
-         "/acid/dag/some_other_dag", "/acid/static/acid.css", "/acid/static/acid.js"]
+         "/acid/dag/some_other_dag", "/acid/static/acid.css", "/acid/static/acid.js", "/acid/static/acid.svg"]
 REQUEST = {"database": "default", "table": "sales", "partition": "ds=2024-01-01", "type": "minor"}
 
 
@@ -45,12 +46,18 @@ def test_json_of_every_route(clients, scene):
 
     shown = api.get("/acid/api/compactions").json()
     assert shown["columns"] == ShowCompactionsRow.columns() and len(shown["columns"]) == 20
-    (row,) = shown["compactions"]
-    assert {k: row[k] for k in ("compactionid", "dbname", "tabname", "partname", "type", "state", "poolname")} == {
-        "compactionid": scene.queued_id, "dbname": "default", "tabname": "customers", "partname": None,
-        "type": "MAJOR", "state": "initiated", "poolname": "default"}
-    assert api.get("/acid/api/compactions?table=sales").json()["compactions"] == []
-    assert len(api.get("/acid/api/compactions?database=default&state=initiated&type=major").json()["compactions"]) == 1
+    rows = {r["compactionid"]: r for r in shown["compactions"]}
+    assert set(rows) == {scene.compacted_id, scene.queued_id}
+    wanted = ("dbname", "tabname", "partname", "type", "state", "workerhost", "poolname")
+    assert tuple(rows[scene.queued_id][k] for k in wanted) == (
+        "default", "customers", None, "MAJOR", "initiated", None, "default")
+    assert tuple(rows[scene.compacted_id][k] for k in wanted) == (
+        "default", "sales", "ds=2024-01-01", "MAJOR", "ready for cleaning", None, "default")
+    assert rows[scene.compacted_id]["txnid"] and rows[scene.compacted_id]["hightestwriteid"] == 4
+    assert [r["compactionid"] for r in api.get("/acid/api/compactions?table=sales").json()["compactions"]] == [
+        scene.compacted_id]
+    assert [r["compactionid"] for r in api.get(
+        "/acid/api/compactions?database=default&state=initiated&type=major").json()["compactions"]] == [scene.queued_id]
     bad = api.get("/acid/api/compactions?state=sleeping")
     assert bad.status_code == 400 and "unknown compaction state 'sleeping'" in bad.json()["detail"]
 
@@ -67,30 +74,38 @@ def test_json_of_every_route(clients, scene):
 
     health = {(p["table"], p["partition"]): p for p in api.get("/acid/api/health").json()["partitions"]}
     assert set(health) == {("customers", None), ("sales", "ds=2024-01-01"), ("sales", "ds=2024-01-02")}
-    assert [health[k]["deltas"] for k in sorted(health, key=str)] == [2, 3, 1]
+    compacted = health[("sales", "ds=2024-01-01")]
+    assert compacted["base_write_id"] is not None and (compacted["deltas"], compacted["obsolete_dirs"]) == (2, 3)
+    assert compacted["delta_bytes"] > 0 and compacted["delta_base_ratio"] == compacted["delta_bytes"] / compacted[
+        "base_bytes"]
+    assert compacted["current_compaction"] == f"MAJOR compaction {scene.compacted_id} ready for cleaning"
     assert health[("customers", None)]["current_compaction"] == f"MAJOR compaction {scene.queued_id} initiated"
+    assert (health[("customers", None)]["deltas"], health[("customers", None)]["delta_base_ratio"]) == (2, None)
     assert health[("sales", "ds=2024-01-02")]["aborted_txns"] == 1
 
     table = api.get("/acid/api/health/default/sales").json()
     assert (table["table"], table["partitioned_by"], table["thresholds"]) == (
         "default.sales", ["ds"], {"delta_num_threshold": 10, "delta_pct_threshold": 0.1})
-    assert [(p["partition"], p["deltas"]) for p in table["partitions"]] == [("ds=2024-01-01", 3), ("ds=2024-01-02", 1)]
+    assert [(p["partition"], p["deltas"]) for p in table["partitions"]] == [("ds=2024-01-01", 2), ("ds=2024-01-02", 1)]
     assert api.get("/acid/api/health/default/nope").status_code == 404
 
     why = api.get("/acid/api/why/default/customers").json()
     assert why["current_compaction"]["id"] == scene.queued_id and why["current_compaction"]["state"] == "initiated"
     assert any(f"compaction {scene.queued_id}" in s and "queued" in s for s in why["summary"])
-    partition_why = api.get("/acid/api/why/default/sales?partition=ds%3D2024-01-01").json()
-    assert partition_why["partition"] == "ds=2024-01-01" and partition_why["evaluation"]["delta_count"] == 3
+    blocked = api.get("/acid/api/why/default/sales?partition=ds%3D2024-01-01").json()
+    assert blocked["partition"] == "ds=2024-01-01" and blocked["evaluation"]["delta_count"] == 2
+    assert [(b["compaction_id"], b["txn_id"], b["user"]) for b in blocked["cleanup_blockers"]] == [
+        (scene.compacted_id, scene.open_txn, "analyst")]
+    assert any(s.startswith("Cleanup is blocked") for s in blocked["summary"])
     needs_partition = api.get("/acid/api/why/default/sales")
     assert needs_partition.status_code == 400 and "name one partition" in needs_partition.json()["detail"]
 
     overview = api.get("/acid/api/overview").json()
-    assert overview["queue"] == {"initiated": 1, "working": 0, "ready for cleaning": 0}
+    assert overview["queue"] == {"initiated": 1, "working": 0, "ready for cleaning": 1}
     assert (overview["transactions"], overview["locks"], overview["failed"]) == (
         {"open": 1, "aborted": 1}, {"acquired": 1, "waiting": 0}, 0)
-    assert {(t["table"], t["partitions"], t["deltas"], t["aborted_txns"]) for t in overview["tables"]} == {
-        ("customers", 1, 2, 0), ("sales", 2, 4, 1)}
+    assert {(t["table"], t["partitions"], t["deltas"], t["obsolete_dirs"], t["aborted_txns"])
+            for t in overview["tables"]} == {("customers", 1, 2, 0, 0), ("sales", 2, 3, 3, 1)}
 
 
 def test_request_compaction_queues_or_says_why_not(clients, scene):
@@ -99,8 +114,8 @@ def test_request_compaction_queues_or_says_why_not(clients, scene):
     assert first.status_code == 200 and first.json()["accepted"] is True
     (queued,) = first.json()["results"]
     assert (queued["partition"], queued["type"], queued["state"]) == ("ds=2024-01-01", "MINOR", "initiated")
-    (row,) = api.get("/acid/api/compactions?table=sales&partition=ds%3D2024-01-01").json()["compactions"]
-    assert (row["compactionid"], row["state"], row["type"]) == (queued["compaction_id"], "initiated", "MINOR")
+    (row,) = api.get("/acid/api/compactions?table=sales&state=initiated").json()["compactions"]
+    assert (row["compactionid"], row["partname"], row["type"]) == (queued["compaction_id"], "ds=2024-01-01", "MINOR")
     assert row["initiatorid"] == "ui:admin"  # SHOW COMPACTIONS names the console and the Airflow user
 
     again = api.post("/acid/api/compactions", json=REQUEST).json()
@@ -109,9 +124,10 @@ def test_request_compaction_queues_or_says_why_not(clients, scene):
                                               f"id={queued['compaction_id']}")
     whole_table = api.post("/acid/api/compactions", json={"table": "sales"}).json()  # Hive 4: thresholds decide
     assert whole_table["accepted"] is False
-    assert {r["partition"]: r["state"] for r in whole_table["results"]} == {
-        "ds=2024-01-01": "not needed", "ds=2024-01-02": "not needed"}
-    assert all("hive.compactor.delta.num.threshold=10" in r["message"] for r in whole_table["results"])
+    per_partition = {r["partition"]: (r["state"], r["message"]) for r in whole_table["results"]}
+    assert per_partition["ds=2024-01-01"][0] == "refused" and "already scheduled" in per_partition["ds=2024-01-01"][1]
+    assert per_partition["ds=2024-01-02"][0] == "not needed"
+    assert "hive.compactor.delta.num.threshold=10" in per_partition["ds=2024-01-02"][1]
 
     assert api.post("/acid/api/compactions", json={**REQUEST, "table": "nope"}).status_code == 404
     missing = api.post("/acid/api/compactions", json={**REQUEST, "partition": "ds=2030-01-01"})
@@ -128,7 +144,8 @@ def test_request_compaction_queues_or_says_why_not(clients, scene):
                                                              "Sec-Fetch-Site": "same-origin"},
                            content=json.dumps({"table": "customers"}))
     assert same_origin.status_code == 415  # no JSON content type: refused before anything is queued
-    assert len(api.get("/acid/api/compactions").json()["compactions"]) == 2
+    assert {r["compactionid"] for r in api.get("/acid/api/compactions").json()["compactions"]} == {
+        scene.compacted_id, scene.queued_id, queued["compaction_id"]}
 
 
 @pytest.mark.parametrize("empty_db_url", ["sqlite"], indirect=True)
@@ -151,7 +168,9 @@ def test_pages(clients, scene):
     assert re.search(r'<option selected>initiated</option>', history)
     assert "Transactions" in clients.admin.get("/acid/transactions").text
     assert "not compact ACID tables" in clients.admin.get("/acid/dag/some_other_dag").text
-    assert "Ready for cleaning" in clients.admin.get("/acid/dag/acid_cleanup").text
+    cleanup = clients.admin.get("/acid/dag/acid_cleanup").text
+    assert "Ready for cleaning" in cleanup and "What blocks cleanup" in cleanup
+    assert re.search(rf'<td class="num">{scene.open_txn}</td><td>analyst</td>', cleanup)
 
     missing = clients.admin.get("/acid/tables/default/nope")
     assert missing.status_code == 404 and "table default.nope does not exist" in missing.text
@@ -160,8 +179,7 @@ def test_pages(clients, scene):
 
 def test_an_unusable_metastore_is_a_clear_503(clients, tmp_path, monkeypatch):
     empty = tmp_path / "empty.db"  # a database without the metastore schema
-    monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", json.dumps(
-        {"conn_type": "acid_metastore", "host": f"sqlite:///{empty}", "extra": {"warehouse": str(tmp_path)}}))
+    monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", acid_connection(f"sqlite:///{empty}", tmp_path))
     answer = clients.admin.get("/acid/api/compactions")
     assert answer.status_code == 503
     assert "has no schema yet" in answer.json()["detail"] and "airflow-acid init" in answer.json()["detail"]

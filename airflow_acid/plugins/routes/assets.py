@@ -1,4 +1,4 @@
-"""The console's stylesheet and script, served from the package (behind the login like every other route)."""
+"""The console's stylesheet, script and icons, served from the package (behind the login like every other route)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import HERE
 
 STATIC = HERE / "static"
-_TYPES = {".css": "text/css", ".js": "text/javascript"}
+_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
 
 router = APIRouter(dependencies=[authenticated])
 

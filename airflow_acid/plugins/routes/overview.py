@@ -16,7 +16,7 @@ from airflow_acid.plugins.routes import WarehouseDep
 from airflow_acid.plugins.routes.health import HealthFilters
 from airflow_acid.plugins.routes.transactions import txn_dict
 from airflow_acid.plugins.security import authenticated, user_may_request
-from airflow_acid.plugins.summary import overview
+from airflow_acid.plugins.summary import cleanup_blockers, overview
 from airflow_acid.plugins.templating import render
 
 RECENT = 20
@@ -49,7 +49,8 @@ def dag_page(request: Request, user: GetUserDep, dag_id: str) -> HTMLResponse:
     context: dict[str, Any] = {"dag_id": dag_id, "acid_dag": dag_id in ACID_DAG_IDS}
     if not context["acid_dag"]:
         return render(request, "dag.html", context)
-    ms = get_warehouse(request).metastore
+    warehouse = get_warehouse(request)
+    ms = warehouse.metastore
     if dag_id in ("acid_compaction", "acid_manual_compaction"):
         rows = ms.compactions.show_compactions(limit=200)
         context["queue_rows"] = [r for r in rows if r.state in ("initiated", "working")]
@@ -59,6 +60,7 @@ def dag_page(request: Request, user: GetUserDep, dag_id: str) -> HTMLResponse:
         context["request_defaults"] = {}
     elif dag_id == "acid_cleanup":
         context["cleanup_rows"] = ms.compactions.show_compactions(state=CompactionState.READY_FOR_CLEANING)
+        context["blockers"], context["blocker_notes"] = cleanup_blockers(warehouse, context["cleanup_rows"])
         context["transactions"] = [txn_dict(t) for t in ms.txns.show_transactions()]
     elif dag_id == "acid_housekeeping":
         context["transactions"] = [txn_dict(t) for t in ms.txns.show_transactions()]

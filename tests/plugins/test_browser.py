@@ -1,0 +1,161 @@
+"""End to end in a real browser: ``airflow api-server`` with the plugin (entry point), SimpleAuthManager with a known
+admin password, Debian's headless Chromium driven by Playwright. Log in on Airflow's login page, open the console
+directly and through Airflow's navigation, request a compaction with the form and see it queued as 'initiated',
+start acid_manual_compaction from the same form. Screenshots go to the artifacts folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.plugins.console_support import BIN, acid_connection, auth_env, build_scene, migrate_airflow_db
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+SERVER_START_S = 90
+STEP_MS = 20_000
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    message = f"{CHROMIUM} is missing (apt-get install chromium)"
+    if os.environ.get("AIRFLOW_ACID_REQUIRE_BROWSER") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"airflow api-server exited with {server.returncode}:\n{log.read_text()[-5000:]}")
+        try:
+            if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"airflow api-server did not answer within {SERVER_START_S} s:\n{log.read_text()[-5000:]}")
+
+
+@pytest.fixture
+def airflow_server(tmp_path):
+    """A running ``airflow api-server`` (its own process group, killed at the end) on a warehouse built by
+    :func:`build_scene`; yields (base URL, admin password, log file)."""
+    home, password = tmp_path / "airflow", "acid-admin-pw"
+    home.mkdir()
+    metastore = f"sqlite:///{tmp_path / 'metastore.db'}"
+    build_scene(metastore, tmp_path / "warehouse").warehouse.close()
+    port = _free_port()
+    env = {**os.environ, **auth_env(home, {"admin": password, "viewer": "acid-viewer-pw"}),
+           "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"), "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
+           "AIRFLOW_CONN_ACID_METASTORE_DEFAULT": acid_connection(metastore, tmp_path / "warehouse"),
+           "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    migrate_airflow_db(env)
+    # acid_manual_compaction must be in the database for Airflow's REST API to start it (no dag-processor here)
+    subprocess.run([str(BIN / "airflow"), "dags", "reserialize"], env=env, capture_output=True, check=True, timeout=300)
+    log = tmp_path / "api-server.log"
+    with log.open("w") as out:
+        server = subprocess.Popen([str(BIN / "airflow"), "api-server", "--host", "127.0.0.1", "--port", str(port),
+                                   "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_until_up(base, server, log)
+        yield base, password, log
+    finally:
+        try:
+            os.killpg(server.pid, signal.SIGTERM)
+            server.wait(timeout=20)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir, request):
+    _require_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    base, password, log = airflow_server
+    shots = artifacts_dir / "ui-plugin"
+    shots.mkdir(parents=True, exist_ok=True)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1440, "height": 1000})
+            page.set_default_timeout(STEP_MS)
+            expect.set_options(timeout=STEP_MS)
+
+            # Anonymous: the console sends the browser to Airflow's login page, which brings it back.
+            page.goto(f"{base}/acid/")
+            expect(page.locator("input[name=username]")).to_be_visible()
+            page.fill("input[name=username]", "admin")
+            page.fill("input[name=password]", password)
+            page.screenshot(path=shots / "01-login.png")
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(re.compile(r"/acid/$"))
+            expect(page.locator("#tables-table")).to_contain_text("default.sales")
+            page.screenshot(path=shots / "02-overview.png", full_page=True)
+
+            # The form queues ALTER TABLE default.sales PARTITION (ds='2024-01-01') COMPACT 'minor'.
+            form = page.locator("#request form")
+            form.locator("input[name=table]").fill("sales")
+            form.locator("input[name=partition]").fill("ds=2024-01-01")
+            form.locator("select[name=type]").select_option("minor")
+            form.get_by_role("button", name="Queue compaction").click()
+            expect(form.locator(".result")).to_contain_text("MINOR compaction")
+            queued = page.locator("#queue tbody tr", has_text="MINOR")
+            expect(queued).to_contain_text("ds=2024-01-01")
+            expect(queued.locator(".badge")).to_have_text("initiated")
+            page.screenshot(path=shots / "03-queued.png", full_page=True)
+
+            form.get_by_role("button", name="Queue compaction").click()  # Hive refuses a second one
+            expect(form.locator(".result")).to_contain_text("already scheduled with state='initiated'")
+
+            # The other way: a run of acid_manual_compaction through Airflow's REST API (paused DAG: waits).
+            form.get_by_role("button", name="Trigger acid_manual_compaction").click()
+            expect(form.locator(".result")).to_contain_text("Started run manual__")
+            expect(form.locator(".result")).to_contain_text("paused")
+            page.screenshot(path=shots / "04-dag-run.png", full_page=True)
+
+            page.goto(f"{base}/acid/tables/default/sales")
+            expect(page.locator("svg.chart").first).to_contain_text("threshold 10")
+            page.screenshot(path=shots / "05-table-health.png", full_page=True)
+            page.goto(f"{base}/acid/tables/default/sales/why?partition=ds%3D2024-01-01")
+            expect(page.locator("ul.summary")).to_contain_text("MINOR compaction")
+            expect(page.locator("ul.summary")).to_contain_text("Cleanup is blocked")
+            page.screenshot(path=shots / "06-why.png", full_page=True)
+
+            # Inside Airflow: the navigation entry and the DAG tab show the console in an iframe.
+            page.goto(f"{base}/")
+            page.get_by_role("link", name="ACID").first.click()  # the entry in Airflow's navigation
+            page.wait_for_url(re.compile(r"/plugin/acid"))
+            console = page.frame_locator("iframe[title='ACID']")
+            expect(console.locator("#queue")).to_contain_text("MINOR")
+            page.screenshot(path=shots / "07-airflow-nav.png")
+            page.goto(f"{base}/dags/acid_cleanup/plugin/acid-dag")
+            tab = page.frame_locator("iframe[title='ACID']")
+            expect(tab.locator("main")).to_contain_text("What blocks cleanup")
+            expect(tab.locator("main")).to_contain_text("analyst")
+            page.screenshot(path=shots / "08-dag-tab.png")
+            tab.get_by_role("link", name="Compactions").click()  # the console's own tabs work inside the DAG tab
+            expect(tab.locator("#history")).to_contain_text("History")
+            browser.close()
+    except BaseException:
+        print(f"--- airflow api-server log ({log}) ---\n{log.read_text()[-8000:]}")
+        raise
