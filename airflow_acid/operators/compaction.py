@@ -4,7 +4,6 @@ compactions the way ALTER TABLE … COMPACT does (optionally waiting for them)."
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Sequence
 from datetime import timedelta
 from functools import cached_property
@@ -15,18 +14,18 @@ from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid import __version__
-from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.runners import Runner
-from airflow_acid.compactor.settings import CompactorSettingsError, validate_request_properties
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.errors import NotTransactionalError
+from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.db import now_ms
-from airflow_acid.metastore.errors import NoSuchObjectError
-from airflow_acid.metastore.initiator_store import InitiatorStore
+from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.schema import COMPACTION_QUEUE as CQ
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.operations.compact import (FIRST_POLL_S, CompactionWaitTimeout, request_compaction,
+                                             wait_for_compactions)
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.sensors.initiator import compaction_payload
 from airflow_acid.spark.submit import SparkSubmitOptions
@@ -200,74 +199,39 @@ class AcidRequestCompactionOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        metastore = self.hook.get_metastore()
-        database, _, name = str(self.table).rpartition(".")
-        database, name = (database or "default").lower(), name.lower()
-        full = f"{database}.{name}"
+        warehouse = self.hook.get_warehouse()
+        metastore = warehouse.metastore
         try:
-            ctype = CompactionType.parse(str(self.compaction_type))
-        except ValueError:
-            ctype = None
-        if ctype not in (CompactionType.MAJOR, CompactionType.MINOR):
-            raise AirflowFailException(f"unknown compaction type {self.compaction_type!r} for {full}; use 'major' "
-                                       "or 'minor'")
-        try:
-            info = metastore.catalog.get_table(database, name)
-        except NoSuchObjectError:
-            raise AirflowFailException(f"table {full} does not exist; check the database and table name") from None
-        if not info.is_transactional:
-            raise AirflowFailException(f"table {full} is not transactional; only ACID tables can be compacted")
-        try:
-            props = validate_request_properties(dict(self.properties or {}), table=full)
-        except CompactorSettingsError as exc:
+            results = request_compaction(warehouse, str(self.table), self.partition or None, str(self.compaction_type),
+                                         pool=self.pool_name or None, properties=self.properties,
+                                         initiator_id=f"{socket.gethostname()}-manual")
+        except (NoSuchObjectError, NotTransactionalError, InvalidInputError) as exc:
             raise AirflowFailException(str(exc)) from None
-        partition = self.partition or None
         queued: list[CompactionInfo] = []
         messages: list[str] = []
-        if partition is None and info.is_partitioned:
-            results = Initiator(metastore).evaluate_table(database, name, pool=self.pool_name, properties=props)
-            for r in results:
-                self.log.info("%s: %s — %s", r.name, r.outcome.display, r.reason)
-                if r.compaction_id is not None:
-                    queued.append(metastore.compactions.get(r.compaction_id))
-                else:
-                    messages.append(f"{r.name}: {r.reason}")
-        else:
-            if partition is not None:
-                if not info.is_partitioned:
-                    raise AirflowFailException(f"table {full} is not partitioned; leave the partition empty")
-                if partition not in InitiatorStore(metastore.db).partition_locations(database, name, [partition]):
-                    raise AirflowFailException(f"partition {partition} of {full} does not exist")
-            answer = metastore.compactions.enqueue(
-                database, name, partition, ctype, pool=self.pool_name, properties=props,
-                initiator_id=f"{socket.gethostname()}-manual", initiator_version=__version__, run_as=info.owner)
-            if answer.accepted:
-                queued.append(metastore.compactions.get(answer.id))
+        for r in results:
+            where = f"{r.database}.{r.table}" + (f"/{r.partition}" if r.partition else "")
+            if r.compaction_id is not None:
+                queued.append(metastore.compactions.get(r.compaction_id))
+                self.log.info("queued compaction %s: %s %s", r.compaction_id, r.type, where)
             else:
-                messages.append(answer.message or "refused")
-                self.log.warning("compaction of %s%s not queued: %s", full, f"/{partition}" if partition else "",
-                                 answer.message)
-        for q in queued:
-            self.log.info("queued compaction %s: %s %s", q.id, q.type.display, q.full_partition_name)
+                messages.append(f"{where}: {r.message}")
+                self.log.warning("compaction of %s not queued (%s): %s", where, r.state, r.message)
         result = {"compactions": [compaction_payload(q) for q in queued], "messages": messages}
         if self.wait in (True, "True", "true") and queued:
             result["states"] = self._wait(metastore, [q.id for q in queued])
         return result
 
     def _wait(self, metastore: Metastore, ids: list[int]) -> dict[str, str]:
-        """Poll SHOW COMPACTIONS with exponential back-off until every id left 'initiated'/'working'."""
+        """AND WAIT: poll until every id left 'initiated'/'working' (bounded by ``wait_timeout``, default
+        hive.compactor.wait.timeout); fail unless all ended 'ready for cleaning' or 'succeeded'."""
         limit = self.wait_timeout if self.wait_timeout is not None else metastore.conf.wait_timeout_ms / 1000
-        deadline, delay = time.monotonic() + limit, 0.5
-        while True:
-            states = {i: metastore.compactions.get(i).state for i in ids}
-            pending = [i for i, s in states.items() if s in (CompactionState.INITIATED, CompactionState.WORKING)]
-            if not pending:
-                break
-            if time.monotonic() >= deadline:
-                raise AirflowException(f"compaction(s) {pending} still waiting after {limit:g} s "
-                                       "(hive.compactor.wait.timeout); is the acid_compaction DAG running?")
-            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 2, 30.0)
+        try:
+            rows = wait_for_compactions(metastore, ids, first_poll_s=min(FIRST_POLL_S, 0.5), max_poll_s=30.0,
+                                        timeout_s=limit)
+        except CompactionWaitTimeout as exc:
+            raise AirflowException(str(exc)) from None
+        states = {i: row.state for i, row in rows.items()}
         bad = {i: s.display for i, s in states.items()
                if s not in (CompactionState.READY_FOR_CLEANING, CompactionState.SUCCEEDED)}
         if bad:
