@@ -235,7 +235,11 @@ def _validate_threshold(table: str, key: str, value: str) -> None:
         raise InvalidInputError(
             f"table {table}: property {key}={value!r} is not {'an integer' if integer else 'a number'}; "
             f"give a non-negative {'integer' if integer else 'number'}") from None
-    if (isinstance(number, float) and not math.isfinite(number)) or number < 0:
+    try:
+        finite = math.isfinite(number)  # the compactor reads thresholds as floats: 10**400 would overflow there
+    except OverflowError:
+        finite = False
+    if not finite or number < 0:
         raise InvalidInputError(
             f"table {table}: property {key}={value!r} must be a finite non-negative number")
 

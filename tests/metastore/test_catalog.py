@@ -127,6 +127,9 @@ BAD_INPUTS = [
     (lambda c: c.create_table("sales", "t", [("a", "int")],
                               properties={"compactorthreshold.hive.compactor.delta.pct.threshold": "nan"}),
      InvalidInputError, "must be a finite non-negative number"),
+    (lambda c: c.create_table("sales", "t", [("a", "int")],  # accepted once; then every Initiator cycle errored
+                              properties={"compactorthreshold.hive.compactor.delta.num.threshold": "9" * 400}),
+     InvalidInputError, "must be a finite non-negative number"),
     (lambda c: c.alter_table_properties("sales", "orders", {"TRANSACTIONAL": "false"}), InvalidInputError,
      "cannot be turned into a non-transactional one"),
     (lambda c: c.alter_table_properties("sales", "orders", unset=["transactional"]), InvalidInputError,
