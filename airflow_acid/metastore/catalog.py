@@ -56,6 +56,8 @@ _LOWERCASE_VALUES = (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES)  # stored as Hive 
 _INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.delta")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
+MAX_PROPERTY_KEY_LENGTH = 256
+"""Width of TABLE_PARAMS.PARAM_KEY: a longer key was a raw database error on PostgreSQL/MariaDB (SQLite kept it)."""
 
 
 def validate_name(kind: str, name: object, max_length: int = 128) -> str:
@@ -174,6 +176,9 @@ def _as_text(key: str, value: object) -> str:
 def _canonical_key(key: object) -> str:
     if not isinstance(key, str) or not key.strip():
         raise InvalidInputError(f"property key {key!r} must be a non-empty string")
+    if len(key) > MAX_PROPERTY_KEY_LENGTH:
+        raise InvalidInputError(f"property key {key[:40]!r}… is {len(key)} characters long; the limit is "
+                                f"{MAX_PROPERTY_KEY_LENGTH} (TABLE_PARAMS.PARAM_KEY)")
     lowered = key.lower()
     if lowered in _CANONICAL_KEYS or lowered.startswith(COMPACTOR_THRESHOLD_PREFIX):
         return lowered

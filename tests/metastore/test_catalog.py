@@ -130,6 +130,10 @@ BAD_INPUTS = [
     (lambda c: c.create_table("sales", "t", [("a", "int")],  # accepted once; then every Initiator cycle errored
                               properties={"compactorthreshold.hive.compactor.delta.num.threshold": "9" * 400}),
      InvalidInputError, "must be a finite non-negative number"),
+    (lambda c: c.create_table("sales", "t", [("a", "int")], properties={"k" * 300: "v"}), InvalidInputError,
+     "is 300 characters long; the limit is 256"),
+    (lambda c: c.alter_table_properties("sales", "orders", {"k" * 257: "v"}), InvalidInputError,
+     "is 257 characters long; the limit is 256"),
     (lambda c: c.alter_table_properties("sales", "orders", {"TRANSACTIONAL": "false"}), InvalidInputError,
      "cannot be turned into a non-transactional one"),
     (lambda c: c.alter_table_properties("sales", "orders", unset=["transactional"]), InvalidInputError,
