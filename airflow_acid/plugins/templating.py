@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,11 @@ def duration(ms: int | None) -> str:
     return f"{hours}h {minutes:02d}m"
 
 
+def age(ms: int | None) -> str:
+    """How long ago a metastore timestamp was, as :func:`duration` formats it."""
+    return "" if not ms or ms <= 0 else duration(max(0, int(time.time() * 1000) - ms))
+
+
 def state_class(state: str | None) -> str:
     """CSS class of a state badge: ``ready for cleaning`` → ``s-ready-for-cleaning``, ``would_clean`` →
     ``s-would-clean``."""
@@ -57,7 +63,7 @@ def size(n: int | None) -> str:
     return str(n)
 
 
-templates.env.filters.update(when=when, duration=duration, state_class=state_class, size=size)
+templates.env.filters.update(when=when, duration=duration, age=age, state_class=state_class, size=size)
 
 
 def roots(request: Request) -> tuple[str, str]:

@@ -12,14 +12,15 @@ import pytest
 from tests.plugins.console_support import USERS, Scene, acid_connection, auth_env, build_scene, migrate_airflow_db
 
 
-@pytest.fixture(scope="session")
+# Module scope: the Airflow settings below must not leak into other test folders of the same run.
+@pytest.fixture(scope="module")
 def passwords() -> dict[str, str]:
     return {user: secrets.token_urlsafe(12) for user in USERS}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def airflow_auth(tmp_path_factory, passwords):
-    """This process's Airflow ORM and auth manager on a private migrated database for the session (restored after)."""
+    """This process's Airflow ORM and auth manager on a private migrated database for the module (restored after)."""
     from airflow import settings
     from airflow.api_fastapi import app as api_app
 
@@ -37,7 +38,7 @@ def airflow_auth(tmp_path_factory, passwords):
     settings.reconfigure_orm()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def acid_host(airflow_auth):
     """What the API server does with the plugin: the console at ``/acid`` beside the auth manager's ``/auth``."""
     from airflow.api_fastapi.app import init_auth_manager
@@ -61,8 +62,8 @@ class Clients:
     viewer: object
 
 
-@pytest.fixture(scope="session")
-def session_clients(acid_host, passwords) -> Clients:
+@pytest.fixture(scope="module")
+def module_clients(acid_host, passwords) -> Clients:
     from fastapi.testclient import TestClient
 
     def login(user: str) -> TestClient:
@@ -83,8 +84,8 @@ def close_console_warehouses(host) -> None:
 
 
 @pytest.fixture
-def clients(session_clients, acid_host) -> Clients:
-    yield session_clients
+def clients(module_clients, acid_host) -> Clients:
+    yield module_clients
     close_console_warehouses(acid_host)
 
 

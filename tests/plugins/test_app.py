@@ -58,6 +58,9 @@ def test_json_of_every_route(clients, scene):
         scene.compacted_id]
     assert [r["compactionid"] for r in api.get(
         "/acid/api/compactions?database=default&state=initiated&type=major").json()["compactions"]] == [scene.queued_id]
+    ordered = api.get("/acid/api/compactions?order_by=compactionid%20desc").json()["compactions"]
+    assert [r["compactionid"] for r in ordered] == sorted(rows, reverse=True)
+    assert api.get("/acid/api/compactions?order_by=nonsense").status_code == 400
     bad = api.get("/acid/api/compactions?state=sleeping")
     assert bad.status_code == 400 and "unknown compaction state 'sleeping'" in bad.json()["detail"]
 
@@ -166,6 +169,8 @@ def test_pages(clients, scene):
 
     history = clients.admin.get("/acid/compactions?state=initiated").text
     assert re.search(r'<option selected>initiated</option>', history)
+    queue = clients.admin.get("/acid/compactions?limit=1").text  # the limit cuts the history, never the queue
+    assert "ready for cleaning</span>" in queue and "initiated</span>" in queue
     assert "Transactions" in clients.admin.get("/acid/transactions").text
     assert "not compact ACID tables" in clients.admin.get("/acid/dag/some_other_dag").text
     cleanup = clients.admin.get("/acid/dag/acid_cleanup").text

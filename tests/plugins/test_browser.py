@@ -87,7 +87,7 @@ def airflow_server(tmp_path):
 
 
 @pytest.mark.slow
-def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir, request):
+def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
     _require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -133,13 +133,22 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir, requ
             expect(form.locator(".result")).to_contain_text("paused")
             page.screenshot(path=shots / "04-dag-run.png", full_page=True)
 
+            page.get_by_role("link", name="Compactions").click()
+            page.locator("select[name=state]").select_option("initiated")  # filters submit on change
+            page.wait_for_url(re.compile(r"state=initiated"))
+            expect(page.locator("#queue tbody tr")).to_have_count(2)
+            page.screenshot(path=shots / "05-compactions.png", full_page=True)
+            page.get_by_role("link", name="Transactions & locks").click()
+            expect(page.locator("main")).to_contain_text("analyst")
+            page.screenshot(path=shots / "06-transactions.png", full_page=True)
+
             page.goto(f"{base}/acid/tables/default/sales")
             expect(page.locator("svg.chart").first).to_contain_text("threshold 10")
-            page.screenshot(path=shots / "05-table-health.png", full_page=True)
+            page.screenshot(path=shots / "07-table-health.png", full_page=True)
             page.goto(f"{base}/acid/tables/default/sales/why?partition=ds%3D2024-01-01")
             expect(page.locator("ul.summary")).to_contain_text("MINOR compaction")
             expect(page.locator("ul.summary")).to_contain_text("Cleanup is blocked")
-            page.screenshot(path=shots / "06-why.png", full_page=True)
+            page.screenshot(path=shots / "08-why.png", full_page=True)
 
             # Inside Airflow: the navigation entry and the DAG tab show the console in an iframe.
             page.goto(f"{base}/")
@@ -147,12 +156,12 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir, requ
             page.wait_for_url(re.compile(r"/plugin/acid"))
             console = page.frame_locator("iframe[title='ACID']")
             expect(console.locator("#queue")).to_contain_text("MINOR")
-            page.screenshot(path=shots / "07-airflow-nav.png")
+            page.screenshot(path=shots / "09-airflow-nav.png")
             page.goto(f"{base}/dags/acid_cleanup/plugin/acid-dag")
             tab = page.frame_locator("iframe[title='ACID']")
             expect(tab.locator("main")).to_contain_text("What blocks cleanup")
             expect(tab.locator("main")).to_contain_text("analyst")
-            page.screenshot(path=shots / "08-dag-tab.png")
+            page.screenshot(path=shots / "10-dag-tab.png")
             tab.get_by_role("link", name="Compactions").click()  # the console's own tabs work inside the DAG tab
             expect(tab.locator("#history")).to_contain_text("History")
             browser.close()

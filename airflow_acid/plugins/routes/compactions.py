@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import socket
 from dataclasses import asdict
+from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 from airflow.api_fastapi.core_api.security import GetUserDep
@@ -21,7 +22,6 @@ from airflow_acid.plugins.security import authenticated, csrf_protected, may_req
 from airflow_acid.plugins.templating import render
 from airflow_acid.warehouse import AcidWarehouse
 
-QUEUED_STATES = frozenset(s.display for s in CompactionState if s.is_queued)
 STATES = [s.display for s in CompactionState]
 TYPES = [t.display.lower() for t in CompactionType]
 
@@ -37,6 +37,8 @@ class CompactionFilters(Filters):
     state: str | None = Field(None, description=f"one of {', '.join(STATES)}")
     type: str | None = Field(None, description="major, minor, …")
     pool: str | None = None
+    order_by: str | None = Field(None, description="SHOW COMPACTIONS columns, e.g. 'enqueuetime desc, compactionid' "
+                                                   "(default: most recently active first)")
     limit: int = Field(200, ge=1, le=10_000)
 
 
@@ -51,7 +53,29 @@ class CompactionRequestBody(BaseModel):
 
 def show_compactions(warehouse: AcidWarehouse, f: CompactionFilters) -> list[ShowCompactionsRow]:
     return warehouse.metastore.compactions.show_compactions(
-        db=f.database, table=f.table, partition=f.partition, state=f.state, type=f.type, pool=f.pool, limit=f.limit)
+        db=f.database, table=f.table, partition=f.partition, state=f.state, type=f.type, pool=f.pool,
+        order_by=f.order_by, limit=f.limit)
+
+
+def queue_and_history(warehouse: AcidWarehouse, f: CompactionFilters
+                      ) -> tuple[list[ShowCompactionsRow], list[ShowCompactionsRow]]:
+    """(every queued row, the newest ``f.limit`` history rows) matching ``f``, newest first.
+
+    Asked state by state: Hive's default order puts rows that never started last, so one limited query could
+    drop 'initiated' rows behind a long history.
+    """
+    wanted = CompactionState.parse(f.state) if f.state else None
+    queue: list[ShowCompactionsRow] = []
+    history: list[ShowCompactionsRow] = []
+    for state in CompactionState:
+        if wanted is not None and state is not wanted:
+            continue
+        rows = warehouse.metastore.compactions.show_compactions(
+            db=f.database, table=f.table, partition=f.partition, state=state, type=f.type, pool=f.pool,
+            order_by="compactionid desc", limit=None if state.is_queued else f.limit)
+        (queue if state.is_queued else history).extend(rows)
+    by_id = attrgetter("compactionid")
+    return sorted(queue, key=by_id, reverse=True), sorted(history, key=by_id, reverse=True)[: f.limit]
 
 
 def initiator_id(user: str) -> str:
@@ -77,9 +101,7 @@ def request_compaction_json(body: CompactionRequestBody, user: GetUserDep, wareh
 @router.get("/compactions", response_class=HTMLResponse)
 def compactions_page(request: Request, user: GetUserDep, filters: Annotated[CompactionFilters, Query()],
                      warehouse: WarehouseDep) -> HTMLResponse:
-    rows = show_compactions(warehouse, filters)
+    queue, history = queue_and_history(warehouse, filters)
     return render(request, "compactions.html", {
-        "filters": filters, "states": STATES, "types": TYPES,
-        "queue": [r for r in rows if r.state in QUEUED_STATES],
-        "history": [r for r in rows if r.state not in QUEUED_STATES],
+        "filters": filters, "states": STATES, "types": TYPES, "queue": queue, "history": history,
         "may_request": user_may_request(request, user), "request_defaults": filters})

@@ -13,6 +13,7 @@ from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.plugins import ACID_DAG_IDS
 from airflow_acid.plugins.access import get_warehouse
 from airflow_acid.plugins.routes import WarehouseDep
+from airflow_acid.plugins.routes.compactions import CompactionFilters, queue_and_history
 from airflow_acid.plugins.routes.health import HealthFilters
 from airflow_acid.plugins.routes.transactions import txn_dict
 from airflow_acid.plugins.security import authenticated, user_may_request
@@ -33,12 +34,9 @@ def overview_json(filters: Annotated[HealthFilters, Query()], warehouse: Warehou
 @router.get("/", response_class=HTMLResponse)
 def overview_page(request: Request, user: GetUserDep, filters: Annotated[HealthFilters, Query()],
                   warehouse: WarehouseDep) -> HTMLResponse:
-    compactions = warehouse.metastore.compactions
-    active = sorted((r for state in CompactionState if state.is_queued
-                     for r in compactions.show_compactions(db=filters.database, state=state)),
-                    key=lambda r: r.compactionid, reverse=True)
+    queue, _ = queue_and_history(warehouse, CompactionFilters(database=filters.database, limit=1))
     return render(request, "overview.html", {
-        **overview(warehouse, filters.database), "queue_rows": active[:RECENT],
+        **overview(warehouse, filters.database), "queue_rows": queue[:RECENT], "queue_total": len(queue),
         "may_request": user_may_request(request, user), "request_defaults": {"database": filters.database}})
 
 
@@ -52,9 +50,9 @@ def dag_page(request: Request, user: GetUserDep, dag_id: str) -> HTMLResponse:
     warehouse = get_warehouse(request)
     ms = warehouse.metastore
     if dag_id in ("acid_compaction", "acid_manual_compaction"):
-        rows = ms.compactions.show_compactions(limit=200)
-        context["queue_rows"] = [r for r in rows if r.state in ("initiated", "working")]
-        context["history_rows"] = [r for r in rows if r.state not in ("initiated", "working")][:RECENT]
+        queue, history = queue_and_history(warehouse, CompactionFilters(limit=RECENT))
+        context["queue_rows"] = [r for r in queue if r.state != CompactionState.READY_FOR_CLEANING.display]
+        context["history_rows"] = history
     if dag_id == "acid_manual_compaction":
         context["may_request"] = user_may_request(request, user)
         context["request_defaults"] = {}
