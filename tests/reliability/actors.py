@@ -47,8 +47,9 @@ COLUMNS = [("k", "bigint"), ("v", "string"), ("w", "bigint")]
 PARTITION_KEYS = [("p", "string")]
 MARKER_COLUMNS = [("k", "bigint"), ("slot", "int")]
 HOT_PARTITIONS = ("p0", "p1", "p2")
-COLD_PARTITIONS = ("q0", "q1")
-"""Partitions written rarely; they appear (are registered) during the run, not before it."""
+ERA_PARTITION_SHARE = 0.1
+"""Share of inserted rows that go to the partition of the current era, ``e<n>`` (n = seconds since the run's
+epoch // era length): new partitions keep appearing during the run, often registered by several writers at once."""
 KEYS_PER_SLOT = 10**9
 KEYS_PER_INCARNATION = 10**6
 EXIT_CRASHED = 3
@@ -81,6 +82,9 @@ class WriterConfig:
     seed: int = 0
     abort_rate: float = 0.08
     pause_s: float = 0.05
+    epoch: float = 0.0
+    """Start of the run (time.time()); era partitions count from it."""
+    era_s: float = 4.0
 
     @property
     def name(self) -> str:
@@ -193,7 +197,9 @@ class Writer:
         return self.next_key
 
     def _partition(self) -> str:
-        return self.rng.choice(COLD_PARTITIONS) if self.rng.random() < 0.04 else self.rng.choice(HOT_PARTITIONS)
+        if self.rng.random() < ERA_PARTITION_SHARE:
+            return f"e{int((time.time() - self.cfg.epoch) // self.cfg.era_s)}"
+        return self.rng.choice(HOT_PARTITIONS)
 
     def _statement(self, txn: Transaction, stmt: int, staged: State, dead: set[int]) -> tuple:
         """Run one random statement on the main table; returns it as a model op."""
@@ -204,12 +210,13 @@ class Writer:
             rows = [(self._fresh(), v, t, self._partition()) for _ in range(rng.randint(1, 6))]
             txn.insert(TABLE, [{"k": k, "v": v_, "w": w, "p": p} for k, v_, w, p in rows])
             return insert_op(rows)
-        keys = sorted(staged)
+        part = rng.choice(sorted({p for _, _, p in staged.values()}))  # one partition: fewer write conflicts
+        keys = sorted(k for k, (_, _, p) in staged.items() if p == part)
         if kind in ("update", "delete"):
             chosen = set(rng.sample(keys, min(len(keys), rng.randint(1, 4 if kind == "update" else 3))))
             if dead and rng.random() < 0.2:
                 chosen.add(rng.choice(sorted(dead)))  # a key deleted earlier: matches nothing
-            where = pc.field("k").isin(sorted(chosen))
+            where = (pc.field("p") == part) & pc.field("k").isin(sorted(chosen))
             if kind == "update":
                 txn.update(TABLE, set={"v": v, "w": t}, where=where)
                 return update_op(chosen, v, t)

@@ -35,6 +35,8 @@ class LoadSettings:
     seconds: float
     writers: int = 3
     readers: int = 2
+    compactors: int = 2
+    """Worker threads sharing the Spark session; the first also runs the Initiator."""
     max_hold_s: float = 2.5
     kill_every_s: tuple[float, float] = (2.0, 5.0)
     txn_timeout_s: float = 5.0
@@ -70,7 +72,8 @@ class LoadRun:
         self.stop_file = root / "stop-writers"
         self.writers = [WriterProcess(WriterConfig(
             slot=i + 1, metastore_url=url, warehouse=str(root / "wh"), journal=str(self.journal.path),
-            stop_file=str(self.stop_file), settings=settings.hive_settings(), seed=settings.seed + i),
+            stop_file=str(self.stop_file), settings=settings.hive_settings(), seed=settings.seed + i,
+            epoch=time.time()),
             root / "logs") for i in range(settings.writers)]
         self.writers_lock = threading.Lock()
         self.stop_actors = threading.Event()
@@ -94,13 +97,17 @@ class LoadRun:
         self.readers = [Reader(f"reader{i}", self.stop_actors, summary, self.errors, wh=self._warehouse(f"reader{i}"),
                                reference=self.reference, seed=s.seed + 100 + i, max_hold_s=s.max_hold_s)
                         for i in range(s.readers)]
-        self.compactor = Compactor("compactor", self.stop_actors, summary, self.errors,
-                                   wh=self._warehouse("load-compactor"), runner=self.runner)
+        claimed: set[int] = set()
+        claimed_lock = threading.Lock()
+        self.compactors = [Compactor(f"compactor{i}", self.stop_actors, summary, self.errors,
+                                     wh=self._warehouse(f"load-compactor{i}"), runner=self.runner, claimed=claimed,
+                                     claimed_lock=claimed_lock, initiate=i == 0) for i in range(s.compactors)]
+        self.compactor = self.compactors[0]
         self.janitor = Janitor("janitor", self.stop_actors, summary, self.errors, wh=self._warehouse("load-janitor"))
         self.killer = Killer("killer", self.stop_killer, summary, self.errors, writers=self.writers,
                              reference=self.reference, seed=s.seed + 200, every_s=s.kill_every_s,
                              settle_timeout_s=3 * s.txn_timeout_s + 10, lock=self.writers_lock)
-        actors: list[Actor] = [*self.readers, self.compactor, self.janitor]
+        actors: list[Actor] = [*self.readers, *self.compactors, self.janitor]
         try:
             for w in self.writers:
                 w.start()
@@ -213,7 +220,8 @@ class LoadRun:
             self.errors.append(f"{self.journal.torn} torn journal line(s)")
         for crash in model.crashes:
             self.errors.append(f"writer crash: {crash}")
-        self.errors += [f"compaction: {f}" for f in self.compactor.failures if "no longer open" not in f]
+        for compactor in self.compactors:
+            self.errors += [f"compaction: {f}" for f in compactor.failures if "no longer open" not in f]
 
     def _figures(self, before: Counter, loaded_s: float, total_s: float) -> dict[str, Any]:
         model = self.reference.refresh()
@@ -229,7 +237,9 @@ class LoadRun:
         figures: dict[str, Any] = dict(sorted((after - before).items()))
         figures.update(load_seconds=round(loaded_s, 1), total_seconds=round(total_s, 1),
                        writers=self.settings.writers, readers=self.settings.readers,
-                       compaction_failures=self.compactor.failures[:5], cleaner_failures=self.janitor.failures[:5])
+                       compactors=self.settings.compactors,
+                       compaction_failures=[f for c in self.compactors for f in c.failures][:5],
+                       cleaner_failures=self.janitor.failures[:5])
         return figures
 
 

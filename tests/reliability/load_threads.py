@@ -84,19 +84,24 @@ class Reader(Actor):
 
 
 class Compactor(Actor):
-    """One Initiator cycle, then the Worker runs what is queued (a bounded number per step)."""
+    """A compaction worker thread: (optionally) one Initiator cycle, then run what is queued (a bounded number per
+    step). Workers share ``claimed``: a queue row claimed twice breaks "concurrent workers never claim the same
+    row"."""
 
     def __init__(self, name: str, stop: threading.Event, summary: ReliabilitySummary, errors: list[str], *,
-                 wh: AcidWarehouse, runner: Runner, per_step: int = 2) -> None:
+                 wh: AcidWarehouse, runner: Runner, claimed: set[int], claimed_lock: threading.Lock,
+                 initiate: bool = True, per_step: int = 2) -> None:
         super().__init__(name, stop, summary, errors)
-        self.initiator = Initiator(wh.metastore, host="load-initiator")
-        self.worker = Worker(wh.metastore, runner=runner, host="load-worker")
+        self.initiator = Initiator(wh.metastore, host="load-initiator") if initiate else None
+        self.worker = Worker(wh.metastore, runner=runner, host=f"load-{name}")
+        self.claimed, self.claimed_lock = claimed, claimed_lock
         self.per_step = per_step
         self.failures: list[str] = []
 
     def step(self) -> None:
-        report = self.initiator.run_cycle()
-        self.summary.add("compactions_queued", len(report.queued))
+        if self.initiator is not None:
+            report = self.initiator.run_cycle()
+            self.summary.add("compactions_queued", len(report.queued))
         self.drain(self.per_step)
 
     def drain(self, limit: int | None = None) -> int:
@@ -106,6 +111,10 @@ class Compactor(Actor):
             info = self.worker.claim()
             if info is None:
                 break
+            with self.claimed_lock:
+                if info.id in self.claimed:
+                    self.summary.mismatch(f"compaction {info.id} of {info.full_partition_name} was claimed twice")
+                self.claimed.add(info.id)
             outcome = self.worker.compact(info.id)
             ran += 1
             if outcome.status == WorkerStatus.COMPACTED:
