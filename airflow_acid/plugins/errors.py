@@ -9,6 +9,7 @@ import logging
 import sqlalchemy.exc
 from airflow.sdk.exceptions import AirflowNotFoundException
 from fastapi import FastAPI, Request, status
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -79,7 +80,8 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> Response:
         if wants_json(request):
-            return JSONResponse({"detail": exc.errors()}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+            return JSONResponse({"detail": jsonable_encoder(exc.errors())},
+                                status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
         problems = "; ".join(f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}" for e in exc.errors())
         return error_response(request, status.HTTP_422_UNPROCESSABLE_CONTENT, problems)
 
