@@ -1,12 +1,12 @@
 """Writer processes of the concurrent-load test and the handle the test keeps on each of them.
 
-A writer is a separate process (forked from a pre-imported server, see :class:`WriterProcess`) looping over transactions on
-the partitioned, bucketed main table until a stop file appears: one to three statements each (INSERT with dynamic
-partitions, UPDATE, DELETE, MERGE), plus one marker row in the unpartitioned marker table that says "this txn
-committed" (the oracle when the metastore no longer knows a txn). Some transactions abort on purpose (an explicit
-abort, or an exception inside the ``with`` block). Before committing, a writer journals its intent; after, the
-outcome (see ``model``). Expected errors (write conflicts, time-outs) are journaled by kind; anything else is
-journaled as a crash and ends the process with exit code 3.
+A writer is a separate process (forked from a pre-imported server, see :class:`WriterProcess`) looping over
+transactions on the partitioned, bucketed main table until a stop file appears: one to three statements each (INSERT
+with dynamic partitions, UPDATE, DELETE, MERGE on one partition), plus one marker row in the unpartitioned marker
+table that says "this txn committed" (the oracle when the metastore no longer knows a txn). Some transactions abort
+on purpose (an explicit abort, or an exception inside the ``with`` block). Before committing, a writer journals
+its intent; after, the outcome (see ``model``). Expected errors (write conflicts, time-outs) are journaled by kind;
+anything else is journaled as a crash and ends the process with exit code 3.
 
 Slot ``s`` only updates, deletes and merges keys it inserted itself, so the model can replay commits in id order;
 slots still collide on partitions, which is where write conflicts come from.
@@ -69,7 +69,7 @@ def create_tables(wh: AcidWarehouse) -> None:
 
 @dataclass(frozen=True)
 class WriterConfig:
-    """Everything one writer process needs (passed as JSON on its command line)."""
+    """Everything one writer process needs (handed to the process as JSON)."""
 
     slot: int
     metastore_url: str
@@ -269,7 +269,6 @@ class WriterProcess:
     cfg: WriterConfig
     log_dir: Path
     proc: multiprocessing.process.BaseProcess | None = None
-    kills: int = 0
 
     @property
     def log_path(self) -> Path:
@@ -294,7 +293,6 @@ class WriterProcess:
         assert self.proc is not None
         self.proc.kill()
         self.proc.join()
-        self.kills += 1
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.is_alive()

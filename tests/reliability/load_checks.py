@@ -54,7 +54,7 @@ class Reference:
         markers = self.wh.read(MARKERS, filter=pc.field("k") == txn)
         return Outcome.COMMITTED if markers.num_rows else Outcome.ABORTED
 
-    def settle_writer(self, writer: str, timeout_s: float) -> dict[int, Outcome]:
+    def settle_writer(self, writer: str, timeout_s: float, *, by: str = "killer") -> dict[int, Outcome]:
         """Journal the outcome of every intent of a dead ``writer``; an intent still open in the metastore (the
         process died before or during its commit) is waited for until housekeeping aborts it."""
         deadline = time.monotonic() + timeout_s
@@ -65,7 +65,7 @@ class Reference:
                     raise TimeoutError(f"transaction {txn} of dead {writer} is still open after {timeout_s:g} s; "
                                        "is the HouseKeeper running?")
                 time.sleep(0.2)
-            self.journal.append({"kind": Kind.RESOLVED.value, "txn": txn, "outcome": outcome.value, "by": "killer"})
+            self.journal.append({"kind": Kind.RESOLVED.value, "txn": txn, "outcome": outcome.value, "by": by})
             settled[txn] = outcome
         self.refresh()
         return settled

@@ -1,9 +1,9 @@
-"""The concurrent-load test's actors inside the test process: readers, the Initiator + Worker loop, the Cleaner +
+"""The concurrent-load test's actors inside the test process: readers, the Initiator + Worker loops, the Cleaner +
 HouseKeeper loop and the killer of writer processes.
 
 Each is a thread looping until a shared stop event. Every exception an actor meets is recorded with its traceback
-(the run fails on it) — nothing is swallowed; expected outcomes (a failed compaction attempt, a Cleaner retry) are
-counted by kind in the reliability summary.
+(the run fails on it) — nothing is swallowed. Outcomes that are not exceptions (a failed compaction attempt, a
+Cleaner retry) are counted by kind and kept for the run's end checks.
 """
 
 from __future__ import annotations
