@@ -6,6 +6,10 @@ compaction of everything and cleaning, the tables equal the model and no obsolet
 
 The quick tests below show the checks can fail: a hand-made wrong read, a Cleaner that ignores open readers and a
 reader that skips delete events are all flagged.
+
+Run: ``./dev test tests/reliability/test_concurrent_load.py`` (CI size, 20 s per backend);
+``AIRFLOW_ACID_RELIABILITY_SECONDS=120 ./dev test tests/reliability/test_concurrent_load.py`` for a longer run.
+Writer logs and the journal stay in the test's tmp_path.
 """
 
 from __future__ import annotations
@@ -58,8 +62,8 @@ def test_concurrent_load_matches_the_model(load_db_url, tmp_path, spark, reliabi
     reliability_summary.run(name="concurrent_load", backend=backend, seconds=RUN_SECONDS, **figures)
     assert not run.errors, "\n\n".join(run.errors)
     assert reliability_summary.mismatches[mismatches_before:] == []
-    assert figures["transactions_committed"] > 0 and figures["reads_checked"] > 0
-    assert figures["final_compactions"] > 0
+    assert figures.get("transactions_committed", 0) > 0 and figures.get("reads_checked", 0) > 0, figures
+    assert figures.get("final_compactions", 0) > 0, figures
 
 
 # --- the checks can fail ---------------------------------------------------------------------------------------
