@@ -20,6 +20,7 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.hive_types import is_primitive, normalize_type
+from airflow_acid.metastore.locations import check_free, normalize_location
 from airflow_acid.metastore.txn_records import delete_txn_records
 from airflow_acid.metastore.partitions import (
     make_partition_name,
@@ -365,6 +366,8 @@ class Catalog:
         validate_table_properties(full, props)
         if location is not None and (not isinstance(location, str) or not location.strip()):
             raise InvalidInputError(f"table {full}: location must be a non-empty path or URI")
+        if location is not None:
+            location = normalize_location(location, f"table {full}")
 
         def work(conn: Connection) -> TableInfo:
             db_id = _require_database(conn, database)
@@ -374,6 +377,7 @@ class Catalog:
                 raise AlreadyExistsError(f"table {full} already exists")
             db_location = conn.execute(sa.select(DBS.c.DB_LOCATION_URI).where(DBS.c.DB_ID == db_id)).scalar_one()
             table_location = (location or f"{db_location.rstrip('/')}/{name}").rstrip("/")
+            check_free(conn, table_location, f"table {full}")
             sd_id = _insert(conn, SDS, {"LOCATION": table_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
                                         "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT,
                                         "NUM_BUCKETS": num_buckets if buckets else -1}, name=f"table {full}")
@@ -460,7 +464,11 @@ class Catalog:
                 if if_not_exists:
                     return _load_partition(conn, info, tbl_id, part_name)
                 raise AlreadyExistsError(f"partition {part_name} of table {info.full_name} already exists")
-            part_location = (location or partition_location(info.location, part_name)).rstrip("/")
+            default_location = partition_location(info.location, part_name).rstrip("/")
+            part_location = (location or default_location).rstrip("/")
+            if part_location != default_location:
+                part_location = normalize_location(part_location, f"partition {part_name} of {info.full_name}")
+                check_free(conn, part_location, f"partition {part_name} of {info.full_name}", own_table_id=tbl_id)
             try:
                 with conn.begin_nested():  # a partition created concurrently since the check takes its SDS row back
                     sd_id = _insert(conn, SDS, {"LOCATION": part_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,

@@ -271,6 +271,37 @@ def test_partition_values_differing_only_in_case_accents_or_trailing_spaces_stay
     assert all(queue.enqueue("sales", "t", p.name).accepted for p in parts)
 
 
+def test_table_and_partition_directories_never_overlap(db, catalog):
+    """Found by the reliability suite through ``airflow-acid sql``: CREATE TABLE … LOCATION '<another table's
+    directory>' was accepted, and the new table's first insert overwrote the other's delta_0000001_0000001_0000."""
+    keep = catalog.create_table("sales", "keep", [("a", "int")])
+    assert keep.location == "/warehouse/sales.db/keep"
+    catalog.create_table("sales", "p", [("a", "int")], partition_keys=[("ds", "string")])
+    catalog.add_partition("sales", "p", {"ds": "x"}, location="/data/p-x")
+    before = _counts(db)
+    for location, taken in [("/warehouse/sales.db/keep", "table sales.keep"),
+                            ("/warehouse/sales.db/keep/", "table sales.keep"),
+                            ("/warehouse/sales.db/other/../keep", "table sales.keep"),
+                            ("/warehouse/sales.db/keep/inner", "table sales.keep"),
+                            ("/warehouse", "table sales.keep"),
+                            ("/data/p-x/sub", "partition ds=x of sales.p")]:
+        with pytest.raises(InvalidInputError, match=f"overlaps the directory of {taken}"):
+            catalog.create_table("sales", "evil", [("a", "int")], location=location)
+    with pytest.raises(InvalidInputError, match="is a relative path"):
+        catalog.create_table("sales", "evil", [("a", "int")], location="relative/dir")
+    with pytest.raises(InvalidInputError, match="overlaps the directory of table sales.keep"):
+        catalog.add_partition("sales", "p", {"ds": "y"}, location="/warehouse/sales.db/keep/ds=y")
+    with pytest.raises(InvalidInputError, match="overlaps the directory of table sales.p"):
+        catalog.add_partition("sales", "p", {"ds": "y"}, location="/warehouse/sales.db/p")
+    assert _counts(db) == before
+    assert catalog.create_table("sales", "next_door", [("a", "int")], location="/warehouse/sales.db/keep2/"
+                                ).location == "/warehouse/sales.db/keep2"
+    assert catalog.add_partition("sales", "p", {"ds": "y"}, location="/warehouse/sales.db/p/custom-y").location == \
+        "/warehouse/sales.db/p/custom-y"
+    assert catalog.create_table("sales", "s3", [("a", "int")], location="s3://bucket/a/../t").location == \
+        "s3://bucket/t"
+
+
 BAD_SPECS = [
     ({"ds": "1"}, "is missing region"),
     ({"ds": "1", "region": "x", "extra": "y"}, "has unknown key 'extra'"),
