@@ -32,6 +32,9 @@ from tests.reliability.fault_env import (
     COLUMNS, TABLE, Ledger, Scene, check, check_no_output_of, check_rows, clear_error, fingerprint, make_warehouse,
     table_rows,
 )
+from tests.plugins.conftest import (  # noqa: F401 - the console's fixtures: Airflow login, TestClients
+    acid_host, airflow_auth, clients, close_console_warehouses, module_clients, passwords,
+)
 from tests.reliability.hostile_inputs import (
     SQL_LOOKING_NAMES, confusables, corruptions, directory_names, partition_values, property_items, table_names,
 )
@@ -366,4 +369,137 @@ def test_invalid_table_properties_are_refused_and_nothing_is_half_written(empty_
         one()
         check(summary, table_rows(wh, "db.base")[0] == (1, "x"), "the base table lost its row")
     finally:
+        wh.close()
+
+
+# --- through the CLI: airflow-acid sql ---------------------------------------------------------------------------
+
+
+def _cli_statements(keep_location: str) -> list[str]:
+    """Hostile statements for ``airflow-acid sql``; none may change the keep table, its files or the metastore's
+    tables (a refused statement says why in one line)."""
+    props = "STORED AS ORC TBLPROPERTIES ('transactional'='true')"
+    return [
+        f"CREATE TABLE `t; DROP TABLE TXNS--` (id INT) {props}",
+        f"CREATE TABLE db.t (id INT) {props}; DROP TABLE TXNS",
+        f"CREATE TABLE db.evil (id INT, name STRING) {props} LOCATION '{keep_location}'",
+        f"CREATE TABLE db.evil (id INT, name STRING) {props} LOCATION '{keep_location}/../keep'",
+        f"CREATE TABLE db.evil (id INT, name STRING) {props} LOCATION '../../outside'",
+        "SHOW COMPACTIONS db.keep PARTITION (ds='x''; DROP TABLE \"TXNS\"; --')",
+        "ALTER TABLE db.keep PARTITION (ds='../../etc') COMPACT 'major'",
+        "ALTER TABLE `db.keep; DELETE FROM TXNS` COMPACT 'major'",
+        "ALTER TABLE db.keep SET TBLPROPERTIES ('compactorthreshold.hive.compactor.delta.num.threshold'='-1')",
+        "ALTER TABLE db.keep SET TBLPROPERTIES ('compactorthreshold.hive.compactor.delta.pct.threshold'='abc')",
+        "ALTER TABLE db.keep UNSET TBLPROPERTIES ('transactional')",
+        "ABORT TRANSACTIONS 1 OR 1=1",
+        "SHOW LOCKS `../../etc/passwd`",
+        "DESCRIBE FORMATTED `db`.`keep`.`x`",
+        "SELECT * FROM TXNS",
+        "DROP TABLE db.keep",
+        "\x00",
+        "ALTER TABLE db.keep COMPACT '" + "m" * 100_000 + "'",
+    ]
+
+
+def test_cli_sql_refuses_hostile_statements_clearly(tmp_path, reliability_summary):
+    from click.testing import CliRunner
+
+    from airflow_acid.cli import main
+
+    summary = reliability_summary
+    url = f"sqlite:///{tmp_path / 'metastore.db'}"
+    area = tmp_path / "area"
+    wh = make_warehouse(url, area / "wh")
+    wh.create_table("db.keep", COLUMNS)
+    with wh.transaction() as txn:
+        txn.insert("db.keep", [{"id": 1, "name": "keep me"}])
+    (area / "beside.txt").write_text("outside the warehouse\n")
+    keep_location = wh.table("db.keep").location
+    before, files = _metastore_intact(wh), fingerprint(area, str(area / "nothing"))
+    try:
+        for statement in _cli_statements(keep_location):
+            summary.add("hostile_cli_statements")
+            result = CliRunner().invoke(main, ["sql", statement, "--metastore-url", url, "--warehouse",
+                                               str(area / "wh")])
+            where = f"airflow-acid sql {statement[:80]!r}"
+            check(summary, result.exception is None or isinstance(result.exception, SystemExit),
+                  f"{where} crashed: {result.exception!r}")
+            errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+            check(summary, result.exit_code in (1, 2) and len(errors) == 1,
+                  f"{where} exit {result.exit_code}, stderr {result.stderr[-500:]!r}")
+            summary.error(f"cli_exit_{result.exit_code}")
+            check(summary, _metastore_intact(wh)["TBLS"] == before["TBLS"], f"{where} changed the catalog")
+            check(summary, table_rows(wh, "db.keep") == [(1, "keep me")], f"{where} changed db.keep")
+            check(summary, fingerprint(area, str(area / "nothing")) == files, f"{where} changed files")
+    finally:
+        wh.close()
+
+
+# --- through the UI plugin's JSON API ----------------------------------------------------------------------------
+
+
+_HOSTILE = ["t; DROP TABLE TXNS--", "x' OR '1'='1", "..", "...", "%2e%2e", "😀", "t" * 300, "keep\x00", "\\..\\x"]
+
+
+def _plugin_requests() -> list[tuple[str, str, dict | None]]:
+    """(method, path, JSON body) with hostile names, partitions and filters."""
+    from urllib.parse import quote
+
+    requests: list[tuple[str, str, dict | None]] = []
+    for bad in _HOSTILE:
+        q = quote(bad, safe="")
+        requests += [
+            ("GET", f"/acid/api/health/db/{q}", None),
+            ("GET", f"/acid/api/health/{q}/keep", None),
+            ("GET", f"/acid/api/why/db/{q}", None),
+            ("GET", f"/acid/api/why/db/p?partition={q}", None),
+            ("GET", f"/acid/api/why/db/p?partition=ds%3D{q}", None),
+            ("GET", f"/acid/api/compactions?database=db&table={q}&partition={q}", None),
+            ("GET", f"/acid/api/compactions?order_by={q}", None),
+            ("GET", f"/acid/api/health?database={q}", None),
+            ("POST", "/acid/api/compactions", {"database": "db", "table": bad}),
+            ("POST", "/acid/api/compactions", {"database": bad, "table": "keep"}),
+            ("POST", "/acid/api/compactions", {"database": "db", "table": "p", "partition": bad}),
+            ("POST", "/acid/api/compactions", {"database": "db", "table": "p", "partition": f"ds={bad}"}),
+        ]
+    requests += [("GET", "/acid/api/why/db/p?partition=ds%3D..%2F..%2Fetc", None),
+                 ("GET", "/acid/api/compactions?order_by=compactionid%3B%20DROP%20TABLE%20TXNS", None),
+                 ("POST", "/acid/api/compactions", {"database": "db", "table": "p", "partition": "ds=../../etc"}),
+                 ("POST", "/acid/api/compactions", {"database": "db", "table": "keep", "type": "rebalance"})]
+    return requests
+
+
+def test_plugin_api_answers_hostile_input_with_clear_errors(clients, tmp_path, monkeypatch, reliability_summary):
+    from tests.plugins.console_support import acid_connection
+
+    summary = reliability_summary
+    url = f"sqlite:///{tmp_path / 'metastore.db'}"
+    area = tmp_path / "area"
+    wh = make_warehouse(url, area / "wh")
+    wh.create_table("db.keep", COLUMNS)
+    wh.create_table("db.p", COLUMNS, partition_by=[("ds", "string")])
+    with wh.transaction() as txn:
+        txn.insert("db.keep", [{"id": 1, "name": "keep me"}])
+        txn.insert("db.p", [{"id": 2, "name": "me too"}], partition={"ds": "2024-01-01"})
+    (area / "beside.txt").write_text("outside the warehouse\n")
+    monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", acid_connection(url, area / "wh"))
+    before, files = _metastore_intact(wh)["TBLS"], fingerprint(area, str(area / "nothing"))
+    try:
+        for method, path, body in _plugin_requests():
+            summary.add("hostile_plugin_requests")
+            answer = clients.admin.request(method, path, json=body)
+            where = f"{method} {path[:100]} {body}"
+            check(summary, answer.status_code in (200, 400, 404, 422), f"{where}: status {answer.status_code} "
+                                                                       f"{answer.text[:300]}")
+            if answer.status_code != 200:
+                detail = answer.json().get("detail")
+                check(summary, bool(detail), f"{where}: no error detail in {answer.text[:300]}")
+                summary.error(f"plugin_http_{answer.status_code}")
+            elif method == "POST":
+                check(summary, answer.json()["accepted"] is False, f"{where} queued a compaction: {answer.json()}")
+            check(summary, _metastore_intact(wh)["TBLS"] == before, f"{where} changed the catalog")
+        check(summary, table_rows(wh, "db.keep") == [(1, "keep me")], "the plugin requests changed db.keep")
+        check(summary, fingerprint(area, str(area / "nothing")) == files, "the plugin requests changed files")
+    finally:
+        close_console_warehouses(clients.admin.app)
         wh.close()
