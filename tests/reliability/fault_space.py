@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import fsspec
+import pytest
 from fsspec.implementations.local import LocalFileOpener, LocalFileSystem
 
 PROTOCOL = "acidquota"
@@ -111,3 +112,43 @@ fsspec.register_implementation(PROTOCOL, QuotaFileSystem, clobber=True)
 
 def quota_url(path: Path) -> str:
     return f"{PROTOCOL}://{path}"
+
+
+class SmallSpace:
+    """Where the warehouse of a no-space test lives (``area``, ``warehouse`` URL or None for ``area/wh``), and how
+    to use the space up and give it back; ``kind`` is ``tmpfs`` (skipped where mounts are refused) or ``quota``."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        if kind == "tmpfs":
+            self._mount = small_tmpfs(tmp_path / "small", "1m")
+            try:
+                mount = self._mount.__enter__()
+            except MountNotPermitted as exc:
+                pytest.skip(f"{exc}; the quota variant covers no-space faults here")
+            self.area, self._filler = mount / "area", mount / "filler"
+            self.warehouse = None
+        else:
+            self._mount = None
+            self.area = tmp_path / "area"
+            self.warehouse = quota_url(self.area / "wh")
+
+    def exhaust(self, leave: int = 0) -> None:
+        """Use the space up, all but ``leave`` bytes."""
+        if self.kind == "tmpfs":
+            size = fill(self._filler)
+            os.truncate(self._filler, max(0, size - leave))
+        else:
+            QUOTA.remaining = leave
+
+    def release(self) -> None:
+        """Give the space back."""
+        if self.kind == "tmpfs":
+            self._filler.unlink(missing_ok=True)
+        else:
+            QUOTA.remaining = None
+
+    def close(self) -> None:
+        self.release()
+        if self._mount is not None:
+            self._mount.__exit__(None, None, None)

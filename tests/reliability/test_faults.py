@@ -37,7 +37,7 @@ from tests.reliability.fault_env import (
     CONF, TABLE, Scene, acid_dirs, check, check_no_output_of, check_rows, clear_error, dirs_of_txn,
 )
 from tests.reliability.fault_pg import MOMENTS, BackendKiller, intercept_first_commit
-from tests.reliability.fault_space import QUOTA, MountNotPermitted, fill, quota_url, small_tmpfs
+from tests.reliability.fault_space import SmallSpace
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -228,43 +228,6 @@ def test_backend_terminated_during_a_compactors_commit(empty_db_url, moment, tmp
 
 
 # --- 4. no space left on the output path ----------------------------------------------------------------------
-
-
-class SmallSpace:
-    """Where the warehouse lives for a no-space fault, and how to use the space up and give it back."""
-
-    def __init__(self, kind: str, tmp_path: Path) -> None:
-        self.kind = kind
-        if kind == "tmpfs":
-            self._mount = small_tmpfs(tmp_path / "small", "1m")
-            try:
-                mount = self._mount.__enter__()
-            except MountNotPermitted as exc:
-                pytest.skip(f"{exc}; the quota variant covers no-space faults here")
-            self.area, self._filler = mount / "area", mount / "filler"
-            self.warehouse = None
-        else:
-            self._mount = None
-            self.area = tmp_path / "area"
-            self.warehouse = quota_url(self.area / "wh")
-
-    def exhaust(self, leave: int = 0) -> None:
-        if self.kind == "tmpfs":
-            size = fill(self._filler)
-            os.truncate(self._filler, max(0, size - leave))
-        else:
-            QUOTA.remaining = leave
-
-    def release(self) -> None:
-        if self.kind == "tmpfs":
-            self._filler.unlink(missing_ok=True)
-        else:
-            QUOTA.remaining = None
-
-    def close(self) -> None:
-        self.release()
-        if self._mount is not None:
-            self._mount.__exit__(None, None, None)
 
 
 @pytest.fixture(params=["tmpfs", "quota"])
