@@ -52,6 +52,10 @@ def parse_statements(text: str) -> list[Statement]:
     """Every ``;``-separated statement of ``text``, in order (empty statements skipped)."""
     if not text or not text.strip():
         raise _malformed("no statement given")
+    control = next((c for c in text if ord(c) < 32 and c not in "\t\n\r"), None)
+    if control is not None:
+        line = text.count("\n", 0, text.index(control)) + 1
+        raise _malformed(f"control character {control!r} at line {line}; statements are plain text")
     # sqlglot warns before falling back to an opaque command; that case is reported as unsupported instead.
     quiet = _drop_unsupported_syntax_warnings
     _SQLGLOT_LOG.addFilter(quiet)
@@ -89,13 +93,18 @@ def _syntax_message(exc: ParseError) -> str:
     near = highlight.strip()
     column = detail.get("col", 0) - len(highlight) + 1 if highlight else detail.get("col")  # sqlglot: token end
     where = f" at line {detail['line']}, column {column}" if detail.get("line") else ""
-    near_text = f" near {near!r}" if near else ""
-    return f"syntax error{where}{near_text}: {description}; {SUPPORTED_TEXT}"
+    near_text = f" near {_clip(near)!r}" if near else ""
+    return f"syntax error{where}{near_text}: {_clip(description, 200)}; {SUPPORTED_TEXT}"
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    """Quote at most ``limit`` characters of the user's text in a message (a huge statement is not echoed back)."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def _unsupported(what: str, hint: str | None = None) -> UnsupportedStatementError:
-    why = f" ({hint})" if hint else ""
-    return UnsupportedStatementError(f"{what} is not supported by airflow-acid sql{why}; {SUPPORTED_TEXT}")
+    why = f" ({_clip(hint, 200)})" if hint else ""
+    return UnsupportedStatementError(f"{_clip(what)} is not supported by airflow-acid sql{why}; {SUPPORTED_TEXT}")
 
 
 def _malformed(message: str) -> StatementSyntaxError:

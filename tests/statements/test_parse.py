@@ -118,11 +118,15 @@ def test_unsupported_statements_name_what_and_list_what_is_supported(text, names
     ("SHOW COMPACTIONS 'unclosed", "cannot split the text into tokens"),
     ("CREATE TABLE t (a INT", "Expecting )"),
     ("  ;  ", "no statement given"),
+    ("SHOW LOCKS\x00", "control character '\\x00' at line 1; statements are plain text"),
+    ("SHOW COMPACTIONS;\nSHOW \x1bLOCKS", "control character '\\x1b' at line 2"),
+    ("ALTER TABLE t COMPACT 'major' " + "X" * 5000, "near 'XXXX"),
 ])
 def test_malformed_statements(text, names):
     with pytest.raises(StatementSyntaxError) as err:
         parse_statements(text)
     assert names in str(err.value) and SUPPORTED_LIST in str(err.value)
+    assert len(str(err.value)) < 600  # the user's text is quoted, never echoed back whole
 
 
 def test_one_bad_statement_rejects_the_whole_script():
