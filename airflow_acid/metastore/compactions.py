@@ -246,6 +246,20 @@ def _names(db: str, table: str) -> tuple[str, str]:
     return db.lower(), table.lower()
 
 
+def _own_enqueued_row(conn: Connection, db: str, table: str, partition: str | None, type: CompactionType,
+                      initiator_id: str | None, since_ms: int) -> int | None:
+    """The id of an 'initiated' row this very request inserted in an earlier attempt (same entity, type and
+    initiator, enqueued at or after ``since_ms``), else None."""
+    return conn.execute(
+        sa.select(CQ.c.CQ_ID).where(
+            CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table,
+            CQ.c.CQ_PARTITION.is_(None) if partition is None else CQ.c.CQ_PARTITION == partition,
+            CQ.c.CQ_STATE == CompactionState.INITIATED.value, CQ.c.CQ_TYPE == type.value,
+            CQ.c.CQ_INITIATOR_ID.is_(None) if initiator_id is None else CQ.c.CQ_INITIATOR_ID == initiator_id,
+            CQ.c.CQ_ENQUEUE_TIME >= since_ms)
+        .order_by(CQ.c.CQ_ID.desc()).limit(1)).scalar()
+
+
 class CompactionQueue:
     """The compaction queue and history on one metastore database."""
 
@@ -277,8 +291,19 @@ class CompactionQueue:
             raise InvalidInputError(f"compaction properties for {db}.{table} are {len(encoded)} characters encoded; "
                                     f"the limit is {MAX_PROPERTIES_LENGTH}")
 
+        started: int | None = None  # DB clock of the first attempt; a retry looks for its own row first
+
         def work(conn: Connection) -> EnqueueResult:
+            nonlocal started
             acquire_mutex(conn, SCHEDULER_MUTEX)
+            if started is None:
+                started = now_ms(conn)
+            else:
+                mine = _own_enqueued_row(conn, db, table, partition, type, initiator_id, started)
+                if mine is not None:  # the first attempt's INSERT committed but its reply was lost
+                    log.warning("compaction %s of %s.%s was queued before the connection was lost; not queueing "
+                                "it twice", mine, db, table)
+                    return EnqueueResult(mine, CompactionState.INITIATED)
             hwm = highest_write_id_now
             if hwm is None:
                 txn_list = read_valid_txn_list(conn, self.conf.opentxn_timeout_ms)
@@ -323,8 +348,22 @@ class CompactionQueue:
             raise InvalidInputError("claiming a compaction needs a worker id (<host>-<thread>)")
         timeout_ms = int(1000 * (self.conf.worker_pool_timeout_s if pool_timeout_s is None else pool_timeout_s))
 
+        started: int | None = None  # DB clock of the first attempt; a retry looks for its own claim first
+
         def work(conn: Connection) -> CompactionInfo | None:
+            nonlocal started
             now = now_ms(conn)
+            if started is None:
+                started = now
+            else:
+                mine = conn.execute(
+                    sa.select(CQ).where(CQ.c.CQ_STATE == CompactionState.WORKING.value,
+                                        CQ.c.CQ_WORKER_ID == worker_id[:128], CQ.c.CQ_START >= started)
+                    .order_by(CQ.c.CQ_ID.desc()).limit(1)).first()
+                if mine is not None:  # the first attempt's claim committed but its reply was lost
+                    log.warning("compaction %s was claimed by %s before the connection was lost; returning it "
+                                "instead of claiming another", mine.CQ_ID, worker_id)
+                    return _info(mine, "CQ")
             if pool:
                 pool_filter = CQ.c.CQ_POOL_NAME == pool
             else:
