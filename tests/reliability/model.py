@@ -114,9 +114,9 @@ def as_rows(state: State) -> Counter[Row]:
 class Journal:
     """An append-only file of JSON lines shared by processes.
 
-    Each record is one ``write`` on an ``O_APPEND`` descriptor, so lines of concurrent writers never interleave; a
-    process killed mid-write can at worst leave one unterminated line, which readers skip until it is complete
-    (it never is) — :meth:`records` ignores a torn tail.
+    Each record is one ``write`` on an ``O_APPEND`` descriptor, so records of concurrent processes never interleave
+    and a SIGKILL cannot split one. :meth:`records` returns complete lines only; a line that still does not parse is
+    counted in :attr:`torn`, which the run reports as an error.
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -124,7 +124,7 @@ class Journal:
         self._fd: int | None = None
         self._lock = threading.Lock()
         self.torn = 0
-        """Lines that were not JSON (a write torn by a SIGKILL); reported, never expected."""
+        """Lines that were not JSON; never expected."""
 
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps({**record, "at": round(time.time(), 3)}, separators=(",", ":")) + "\n").encode()
@@ -154,7 +154,7 @@ class Journal:
         for raw in data[:end].splitlines():
             try:
                 out.append(json.loads(raw))
-            except ValueError:  # a line torn by a SIGKILL and continued by another writer: not a record
+            except ValueError:
                 self.torn += 1
         return out, offset + end
 
