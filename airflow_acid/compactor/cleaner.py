@@ -189,15 +189,21 @@ class Cleaner:
     # --- compaction rows ---------------------------------------------------------------------------------
 
     def _ready(self) -> list[CompactionInfo]:
+        """Rows whose CQ_NEXT_TXN_ID is at or below the *cleaner watermark* (which also counts MIN_HISTORY_LEVEL).
+
+        Hive gates readiness on the min open txn alone and then cleans with the lower watermark, so a row whose
+        old files a MIN_HISTORY_LEVEL reader still needs is picked up, cleaned incompletely and retried every
+        cycle; gating on the same watermark keeps such rows 'waiting' (with their blockers named) instead.
+        """
         retention_ms = int(self.conf.cleaner_retention_time_s * 1000) if self.conf.delayed_cleanup_enabled else 0
-        return self.metastore.compactions.ready_to_clean(self.metastore.snapshots.min_open_txn_id(), retention_ms)
+        return self.metastore.compactions.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
         blockers = self.blockers(info.id)
         entity = info.full_partition_name
         if blockers:
             message = f"compaction {info.id} of {entity} waits for " + "; ".join(b.describe() for b in blockers)
-        elif info.next_txn_id is not None and info.next_txn_id > self.metastore.snapshots.min_open_txn_id():
+        elif info.next_txn_id is not None and info.next_txn_id > self.metastore.snapshots.cleaner_watermark():
             message = (f"compaction {info.id} of {entity} committed less than hive.txn.opentxn.timeout="
                        f"{self.conf.opentxn_timeout_ms} ms ago; transactions below {info.next_txn_id} may still "
                        "appear, so its files are kept a moment longer")

@@ -88,6 +88,32 @@ def test_reader_open_before_commit_keeps_its_files_until_it_closes(wh):
     assert cleaner.blockers(cq) == []
 
 
+def test_row_waits_while_a_reader_snapshot_still_treats_an_older_txn_as_open(wh):
+    """A reader opened after the compaction committed, but while an older txn was open, pins MIN_HISTORY_LEVEL
+    below CQ_NEXT_TXN_ID: the row is not ready (its blocker is named) instead of being cleaned incompletely and
+    retried every cycle; once the reader closes it is cleaned in one go."""
+    info = new_table(wh)
+    history(wh)
+    ms = wh.metastore
+    older = ms.txns.open_txn(user="etl", host="other")  # e.g. a long writer on another table
+    cq = enqueue(wh, "major")
+    assert Worker(ms).run_next().status == WorkerStatus.COMPACTED
+    reader = wh.read_snapshot(info).__enter__()  # its snapshot treats `older` as open
+    try:
+        ms.txns.commit(older)
+        assert ms.compactions.get(cq).next_txn_id <= ms.snapshots.min_open_txn_id()  # Hive would call it ready
+        cleaner = Cleaner(ms)
+        report = cleaner.run_cycle()
+        assert report.entries == [] and [w.compaction_id for w in report.waiting] == [cq]
+        assert reader.txn_id in [b.txn_id for b in report.waiting[0].blockers]
+        assert ms.compactions.get(cq).retry_retention in (0, None)  # no failed attempt recorded
+    finally:
+        reader.__exit__(None, None, None)
+    report = Cleaner(ms).run_cycle()
+    assert [(e.compaction_id, e.status) for e in report.entries] == [(cq, CleanerStatus.CLEANED)]
+    assert ms.compactions.get(cq).state is CompactionState.SUCCEEDED
+
+
 def test_dry_run_lists_what_and_why_without_changing_anything(sqlite_wh):
     wh = sqlite_wh
     info = new_table(wh)
