@@ -388,6 +388,30 @@ class CompactionQueue:
 
         return self.db.run(work, what=f"claim next compaction for {worker_id}")
 
+    def claim(self, cq_id: int, worker_id: str, *, worker_version: str | None = None) -> CompactionInfo | None:
+        """Claim row ``cq_id`` if it is still 'initiated' and mark it 'working'; None when another worker (or an
+        ABORT COMPACTIONS) got there first. For callers handed a particular row (mapped Airflow tasks), where
+        :meth:`claim_next` takes the oldest one. Optimistic like claim_next, and safe against a lost reply."""
+        if not worker_id:
+            raise InvalidInputError("claiming a compaction needs a worker id (<host>-<thread>)")
+        started: int | None = None
+
+        def work(conn: Connection) -> CompactionInfo | None:
+            nonlocal started
+            now = now_ms(conn)
+            retry, started = started is not None, started if started is not None else now
+            updated = conn.execute(
+                sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.INITIATED.value)
+                .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=worker_version, CQ_START=now,
+                        CQ_STATE=CompactionState.WORKING.value)).rowcount
+            row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).first()
+            if updated == 1 or (retry and row is not None and row.CQ_STATE == CompactionState.WORKING.value
+                                and row.CQ_WORKER_ID == worker_id[:128] and row.CQ_START >= started):
+                return _info(row, "CQ")
+            return None
+
+        return self.db.run(work, what=f"claim compaction {cq_id} for {worker_id}")
+
     def set_running(self, cq_id: int, txn_id: int, highest_write_id: int, run_as: str | None = None,
                     hadoop_job_id: str | None = None) -> CompactionInfo:
         """Record the compactor txn C and the compacted HWM, and add C's TXN_COMPONENTS row with operation 'c'

@@ -9,7 +9,6 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-import sqlalchemy as sa
 from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
@@ -20,9 +19,7 @@ from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.errors import NotTransactionalError
 from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.db import now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
-from airflow_acid.metastore.schema import COMPACTION_QUEUE as CQ
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operations.compact import (FIRST_POLL_S, CompactionWaitTimeout, request_compaction,
                                              wait_for_compactions)
@@ -37,22 +34,6 @@ COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
 def table_asset(database: str, table: str) -> Asset:
     """The Airflow Asset of an ACID table."""
     return Asset(uri=f"acid://{database}/{table}", name=f"acid.{database}.{table}", group="acid")
-
-
-def claim_compaction(metastore: Metastore, cq_id: int, worker_id: str) -> CompactionInfo | None:
-    """Claim queue row ``cq_id`` if it is still 'initiated' (optimistic, like claim_next); None otherwise.
-
-    Mapped tasks each run the row the Initiator sensor handed them, so they claim by id rather than the oldest row.
-    """
-    def work(conn) -> bool:
-        return conn.execute(
-            sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.INITIATED.value)
-            .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=__version__, CQ_START=now_ms(conn),
-                    CQ_STATE=CompactionState.WORKING.value)).rowcount == 1
-
-    if not metastore.db.run(work, what=f"claim compaction {cq_id} for {worker_id}"):
-        return None
-    return metastore.compactions.get(cq_id)
 
 
 def outcome_dict(outcome: WorkerOutcome) -> dict[str, Any]:
@@ -124,7 +105,7 @@ class AcidCompactionOperator(BaseOperator):
         else:
             claimed = []
             for cq_id in wanted:
-                info = claim_compaction(metastore, cq_id, worker.worker_id)
+                info = metastore.compactions.claim(cq_id, worker.worker_id, worker_version=__version__)
                 if info is None:
                     state = self._state_of(metastore, cq_id)
                     self.log.info("compaction %s is %s: not claimed by this task", cq_id, state)

@@ -12,7 +12,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 from airflow_acid.compactor.runners import LocalRunner
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.operators.compaction import (COMPACTED_TABLES, AcidCompactionOperator,
-                                                AcidRequestCompactionOperator, claim_compaction, table_asset)
+                                                AcidRequestCompactionOperator, table_asset)
 from airflow_acid.operators.maintenance import AcidCleanerOperator, AcidHouseKeeperOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from tests.airflow.conftest import insert_rows
@@ -86,8 +86,7 @@ def test_batch_runs_in_one_job(two_tables):
 def test_row_claimed_elsewhere_is_skipped(two_tables):
     wh = two_tables
     cq_id = wh.metastore.compactions.enqueue("db", "t", None).id
-    assert claim_compaction(wh.metastore, cq_id, "otherhost-1") is not None
-    assert claim_compaction(wh.metastore, cq_id, "otherhost-2") is None
+    assert wh.metastore.compactions.claim(cq_id, "otherhost-1") is not None
     with pytest.raises(AirflowSkipException, match=str(cq_id)):
         AcidCompactionOperator(task_id="c", compaction=cq_id, runner=LocalRunner()).execute({})
 

@@ -476,3 +476,23 @@ def test_claim_whose_reply_was_lost_returns_that_row_not_a_second_one(db, queue,
     assert claimed.id == first
     assert queue.get(first).state is CompactionState.WORKING
     assert queue.get(second).state is CompactionState.INITIATED  # not left stuck in 'working' behind our back
+
+
+def test_claim_by_id_only_while_initiated(db, queue):
+    cq = queue.enqueue("db", "t", None, MAJOR, highest_write_id_now=-1).id
+    with pytest.raises(InvalidInputError, match="worker id"):
+        queue.claim(cq, "")
+    got = queue.claim(cq, "node1-1", worker_version="9.9")
+    assert (got.id, got.state, got.worker_id) == (cq, CompactionState.WORKING, "node1-1")
+    assert queue.claim(cq, "node2-1") is None  # a mapped task handed the same row later
+    aborted = queue.enqueue("db", "u", None, MAJOR, highest_write_id_now=-1).id
+    queue.abort_compactions([aborted])
+    assert queue.claim(aborted, "node1-1") is None
+    assert queue.claim(10_000, "node1-1") is None
+
+
+def test_claim_by_id_whose_reply_was_lost_still_claims_it(db, queue, monkeypatch):
+    cq = queue.enqueue("db", "t", None, MAJOR, highest_write_id_now=-1).id
+    dropped = _drop_the_reply_of_the_next_commit(db, monkeypatch)
+    got = queue.claim(cq, "node1-3")
+    assert dropped == [True] and got is not None and got.worker_id == "node1-3"
