@@ -98,6 +98,11 @@ DAG_OPTIONS: dict[str, dict[str, Any]] = {
                        "compactions run in an Airflow pool of the same name (create it; its slots cap that pool's "
                        "parallel Spark jobs). Rows of other pools run in compaction_pool.",
         "version_added": VERSION_ADDED, "type": "string", "example": "etl,backfill", "default": ""},
+    "compaction_batch_size": {
+        "description": "Queued compactions one mapped task runs in ONE Spark application. 1 (default) runs a task "
+                       "per table/partition, as Hive's workers do; a larger value saves a Spark start-up per row "
+                       "when many small partitions are compacted at once.",
+        "version_added": VERSION_ADDED, "type": "integer", "example": "8", "default": "1"},
 }
 
 

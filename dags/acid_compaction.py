@@ -1,7 +1,8 @@
 """acid_compaction: every hive.compactor.check.interval, the Initiator sensor queues what crossed a threshold,
 then one mapped compaction task per queued row runs it with Spark. Rows run in the Airflow pool
 ``[acid] compaction_pool``; compaction pools listed in ``[acid] compaction_pools`` get a mapped task of their own in
-the Airflow pool of the same name (Hive's worker pools)."""
+the Airflow pool of the same name (Hive's worker pools). With ``[acid] compaction_batch_size`` > 1 each mapped task
+runs up to that many rows in one Spark application."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from typing import Any
 from airflow.sdk import DAG, task
 
 from airflow_acid.operators.compaction import COMPACTED_TABLES, AcidCompactionOperator
-from airflow_acid.operators.defaults import (START_DATE, TAGS, compaction_pool, compaction_pools, default_args,
-                                             interval, rows_for_pool, settings)
+from airflow_acid.operators.defaults import (START_DATE, TAGS, batches_of, compaction_batch_size, compaction_pool,
+                                             compaction_pools, default_args, interval, rows_for_pool, settings)
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 
 SETTINGS = settings()
 CHECK_INTERVAL = interval(SETTINGS.check_interval_s)
 DEDICATED_POOLS = compaction_pools()
+BATCH_SIZE = compaction_batch_size()
 
 
 @task
@@ -26,16 +28,29 @@ def select_rows(items: list[dict[str, Any]], pool: str | None, dedicated: list[s
     return rows_for_pool(items, pool, dedicated)
 
 
+@task
+def batch_rows(items: list[dict[str, Any]], size: int) -> list[list[dict[str, Any]]]:
+    """The rows in batches; each batch is compacted by one mapped task in one Spark application."""
+    return batches_of(items, size)
+
+
 def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
-    """One compaction task per row (mapped), labelled ``db.table/partition TYPE``."""
-    return AcidCompactionOperator.partial(
+    """One compaction task per row (mapped), labelled ``db.table/partition TYPE`` — or, with a batch size above 1,
+    one task per batch of rows, labelled with the rows' labels."""
+    common = dict(
         task_id=task_id,
         pool=pool,
         max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
-        map_index_template="{{ task.compaction['label'] }}",
         job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
         outlets=[COMPACTED_TABLES],  # each compacted table's Asset is added to this alias
-    ).expand(compaction=rows)
+    )
+    if BATCH_SIZE == 1:
+        return AcidCompactionOperator.partial(
+            map_index_template="{{ task.compaction['label'] }}", **common).expand(compaction=rows)
+    batches = batch_rows.override(task_id=f"batch_{task_id}")(rows, BATCH_SIZE)
+    return AcidCompactionOperator.partial(
+        map_index_template="{{ task.compactions | map(attribute='label') | join(' + ') }}", **common,
+    ).expand(compactions=batches)
 
 
 with DAG(

@@ -76,3 +76,36 @@ def test_rows_for_pool_splits_the_queue():
              {"compaction_id": 3, "pool": "other"}]
     assert [i["compaction_id"] for i in rows_for_pool(items, "etl", ["etl"])] == [2]
     assert [i["compaction_id"] for i in rows_for_pool(items, None, ["etl"])] == [1, 3]
+
+
+def test_batches_run_several_rows_per_task(monkeypatch):
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_BATCH_SIZE", "4")
+    bag = DagBag(dag_folder=str(DAGS / "acid_compaction.py"))
+    assert bag.import_errors == {}
+    dag = bag.dags["acid_compaction"]
+    compact = dag.get_task("compact")
+    assert compact.upstream_task_ids == {"batch_compact"}
+    assert dag.get_task("batch_compact").upstream_task_ids == {"initiator"}
+    assert "join(' + ')" in compact.partial_kwargs["map_index_template"]
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many"])
+def test_a_bad_batch_size_is_a_clear_import_error(monkeypatch, value):
+    from airflow.dag_processing.dagbag import DagBag
+
+    monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_BATCH_SIZE", value)
+    bag = DagBag(dag_folder=str(DAGS / "acid_compaction.py"))
+    [error] = bag.import_errors.values()
+    assert f"[acid] compaction_batch_size must be a positive integer, got {value!r}" in error
+
+
+def test_batches_of_keeps_order_and_size():
+    from airflow_acid.operators.defaults import batches_of
+
+    items = [{"compaction_id": i, "label": f"t{i}"} for i in range(1, 8)]
+    assert [[r["compaction_id"] for r in b] for b in batches_of(items, 3)] == [[1, 2, 3], [4, 5, 6], [7]]
+    assert batches_of([], 3) == []
+    with pytest.raises(ValueError, match="positive"):
+        batches_of(items, 0)

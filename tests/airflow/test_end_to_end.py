@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -40,7 +41,9 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
                 "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
                 # The demo's tables stay below Hive's default thresholds: compact anything with 2+ deltas.
                 "AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.NUM.THRESHOLD": "1",
-                "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0"})
+                "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0",
+                # as ./dev demo: up to 3 rows per mapped task, in one Spark application
+                "AIRFLOW__ACID__COMPACTION_BATCH_SIZE": "3"})
     _run(env, "airflow", "db", "migrate")
     _run(env, "airflow-acid", "demo", "--warehouse", str(home / "warehouse"),
          "--metastore-url", f"sqlite:///{home / 'metastore.db'}")
@@ -48,7 +51,8 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
 
     log = _run(env, "airflow", "dags", "test", "acid_compaction").stdout
     assert "running on local[*]" in log and "INFO SparkContext" in log  # Spark's progress is in the task log
-    assert "rendered_map_index='demo.customers MAJOR'" in log  # mapped tasks carry readable labels
+    labels = re.findall(r"task_id='compact'.*?rendered_map_index='([^']*)'", log)
+    assert any(" + " in label and "demo.customers MAJOR" in label for label in labels), labels  # batches, labelled
     with sqlite3.connect(tmp_path / "airflow" / "airflow.db") as db:  # each compacted table is an updated Asset
         updated = {uri for (uri,) in db.execute("SELECT a.uri FROM asset_event e JOIN asset a ON a.id = e.asset_id")}
     assert {"acid://demo/customers", "acid://demo/sales"} <= updated
