@@ -6,6 +6,7 @@ Local paths work without a URL scheme; any fsspec URL (``memory://``, ``s3://``,
 
 from __future__ import annotations
 
+import logging
 import posixpath
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,8 @@ import pyarrow as pa
 from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True, order=True)
 class ListedFile:
@@ -25,6 +28,10 @@ class ListedFile:
 
     path: str
     size: int
+
+
+def _below_any(relative: str, directories: list[str]) -> bool:
+    return any(relative.startswith(d + "/") for d in directories)
 
 
 @dataclass(frozen=True)
@@ -53,14 +60,29 @@ class Storage:
         return Storage(self.fs, self.full_path(relative))
 
     def list_files(self) -> list[ListedFile]:
-        """Every file below ``root`` (recursively) with its size, from ONE ``find`` call; sorted by path."""
-        found = self.fs.find(self.root, withdirs=False, detail=True)
+        """Every file below ``root`` (recursively) with its size, from ONE ``find`` call; sorted by path.
+
+        On a local filesystem symbolic links (and whatever lies below a linked directory) are skipped with a
+        warning: Hive writes none, and a link could make a reader, a compaction or the Cleaner reach outside the
+        table's location.
+        """
+        found = self.fs.find(self.root, withdirs=self.is_local, detail=True)
         prefix = self.root.rstrip("/") + "/"
-        files = []
-        for name, info in found.items():
+        files, links = [], []
+        for name, info in sorted(found.items()):
             if not name.startswith(prefix):
                 continue
-            files.append(ListedFile(name[len(prefix):], int(info.get("size") or 0)))
+            relative = name[len(prefix):]
+            if info.get("islink") or (links and _below_any(relative, links)):
+                if info.get("islink"):
+                    links.append(relative)
+                continue
+            if info.get("type") == "directory":
+                continue
+            files.append(ListedFile(relative, int(info.get("size") or 0)))
+        if links:
+            log.warning("ignored %d symbolic link(s) under %s (links are never followed out of a table's "
+                        "location): %s", len(links), self.root, ", ".join(links[:5]))
         files.sort()
         return files
 

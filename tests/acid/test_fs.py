@@ -134,3 +134,20 @@ def test_atomic_write_and_partial_output_cleanup(tmp_path):
             fh.write(b"partial")
             raise RuntimeError("writer died")
     assert [f.path for f in storage.list_files()] == ["d/_orc_acid_version"]
+
+
+def test_symbolic_links_are_listed_as_nothing_and_never_followed(tmp_path, caplog):
+    outside = tmp_path / "outside"
+    (outside / "delta_0000009_0000009_0000").mkdir(parents=True)
+    (outside / "delta_0000009_0000009_0000" / "bucket_00000").write_bytes(b"not yours")
+    (outside / "secret").write_bytes(b"x")
+    table = tmp_path / "table"
+    (table / "delta_0000001_0000001_0000").mkdir(parents=True)
+    (table / "delta_0000001_0000001_0000" / "bucket_00000").write_bytes(b"abc")
+    (table / "delta_0000009_0000009_0000").symlink_to(outside / "delta_0000009_0000009_0000", target_is_directory=True)
+    (table / "delta_0000001_0000001_0000" / "bucket_00001").symlink_to(outside / "secret")
+    (table / "base_0000005").symlink_to(outside, target_is_directory=True)
+    with caplog.at_level("WARNING", logger="airflow_acid.acid.fs"):
+        files = storage_for(str(table)).list_files()
+    assert files == [ListedFile("delta_0000001_0000001_0000/bucket_00000", 3)]
+    assert "ignored 3 symbolic link(s)" in caplog.text and "base_0000005" in caplog.text
