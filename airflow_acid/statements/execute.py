@@ -67,13 +67,7 @@ class StatementExecutor:
     # --- SHOW ------------------------------------------------------------------------------------------------------
 
     def show_compactions(self, s: ShowCompactions) -> Result:
-        db, table, partition = s.database, None, None
-        if s.table is not None:
-            info = self._table(s.table)
-            db, table = info.database, info.name
-            partition = self._partition_name(info, s.partition)
-        elif db is not None:
-            db = self.metastore.catalog.get_database(db.lower()).name
+        db, table, partition = self._scope(s)
         ctype = _parse_enum(CompactionType.parse, s.type, "compaction type", "TYPE",
                             [t.name.lower() for t in CompactionType])
         state = _parse_enum(CompactionState.parse, s.status, "compaction state", "STATUS",
@@ -91,16 +85,19 @@ class StatementExecutor:
         return Result(s.TITLE, list(SHOW_TRANSACTIONS_COLUMNS), rows)
 
     def show_locks(self, s: ShowLocks) -> Result:
-        db, table, partition = s.database, None, None
-        if s.table is not None:
-            info = self._table(s.table)
-            db, table = info.database, info.name
-            partition = self._partition_name(info, s.partition)
-        elif db is not None:
-            db = self.metastore.catalog.get_database(db.lower()).name
+        db, table, partition = self._scope(s)
         columns = list(ShowLocksRow.COLUMNS) + (SHOW_LOCKS_EXTENDED_COLUMNS if s.extended else [])
         rows = self.metastore.locks.show_locks(db, table, partition, extended=s.extended)
         return Result(s.TITLE, columns, [[getattr(r, c) for c in columns] for r in rows])
+
+    def _scope(self, s: ShowCompactions | ShowLocks) -> tuple[str | None, str | None, str | None]:
+        """(database, table, partition name) a SHOW statement is limited to, each checked to exist."""
+        if s.table is not None:
+            info = self._table(s.table)
+            return info.database, info.name, self._partition_name(info, s.partition)
+        if s.database is not None:
+            return self.metastore.catalog.get_database(s.database.lower()).name, None, None
+        return None, None, None
 
     # --- ALTER TABLE -----------------------------------------------------------------------------------------------
 
