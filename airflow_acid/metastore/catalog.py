@@ -59,16 +59,25 @@ _INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.d
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 MAX_PROPERTY_KEY_LENGTH = 256
 """Width of TABLE_PARAMS.PARAM_KEY: a longer key was a raw database error on PostgreSQL/MariaDB (SQLite kept it)."""
+MAX_TABLE_NAME_LENGTH = 255
+"""The table name is its directory's name: longer names fail on every common filesystem at the first write."""
 
 
 def validate_name(kind: str, name: object, max_length: int = 128) -> str:
     """A Hive identifier (letters, digits, underscore), lower-cased; InvalidInputError otherwise."""
     if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
         raise InvalidInputError(
-            f"{kind} name {name!r} is not valid: use only letters, digits and underscores")
+            f"{kind} name {_quoted(name)} is not valid: use only letters, digits and underscores")
     if len(name) > max_length:
-        raise InvalidInputError(f"{kind} name {name!r} is longer than {max_length} characters")
+        raise InvalidInputError(f"{kind} name {_quoted(name)} is longer than {max_length} characters")
     return name.lower()
+
+
+def _quoted(value: object, limit: int = 60) -> str:
+    """``repr`` of a user's value for a message, at most ``limit`` characters of it (a huge name is not echoed)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -176,7 +185,7 @@ def _as_text(key: str, value: object) -> str:
 
 def _canonical_key(key: object) -> str:
     if not isinstance(key, str) or not key.strip():
-        raise InvalidInputError(f"property key {key!r} must be a non-empty string")
+        raise InvalidInputError(f"property key {key!r} must be a string with a visible character")
     if len(key) > MAX_PROPERTY_KEY_LENGTH:
         raise InvalidInputError(f"property key {key[:40]!r}… is {len(key)} characters long; the limit is "
                                 f"{MAX_PROPERTY_KEY_LENGTH} (TABLE_PARAMS.PARAM_KEY)")
@@ -335,7 +344,7 @@ class Catalog:
                      if_not_exists: bool = False) -> TableInfo:
         """Create a transactional table; ``location`` defaults to ``<database location>/<name>``."""
         database = validate_name("database", database)
-        name = validate_name("table", name, 256)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
         full = f"{database}.{name}"
         cols = _columns(full, columns, "column")
         if not cols:
@@ -392,7 +401,7 @@ class Catalog:
     def get_table(self, database: str, name: str) -> TableInfo:
         """The table's metadata; NoSuchObjectError if the database or table does not exist."""
         database = validate_name("database", database)
-        name = validate_name("table", name, 256)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
         return self.db.run(lambda conn: _load_table(conn, database, name), what=f"get table {database}.{name}")
 
     def table_exists(self, database: str, name: str) -> bool:
@@ -415,7 +424,7 @@ class Catalog:
     def drop_table(self, database: str, name: str, *, if_exists: bool = False) -> None:
         """Remove the table, its partitions and parameters from the catalog (files are not touched)."""
         database = validate_name("database", database)
-        name = validate_name("table", name, 256)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
 
         def work(conn: Connection) -> None:
             db_id = _require_database(conn, database)
@@ -433,7 +442,7 @@ class Catalog:
                                unset: Iterable[str] = ()) -> TableInfo:
         """ALTER TABLE … SET/UNSET TBLPROPERTIES with the transactional rules checked first."""
         database = validate_name("database", database)
-        name = validate_name("table", name, 256)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
         unset = list(unset)
 
         def work(conn: Connection) -> TableInfo:
@@ -453,7 +462,7 @@ class Catalog:
                       params: Mapping[str, object] | None = None, if_not_exists: bool = False) -> PartitionInfo:
         """Register a partition; its location defaults to ``<table location>/<partition name>``."""
         database = validate_name("database", database)
-        table = validate_name("table", table, 256)
+        table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
         def work(conn: Connection) -> PartitionInfo:
             info = _load_table(conn, database, table)
@@ -491,7 +500,7 @@ class Catalog:
     def get_partition(self, database: str, table: str, spec: Mapping[str, object] | str) -> PartitionInfo:
         """A partition by spec dict or by Hive partition name; NoSuchObjectError if it is not registered."""
         database = validate_name("database", database)
-        table = validate_name("table", table, 256)
+        table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
         def work(conn: Connection) -> PartitionInfo:
             info = _load_table(conn, database, table)
@@ -506,7 +515,7 @@ class Catalog:
     def list_partitions(self, database: str, table: str) -> list[PartitionInfo]:
         """All partitions of a table, ordered by name."""
         database = validate_name("database", database)
-        table = validate_name("table", table, 256)
+        table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
         def work(conn: Connection) -> list[PartitionInfo]:
             info = _load_table(conn, database, table)
@@ -520,7 +529,7 @@ class Catalog:
                                params: Mapping[str, object | None]) -> PartitionInfo:
         """Set (or, with value None, remove) partition parameters such as ``no_cleanup``."""
         database = validate_name("database", database)
-        table = validate_name("table", table, 256)
+        table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
         def work(conn: Connection) -> PartitionInfo:
             info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)
@@ -540,7 +549,7 @@ class Catalog:
                        if_exists: bool = False) -> None:
         """Remove a partition from the catalog (its files are not touched)."""
         database = validate_name("database", database)
-        table = validate_name("table", table, 256)
+        table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
         def work(conn: Connection) -> None:
             info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)

@@ -101,6 +101,10 @@ BAD_INPUTS = [
     (lambda c: c.drop_table("sales", "nope"), NoSuchObjectError, "table sales.nope does not exist"),
     (lambda c: _orders(c), AlreadyExistsError, "table sales.orders already exists"),
     (lambda c: c.create_table("sales", "bad-name", [("a", "int")]), InvalidInputError, "table name 'bad-name'"),
+    (lambda c: c.create_table("sales", "t" * 256, [("a", "int")]), InvalidInputError,
+     r"table name 'tttt\w*'… \(256 characters\) is longer than 255 characters"),  # its directory could not exist
+    (lambda c: c.create_table("sales", "t-" * 5000, [("a", "int")]), InvalidInputError,
+     r"table name 't-t-[t-]*'… \(10000 characters\) is not valid"),  # quoted, not echoed whole
     (lambda c: c.create_table("sales", "t", []), InvalidInputError, "needs at least one column"),
     (lambda c: c.create_table("sales", "t", [("a", "int"), ("A", "int")]), InvalidInputError, "listed twice"),
     (lambda c: c.create_table("sales", "t", [("a", "integr")]), InvalidInputError, "'integr' is not a valid Hive type"),

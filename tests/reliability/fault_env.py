@@ -50,7 +50,8 @@ def check(summary: ReliabilitySummary, ok: bool, detail: str) -> None:
 def clear_error(summary: ReliabilitySummary, exc: BaseException, *names: str) -> None:
     """An expected error: count it by class and insist that its message names what it is about."""
     message = str(exc)
-    check(summary, bool(message.strip()) and all(n in message for n in names),
+    # a name may appear as itself or quoted by repr (control characters such as '\r' are shown escaped)
+    check(summary, bool(message.strip()) and all(n in message or repr(n)[1:-1] in message for n in names),
           f"{type(exc).__name__} does not name {names}: {message!r}")
     summary.error(type(exc).__name__)
 

@@ -252,7 +252,7 @@ def test_hostile_table_names_are_refused_or_stay_inside_the_warehouse(empty_db_u
         try:
             with wh.transaction() as txn:
                 txn.insert(info.full_name, [{"id": 7, "name": name}])
-        except OSError as exc:  # the catalog allows 256 characters, a local directory name only 255 bytes
+        except OSError as exc:  # 255 characters of non-ASCII can still exceed a local directory name's 255 bytes
             check(summary, exc.errno == errno.ENAMETOOLONG, f"table {name!r}: unexpected {exc!r}")
             clear_error(summary, exc, "File name too long", info.name)
         else:
