@@ -96,8 +96,10 @@ def plan_merge(files: Iterable[ListedFile], *, base: str | None, original_files:
                deltas: Sequence[str], compacted_base: bool = False) -> MergePlan:
     """Group a listing's files by bucket for an explicit selection (base dir / originals / ordered deltas).
 
-    Bucket files must be ACID event files; original-named files inside ``base_W`` (not compacted) or an insert
-    ``delta_W_W`` are raw LOAD DATA files with originalTransaction W; anywhere else they are an error.
+    Bucket files must be ACID event files; original-named files inside ``base_W`` (LOAD DATA / INSERT OVERWRITE, or an
+    insert-only table's major compaction), an insert ``delta_W_W`` or an insert-only minor compaction's
+    ``delta_V_W_vC`` are plain rows with originalTransaction W; anywhere else they are an error.
+    ``compacted_base`` is accepted for callers that pass it; plain files read the same in any base.
     """
     by_dir: dict[str, list[ListedFile]] = defaultdict(list)
     sizes: dict[str, int] = {}
@@ -130,17 +132,22 @@ def plan_merge(files: Iterable[ListedFile], *, base: str | None, original_files:
             elif names.parse_original_file(inner) is not None:
                 if raw_write_id is None:
                     raise AcidFileError(f.path, f"an original-format (raw) file cannot be part of {dirname}: only "
-                                                "an insert delta_W_W or a non-compacted base_W may hold LOAD DATA files")
+                                                "an insert delta_W_W, a base_W or an insert-only table's compacted "
+                                                "delta_V_W_vC may hold plain (LOAD DATA or insert-only) files")
                 data[_bucket_of_original(inner)].append(
                     DataSource(f.path, f.size, SourceKind.RAW, dirname, write_id=raw_write_id))
 
     if base is not None:
-        parsed = names.parse_base(base)
-        add_dir(base, delete=False, raw_write_id=None if compacted_base or parsed.visibility_txn_id
-                else parsed.write_id, side_files=False)
+        # Plain files in a compacted base are an insert-only table's major compaction output (Hive's MM major
+        # writes ``base_W_vC/000000_0``); their rows are all older than W, so W stands for their write id.
+        add_dir(base, delete=False, raw_write_id=names.parse_base(base).write_id, side_files=False)
     for dirname in deltas:
         d = names.parse_delta(dirname)
-        raw = d.min_write_id if (not d.is_delete and d.min_write_id == d.max_write_id) else None
+        raw = None
+        if not d.is_delete and d.min_write_id == d.max_write_id:
+            raw = d.min_write_id
+        elif not d.is_delete and d.visibility_txn_id > 0:
+            raw = d.max_write_id  # an insert-only minor compaction's delta_V_W_vC of plain files
         streaming = not d.is_delete and d.min_write_id != d.max_write_id and d.visibility_txn_id <= 0
         add_dir(dirname, delete=d.is_delete, raw_write_id=raw, side_files=streaming)
 

@@ -1,20 +1,24 @@
 """Compaction plans: the versioned JSON document a compaction job executes, and the pure function that builds one.
 
-A plan names one or more compactions. Each compaction is one partition (or unpartitioned table) directory,
-compacted MINOR or MAJOR inside the compactor transaction C with the compactor write-id list of that table
-(HIVE_ACID_SPEC.md §5.2-§5.3). Its ``steps`` run in order: zero or more partial MINOR steps over consecutive
-slices of the current deltas (``hive.compactor.max.num.delta``, statement siblings never split — HIVE-25441), then
-the requested compaction. A step lists its inputs by name (base, original files, deltas in getAcidState order) and
-the directories it may create (MR names, §1.3): MINOR ``delta_min_max_vC`` + ``delete_delta_min_max_vC`` (each
-only if it receives rows), MAJOR ``base_max_vC``. Inputs produced by an earlier step are *optional*: the job drops
-those that were not created (a partial minor without delete events writes no delete delta). ``input_files`` are the
-data files of the other inputs as the planning listing saw them: the job refuses to run when one has vanished.
+A plan names one or more compactions. Each compaction is one partition (or unpartitioned table) directory, compacted
+MINOR or MAJOR inside the compactor transaction C with the compactor write-id list of that table (HIVE_ACID_SPEC.md
+§5.2-§5.3). Its ``steps`` run in order: zero or more partial MINOR steps over consecutive slices of the current
+deltas (``hive.compactor.max.num.delta``, statement siblings never split — HIVE-25441), then the requested
+compaction. A step lists its inputs by name (base, original files, deltas in getAcidState order) and the directories
+it may create (MR names, §1.3): MINOR ``delta_min_max_vC`` + ``delete_delta_min_max_vC`` (each only if it receives
+rows), MAJOR ``base_max_vC``. Insert-only (MM) tables (``insert_only``) hold plain files with no ACID columns and no
+deletes: their steps are a union of the inputs' rows — MINOR writes only ``delta_min_max_vC``, MAJOR
+``base_max_vC``, both of plain ORC files named like Hive's ``000000_0`` (§2.5). Inputs produced by an earlier step
+are *optional*: the job drops those that were not created (a partial minor without delete events writes no delete
+delta). ``input_files`` are the data files of the other inputs as the planning listing saw them: the job refuses to
+run when one has vanished.
 
-JSON form (``version`` 1)::
+JSON form (``version`` 2; version 1 documents, which predate ``insert_only``, are still read)::
 
-    {"version": 1,
+    {"version": 2,
      "compactions": [{
         "id": "42", "location": "/warehouse/db/t/p=1", "type": "major", "compactor_txn_id": 17,
+        "insert_only": false,                                   # true: an MM table (plain files, union only)
         "write_ids": "db.t:9:9223372036854775807::4",          # ValidCompactorWriteIdList string
         "row_schema": "struct<id:int,name:string>",            # ORC type of the table columns, or null
         "orc": {"compression": "ZLIB", "stripe_size": 67108864, "buffer_size": 262144,
@@ -46,8 +50,10 @@ from airflow_acid.acid.names import LONG_MIN, AcidNameError, DeltaDir
 from airflow_acid.acid.state import AcidState
 from airflow_acid.acid.writeids import SnapshotFormatError, ValidCompactorWriteIdList
 
-PLAN_VERSION = 1
-"""Version of the JSON document written by :meth:`CompactionPlan.to_json`; readers refuse other versions."""
+PLAN_VERSION = 2
+"""Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
+READABLE_PLAN_VERSIONS = (1, 2)
+"""Versions :meth:`CompactionPlan.from_json` reads; a version 1 document has no insert-only compactions."""
 
 MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"
 DEFAULT_MAX_NUM_DELTA = 500
@@ -163,6 +169,8 @@ class Compaction:
     orc: OrcSettings = field(default_factory=OrcSettings)
     job_conf: Mapping[str, str] = field(default_factory=dict)
     table_properties: Mapping[str, str] = field(default_factory=dict)
+    insert_only: bool = False
+    """An insert-only (MM) table: inputs and outputs are plain ORC files, a step is the union of its inputs."""
 
     @property
     def write_id_list(self) -> ValidCompactorWriteIdList:
@@ -212,11 +220,13 @@ class CompactionPlan:
         r = _Reader(source)
         obj = r.obj(doc, "")
         version = r.get(obj, "version", int, "")
-        if version != PLAN_VERSION:
-            raise PlanError(f"{source}: plan version {version} is not supported (this job reads version "
-                            f"{PLAN_VERSION}); use a compaction job from the same airflow-acid release as the worker")
+        if version not in READABLE_PLAN_VERSIONS:
+            raise PlanError(f"{source}: plan version {version} is not supported (this job reads versions "
+                            f"{list(READABLE_PLAN_VERSIONS)}); use a compaction job from the same airflow-acid "
+                            "release as the worker")
         items = r.get(obj, "compactions", list, "")
-        plan = cls(tuple(_compaction_from(r, c, f"compactions[{i}]") for i, c in enumerate(items)), version)
+        plan = cls(tuple(_compaction_from(r, c, f"compactions[{i}]", version) for i, c in enumerate(items)),
+                   PLAN_VERSION)
         plan.validate(source=source)
         return plan
 
@@ -241,7 +251,7 @@ class CompactionPlan:
                 raise PlanError(f"{where}: the last step must be the requested {c.type.value} compaction")
             produced: set[str] = set()
             for j, s in enumerate(c.steps):
-                _validate_step(s, c.compactor_txn_id, f"{where}.steps[{j}]")
+                _validate_step(s, c.compactor_txn_id, f"{where}.steps[{j}]", insert_only=c.insert_only)
                 unknown = set(s.optional_inputs) - produced
                 if unknown:
                     raise PlanError(f"{where}.steps[{j}]: optional inputs {sorted(unknown)} are not outputs of "
@@ -254,7 +264,7 @@ class CompactionPlan:
                 seen_outputs[key] = c.id
 
 
-def _validate_step(s: CompactionStep, txn: int, where: str) -> None:
+def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool = False) -> None:
     try:
         parsed_deltas = [names.parse_delta(d) for d in s.deltas]
         base = names.parse_base(s.base) if s.base is not None else None
@@ -263,10 +273,16 @@ def _validate_step(s: CompactionStep, txn: int, where: str) -> None:
         raise PlanError(f"{where}: {exc}") from None
     if base is not None and s.original_files:
         raise PlanError(f"{where}: a step reads either a base or original files, not both")
+    if insert_only and any(d.is_delete for d in parsed_deltas):
+        raise PlanError(f"{where}: an insert-only table has no delete deltas, got {list(s.deltas)}")
     if s.type is CompactionType.MINOR:
         if s.base is not None or s.original_files:
             raise PlanError(f"{where}: a minor compaction reads deltas only")
-        if len(s.outputs) != 2 or not all(isinstance(o, DeltaDir) for o in outputs) \
+        if insert_only:
+            if len(s.outputs) != 1 or not isinstance(outputs[0], DeltaDir) or outputs[0].is_delete:
+                raise PlanError(f"{where}: an insert-only minor compaction's output is [delta_a_b_vC], got "
+                                f"{list(s.outputs)}")
+        elif len(s.outputs) != 2 or not all(isinstance(o, DeltaDir) for o in outputs) \
                 or [o.is_delete for o in outputs] != [False, True]:
             raise PlanError(f"{where}: a minor compaction's outputs are [delta_a_b_vC, delete_delta_a_b_vC], "
                             f"got {list(s.outputs)}")
@@ -327,7 +343,7 @@ class _Reader:
         return dict(items)
 
 
-def _compaction_from(r: _Reader, doc: Any, where: str) -> Compaction:
+def _compaction_from(r: _Reader, doc: Any, where: str, version: int = PLAN_VERSION) -> Compaction:
     obj = r.obj(doc, where)
     orc_doc = r.obj(r.get(obj, "orc", dict, where, optional=True, default={}), f"{where}.orc")
     try:
@@ -358,7 +374,8 @@ def _compaction_from(r: _Reader, doc: Any, where: str) -> Compaction:
         id=r.get(obj, "id", str, where), location=r.get(obj, "location", str, where), type=ctype,
         compactor_txn_id=r.get(obj, "compactor_txn_id", int, where), write_ids=r.get(obj, "write_ids", str, where),
         steps=tuple(steps), row_schema=r.get(obj, "row_schema", str, where, optional=True), orc=orc,
-        job_conf=r.mapping(obj, "job_conf", where), table_properties=r.mapping(obj, "table_properties", where))
+        job_conf=r.mapping(obj, "job_conf", where), table_properties=r.mapping(obj, "table_properties", where),
+        insert_only=version >= 2 and r.get(obj, "insert_only", bool, where, optional=True, default=False))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -437,11 +454,14 @@ def _data_files(state: AcidState, inputs: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(f.path for d in dirs for f in (*d.files, *d.original_files)))
 
 
-def _minor_step(state: AcidState, deltas: Sequence[str], txn: int, optional: Sequence[str] = ()) -> CompactionStep:
+def _minor_step(state: AcidState, deltas: Sequence[str], txn: int, optional: Sequence[str] = (), *,
+                insert_only: bool = False) -> CompactionStep:
     parsed = _parsed(deltas)
     lo, hi = min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
-    return CompactionStep(CompactionType.MINOR, None, (), tuple(deltas),
-                          (names.format_delta(lo, hi, None, txn), names.format_delta(lo, hi, None, txn, delete=True)),
+    outputs = (names.format_delta(lo, hi, None, txn),)
+    if not insert_only:
+        outputs += (names.format_delta(lo, hi, None, txn, delete=True),)
+    return CompactionStep(CompactionType.MINOR, None, (), tuple(deltas), outputs,
                           tuple(o for o in optional if o in deltas), input_files=_data_files(state, deltas))
 
 
@@ -478,11 +498,12 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
                     compaction_type: CompactionType | str, *, location: str, compaction_id: str,
                     row_schema: str | None = None, table_properties: Mapping[str, str] = {},
                     request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
-                    ) -> Compaction | NothingToCompact:
+                    insert_only: bool = False) -> Compaction | NothingToCompact:
     """Plan one compaction of one directory from its compactor-snapshot AcidState (pure; §5.2 step 8, §5.3).
 
     ``state`` must come from ``get_acid_state`` with ``write_ids`` (the compactor list, ignore_empty_files=True
-    as Hive does). ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
+    as Hive does). ``insert_only`` plans an MM table's compaction (plain files; a minor writes no delete delta).
+    ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
     (``compactor.`` properties) or 500.
     """
     ctype = CompactionType.parse(compaction_type)
@@ -513,7 +534,7 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
     for piece in partial_minor_slices(deltas, max_num_delta):
         if not_enough_reason(CompactionType.MINOR, has_base=False, has_originals=False, deltas=piece) is not None:
             continue  # such a slice stays as it is for the final step
-        step = _minor_step(state, piece, compactor_txn_id)
+        step = _minor_step(state, piece, compactor_txn_id, insert_only=insert_only)
         steps.append(step)
         remaining = [d for d in remaining if d not in piece]
         produced.extend(step.outputs)
@@ -522,7 +543,7 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
         if steps and not_enough_reason(ctype, has_base=False, has_originals=False, deltas=final_deltas) is not None:
             final = None  # the partial minors already did all there is to do
         else:
-            final = _minor_step(state, final_deltas, compactor_txn_id, produced)
+            final = _minor_step(state, final_deltas, compactor_txn_id, produced, insert_only=insert_only)
     else:
         top = max((names.parse_delta(d).max_write_id for d in final_deltas), default=LONG_MIN)
         compacted = state.base_directory.is_compacted if state.base_directory is not None else False
@@ -533,6 +554,6 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
         steps.append(final)
     compaction = Compaction(id=str(compaction_id), location=location, type=ctype, compactor_txn_id=compactor_txn_id,
                             write_ids=write_ids.to_string(), steps=tuple(steps), row_schema=row_schema, orc=orc,
-                            job_conf=job_conf, table_properties=props)
+                            job_conf=job_conf, table_properties=props, insert_only=insert_only)
     CompactionPlan((compaction,)).validate(source=f"plan for {location}")
     return compaction

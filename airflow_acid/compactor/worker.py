@@ -29,7 +29,8 @@ import sqlalchemy as sa
 from airflow_acid import __version__
 from airflow_acid.acid import names
 from airflow_acid.acid.event_reader import FileFormat, open_data_file
-from airflow_acid.acid.fs import ListedFile, storage_for
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList, ValidTxnList
 from airflow_acid.compactor.listing import plan_directory
@@ -287,8 +288,6 @@ class Worker:
         if info.type not in (QueueType.MAJOR, QueueType.MINOR):
             raise _Refused(f"{info.type.display} compaction of {job.entity} is not supported by the Spark "
                            "compactor; request MAJOR or MINOR")
-        if table.is_insert_only:
-            raise _Refused(f"{job.entity} is an insert-only table; the Spark compactor compacts full ACID tables")
         if info.partition is None:
             if table.is_partitioned:
                 raise _Refused(f"{table.full_name} is partitioned: a compaction request must name a partition")
@@ -311,7 +310,8 @@ class Worker:
             job.location, job.write_ids, job.txn_id, CompactionType.parse(info.type.display),
             compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
             table_properties=table.properties, request_properties=request,
-            max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem)
+            max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem,
+            insert_only=table.is_insert_only)
         if isinstance(plan, NothingToCompact):
             self._nothing_to_do(job, plan)
         else:
@@ -399,7 +399,9 @@ class Worker:
         Every output directory in the result is one the plan allows and exists with ``_orc_acid_version`` = 2;
         every bucket file is a readable ACID event file carrying hive.acid.key.index, hive.acid.stats and
         hive.acid.version; files and events add up to the result's counts; and getAcidState at the snapshot in
-        which C is committed (``txns``: C's own snapshot) would read the final output.
+        which C is committed (``txns``: C's own snapshot) would read the final output. Insert-only outputs instead
+        hold plain ORC files named ``00000N_0`` (no ACID columns, no hive.acid.* keys, no ``_orc_acid_version``),
+        and the final output holds exactly the rows of the plan's input files (a union: nothing may be lost).
         """
         where = f"compaction {compaction.id} of {compaction.location}"
         storage = storage_for(compaction.location, filesystem)
@@ -416,27 +418,21 @@ class Worker:
         final = compaction.final_outputs
         if compaction.type is CompactionType.MAJOR and final[0] not in result.outputs:
             raise OutputVerificationError(f"{where}: the major compaction reports no {final[0]}")
-        rows = n_files = 0
+        check = _check_plain_output if compaction.insert_only else _check_acid_output
+        rows = n_files = final_rows = 0
         for out in result.outputs:
             listed = by_dir.get(out)
-            if not listed:
+            if not listed and not compaction.insert_only:  # an empty MM base has no file at all
                 raise OutputVerificationError(f"{where}: output directory {storage.url(out)} is missing")
-            marker = posixpath.join(out, names.ORC_ACID_VERSION_FILE)
-            if not any(f.path == marker for f in listed) or \
-                    storage.read_bytes(marker).strip() != str(names.ORC_ACID_VERSION).encode():
-                raise OutputVerificationError(f"{where}: {storage.url(marker)} is missing or does not say "
-                                              f"{names.ORC_ACID_VERSION}")
-            for f in listed:
-                if not names.is_bucket_file(f.path.rsplit("/", 1)[-1]):
-                    continue
-                data = open_data_file(storage, f.path, f.size, expect=FileFormat.ACID, where=out)
-                missing = [k for k, v in (("hive.acid.key.index", data.key_index), ("hive.acid.stats", data.stats),
-                                          ("hive.acid.version", data.acid_version)) if v is None]
-                if missing:
-                    raise OutputVerificationError(f"{where}: {storage.url(f.path)} lacks ORC user metadata "
-                                                  f"{missing}")
-                rows += data.num_rows
-                n_files += 1
+            out_rows, out_files = check(storage, out, listed or [], where)
+            rows += out_rows
+            n_files += out_files
+            final_rows += out_rows if out in final else 0
+        if compaction.insert_only:
+            expected = _input_rows(storage, compaction)
+            if final_rows != expected:
+                raise OutputVerificationError(f"{where}: the output {list(final)} holds {final_rows} rows but the "
+                                              f"plan's input files hold {expected}")
         if rows != result.rows_out or n_files != result.files:
             raise OutputVerificationError(f"{where}: the output holds {rows} events in {n_files} files but the job "
                                           f"reports {result.rows_out} events in {result.files} files")
@@ -563,6 +559,55 @@ class Worker:
                 notes += (f"; removing the output failed ({_describe(exc)}); it carries _v{job.txn_id:07d} of an "
                           "uncommitted transaction, so readers ignore it and the Cleaner removes it")
         return notes
+
+
+def _check_acid_output(storage: Storage, out: str, listed: Sequence[ListedFile], where: str) -> tuple[int, int]:
+    """A full-ACID output directory: ``_orc_acid_version`` = 2 and ACID event files with the hive.acid.* keys;
+    returns (events, files)."""
+    marker = posixpath.join(out, names.ORC_ACID_VERSION_FILE)
+    if not any(f.path == marker for f in listed) or \
+            storage.read_bytes(marker).strip() != str(names.ORC_ACID_VERSION).encode():
+        raise OutputVerificationError(f"{where}: {storage.url(marker)} is missing or does not say "
+                                      f"{names.ORC_ACID_VERSION}")
+    rows = n_files = 0
+    for f in listed:
+        if not names.is_bucket_file(f.path.rsplit("/", 1)[-1]):
+            continue
+        data = open_data_file(storage, f.path, f.size, expect=FileFormat.ACID, where=out)
+        missing = [k for k, v in (("hive.acid.key.index", data.key_index), ("hive.acid.stats", data.stats),
+                                  ("hive.acid.version", data.acid_version)) if v is None]
+        if missing:
+            raise OutputVerificationError(f"{where}: {storage.url(f.path)} lacks ORC user metadata {missing}")
+        rows += data.num_rows
+        n_files += 1
+    return rows, n_files
+
+
+def _check_plain_output(storage: Storage, out: str, listed: Sequence[ListedFile], where: str) -> tuple[int, int]:
+    """An insert-only output directory: only plain ORC files named ``00000N_0``, without ACID columns or
+    hive.acid.* keys (as Hive's MM compactors write); returns (rows, files)."""
+    rows = n_files = 0
+    for f in listed:
+        name = f.path.rsplit("/", 1)[-1]
+        if names.parse_original_file(name) is None:
+            raise OutputVerificationError(f"{where}: {storage.url(f.path)} does not belong in an insert-only "
+                                          "output (expected plain data files named like 000000_0)")
+        try:
+            data = open_data_file(storage, f.path, f.size, expect=FileFormat.ORIGINAL, where=out)
+        except AcidFileError as exc:
+            raise OutputVerificationError(f"{where}: {exc}") from None
+        acid_keys = sorted(k for k in data.user_metadata if k.startswith("hive.acid."))
+        if acid_keys:
+            raise OutputVerificationError(f"{where}: {storage.url(f.path)} carries ACID metadata {acid_keys}")
+        rows += data.num_rows
+        n_files += 1
+    return rows, n_files
+
+
+def _input_rows(storage: Storage, compaction: Compaction) -> int:
+    """Rows of the plan's input files (each input of an MM compaction is listed by exactly one step)."""
+    return sum(open_data_file(storage, path).num_rows for step in compaction.steps
+               for path in (*step.original_files, *step.input_files))
 
 
 def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,

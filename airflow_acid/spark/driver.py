@@ -1,12 +1,13 @@
 """The driver side of a compaction job: plan → work units → output directories → result document.
 
 The driver lists each partition once per step, turns the step's inputs into one work unit per bucket id, hands all
-units of all compactions of a wave to ``run_units`` (Spark in production, a plain loop in tests), and then
-publishes each step's output: ``_orc_acid_version`` is written into the hidden temporary directory
-``<location>/_tmp_compactor_vC/<output>`` and the directory is renamed to ``<location>/<output>``. Before a
-compaction starts, leftovers of an earlier attempt of the same compactor transaction (its temporary directory and
-any of its output names) are removed: they carry ``_vC`` of a transaction that never committed, so no reader can
-see them. On failure the compaction's temporary and output directories are removed and its result says why.
+units of all compactions of a wave to ``run_units`` (Spark in production, a plain loop in tests), and then publishes
+each step's output: ``_orc_acid_version`` is written into the hidden temporary directory
+``<location>/_tmp_compactor_vC/<output>`` (not for insert-only tables: Hive writes that marker only beside
+ACID-format files) and the directory is renamed to ``<location>/<output>``. Before a compaction starts, leftovers of
+an earlier attempt of the same compactor transaction (its temporary directory and any of its output names) are
+removed: they carry ``_vC`` of a transaction that never committed, so no reader can see them. On failure the
+compaction's temporary and output directories are removed and its result says why.
 
 Steps of one compaction run in order (partial minors first); wave k runs step k of every compaction at once.
 """
@@ -221,7 +222,7 @@ class _Run:
             if step.type is CompactionType.MAJOR and not bucket.data:
                 continue
             units.append(WorkUnit(self.index, number, bucket, step.type, self.c.location, self.c.write_ids,
-                                  self.schema, self.c.orc, self.tmp, step.outputs))
+                                  self.schema, self.c.orc, self.tmp, step.outputs, self.c.insert_only))
         return units
 
     def publish(self, number: int, results: list[UnitResult]) -> None:
@@ -242,7 +243,10 @@ class _Run:
             if out not in written:
                 continue
             tmp_out = posixpath.join(self.tmp, out)
-            write_acid_version_file(self.storage.child(tmp_out))
+            if self.c.insert_only:
+                self.storage.fs.makedirs(self.storage.full_path(tmp_out), exist_ok=True)  # an empty base too
+            else:
+                write_acid_version_file(self.storage.child(tmp_out))
             _remove_dir(self.storage, out)
             self.storage.fs.mv(self.storage.full_path(tmp_out), self.storage.full_path(out), recursive=True)
             self.result.outputs.append(out)

@@ -9,6 +9,9 @@ the table-format layer and writes the bucket's output files under the compaction
   rowId) and keep their bucket property, statement bits included.
 * MAJOR: merge-on-read at the compactor snapshot → ``<tmp>/base_N_vC/bucket_N`` with operation 0, the ROW__ID
   triple preserved and currentTransaction = originalTransaction (original files keep their synthetic ROW__IDs).
+* Insert-only (MM) tables, MINOR or MAJOR: the union of the bucket's plain files in plan order (base, then deltas in
+  getAcidState order, files by name) → ``<tmp>/<output>/00000N_0``, a plain ORC file with the table's columns
+  (no ACID columns, no ``hive.acid.*`` metadata), as Hive's MM compactors write (§2.5).
 
 A unit never raises: failures come back as :class:`UnitResult` with ``error`` set, so one bad partition does not
 fail the other compactions of the application.
@@ -35,10 +38,12 @@ from airflow_acid.acid.event_schema import (
 from airflow_acid.acid.event_writer import FileKind
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import storage_for
-from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, iter_plan_batches, valid_write_id_mask
+from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, \
+    valid_write_id_mask
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.compactor.plan import CompactionType, OrcSettings
 from airflow_acid.spark.acid_orc_writer import AcidOrcFileWriter, UnsortedEventsError, sort_keys_order, write_acid_orc
+from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
 
 TMP_PREFIX = "_tmp_compactor_v"
 """Temporary output lives in ``<location>/_tmp_compactor_v<C>/``: hidden from readers (leading ``_``)."""
@@ -67,6 +72,8 @@ class WorkUnit:
     tmp_dir: str
     """Relative to ``location``."""
     outputs: tuple[str, ...]
+    insert_only: bool = False
+    """An insert-only (MM) table: the unit writes the union of its plain files (see the module docstring)."""
 
     @property
     def estimated_bytes(self) -> int:
@@ -203,6 +210,25 @@ def _write(storage, unit: WorkUnit, directory: str, events: pa.Table, kind: File
     return OutputFile(directory, name, written.rows, written.bytes)
 
 
+def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
+                      write_ids: ValidCompactorWriteIdList) -> OutputFile | None:
+    """An insert-only bucket: its plain files' rows in plan order, as one plain ORC file ``<directory>/00000N_0``."""
+    acid = [s.path for s in unit.bucket.data if s.kind is SourceKind.EVENTS] + [s.path for s in unit.bucket.deletes]
+    if acid:
+        raise AcidFileError(storage.url(acid[0]), "an insert-only table holds plain files only, but this is an ACID "
+                                                  "event file (bucket_N); was the table converted from full ACID? "
+                                                  "Compact it as transactional_properties=default instead")
+    name = names.format_original_file(unit.bucket.bucket_id)
+    writer = PlainOrcFileWriter(storage, posixpath.join(unit.tmp_dir, directory, name), unit.row_schema, kind=kind,
+                                orc=unit.orc)
+    for batch in iter_plan_batches(storage, MergePlan((unit.bucket,)), write_ids, schema=unit.row_schema):
+        writer.write(batch)
+    if writer.rows == 0:
+        return None
+    written = writer.close()
+    return OutputFile(directory, name, written.rows, written.bytes)
+
+
 def run_unit(unit: WorkUnit) -> UnitResult:
     """Execute one unit (raises on failure; see :func:`execute_unit`)."""
     start = time.monotonic()
@@ -210,7 +236,10 @@ def run_unit(unit: WorkUnit) -> UnitResult:
     write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
     rows_in = _rows_in(storage, unit.bucket.data) + _rows_in(storage, unit.bucket.deletes)
     files: list[OutputFile] = []
-    if unit.type is CompactionType.MINOR:
+    if unit.insert_only:
+        kind = FileKind.DELTA if unit.type is CompactionType.MINOR else FileKind.BASE
+        files.append(write_plain_union(storage, unit, unit.outputs[0], kind, write_ids))
+    elif unit.type is CompactionType.MINOR:
         delta, delete_delta = unit.outputs
         files.append(write_merged_events(storage, unit, delta, FileKind.DELTA, write_ids, apply_deletes=False))
         deletes = delete_events_of(storage, unit.bucket, write_ids, unit.row_schema)

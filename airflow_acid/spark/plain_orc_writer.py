@@ -1,0 +1,69 @@
+"""Plain ORC output for insert-only (MM) compactions: the table's columns only, no ACID struct, no ``hive.acid.*``.
+
+Hive's MM compactors write the rows of an insert-only table with its ordinary file format (§2.5), so the output is
+what an INSERT into the table would write. Like :class:`~airflow_acid.spark.acid_orc_writer.AcidOrcFileWriter` the
+file is built in memory with ``pyarrow.orc`` (same writer settings per base/delta) and stored only once complete, in
+one sequential write: dropping an unclosed writer leaves no file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.orc as po
+
+from airflow_acid.acid.event_writer import FileKind
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import Storage
+from airflow_acid.compactor.plan import OrcSettings
+from airflow_acid.spark.acid_orc_writer import writer_options
+from airflow_acid.spark.orc_tail import read_tail
+
+
+@dataclass(frozen=True)
+class PlainFile:
+    """One plain ORC file written by :class:`PlainOrcFileWriter`."""
+
+    path: str
+    rows: int
+    bytes: int
+    stripes: int
+
+
+class PlainOrcFileWriter:
+    """Streams row batches with exactly ``schema``'s columns into one plain ORC file, stored on :meth:`close`."""
+
+    def __init__(self, storage: Storage, relative: str, schema: pa.Schema, *, kind: FileKind,
+                 orc: OrcSettings) -> None:
+        self.storage = storage
+        self.relative = relative
+        self.schema = schema
+        self.rows = 0
+        self._sink = pa.BufferOutputStream()
+        self._writer = po.ORCWriter(self._sink, **writer_options(orc, kind))
+
+    def write(self, rows: pa.Table | pa.RecordBatch) -> None:
+        if rows.num_rows == 0:
+            return
+        if rows.schema.names != self.schema.names:
+            raise AcidFileError(self.storage.url(self.relative), f"rows with columns {rows.schema.names} do not "
+                                                                 f"match the table columns {self.schema.names}")
+        table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
+        self._writer.write(table.cast(self.schema))
+        self.rows += rows.num_rows
+
+    def close(self) -> PlainFile:
+        """Finish the file, check its footer's row count and store it."""
+        path = self.storage.url(self.relative)
+        if self.rows == 0:
+            raise AcidFileError(path, "refusing to write an empty compaction output file")
+        self._writer.close()
+        data = self._sink.getvalue()
+        tail = read_tail(data)
+        if int(sum(tail.stripe_rows)) != self.rows:
+            raise AcidFileError(path, f"ORC footer lists {int(sum(tail.stripe_rows))} rows in stripes, "
+                                      f"expected {self.rows}")
+        with self.storage.open_output(self.relative) as fh:
+            fh.write(memoryview(data))
+        return PlainFile(path, self.rows, len(data), len(tail.stripe_rows))
