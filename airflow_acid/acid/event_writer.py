@@ -235,6 +235,21 @@ def _keys_numpy(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return tuple(batch.column(name).to_numpy(zero_copy_only=False) for name in KEY_FIELDS)
 
 
+def conform_events(events: pa.Table | pa.RecordBatch, row_schema: pa.Schema, path: str) -> pa.Table:
+    """``events`` cast to the event schema of ``row_schema``; :class:`AcidSchemaError` naming ``path`` if they do
+    not fit."""
+    table = events if isinstance(events, pa.Table) else pa.Table.from_batches([events])
+    if table.schema.names != list(ACID_FIELDS):
+        raise AcidSchemaError(f"{path}: events must have the columns {list(ACID_FIELDS)}, got {table.schema.names}")
+    schema = event_arrow_schema(row_schema)
+    if not table.schema.equals(schema):
+        try:
+            table = table.cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
+            raise AcidSchemaError(f"{path}: events do not fit the table schema {row_schema}: {exc}") from None
+    return table
+
+
 def first_unsorted(o: np.ndarray, b: np.ndarray, r: np.ndarray) -> int:
     """Index of the first key smaller than its predecessor, or -1 if keys are non-decreasing."""
     if len(o) < 2:
@@ -311,24 +326,11 @@ class EventFileWriter:
         else:
             self.abort()
 
-    def _conform(self, events: pa.Table | pa.RecordBatch) -> pa.Table:
-        table = events if isinstance(events, pa.Table) else pa.Table.from_batches([events])
-        if table.schema.names != list(ACID_FIELDS):
-            raise AcidSchemaError(f"{self.path}: events must have the columns {list(ACID_FIELDS)}, "
-                                  f"got {table.schema.names}")
-        if not table.schema.equals(self.schema):
-            try:
-                table = table.cast(self.schema)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-                raise AcidSchemaError(f"{self.path}: events do not fit the table schema {self.row_schema}: "
-                                      f"{exc}") from None
-        return table
-
     def write(self, events: pa.Table | pa.RecordBatch) -> None:
         """Append events (event schema of :func:`event_arrow_schema`), sorted and of this file's bucket."""
         if self._closed:
             raise ValueError(f"{self.path}: writer is closed")
-        for batch in self._conform(events).to_batches():
+        for batch in conform_events(events, self.row_schema, self.path).to_batches():
             if batch.num_rows:
                 try:
                     self._write_batch(batch)

@@ -2,7 +2,8 @@
 ``delete_delta_W_W_S`` for delete events, one ``bucket_N`` file per bucket id (HIVE_ACID_SPEC.md §1.3, §2.1).
 
 An UPDATE under split-update is one call with both ``inserts`` (the new row versions) and ``deletes`` (the
-ROW__IDs of the old ones). Empty sides write nothing, as Hive removes empty delta files.
+ROW__IDs of the old ones). Empty sides write nothing, as Hive removes empty delta files. Files are written with the
+pyarrow-based :mod:`~airflow_acid.acid.fast_event_writer` using the delta ORC settings (§2.4).
 """
 
 from __future__ import annotations
@@ -17,10 +18,17 @@ import pyarrow as pa
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_schema import BUCKET, delete_events, insert_events
-from airflow_acid.acid.event_writer import FileKind, write_event_file
+from airflow_acid.acid.event_writer import FileKind, conform_events, sort_events, write_acid_version_file
+from airflow_acid.acid.fast_event_writer import write_acid_orc
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.orc_settings import OrcSettings
 
 BucketAssigner = Callable[[pa.Table], np.ndarray]
 """Maps rows to bucket ids (one int per row); None means every row goes to bucket 0 (unbucketed)."""
+
+STATEMENT_ORC = OrcSettings()
+"""Hive's defaults; statement files are deltas, so stripe and buffer sizes are divided by the base/delta ratio."""
 
 
 @dataclass(frozen=True)
@@ -50,17 +58,30 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
         for bucket_id in np.unique(buckets):
             rows = inserts.filter(pa.array(buckets == bucket_id))
             prop = bucket_codec.encode(int(bucket_id), statement_id)
-            info = write_event_file(posixpath.join(location, delta), int(bucket_id),
-                                    insert_events(rows.select(row_schema.names), write_id, prop),
-                                    row_schema=row_schema, kind=FileKind.DELTA, filesystem=filesystem)
-            written.append(info.path)
+            written.append(_write_bucket(posixpath.join(location, delta), int(bucket_id),
+                                         insert_events(rows.select(row_schema.names), write_id, prop), row_schema,
+                                         filesystem))
     if n_del:
         delete_delta = names.format_delta(write_id, write_id, statement_id, delete=True)
         bucket_ids = np.array([bucket_codec.bucket_id_of(int(v)) for v in deletes.column(BUCKET).to_pylist()])
         for bucket_id in np.unique(bucket_ids):
             keys = deletes.filter(pa.array(bucket_ids == bucket_id))
-            info = write_event_file(posixpath.join(location, delete_delta), int(bucket_id),
-                                    delete_events(keys, write_id, row_schema),
-                                    row_schema=row_schema, kind=FileKind.DELTA, filesystem=filesystem)
-            written.append(info.path)
+            written.append(_write_bucket(posixpath.join(location, delete_delta), int(bucket_id),
+                                         delete_events(keys, write_id, row_schema), row_schema, filesystem))
     return StatementFiles(delta, delete_delta, tuple(written), n_ins, n_del)
+
+
+def _write_bucket(directory: str, bucket_id: int, events: pa.Table, row_schema: pa.Schema,
+                  filesystem: fsspec.AbstractFileSystem | None) -> str:
+    """One ``bucket_N`` delta file of sorted events plus the directory's ``_orc_acid_version``; returns its URL."""
+    storage = storage_for(directory, filesystem)
+    relative = names.format_bucket_file(bucket_id)
+    path = storage.url(relative)
+    events = sort_events(conform_events(events, row_schema, path))
+    try:
+        write_acid_orc(storage, relative, events, kind=FileKind.DELTA, orc=STATEMENT_ORC)
+        write_acid_version_file(storage)
+    except OSError as exc:  # disk full, quota, permissions: name the file, keep the OSError as cause
+        storage.remove(relative)
+        raise AcidFileError(path, f"cannot be written: {exc.strerror or exc}") from exc
+    return path

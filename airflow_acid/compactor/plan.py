@@ -43,9 +43,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from airflow_acid.acid import names
-from airflow_acid.acid.event_writer import BASE_DELTA_RATIO, DEFAULT_BUFFER_SIZE, DEFAULT_ROW_INDEX_STRIDE, \
-    DEFAULT_STRIPE_SIZE
+from airflow_acid.acid import names, orc_settings
+from airflow_acid.acid.orc_settings import ORC_COMPRESSIONS  # noqa: F401  (re-exported)
 from airflow_acid.acid.names import LONG_MIN, AcidNameError, DeltaDir
 from airflow_acid.acid.state import AcidState
 from airflow_acid.acid.writeids import SnapshotFormatError, ValidCompactorWriteIdList
@@ -59,8 +58,6 @@ MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"
 DEFAULT_MAX_NUM_DELTA = 500
 COMPACTOR_PREFIX = "compactor."
 TBLPROPS_PREFIX = "tblprops."
-ORC_COMPRESSIONS = ("NONE", "ZLIB", "SNAPPY", "ZSTD")
-"""Compressions the compaction writer supports (Hive's LZO/LZ4 are not)."""
 
 
 class PlanError(ValueError):
@@ -85,45 +82,11 @@ class CompactionType(str, enum.Enum):
 # Plan documents
 
 
-@dataclass(frozen=True)
-class OrcSettings:
-    """ORC writer settings of the output (§2.4): bases use these, deltas divide stripe/buffer by the ratio."""
+class OrcSettings(orc_settings.OrcSettings):
+    """The plan's ORC settings of the output (§2.4): :class:`airflow_acid.acid.orc_settings.OrcSettings`, with
+    invalid values (plan JSON, table properties) reported as :class:`PlanError`."""
 
-    compression: str = "ZLIB"
-    stripe_size: int = DEFAULT_STRIPE_SIZE
-    buffer_size: int = DEFAULT_BUFFER_SIZE
-    row_index_stride: int = DEFAULT_ROW_INDEX_STRIDE
-    base_delta_ratio: int = BASE_DELTA_RATIO
-
-    def __post_init__(self) -> None:
-        if self.compression.upper() not in ORC_COMPRESSIONS:
-            raise PlanError(f"ORC compression {self.compression!r} is not supported by the compactor; "
-                            f"use one of {list(ORC_COMPRESSIONS)} (table property orc.compress)")
-        object.__setattr__(self, "compression", self.compression.upper())
-        for name in ("stripe_size", "buffer_size", "base_delta_ratio"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
-                raise PlanError(f"ORC setting {name} must be a positive integer, got {getattr(self, name)!r}")
-        if not isinstance(self.row_index_stride, int) or self.row_index_stride < 0:
-            raise PlanError(f"ORC setting row_index_stride must be >= 0, got {self.row_index_stride!r}")
-
-    @classmethod
-    def from_properties(cls, props: Mapping[str, str]) -> OrcSettings:
-        """Hive table properties ``orc.compress``, ``orc.stripe.size``, ``orc.compress.size``,
-        ``orc.row.index.stride`` and ``orc.base.delta.ratio`` / ``hive.exec.orc.base.delta.ratio``."""
-        def number(*keys: str, default: int) -> int:
-            for key in keys:
-                if key in props:
-                    try:
-                        return int(props[key])
-                    except ValueError:
-                        raise PlanError(f"table property {key}={props[key]!r} is not an integer") from None
-            return default
-        return cls(compression=props.get("orc.compress", "ZLIB"),
-                   stripe_size=number("orc.stripe.size", default=DEFAULT_STRIPE_SIZE),
-                   buffer_size=number("orc.compress.size", default=DEFAULT_BUFFER_SIZE),
-                   row_index_stride=number("orc.row.index.stride", default=DEFAULT_ROW_INDEX_STRIDE),
-                   base_delta_ratio=number("orc.base.delta.ratio", "hive.exec.orc.base.delta.ratio",
-                                           default=BASE_DELTA_RATIO))
+    error = PlanError
 
 
 @dataclass(frozen=True)

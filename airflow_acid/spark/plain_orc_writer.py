@@ -1,7 +1,7 @@
 """Plain ORC output for insert-only (MM) compactions: the table's columns only, no ACID struct, no ``hive.acid.*``.
 
 Hive's MM compactors write the rows of an insert-only table with its ordinary file format (§2.5), so the output is
-what an INSERT into the table would write. Like :class:`~airflow_acid.spark.acid_orc_writer.AcidOrcFileWriter` the
+what an INSERT into the table would write. Like :class:`~airflow_acid.acid.fast_event_writer.AcidOrcFileWriter` the
 file is built in memory with ``pyarrow.orc`` (same writer settings per base/delta) and stored only once complete, in
 one sequential write: dropping an unclosed writer leaves no file.
 """
@@ -14,11 +14,11 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid.event_writer import FileKind
+from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
+from airflow_acid.acid.orc_tail import read_tail
 from airflow_acid.compactor.plan import OrcSettings
-from airflow_acid.spark.acid_orc_writer import writer_options
-from airflow_acid.spark.orc_tail import read_tail
 
 
 @dataclass(frozen=True)

@@ -37,12 +37,12 @@ from airflow_acid.acid.event_schema import (
 )
 from airflow_acid.acid.event_writer import FileKind
 from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, UnsortedEventsError, sort_keys_order, write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, \
     valid_write_id_mask
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.compactor.plan import CompactionType, OrcSettings
-from airflow_acid.spark.acid_orc_writer import AcidOrcFileWriter, UnsortedEventsError, sort_keys_order, write_acid_orc
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
 
 TMP_PREFIX = "_tmp_compactor_v"

@@ -12,10 +12,10 @@ from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import FileKind
+from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, UnsortedEventsError, write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, SourceKind
 from airflow_acid.compactor.plan import CompactionType, OrcSettings
-from airflow_acid.spark.acid_orc_writer import AcidOrcFileWriter, UnsortedEventsError, write_acid_orc
 from airflow_acid.spark.units import WorkUnit, execute_unit
 from tests.spark.helpers import EMP, check_acid_output, compactor_snapshot
 
@@ -60,7 +60,7 @@ def test_keys_going_back_between_batches_are_refused_and_nothing_is_stored(tmp_p
 
 def test_empty_output_is_refused(tmp_path):
     writer = AcidOrcFileWriter(storage_for(str(tmp_path)), "bucket_00000", kind=FileKind.BASE, orc=SMALL_STRIPES)
-    with pytest.raises(Exception, match="empty compaction output"):
+    with pytest.raises(Exception, match="refusing to write an empty"):
         writer.close()
 
 

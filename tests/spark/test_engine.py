@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.event_reader import open_orc_file
+from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.names import LONG_MIN, format_base
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.compactor.plan import CompactionPlan, OrcSettings
-from airflow_acid.spark.acid_orc_writer import write_acid_orc
 from airflow_acid.spark.driver import Status, execute_plan
 from airflow_acid.spark.units import tmp_dir_name
 from tests.spark.helpers import (

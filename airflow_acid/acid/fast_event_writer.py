@@ -1,11 +1,12 @@
-"""Fast ACID ORC output for compactions: pyarrow's ORC writer plus the three ``hive.acid.*`` metadata keys.
+"""Fast ACID ORC event files: pyarrow's ORC writer plus the three ``hive.acid.*`` metadata keys.
 
-The table-format layer's pyorc writer is exact but slow (~0.5 M rows/s); compaction rewrites every row, so it writes
-with ``pyarrow.orc`` (~10× faster) into memory, reads the stripe row counts from the finished Footer to build
-``hive.acid.key.index`` (last key of every stripe, §2.3), and appends the user metadata by rewriting the file tail
-(:mod:`airflow_acid.spark.orc_tail`). :class:`AcidOrcFileWriter` takes the events batch by batch, so a compaction
-never holds a whole bucket's rows: only the key columns (for the key index, 20 bytes a row) and the compressed file,
-which is stored only once complete, in one sequential write (which also suits object stores).
+The pyorc :class:`~airflow_acid.acid.event_writer.EventFileWriter` needs one Python tuple per row; this writer hands
+Arrow data to ``pyarrow.orc`` (~5× faster, bench/bench_event_write.py) into memory, reads the stripe row counts from
+the finished Footer to build ``hive.acid.key.index`` (last key of every stripe, §2.3), and appends the user metadata
+by rewriting the file tail (:mod:`airflow_acid.acid.orc_tail`). Client statement files and compaction output use it.
+:class:`AcidOrcFileWriter` takes the events batch by batch, so a caller never holds a whole bucket's rows: only the
+key columns (for the key index, 20 bytes a row) and the compressed file, which is stored only once complete, in one
+sequential write (which also suits object stores). Streaming ingest keeps the pyorc writer (intermediate footers).
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 
-from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION
+from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey
 from airflow_acid.acid.event_writer import ACID_VERSION_KEY, KEY_INDEX_KEY, ORC_ACID_VERSION, STATS_KEY, AcidStats, \
     FileKind, first_unsorted, format_key_index
-from airflow_acid.acid.event_schema import AcidKey
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
-from airflow_acid.compactor.plan import OrcSettings
-from airflow_acid.spark.orc_tail import read_tail, user_metadata_tail
+from airflow_acid.acid.orc_settings import OrcSettings
+from airflow_acid.acid.orc_tail import read_tail, user_metadata_tail
 
 _MEMORY_BLOCK = 64 * 1024
 """The ORC C++ writer needs the compression block to be a multiple of this."""
@@ -32,7 +32,7 @@ _PYARROW_COMPRESSION = {"NONE": "uncompressed", "ZLIB": "zlib", "SNAPPY": "snapp
 
 @dataclass(frozen=True)
 class WrittenFile:
-    """One ACID ORC file written by :func:`write_acid_orc`."""
+    """One ACID ORC file written by :class:`AcidOrcFileWriter`."""
 
     path: str
     rows: int
@@ -42,7 +42,10 @@ class WrittenFile:
 
 
 def writer_options(orc: OrcSettings, kind: FileKind) -> dict:
-    """pyarrow ORCWriter arguments for a base or delta file (§2.4: deltas divide stripe and buffer by the ratio)."""
+    """pyarrow ORCWriter arguments for a base or delta file (§2.4: deltas divide stripe and buffer by the ratio).
+
+    The compression block is rounded up to a multiple of 64 KiB, the ORC C++ writer's memory block, which pyarrow
+    does not let callers change (pyorc's writer can, so its delta files keep a 32 KiB block)."""
     ratio = orc.base_delta_ratio if kind is FileKind.DELTA else 1
     buffer = max(_MEMORY_BLOCK, -(-(orc.buffer_size // ratio) // _MEMORY_BLOCK) * _MEMORY_BLOCK)
     return {"compression": _PYARROW_COMPRESSION[orc.compression], "stripe_size": max(1, orc.stripe_size // ratio),
@@ -97,7 +100,7 @@ class AcidOrcFileWriter:
         """Finish the ORC file, add the ``hive.acid.*`` metadata and store it."""
         path = self.storage.url(self.relative)
         if self.rows == 0:
-            raise AcidFileError(path, "refusing to write an empty compaction output file")
+            raise AcidFileError(path, "refusing to write an empty ACID event file")
         self._writer.close()
         data = self._sink.getvalue()
         tail = read_tail(data)
@@ -129,7 +132,7 @@ def write_acid_orc(storage: Storage, relative: str, events: pa.Table, *, kind: F
                    orc: OrcSettings) -> WrittenFile:
     """Write sorted ACID events as one ORC file at ``storage/relative`` with key index, stats and version."""
     if events.num_rows == 0:
-        raise AcidFileError(storage.url(relative), "refusing to write an empty compaction output file")
+        raise AcidFileError(storage.url(relative), "refusing to write an empty ACID event file")
     writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=orc)
     writer.write(events)
     return writer.close()
