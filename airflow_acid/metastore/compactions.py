@@ -260,6 +260,16 @@ def _own_enqueued_row(conn: Connection, db: str, table: str, partition: str | No
         .order_by(CQ.c.CQ_ID.desc()).limit(1)).scalar()
 
 
+def _own_claim(conn: Connection, worker_id: str, since_ms: int, cq_id: int | None = None) -> CompactionInfo | None:
+    """The row (``cq_id``, or any) that ``worker_id`` claimed at or after ``since_ms`` in an earlier attempt."""
+    query = sa.select(CQ).where(CQ.c.CQ_STATE == CompactionState.WORKING.value, CQ.c.CQ_WORKER_ID == worker_id[:128],
+                                CQ.c.CQ_START >= since_ms)
+    if cq_id is not None:
+        query = query.where(CQ.c.CQ_ID == cq_id)
+    row = conn.execute(query.order_by(CQ.c.CQ_ID.desc()).limit(1)).first()
+    return None if row is None else _info(row, "CQ")
+
+
 class CompactionQueue:
     """The compaction queue and history on one metastore database."""
 
@@ -291,19 +301,12 @@ class CompactionQueue:
             raise InvalidInputError(f"compaction properties for {db}.{table} are {len(encoded)} characters encoded; "
                                     f"the limit is {MAX_PROPERTIES_LENGTH}")
 
-        started: int | None = None  # DB clock of the first attempt; a retry looks for its own row first
+        def recover(conn: Connection, since_ms: int) -> EnqueueResult | None:
+            mine = _own_enqueued_row(conn, db, table, partition, type, initiator_id, since_ms)
+            return None if mine is None else EnqueueResult(mine, CompactionState.INITIATED)
 
         def work(conn: Connection) -> EnqueueResult:
-            nonlocal started
             acquire_mutex(conn, SCHEDULER_MUTEX)
-            if started is None:
-                started = now_ms(conn)
-            else:
-                mine = _own_enqueued_row(conn, db, table, partition, type, initiator_id, started)
-                if mine is not None:  # the first attempt's INSERT committed but its reply was lost
-                    log.warning("compaction %s of %s.%s was queued before the connection was lost; not queueing "
-                                "it twice", mine, db, table)
-                    return EnqueueResult(mine, CompactionState.INITIATED)
             hwm = highest_write_id_now
             if hwm is None:
                 txn_list = read_valid_txn_list(conn, self.conf.opentxn_timeout_ms)
@@ -332,7 +335,7 @@ class CompactionQueue:
                 CQ_NUMBER_OF_BUCKETS=number_of_buckets, CQ_ORDER_BY=order_by, CQ_RETRY_RETENTION=0))
             return EnqueueResult(cq_id, CompactionState.INITIATED)
 
-        return self.db.run(work, what=f"enqueue compaction of {db}.{table}")
+        return self.db.run(work, what=f"enqueue compaction of {db}.{table}", recover=recover)
 
     # --- worker side -------------------------------------------------------------------------------------
 
@@ -348,22 +351,8 @@ class CompactionQueue:
             raise InvalidInputError("claiming a compaction needs a worker id (<host>-<thread>)")
         timeout_ms = int(1000 * (self.conf.worker_pool_timeout_s if pool_timeout_s is None else pool_timeout_s))
 
-        started: int | None = None  # DB clock of the first attempt; a retry looks for its own claim first
-
         def work(conn: Connection) -> CompactionInfo | None:
-            nonlocal started
             now = now_ms(conn)
-            if started is None:
-                started = now
-            else:
-                mine = conn.execute(
-                    sa.select(CQ).where(CQ.c.CQ_STATE == CompactionState.WORKING.value,
-                                        CQ.c.CQ_WORKER_ID == worker_id[:128], CQ.c.CQ_START >= started)
-                    .order_by(CQ.c.CQ_ID.desc()).limit(1)).first()
-                if mine is not None:  # the first attempt's claim committed but its reply was lost
-                    log.warning("compaction %s was claimed by %s before the connection was lost; returning it "
-                                "instead of claiming another", mine.CQ_ID, worker_id)
-                    return _info(mine, "CQ")
             if pool:
                 pool_filter = CQ.c.CQ_POOL_NAME == pool
             else:
@@ -386,7 +375,8 @@ class CompactionQueue:
                     log.debug("compaction %s was claimed by another worker first", cq_id)
                 after = ids[-1]
 
-        return self.db.run(work, what=f"claim next compaction for {worker_id}")
+        return self.db.run(work, what=f"claim next compaction for {worker_id}",
+                           recover=lambda conn, since_ms: _own_claim(conn, worker_id, since_ms))
 
     def claim(self, cq_id: int, worker_id: str, *, worker_version: str | None = None) -> CompactionInfo | None:
         """Claim row ``cq_id`` if it is still 'initiated' and mark it 'working'; None when another worker (or an
@@ -394,23 +384,15 @@ class CompactionQueue:
         :meth:`claim_next` takes the oldest one. Optimistic like claim_next, and safe against a lost reply."""
         if not worker_id:
             raise InvalidInputError("claiming a compaction needs a worker id (<host>-<thread>)")
-        started: int | None = None
-
         def work(conn: Connection) -> CompactionInfo | None:
-            nonlocal started
-            now = now_ms(conn)
-            retry, started = started is not None, started if started is not None else now
             updated = conn.execute(
                 sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.INITIATED.value)
-                .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=worker_version, CQ_START=now,
+                .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=worker_version, CQ_START=now_ms(conn),
                         CQ_STATE=CompactionState.WORKING.value)).rowcount
-            row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).first()
-            if updated == 1 or (retry and row is not None and row.CQ_STATE == CompactionState.WORKING.value
-                                and row.CQ_WORKER_ID == worker_id[:128] and row.CQ_START >= started):
-                return _info(row, "CQ")
-            return None
+            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ") if updated == 1 else None
 
-        return self.db.run(work, what=f"claim compaction {cq_id} for {worker_id}")
+        return self.db.run(work, what=f"claim compaction {cq_id} for {worker_id}",
+                           recover=lambda conn, since_ms: _own_claim(conn, worker_id, since_ms, cq_id))
 
     def set_running(self, cq_id: int, txn_id: int, highest_write_id: int, run_as: str | None = None,
                     hadoop_job_id: str | None = None) -> CompactionInfo:

@@ -114,12 +114,29 @@ class Database:
         error.__cause__ = exc
         return error
 
-    def run(self, work: Callable[[Connection], T], *, what: str = "metastore call") -> T:
-        """Run ``work(conn)`` in one transaction; re-run it from the start on transient errors."""
+    def run(self, work: Callable[[Connection], T], *, what: str = "metastore call",
+            recover: Callable[[Connection, int], T | None] | None = None) -> T:
+        """Run ``work(conn)`` in one transaction; re-run it from the start on transient errors.
+
+        A dropped connection can hide that an attempt's COMMIT reached the server (its reply was lost). For work that
+        must not be applied twice, ``recover(conn, since_ms)`` runs before each retry with the database clock at the
+        start of the first attempt; when it finds that attempt's effect it returns the result to report (not None),
+        and ``work`` is not run again.
+        """
         attempt = 0
+        since_ms: int | None = None
         while True:
             try:
                 with self.begin() as conn:
+                    if recover is not None:
+                        if since_ms is None:
+                            since_ms = now_ms(conn)
+                        else:
+                            found = recover(conn, since_ms)
+                            if found is not None:
+                                log.warning("%s: an earlier attempt was applied before the connection was lost; "
+                                            "not applying it again", what)
+                                return found
                     return work(conn)
             except DBAPIError as exc:
                 if not is_transient(exc) or attempt >= self.retries:

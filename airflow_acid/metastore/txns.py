@@ -446,20 +446,8 @@ class TxnStore:
         When the connection drops after the server applied the commit, the retry finds it done and reports success
         instead of "already committed" (a caller told its commit failed might write the same data again).
         """
-        attempts = 0
-
-        def work(conn: Connection) -> CommitResult | _Conflict:
-            nonlocal attempts
-            attempts += 1
-            if attempts > 1:  # the connection dropped during an earlier attempt: did its COMMIT reach the server?
-                applied = _applied_commit(conn, int(txn_id))
-                if applied is not None:
-                    log.warning("commit of transaction %s was applied before the connection was lost; "
-                                "not applying it again", txn_id)
-                    return applied
-            return self._commit(conn, int(txn_id))
-
-        outcome = self.db.run(work, what=f"commit txn {txn_id}")
+        outcome = self.db.run(lambda conn: self._commit(conn, int(txn_id)), what=f"commit txn {txn_id}",
+                              recover=lambda conn, _since_ms: _applied_commit(conn, int(txn_id)))
         if isinstance(outcome, _Conflict):
             log.info("%s", outcome.message())
             raise WriteConflictError(outcome.message())
