@@ -37,6 +37,7 @@ from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.initiator_store import (
     INITIATOR_MUTEX, AbortGroup, InitiatorDecisionRecord, InitiatorStore, Outcome, PartitionLocation,
 )
+from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.store import Metastore
 
@@ -65,8 +66,7 @@ class CandidateResult:
     @property
     def name(self) -> str:
         """``db.table[/partition]`` for messages."""
-        base = f"{self.database}.{self.table}"
-        return base if self.partition is None else f"{base}/{self.partition}"
+        return entity_name(self.database, self.table, self.partition)
 
     def record(self, initiator_id: str) -> InitiatorDecisionRecord:
         s = self.stats
@@ -460,7 +460,7 @@ class Initiator:
 
     def _failed(self, c: _Candidate, exc: Exception) -> CandidateResult:
         """Hive's markFailed: a 'did not initiate' history row with the error, and an error decision."""
-        what = f"{c.database}.{c.table}" + (f"/{c.partition}" if c.partition else "")
+        what = entity_name(c.database, c.table, c.partition or None)
         message = f"Initiator could not evaluate {what}: {exc}"
         log.warning("%s", message)
         try:

@@ -16,6 +16,11 @@ _ESCAPED = frozenset(chr(c) for c in range(0x01, 0x20)) | frozenset('"#%\'*/:=?\
 MAX_PARTITION_NAME_LENGTH = 767  # TC_PARTITION / CQ_PARTITION / PARTITIONS.PART_NAME width
 
 
+def entity_name(database: str, table: str, partition: str | None = None) -> str:
+    """``db.table`` or ``db.table/partition``: how messages, logs and task labels name a table or partition."""
+    return f"{database}.{table}" if partition is None else f"{database}.{table}/{partition}"
+
+
 def escape_path_name(text: str) -> str:
     """Escape one key or value the way Hive does for partition directory names."""
     return "".join(f"%{ord(ch):02X}" if ch in _ESCAPED else ch for ch in text)

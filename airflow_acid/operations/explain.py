@@ -25,7 +25,7 @@ from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.initiator_store import InitiatorDecisionRecord, InitiatorStore, Outcome
-from airflow_acid.metastore.partitions import parse_partition_name
+from airflow_acid.metastore.partitions import entity_name, parse_partition_name
 from airflow_acid.warehouse import AcidWarehouse
 
 
@@ -53,8 +53,7 @@ class Explanation:
 
     @property
     def name(self) -> str:
-        base = f"{self.database}.{self.table}"
-        return base if self.partition is None else f"{base}/{self.partition}"
+        return entity_name(self.database, self.table, self.partition)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""

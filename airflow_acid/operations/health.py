@@ -17,6 +17,7 @@ from airflow_acid.compactor.listing import directory_state
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.initiator_store import InitiatorStore
+from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.warehouse import AcidWarehouse
 
 Entity = tuple[str, str, str | None]
@@ -78,8 +79,7 @@ class PartitionHealth:
     @property
     def name(self) -> str:
         """``db.table`` or ``db.table/partition`` for messages."""
-        base = f"{self.database}.{self.table}"
-        return base if self.partition is None else f"{base}/{self.partition}"
+        return entity_name(self.database, self.table, self.partition)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready (``last_compaction`` a nested dict or None)."""

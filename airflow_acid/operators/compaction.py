@@ -20,6 +20,7 @@ from airflow_acid.errors import NotTransactionalError
 from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operations.compact import (FIRST_POLL_S, CompactionWaitTimeout, request_compaction,
                                              wait_for_compactions)
@@ -191,7 +192,7 @@ class AcidRequestCompactionOperator(BaseOperator):
         queued: list[CompactionInfo] = []
         messages: list[str] = []
         for r in results:
-            where = f"{r.database}.{r.table}" + (f"/{r.partition}" if r.partition else "")
+            where = entity_name(r.database, r.table, r.partition or None)
             if r.compaction_id is not None:
                 queued.append(metastore.compactions.get(r.compaction_id))
                 self.log.info("queued compaction %s: %s %s", r.compaction_id, r.type, where)

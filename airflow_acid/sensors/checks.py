@@ -16,6 +16,7 @@ from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import DELTA_NUM_KEY, DELTA_PCT_KEY, table_thresholds
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.initiator_store import InitiatorStore
+from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
 
 _NEVER = 2**62  # a count threshold no directory reaches: switches the delta-count rule off
@@ -134,7 +135,7 @@ class ThresholdCheck:
         too_many = count > limit
         too_old = age_s >= 0 and oldest_age is not None and oldest_age > age_s
         stats = {"aborted_txns": count, "oldest_abort_age_s": None if oldest_age is None else round(oldest_age, 3)}
-        name = f"{database}.{table}" + (f"/{self.partition}" if self.partition else "")
+        name = entity_name(database, table, self.partition or None)
         if not (too_many or too_old):
             age_text = f", oldest {oldest_age:.0f} s ago" if oldest_age is not None else ""
             return CheckResult(False, f"not compacted: {count} aborted transaction(s) on {name}{age_text} ≤ "

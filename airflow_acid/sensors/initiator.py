@@ -12,12 +12,12 @@ from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.metastore.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.partitions import entity_name
 
 
 def compaction_label(database: str, table: str, partition: str | None, type_name: str) -> str:
     """``db.table/partition MAJOR`` — the mapped task's label in the UI."""
-    name = f"{database}.{table}" + (f"/{partition}" if partition else "")
-    return f"{name} {type_name}"
+    return f"{entity_name(database, table, partition or None)} {type_name}"
 
 
 def compaction_payload(info: CompactionInfo, reason: str | None = None) -> dict[str, Any]:

@@ -77,6 +77,7 @@ def test_ratio_of_an_unpartitioned_table_and_the_warehouse_view(wh):
 
 
 def test_unknown_table_or_database(wh):
+    wh.create_database("ops")  # exists or not, depending on which tests ran before in this module's database
     with pytest.raises(NoSuchObjectError, match="nosuch"):
         table_health(wh, "ops.nosuch")
     with pytest.raises(NoSuchObjectError, match="nosuchdb"):
