@@ -28,6 +28,7 @@ from airflow_acid.metastore.schema import (
 )
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
+from tests.metastore.lost_reply import drop_the_reply_of_the_next_commit
 
 MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR
 WHO = {"user": "etl", "host": "node1"}
@@ -441,25 +442,8 @@ def test_two_processes_claiming_from_one_queue_never_get_the_same_row(empty_db_u
 # --- a reply lost after the server applied the change (connection dropped between COMMIT and its answer) --------
 
 
-def _drop_the_reply_of_the_next_commit(db: Database, monkeypatch) -> list[bool]:
-    """The next COMMIT reaches the server, then the client sees the connection fail (as with pg_terminate_backend
-    at that moment); Database.run retries the unit of work."""
-    dialect = db.engine.dialect
-    apply_commit = dialect.do_commit
-    dropped: list[bool] = []
-
-    def commit_then_drop(dbapi_connection) -> None:
-        apply_commit(dbapi_connection)
-        if not dropped:
-            dropped.append(True)
-            raise dialect.loaded_dbapi.OperationalError("server closed the connection unexpectedly")
-
-    monkeypatch.setattr(dialect, "do_commit", commit_then_drop)
-    return dropped
-
-
 def test_enqueue_whose_reply_was_lost_queues_once_and_reports_it_queued(db, queue, monkeypatch):
-    dropped = _drop_the_reply_of_the_next_commit(db, monkeypatch)
+    dropped = drop_the_reply_of_the_next_commit(db, monkeypatch)
     result = queue.enqueue("db", "t", "ds=1", MINOR, initiator_id="ui", highest_write_id_now=-1)
     assert dropped == [True]
     assert result.accepted and _queue_ids(db) == [result.id]  # not refused as "already scheduled" by itself
@@ -470,7 +454,7 @@ def test_enqueue_whose_reply_was_lost_queues_once_and_reports_it_queued(db, queu
 def test_claim_whose_reply_was_lost_returns_that_row_not_a_second_one(db, queue, monkeypatch):
     first = queue.enqueue("db", "t", None, MAJOR, highest_write_id_now=-1).id
     second = queue.enqueue("db", "u", None, MAJOR, highest_write_id_now=-1).id
-    dropped = _drop_the_reply_of_the_next_commit(db, monkeypatch)
+    dropped = drop_the_reply_of_the_next_commit(db, monkeypatch)
     claimed = queue.claim_next("node1-7")
     assert dropped == [True]
     assert claimed.id == first
@@ -493,6 +477,6 @@ def test_claim_by_id_only_while_initiated(db, queue):
 
 def test_claim_by_id_whose_reply_was_lost_still_claims_it(db, queue, monkeypatch):
     cq = queue.enqueue("db", "t", None, MAJOR, highest_write_id_now=-1).id
-    dropped = _drop_the_reply_of_the_next_commit(db, monkeypatch)
+    dropped = drop_the_reply_of_the_next_commit(db, monkeypatch)
     got = queue.claim(cq, "node1-3")
     assert dropped == [True] and got is not None and got.worker_id == "node1-3"

@@ -30,6 +30,7 @@ from airflow_acid.metastore.schema import (
     WRITE_SET,
 )
 from airflow_acid.metastore.txns import TxnStore
+from tests.metastore.lost_reply import drop_the_reply_of_the_next_commit
 
 UPDATE, DELETE, INSERT = OperationType.UPDATE, OperationType.DELETE, OperationType.INSERT
 
@@ -158,17 +159,7 @@ def test_commit_whose_reply_was_lost_succeeds_once(db, store, monkeypatch):
     "already committed", which tells the client its data was not written."""
     (t,) = _open(store)
     store.add_write_components(t, "db", "t", ["p=1"], UPDATE)
-    dialect = db.engine.dialect
-    apply_commit = dialect.do_commit
-    dropped: list[int] = []
-
-    def commit_then_drop(dbapi_connection) -> None:
-        apply_commit(dbapi_connection)
-        if not dropped:
-            dropped.append(t)
-            raise dialect.loaded_dbapi.OperationalError("server closed the connection unexpectedly")
-
-    monkeypatch.setattr(dialect, "do_commit", commit_then_drop)
+    dropped = drop_the_reply_of_the_next_commit(db, monkeypatch, marker=t)
     result = store.commit(t)
     assert dropped == [t]
     assert _state(db, t) == "c"
