@@ -226,7 +226,8 @@ def validate_table_properties(table: str, properties: Mapping[str, str], *, prev
         raise InvalidInputError(
             f"table {table}: transactional={transactional!r} is not supported; tables created here must be "
             "transactional (set transactional=true or leave it out)")
-    kind = (_get_ci(properties, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
+    given = _get_ci(properties, TRANSACTIONAL_PROPERTIES)
+    kind = "default" if given is None else given.strip().lower()  # an empty value is refused, not read as default
     if kind not in TRANSACTIONAL_PROPERTY_VALUES:
         raise InvalidInputError(
             f"table {table}: transactional_properties={kind!r} is not supported; use one of "

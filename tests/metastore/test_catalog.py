@@ -144,6 +144,8 @@ BAD_INPUTS = [
      "'transactional' cannot be unset"),
     (lambda c: c.alter_table_properties("sales", "orders", {"transactional_properties": "insert_only"}),
      InvalidInputError, "cannot change after creation"),
+    (lambda c: c.alter_table_properties("sales", "orders", {"transactional_properties": ""}),  # found by hypothesis:
+     InvalidInputError, "transactional_properties='' is not supported"),  # was stored, then could not be unset
     (lambda c: c.alter_table_properties("sales", "orders",
                                         {"compactorthreshold.hive.compactor.delta.num.threshold": "-1"}),
      InvalidInputError, "must be a finite non-negative number"),
