@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import settings as hypothesis_settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AIRFLOW_ACID_SHARED", REPO.parent / "shared"))
@@ -24,6 +25,11 @@ ARTIFACTS = Path(os.environ.get("AIRFLOW_ACID_ARTIFACTS", REPO / "test-artifacts
 # py4j logs "Closing down clientserver connection" from __del__ at interpreter exit, after pytest closed the
 # captured streams; keep its INFO chatter out of the run.
 logging.getLogger("py4j").setLevel(logging.WARNING)
+
+# Property tests explore new random examples on every local run; CI (.ci/run sets AIRFLOW_ACID_HYPOTHESIS_PROFILE=ci)
+# replays a fixed, per-test derandomized set so a red CI is always reproducible. Run the random profile to hunt.
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("AIRFLOW_ACID_HYPOTHESIS_PROFILE", "default"))
 
 # Warehouse fixtures (migrated SQLite template, AcidWarehouse per test) for every test module.
 pytest_plugins = ["tests.warehouse_support"]
