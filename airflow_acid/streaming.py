@@ -33,7 +33,7 @@ from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import EventFileWriter, FileKind
 from airflow_acid.errors import TransactionClosedError, UnsupportedOperationError
 from airflow_acid.heartbeat import Heartbeater
-from airflow_acid.metastore.codes import DataOperation, LockState
+from airflow_acid.acid.codes import DataOperation, LockState
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnStateError
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.table_schema import to_arrow_table

@@ -29,7 +29,7 @@ from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from airflow_acid.heartbeat import Heartbeater
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.metastore.codes import DataOperation, LockState, OperationType
+from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnAbortedError, TxnStateError
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.predicates import SOURCE_PREFIX, Predicate, as_expression, check_predicate, project, \

@@ -39,7 +39,7 @@ from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import (
     TRANSACTIONAL_PROPERTIES, ColumnInfo, PartitionInfo, TableInfo,
 )
-from airflow_acid.metastore.codes import DataOperation, LockState, LockType, OperationType, TxnType
+from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.locks import LockComponent, lock_component_for

@@ -24,7 +24,7 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_acid.metastore.codes import CompactionState, CompactionType  # noqa: E402
+from airflow_acid.acid.codes import CompactionState, CompactionType  # noqa: E402
 from airflow_acid.metastore.compactions import CompactionQueue  # noqa: E402
 from airflow_acid.metastore.conf import MetastoreConf  # noqa: E402
 from airflow_acid.metastore.db import Database, now_ms  # noqa: E402

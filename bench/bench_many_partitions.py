@@ -23,7 +23,7 @@ import pyarrow as pa
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.compactor.plan import CompactionPlan
+from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.spark.submit import SparkSubmitOptions, run_spark_submit
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from airflow_acid.cli import main
 from airflow_acid.compactor.worker import Worker
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.demo import CUSTOMERS
-from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.operations import request_compaction
 from airflow_acid.warehouse import AcidWarehouse
 from tests.operations.support import COLUMNS, inserts, module_root, module_url, unique, wh  # noqa: F401
@@ -214,7 +215,7 @@ def test_why_and_cleaner(cli, wh):
     cq_id = request_compaction(wh, table, "ds=a", "major", pool=pool)[0].compaction_id
     reader = wh.read_snapshot(info).__enter__()
     try:
-        Worker(wh.metastore).run_next(pool)
+        Worker(wh.metastore, runner=LocalRunner()).run_next(pool)
         explained = as_json(cli("why", table, "--partition", "ds=a", "--json"))
         assert [(b["compaction_id"], b["txn_id"]) for b in explained["cleanup_blockers"]] == [(cq_id, reader.txn_id)]
         text = cli("why", table, "--partition", "ds=a")

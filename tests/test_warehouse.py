@@ -17,7 +17,7 @@ from airflow_acid.bucketing import assign_buckets
 from airflow_acid.errors import (
     NotTransactionalError, SchemaMismatchError, TransactionClosedError, UnsupportedOperationError,
 )
-from airflow_acid.metastore.codes import LockType
+from airflow_acid.acid.codes import LockType
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TABLE_PARAMS, TBLS, TXN_COMPONENTS
 from airflow_acid.predicates import source

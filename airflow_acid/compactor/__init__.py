@@ -1,15 +1,8 @@
-"""Compactor: Hive's compactor threads as plain Python over the metastore, the table format and the Spark engine.
+"""Compactor: Hive's compactor threads as plain Python over the metastore and the table format.
 
-Planning (``plan``, pure), the Initiator (``initiator``, with the pure decision in ``decision``), the Worker
-(``worker``, running plans through a pluggable ``runners.Runner``), the Cleaner (``cleaner``) and the HouseKeeper
-(``housekeeper``). No Airflow imports: the Airflow layer wraps these classes.
+Planning (``planning``, pure), the Initiator (``initiator``, with the pure decision in ``decision``), the Worker
+(``worker``, which hands plans to a :class:`~airflow_acid.job.runner.Runner` it is given), the Cleaner
+(``cleaner``) and the HouseKeeper (``housekeeper``). The job contract (plan and result documents) lives in
+``airflow_acid.job``; the Spark job that executes plans in ``airflow_acid.spark``. No Airflow imports: the Airflow
+layer wraps these classes.
 """
-
-from airflow_acid.compactor.plan import (
-    PLAN_VERSION, Compaction, CompactionPlan, CompactionStep, CompactionType, NothingToCompact, OrcSettings, PlanError,
-    effective_properties, not_enough_reason, partial_minor_slices, plan_compaction,
-)
-
-__all__ = ["PLAN_VERSION", "Compaction", "CompactionPlan", "CompactionStep", "CompactionType", "NothingToCompact",
-           "OrcSettings", "PlanError", "effective_properties", "not_enough_reason", "partial_minor_slices",
-           "plan_compaction"]

@@ -32,7 +32,7 @@ from airflow_acid.acid.state import AcidState, NotEnoughHistoryError, get_acid_s
 from airflow_acid.acid.writeids import LONG_MAX, ValidReaderWriteIdList, ValidTxnList, ValidWriteIdList
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import now_ms

@@ -7,7 +7,7 @@ import enum
 from dataclasses import dataclass
 
 from airflow_acid.acid.state import AcidState
-from airflow_acid.metastore.codes import CompactionType
+from airflow_acid.acid.codes import CompactionType
 
 
 class Rule(str, enum.Enum):

@@ -30,7 +30,7 @@ from airflow_acid.compactor.settings import (
     request_overrides, table_thresholds,
 )
 from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
-from airflow_acid.metastore.codes import CompactionType
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError

@@ -9,7 +9,9 @@ import fsspec
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList, ValidWriteIdList
-from airflow_acid.compactor.plan import Compaction, CompactionType, NothingToCompact, plan_compaction
+from airflow_acid.acid.codes import CompactionType
+from airflow_acid.compactor.planning import NothingToCompact, plan_compaction
+from airflow_acid.job.plan import Compaction
 
 
 def directory_state(location: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None, *,

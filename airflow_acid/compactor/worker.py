@@ -34,29 +34,21 @@ from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList, ValidTxnList
 from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.compactor.plan import (
-    MAX_NUM_DELTA_KEY,
-    Compaction,
-    CompactionPlan,
-    CompactionType,
-    NothingToCompact,
-    effective_properties,
-)
-from airflow_acid.compactor.runners import LocalRunner, Runner
+from airflow_acid.compactor.planning import MAX_NUM_DELTA_KEY, NothingToCompact, effective_properties
 from airflow_acid.heartbeat import Heartbeater
+from airflow_acid.job.layout import tmp_dir_name
+from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, arrow_row_schema
+from airflow_acid.job.result import CompactionResult, JobStatus
+from airflow_acid.job.runner import Runner, spark_conf_of
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
-from airflow_acid.metastore.codes import CompactionState, DataOperation, LockState, TxnState, TxnType
-from airflow_acid.metastore.codes import CompactionType as QueueType
+from airflow_acid.acid.codes import CompactionState, CompactionType, DataOperation, LockState, TxnState, TxnType
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.metastore.schema import COMPACTION_QUEUE
 from airflow_acid.metastore.txns import AbortReason
-from airflow_acid.spark.driver import CompactionResult, Status, arrow_row_schema
-from airflow_acid.spark.submit import SPARK_CONF_PREFIX
-from airflow_acid.spark.units import tmp_dir_name
 
 log = logging.getLogger(__name__)
 
@@ -172,19 +164,20 @@ class _Job:
 
 
 class Worker:
-    """Hive's compaction Worker over one metastore, with a pluggable job runner.
+    """Hive's compaction Worker over one metastore; ``runner`` executes its plans (``airflow_acid.spark.runners``
+    or the Airflow operator's SparkSubmitHook runner) — the Worker plans, verifies and commits, never executes.
 
     ``host`` names the job (``<host>-compactor-…``) and the transactions; ``worker_id`` (``<host>-<thread>``)
     is written to CQ_WORKER_ID when this worker claims rows; ``filesystem`` is an fsspec filesystem for table
     locations that are plain paths on a non-local filesystem.
     """
 
-    def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, runner: Runner | None = None, *,
+    def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, runner: Runner,
                  host: str | None = None, worker_id: str | None = None,
                  filesystem: fsspec.AbstractFileSystem | None = None) -> None:
         self.metastore = metastore
         self.conf = conf or metastore.conf
-        self.runner: Runner = runner or LocalRunner()
+        self.runner = runner
         self.host = host or socket.gethostname()
         self.worker_id = worker_id or f"{self.host}-{threading.get_native_id()}"
         self.filesystem = filesystem
@@ -285,7 +278,7 @@ class Worker:
             table = catalog.get_table(info.database, info.table)
         except NoSuchObjectError:
             raise _Refused(f"table {info.database}.{info.table} does not exist any more") from None
-        if info.type not in (QueueType.MAJOR, QueueType.MINOR):
+        if info.type not in EXECUTABLE_TYPES:
             raise _Refused(f"{info.type.display} compaction of {job.entity} is not supported by the Spark "
                            "compactor; request MAJOR or MINOR")
         if info.partition is None:
@@ -307,7 +300,7 @@ class Worker:
         info = job.info
         request = dict(info.properties)
         plan = plan_directory(
-            job.location, job.write_ids, job.txn_id, CompactionType.parse(info.type.display),
+            job.location, job.write_ids, job.txn_id, info.type,
             compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
             table_properties=table.properties, request_properties=request,
             max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem,
@@ -343,7 +336,7 @@ class Worker:
         plan = CompactionPlan(tuple(j.compaction for j in jobs))
         first = jobs[0]
         name = first.job_name if len(jobs) == 1 else f"{first.job_name}+{len(jobs) - 1}"
-        spark_conf = {k: v for k, v in first.compaction.job_conf.items() if k.startswith(SPARK_CONF_PREFIX)}
+        spark_conf = spark_conf_of(first.compaction)
         try:
             for j in jobs:
                 j.job_name = name
@@ -366,7 +359,7 @@ class Worker:
         if result is None:
             raise CompactionAttemptError(f"the result of job {job.job_name} has no entry for compaction "
                                          f"{job.info.id}")
-        if result.status != Status.SUCCEEDED:
+        if result.status != JobStatus.SUCCEEDED:
             raise CompactionAttemptError(f"compaction job {job.job_name} failed for {job.location}: "
                                          f"{result.error or result.status}")
         lost = self._heartbeater.lost.get(job.txn_id) if self._heartbeater else None
@@ -633,7 +626,7 @@ def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
     """Compactions that agree on every ``spark.*`` job conf value share one application."""
     groups: dict[tuple, list[_Job]] = {}
     for j in jobs:
-        key = tuple(sorted((k, v) for k, v in j.compaction.job_conf.items() if k.startswith(SPARK_CONF_PREFIX)))
+        key = tuple(sorted(spark_conf_of(j.compaction).items()))
         groups.setdefault(key, []).append(j)
     return list(groups.values())
 

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
-from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError

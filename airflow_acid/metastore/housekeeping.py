@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_acid.metastore.codes import TxnState
+from airflow_acid.acid.codes import TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.schema import HIVE_LOCKS, MIN_HISTORY_LEVEL, TXN_COMPONENTS, TXN_TO_WRITE_ID, TXNS, WRITE_SET

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex_value
 from airflow_acid.metastore.schema import (

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_acid.metastore.codes import DataOperation, LockState, LockType, OperationType, TxnState
+from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.errors import (

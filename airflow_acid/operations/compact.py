@@ -19,7 +19,7 @@ from typing import Any
 from airflow_acid import __version__
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import WORKER_POOL_KEY, validate_request_properties
-from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome

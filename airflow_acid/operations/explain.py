@@ -20,7 +20,7 @@ from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY, DELTA_PCT_KEY, NO_AUTO_COMPACTION, CompactorSettingsError, is_true, table_thresholds,
 )
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.conf import MetastoreConf

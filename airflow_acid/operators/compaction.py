@@ -13,11 +13,11 @@ from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid import __version__
-from airflow_acid.compactor.runners import Runner
+from airflow_acid.job.runner import Runner
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.errors import NotTransactionalError
-from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name

@@ -24,7 +24,7 @@ from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from airflow_acid.compactor.plan import CompactionPlan
+from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.spark.driver import PlanResult
 from airflow_acid.spark.submit import SparkSubmitError, SparkSubmitOptions, SubmitArguments, submit_arguments
 

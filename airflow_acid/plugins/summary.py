@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from airflow_acid.errors import AcidClientError
-from airflow_acid.metastore.codes import CompactionState, LockState, TxnState
+from airflow_acid.acid.codes import CompactionState, LockState, TxnState
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import MetastoreError
 from airflow_acid.operations import PartitionHealth, explain, warehouse_health

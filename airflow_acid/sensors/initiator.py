@@ -10,7 +10,7 @@ from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.partitions import entity_name
 

@@ -61,7 +61,7 @@ def _read_text(path: str) -> str:
 
 
 def run_plan(plan, spark, on_progress=None):
-    """Execute a :class:`~airflow_acid.compactor.plan.CompactionPlan` with an existing SparkSession."""
+    """Execute a :class:`~airflow_acid.job.plan.CompactionPlan` with an existing SparkSession."""
     from airflow_acid.spark.driver import execute_plan
     from airflow_acid.spark.units import execute_unit
 
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_watchdog:
         start_parent_watchdog()
 
-    from airflow_acid.compactor.plan import CompactionPlan, PlanError
+    from airflow_acid.job.plan import CompactionPlan, PlanError
 
     try:
         plan = CompactionPlan.from_json(_read_text(args.plan), source=args.plan)

@@ -14,110 +14,29 @@ Steps of one compaction run in order (partial minors first); wave k runs step k 
 
 from __future__ import annotations
 
-import io
-import json
 import posixpath
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 
 import pyarrow as pa
-import pyarrow.orc as po
-import pyorc
 
 from airflow_acid.acid.event_reader import open_data_file, read_flush_length
 from airflow_acid.acid.event_writer import write_acid_version_file
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.merge import MergePlan, plan_merge
-from airflow_acid.compactor.plan import Compaction, CompactionPlan, CompactionStep, CompactionType, PlanError, \
+from airflow_acid.acid.codes import CompactionType
+from airflow_acid.job.layout import tmp_dir_name
+from airflow_acid.job.plan import Compaction, CompactionPlan, CompactionStep, PlanError, arrow_row_schema, \
     not_enough_reason
-from airflow_acid.spark.units import UnitResult, WorkUnit, execute_unit, tmp_dir_name
+from airflow_acid.job.result import CompactionResult, JobStatus, PlanResult, StepResult
+from airflow_acid.spark.units import UnitResult, WorkUnit, execute_unit
 
-RESULT_VERSION = 1
 RunUnits = Callable[[list[WorkUnit]], list[UnitResult]]
-
-
-class Status:
-    """Values of ``status`` in a compaction result."""
-
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    RUNNING = "running"
-
-
-@dataclass
-class StepResult:
-    """One step of one compaction."""
-
-    type: str
-    inputs: list[str]
-    outputs: list[str]
-    rows_in: int = 0
-    rows_out: int = 0
-    files: int = 0
-    bytes: int = 0
-    skipped: str | None = None
-
-
-@dataclass
-class CompactionResult:
-    """Per compaction: rows in/out, files, bytes, seconds, status, error, and the directories created."""
-
-    id: str
-    location: str
-    type: str
-    status: str = Status.RUNNING
-    rows_in: int = 0
-    rows_out: int = 0
-    files: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-    error: str | None = None
-    outputs: list[str] = field(default_factory=list)
-    steps: list[StepResult] = field(default_factory=list)
-
-
-@dataclass
-class PlanResult:
-    """The result document the job writes (``--result``) and the caller reads."""
-
-    compactions: list[CompactionResult]
-    seconds: float = 0.0
-    version: int = RESULT_VERSION
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=1)
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> PlanResult:
-        doc = json.loads(text)
-        if doc.get("version") != RESULT_VERSION:
-            raise ValueError(f"compaction result version {doc.get('version')!r} is not {RESULT_VERSION}")
-        comps = []
-        for c in doc["compactions"]:
-            steps = [StepResult(**s) for s in c.pop("steps", [])]
-            comps.append(CompactionResult(**c, steps=steps))
-        return cls(comps, doc.get("seconds", 0.0))
-
-    def by_id(self) -> dict[str, CompactionResult]:
-        return {c.id: c for c in self.compactions}
 
 
 def run_locally(units: list[WorkUnit]) -> list[UnitResult]:
     """Execute units one after another in this process (tests, tiny jobs)."""
     return [execute_unit(u) for u in units]
-
-
-def arrow_row_schema(orc_type: str) -> pa.Schema:
-    """Arrow schema of the table columns from an ORC ``struct<...>`` type (as the merge reader sees them)."""
-    try:
-        buf = io.BytesIO()
-        with pyorc.Writer(buf, orc_type):
-            pass
-        schema = po.ORCFile(pa.BufferReader(buf.getvalue())).schema
-    except Exception as exc:  # noqa: BLE001 - pyorc raises several types for a bad type string
-        raise PlanError(f"row_schema {orc_type!r} is not a valid ORC struct type: {exc}") from None
-    return pa.schema([f.remove_metadata() for f in schema])
 
 
 def _infer_row_schema(storage: Storage, merge: MergePlan, step: CompactionStep) -> pa.Schema | None:
@@ -148,7 +67,7 @@ class _Run:
     def __init__(self, index: int, compaction: Compaction) -> None:
         self.index = index
         self.c = compaction
-        self.result = CompactionResult(compaction.id, compaction.location, compaction.type.value)
+        self.result = CompactionResult(compaction.id, compaction.location, compaction.type.keyword)
         self.storage = storage_for(compaction.location)
         self.tmp = tmp_dir_name(compaction.compactor_txn_id)
         self.schema: pa.Schema | None = arrow_row_schema(compaction.row_schema) if compaction.row_schema else None
@@ -157,7 +76,7 @@ class _Run:
 
     @property
     def active(self) -> bool:
-        return self.result.status == Status.RUNNING
+        return self.result.status == JobStatus.RUNNING
 
     def remove_leftovers(self) -> None:
         _remove_dir(self.storage, self.tmp)
@@ -165,7 +84,7 @@ class _Run:
             _remove_dir(self.storage, out)
 
     def fail(self, error: str) -> None:
-        self.result.status = Status.FAILED
+        self.result.status = JobStatus.FAILED
         self.result.error = error
         self.result.outputs = []
         try:
@@ -177,8 +96,8 @@ class _Run:
 
     def finish(self) -> None:
         self.result.seconds = round(time.monotonic() - self.started, 3)
-        if self.result.status == Status.RUNNING:
-            self.result.status = Status.SUCCEEDED
+        if self.result.status == JobStatus.RUNNING:
+            self.result.status = JobStatus.SUCCEEDED
             _remove_dir(self.storage, self.tmp)
 
     def units_for(self, number: int) -> list[WorkUnit]:
@@ -201,7 +120,7 @@ class _Run:
             raise PlanError(f"data files {vanished} of {self.c.location} were listed when the compaction was planned "
                             "and are gone now (deleted outside airflow-acid?); compacting without them would drop "
                             "their rows — restore them, or plan the compaction again to go on without them")
-        sr = StepResult(step.type.value, list((step.base,) if step.base else ()) + list(step.original_files)
+        sr = StepResult(step.type.keyword, list((step.base,) if step.base else ()) + list(step.original_files)
                         + list(deltas), list(step.outputs))
         self.result.steps.append(sr)
         if number > 0:

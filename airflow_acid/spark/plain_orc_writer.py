@@ -18,7 +18,7 @@ from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_tail import read_tail
-from airflow_acid.compactor.plan import OrcSettings
+from airflow_acid.job.plan import OrcSettings
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from airflow_acid.compactor.plan import CompactionPlan, PlanError
-from airflow_acid.spark.driver import PlanResult
+from airflow_acid.job.plan import CompactionPlan, PlanError
+from airflow_acid.job.result import PlanResult
+from airflow_acid.job.runner import SPARK_CONF_PREFIX
 
-SPARK_CONF_PREFIX = "spark."
 
 
 class SparkSubmitError(RuntimeError):

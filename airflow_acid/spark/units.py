@@ -42,18 +42,13 @@ from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, \
     valid_write_id_mask
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
-from airflow_acid.compactor.plan import CompactionType, OrcSettings
+from airflow_acid.acid.codes import CompactionType
+from airflow_acid.job.layout import tmp_dir_name
+from airflow_acid.job.plan import OrcSettings
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
-
-TMP_PREFIX = "_tmp_compactor_v"
-"""Temporary output lives in ``<location>/_tmp_compactor_v<C>/``: hidden from readers (leading ``_``)."""
 
 FAULT_DELAY_ENV = "AIRFLOW_ACID_COMPACTOR_FAULT_DELAY"
 """Test seam: seconds a unit sleeps after writing its output into the temporary directory (crash tests)."""
-
-
-def tmp_dir_name(compactor_txn_id: int) -> str:
-    return f"{TMP_PREFIX}{compactor_txn_id:07d}"
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from airflow_acid.errors import AcidClientError
 from airflow_acid.metastore.catalog import PartitionInfo, TableInfo
-from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError, MetastoreError
 from airflow_acid.metastore.locks import ShowLocksRow

@@ -9,7 +9,7 @@ import time
 import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from airflow_acid.compactor.runners import LocalRunner
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.operators.compaction import (COMPACTED_TABLES, AcidCompactionOperator,
                                                 AcidRequestCompactionOperator, table_asset)

@@ -28,7 +28,7 @@ def test_configured_connection_decides_the_master(monkeypatch):
 
 def test_hook_gets_the_submit_arguments(tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[2]"}))
-    from airflow_acid.compactor.plan import CompactionPlan
+    from airflow_acid.job.plan import CompactionPlan
 
     plan = CompactionPlan(compactions=())
     args = submit_arguments(plan, str(tmp_path / "plan.json"), str(tmp_path / "result.json"),

@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 from fsspec.implementations.local import LocalFileSystem
 
-from airflow_acid.metastore.codes import OperationType, TxnState
+from airflow_acid.acid.codes import OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.schema import TXN_COMPONENTS, TXN_TO_WRITE_ID, TXNS
 from airflow_acid.metastore.store import Metastore

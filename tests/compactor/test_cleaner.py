@@ -22,8 +22,9 @@ from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.compactor.cleaner import Cleaner, CleanerError, CleanerStatus, planned_deletions
 from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import CompactionState, TxnState
+from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
@@ -65,7 +66,7 @@ def test_reader_open_before_commit_keeps_its_files_until_it_closes(wh):
     try:
         files = _selected_files(reader)
         cq = enqueue(wh, "major")
-        outcome = Worker(ms).run_next()
+        outcome = Worker(ms, runner=LocalRunner()).run_next()
         assert outcome.status == WorkerStatus.COMPACTED
         report = cleaner.run_cycle()
         assert report.entries == [] and [w.compaction_id for w in report.waiting] == [cq]
@@ -97,7 +98,7 @@ def test_row_waits_while_a_reader_snapshot_still_treats_an_older_txn_as_open(wh)
     ms = wh.metastore
     older = ms.txns.open_txn(user="etl", host="other")  # e.g. a long writer on another table
     cq = enqueue(wh, "major")
-    assert Worker(ms).run_next().status == WorkerStatus.COMPACTED
+    assert Worker(ms, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
     reader = wh.read_snapshot(info).__enter__()  # its snapshot treats `older` as open
     try:
         ms.txns.commit(older)
@@ -121,7 +122,7 @@ def test_dry_run_lists_what_and_why_without_changing_anything(sqlite_wh):
     leave_aborted_insert(wh)
     ms = wh.metastore
     cq = enqueue(wh, "minor")
-    assert Worker(ms).run_next().status == WorkerStatus.COMPACTED
+    assert Worker(ms, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
     dirs = acid_dirs(info.location)
     report = Cleaner(ms).run_cycle(dry_run=True)
     assert report.dry_run and [e.status for e in report.entries] == [CleanerStatus.WOULD_CLEAN]
@@ -150,7 +151,7 @@ def test_no_cleanup_is_honoured(sqlite_wh, where):
     else:
         ms.catalog.alter_partition_params("db", "p", "k=1", {"no_cleanup": "true"})
     cq = enqueue(wh, "major", "db.p", "k=1")
-    assert Worker(ms).run_next().status == WorkerStatus.COMPACTED
+    assert Worker(ms, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
     location = ms.catalog.get_partition("db", "p", "k=1").location
     dirs = acid_dirs(location)
     report = Cleaner(ms).run_cycle()
@@ -167,7 +168,7 @@ def test_failures_back_off_exponentially_then_fail(tmp_path, monkeypatch):
     history(wh)
     ms = wh.metastore
     cq = enqueue(wh, "major")
-    assert Worker(ms).run_next().status == WorkerStatus.COMPACTED
+    assert Worker(ms, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
 
     def broken(*args, **kwargs):
         raise PermissionError("[Errno 13] Permission denied: 'delta_0000001_0000001_0000'")
@@ -208,7 +209,7 @@ def test_compaction_whose_txn_aborted_after_ready_for_cleaning_fails(sqlite_wh, 
 
     monkeypatch.setattr(ms.txns, "commit", unreachable)
     monkeypatch.setattr(ms.compactions, "mark_failed", unreachable)
-    outcome = Worker(ms).run_next()
+    outcome = Worker(ms, runner=LocalRunner()).run_next()
     monkeypatch.undo()
     assert outcome.status == WorkerStatus.FAILED
     assert ms.compactions.get(cq).state is CompactionState.READY_FOR_CLEANING
@@ -262,7 +263,7 @@ def run_interleaving(wh, ops: list[str]) -> None:
     got when it opened (a FileNotFound would raise), and a fresh read must equal the model."""
     info = new_table(wh)
     ms = wh.metastore
-    worker, cleaner = Worker(ms), Cleaner(ms)
+    worker, cleaner = Worker(ms, runner=LocalRunner()), Cleaner(ms)
     model: dict[int, str] = {}
     readers: list[tuple[object, list[tuple]]] = []
     next_id = 0

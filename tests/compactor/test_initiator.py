@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from airflow_acid.compactor.decision import Rule
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore.initiator_store import INITIATOR_MUTEX, InitiatorStore, Outcome
 from airflow_acid.metastore.schema import COMPLETED_COMPACTIONS, COMPLETED_TXN_COMPONENTS, TABLE_PARAMS, TBLS
 from tests.compactor.initiator_support import (  # noqa: F401 - fixture

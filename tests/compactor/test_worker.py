@@ -14,14 +14,16 @@ import time
 import pytest
 
 from airflow_acid.acid.names import parse_dir
-from airflow_acid.compactor.runners import LocalRunner, Runner
+from airflow_acid.spark.runners import LocalRunner
+from airflow_acid.job.runner import Runner
 from airflow_acid.compactor.worker import Worker, WorkerStatus, job_name_for
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import CompactionState, LockType, TxnState
+from airflow_acid.acid.codes import CompactionState, LockType, TxnState
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT
 from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.locks import LockComponent
-from airflow_acid.spark.driver import PlanResult, Status, execute_plan
+from airflow_acid.job.result import PlanResult, JobStatus
+from airflow_acid.spark.driver import execute_plan
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     CONF, acid_dirs, enqueue, hidden_dirs, history, make_warehouse, new_table, rows, sqlite_wh, wh,
 )
@@ -68,7 +70,7 @@ def test_nothing_to_compact_is_refused_or_left_to_the_cleaner(wh):
     with wh.transaction() as t:
         t.insert("db.t", [{"id": 1, "name": "a"}])
     cq = enqueue(wh, "major")
-    outcome = Worker(wh.metastore).run_next()
+    outcome = Worker(wh.metastore, runner=LocalRunner()).run_next()
     assert outcome.status == WorkerStatus.REFUSED
     row = wh.metastore.compactions.get(cq)
     assert row.state is CompactionState.REFUSED and row.error_message.startswith(NOTHING_TO_COMPACT)
@@ -77,10 +79,10 @@ def test_nothing_to_compact_is_refused_or_left_to_the_cleaner(wh):
     # Cleaner has work, so the row goes to 'ready for cleaning' (§5.2 step 8).
     history(wh)
     enqueue(wh, "major")
-    assert Worker(wh.metastore).run_next().status == WorkerStatus.COMPACTED
+    assert Worker(wh.metastore, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
     wh.metastore.compactions.mark_cleaned(wh.metastore.compactions.find(state="r")[0].id)  # keep files, free slot
     cq2 = enqueue(wh, "major")
-    outcome = Worker(wh.metastore).run_next()
+    outcome = Worker(wh.metastore, runner=LocalRunner()).run_next()
     assert outcome.status == WorkerStatus.CLEANER_ONLY and outcome.succeeded
     assert wh.metastore.compactions.get(cq2).state is CompactionState.READY_FOR_CLEANING
     assert _outputs_of(info.location, outcome.txn_id) == []
@@ -93,7 +95,7 @@ def test_missing_table_or_partition_and_unsupported_requests_are_refused(sqlite_
     whole = enqueue(wh, "minor", "db.p")
     gone_part = enqueue(wh, "minor", "db.p", "k=7")
     cq = enqueue(wh, "major", "db.ghost")  # dropped since it was queued
-    worker = Worker(wh.metastore)
+    worker = Worker(wh.metastore, runner=LocalRunner())
     outcomes = {o.compaction_id: o for o in (worker.run_next(), worker.run_next(), worker.run_next())}
     assert {o.status for o in outcomes.values()} == {WorkerStatus.REFUSED}
     assert "does not exist" in wh.metastore.compactions.get(cq).error_message
@@ -116,7 +118,7 @@ class _FailedResultRunner:
     def run(self, plan, *, job_name, spark_conf):
         result = execute_plan(plan)
         for c in result.compactions:
-            c.status, c.error = Status.FAILED, "ORC writer: disk quota exceeded"
+            c.status, c.error = JobStatus.FAILED, "ORC writer: disk quota exceeded"
         return result
 
 
@@ -151,7 +153,7 @@ def test_lock_not_granted_is_a_failed_attempt(sqlite_wh):
     ms = wh.metastore
     held = ms.locks.lock([LockComponent("db", "t", lock_type=LockType.EXCLUSIVE)], user="dba", host="h")
     cq = enqueue(wh, "major")
-    outcome = Worker(ms).run_next()
+    outcome = Worker(ms, runner=LocalRunner()).run_next()
     assert outcome.status == WorkerStatus.FAILED and "SHARED_READ lock" in outcome.message
     assert ms.compactions.get(cq).state is CompactionState.FAILED
     assert ms.txns.txn_state(outcome.txn_id) is TxnState.ABORTED
@@ -188,9 +190,9 @@ def test_process_killed_after_job_before_commit_then_revoked_and_rerun(wh, empty
     assert rows(wh) == before  # invisible: _v of an open transaction
     # The housekeeper aborts the silent transaction (hive.txn.timeout); the worker timeout revokes the row.
     ms.txns.abort(dead_txn, "ABORT_TIMEOUT")
-    assert Worker(ms).claim() is None  # within hive.compactor.worker.timeout the row stays claimed
+    assert Worker(ms, runner=LocalRunner()).claim() is None  # within hive.compactor.worker.timeout the row stays claimed
     time.sleep(0.01)
-    outcome = Worker(ms, dataclasses.replace(CONF, worker_timeout_s=0.001), host="w2").run_next()  # revokes, reruns
+    outcome = Worker(ms, dataclasses.replace(CONF, worker_timeout_s=0.001), host="w2", runner=LocalRunner()).run_next()  # revokes, reruns
     assert outcome.status == WorkerStatus.COMPACTED and outcome.compaction_id == cq
     assert outcome.txn_id != dead_txn
     # Both outputs exist on disk with the same range; only the committed one is read, no duplicates.
@@ -205,7 +207,7 @@ def test_metastore_unreachable_at_commit_leaves_no_visible_change(wh, monkeypatc
     ms = wh.metastore
     cq = enqueue(wh, "major")
     real_commit = ms.txns.commit
-    worker = Worker(ms)
+    worker = Worker(ms, runner=LocalRunner())
 
     def commit(txn_id):
         if ms.txns.txn_state(txn_id) is TxnState.OPEN and txn_id == ms.compactions.get(cq).txn_id:
@@ -246,7 +248,7 @@ def test_metastore_down_after_job_row_revoked_and_rerun(sqlite_wh, monkeypatch):
     assert ms.compactions.get(cq).state is CompactionState.WORKING
     ms.txns.abort(outcome.txn_id, "ABORT_TIMEOUT")  # the housekeeper, once the metastore is back
     assert ms.compactions.revoke_timed_out_workers(timeout_s=0) == [cq]
-    again = Worker(ms).run_next()
+    again = Worker(ms, runner=LocalRunner()).run_next()
     assert again.status == WorkerStatus.COMPACTED and again.compaction_id == cq
     assert rows(wh) == before
 
@@ -267,7 +269,7 @@ def test_revoked_row_rerun_while_first_worker_runs_never_yields_duplicates(wh):
             result = execute_plan(plan)
             seen["first_outputs"] = list(result.compactions[0].outputs)
             assert ms.compactions.revoke_timed_out_workers(timeout_s=0) == [cq]
-            second = Worker(ms, host="w2").run_next()
+            second = Worker(ms, host="w2", runner=LocalRunner()).run_next()
             seen["second"] = second
             seen["rows_between"] = rows(wh)
             return result
@@ -325,7 +327,7 @@ def test_compact_requires_a_claimed_row(sqlite_wh):
     new_table(wh)
     cq = enqueue(wh, "major")
     with pytest.raises(ValueError, match="not 'working'"):
-        Worker(wh.metastore).compact(cq)
+        Worker(wh.metastore, runner=LocalRunner()).compact(cq)
 
 
 def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path):
@@ -367,8 +369,8 @@ def test_runner_protocol_result_for_each_compaction(sqlite_wh):
 
 
 def test_spark_submit_and_session_runners_name_the_application(monkeypatch, tmp_path):
-    from airflow_acid.compactor import runners
-    from airflow_acid.compactor.plan import CompactionPlan
+    from airflow_acid.spark import runners
+    from airflow_acid.job.plan import CompactionPlan
     from airflow_acid.spark.submit import SparkSubmitOptions
 
     seen = {}

@@ -15,10 +15,10 @@ from airflow_acid.acid.names import ORC_ACID_VERSION_FILE
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.compactor.runners import LocalRunner
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.compactor.worker import OutputVerificationError, Worker, WorkerStatus
-from airflow_acid.metastore.codes import CompactionState
-from airflow_acid.spark.driver import CompactionResult, Status
+from airflow_acid.acid.codes import CompactionState
+from airflow_acid.job.result import CompactionResult, JobStatus
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     COLUMNS, acid_dirs, enqueue, hidden_dirs, rows, sqlite_wh, wh,
 )
@@ -109,7 +109,7 @@ def test_insert_only_minor_skips_aborted_and_major_reads_the_compacted_delta(sql
     _mm_history(wh, "db.mm", None)
     before = rows(wh, "db.mm")
     enqueue(wh, "minor", "db.mm")
-    worker = Worker(wh.metastore)
+    worker = Worker(wh.metastore, runner=LocalRunner())
     minor = worker.run_next()
     assert minor.outputs == (f"delta_0000001_0000004_v{minor.txn_id:07d}",) and minor.rows_out == 8
     with wh.transaction() as t:
@@ -166,7 +166,7 @@ def test_verification_refuses_acid_files_in_an_insert_only_output(sqlite_wh):
     os.makedirs(os.path.join(loc, plan.final_outputs[0]))
     acid_file = os.path.join(wh.table("db.acid").location, "delta_0000001_0000001_0000", "bucket_00000")
     os.link(acid_file, os.path.join(loc, plan.final_outputs[0], "000000_0"))
-    result = CompactionResult("1", loc, "major", Status.SUCCEEDED, rows_out=1, files=1,
+    result = CompactionResult("1", loc, "major", JobStatus.SUCCEEDED, rows_out=1, files=1,
                               outputs=[plan.final_outputs[0]])
     with pytest.raises(OutputVerificationError, match="original"):
         Worker.verify_output(plan, result, wh.metastore.snapshots.valid_txn_list())

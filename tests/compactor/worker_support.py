@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 import pytest
 
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import CompactionType
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.warehouse import AcidWarehouse
 

@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnType
+from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnType
 from airflow_acid.metastore.compactions import (
     CompactionQueue,
     ShowCompactionsRow,

@@ -15,7 +15,7 @@ from collections import Counter, defaultdict
 import pytest
 import sqlalchemy as sa
 
-from airflow_acid.metastore.codes import OperationType
+from airflow_acid.acid.codes import OperationType
 from airflow_acid.metastore.errors import WriteConflictError
 from airflow_acid.metastore.init import init_schema
 from airflow_acid.metastore.schema import NEXT_WRITE_ID, TXN_TO_WRITE_ID, TXNS, WRITE_SET

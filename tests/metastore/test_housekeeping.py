@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from airflow_acid.metastore.codes import OperationType
+from airflow_acid.acid.codes import OperationType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import TxnAbortedError
 from airflow_acid.metastore.housekeeping import Housekeeping

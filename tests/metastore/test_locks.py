@@ -7,7 +7,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from airflow_acid.metastore.codes import DataOperation, LockState, LockType, OperationType, TxnType
+from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import LockNotAcquiredError, NoSuchLockError, TxnOpenError
 from airflow_acid.metastore.locks import (

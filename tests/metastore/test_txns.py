@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import sqlalchemy as sa
 
-from airflow_acid.metastore.codes import OperationType, TxnState, TxnType
+from airflow_acid.acid.codes import OperationType, TxnState, TxnType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import (
     InvalidInputError,

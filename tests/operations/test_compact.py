@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from airflow_acid.compactor.worker import Worker
-from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.spark.runners import LocalRunner
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.operations import CompactionWaitTimeout, request_compaction, wait_for_compactions
 from tests.operations.support import COLUMNS, inserts, unique
@@ -69,7 +70,7 @@ def test_wait_until_a_worker_compacted_it(wh):
     def worker_runs_while_we_sleep(seconds: float) -> None:
         sleeps.append(seconds)
         if len(sleeps) == 3:
-            Worker(wh.metastore).run_next(pool)
+            Worker(wh.metastore, runner=LocalRunner()).run_next(pool)
 
     final = wait_for_compactions(wh.metastore, [queued.compaction_id], first_poll_s=0.5, max_poll_s=1.5,
                                  sleep=worker_runs_while_we_sleep)

@@ -9,6 +9,7 @@ import pytest
 
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import Worker
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.operations import explain, request_compaction
 from tests.operations.support import COLUMNS, crashed_insert, inserts, unique
@@ -47,7 +48,7 @@ def test_partition_below_thresholds_then_compacted_and_blocked_by_a_reader(wh):
 
     reader = wh.read_snapshot(info).__enter__()
     try:
-        Worker(wh.metastore).run_next(pool)
+        Worker(wh.metastore, runner=LocalRunner()).run_next(pool)
         e = explain(wh, table, "ds=a")
         assert e.current_compaction is None and e.evaluation["blocked_by"] is None
         [blocker] = e.cleanup_blockers

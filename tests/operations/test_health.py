@@ -9,6 +9,7 @@ import pytest
 
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.errors import NotTransactionalError
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.operations import LastCompaction, request_compaction, table_health, warehouse_health
@@ -35,7 +36,7 @@ def test_partitions_before_and_after_a_compaction(wh):
     [queued] = request_compaction(wh, table, "ds=a", "major", pool=pool)
     a = table_health(wh, table)[0]
     assert a.current_compaction == f"MAJOR compaction {queued.compaction_id} initiated"
-    assert Worker(wh.metastore).run_next(pool).status == WorkerStatus.COMPACTED
+    assert Worker(wh.metastore, runner=LocalRunner()).run_next(pool).status == WorkerStatus.COMPACTED
     a = table_health(wh, table)[0]
     assert a.current_compaction == f"MAJOR compaction {queued.compaction_id} ready for cleaning"
     assert a.base_write_id is not None and a.base_bytes > 0 and (a.deltas, a.delete_deltas) == (0, 0)
@@ -60,7 +61,7 @@ def test_ratio_of_an_unpartitioned_table_and_the_warehouse_view(wh):
     make_non_transactional(wh, f"{db}.text")
     inserts(wh, table, batches=2)
     [queued] = request_compaction(wh, table, None, "major", pool=(pool := unique("pool")))
-    Worker(wh.metastore).run_next(pool)
+    Worker(wh.metastore, runner=LocalRunner()).run_next(pool)
     inserts(wh, table, batches=1, start=100)
 
     [row] = table_health(wh, table)

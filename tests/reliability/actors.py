@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow.compute as pc
 
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import TxnState
+from airflow_acid.acid.codes import TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import WriteConflictError
 from airflow_acid.metastore.txns import AbortReason

@@ -15,6 +15,7 @@ import sys
 
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore import Metastore
+from airflow_acid.spark.runners import LocalRunner
 from tests.reliability.fault_env import CONF
 
 POINTS = ("job_done", "marked")
@@ -27,7 +28,7 @@ def _die(*_args: object) -> None:
 def main(url: str, point: str) -> int:
     if point not in POINTS:
         raise SystemExit(f"unknown point {point!r}; one of {POINTS}")
-    worker = Worker(Metastore(url, CONF), host="doomed")
+    worker = Worker(Metastore(url, CONF), host="doomed", runner=LocalRunner())
     mark = worker._mark_compacted_if_owner
 
     def mark_then_die(job) -> bool:

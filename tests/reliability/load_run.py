@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from airflow_acid.compactor.runners import Runner
+from airflow_acid.job.runner import Runner
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.warehouse import AcidWarehouse
 from tests.reliability.actors import MARKERS, TABLE, WriterConfig, WriterProcess, create_tables

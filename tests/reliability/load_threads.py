@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.compactor.runners import Runner
+from airflow_acid.job.runner import Runner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.warehouse import AcidWarehouse
 from tests.reliability.actors import MARKERS, TABLE, WriterProcess

@@ -21,10 +21,10 @@ import pytest
 from airflow_acid.acid import merge
 from airflow_acid.acid.writeids import LONG_MAX
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.runners import LocalRunner, SessionRunner
+from airflow_acid.spark.runners import LocalRunner, SessionRunner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.codes import CompactionType
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.warehouse import AcidWarehouse
 from tests.conftest import _server_database

@@ -23,7 +23,7 @@ from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import WorkerStatus
 from airflow_acid.errors import SchemaMismatchError
-from airflow_acid.metastore.codes import CompactionState, TxnState
+from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.partitions import make_partition_name
 from airflow_acid.metastore.schema import TBLS, TXNS, metadata

@@ -17,7 +17,7 @@ from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.compactor.plan import Compaction, CompactionPlan
+from airflow_acid.job.plan import Compaction, CompactionPlan
 
 EMP = pa.schema([("id", pa.int32()), ("name", pa.string()), ("salary", pa.int32())])
 EMP_ORC = "struct<id:int,name:string,salary:int>"

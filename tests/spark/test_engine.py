@@ -17,9 +17,10 @@ from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.names import LONG_MIN, format_base
 from airflow_acid.acid.statement_writer import write_statement
-from airflow_acid.compactor.plan import CompactionPlan, OrcSettings
-from airflow_acid.spark.driver import Status, execute_plan
-from airflow_acid.spark.units import tmp_dir_name
+from airflow_acid.job.plan import CompactionPlan, OrcSettings
+from airflow_acid.job.result import JobStatus
+from airflow_acid.spark.driver import execute_plan
+from airflow_acid.job.layout import tmp_dir_name
 from tests.spark.helpers import (
     EMP, EMP_ORC, acid_dirs, check_acid_output, compactor_snapshot, plan_one, rows_with_ids, run_inprocess,
     snapshot, write_merge_example,
@@ -34,7 +35,7 @@ def test_merge_example_minor(tmp_path):
     before = rows_with_ids(loc, snapshot(2))
     result = run_inprocess(plan_one(loc, "minor", C, compactor_snapshot(2), row_schema=EMP_ORC))
     (res,) = result.compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     assert res.outputs == ["delta_0000001_0000002_v0000010", "delete_delta_0000001_0000002_v0000010"]
     assert (res.rows_in, res.rows_out, res.files) == (6, 6, 2)
     new = [d for d in acid_dirs(loc) if d.endswith("_v0000010")]
@@ -55,7 +56,7 @@ def test_merge_example_major(tmp_path):
     write_merge_example(loc)
     before = rows_with_ids(loc, snapshot(2))
     (res,) = run_inprocess(plan_one(loc, "major", C, compactor_snapshot(2))).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     assert res.outputs == ["base_0000002_v0000010"]
     base = open_orc_file(f"{loc}/base_0000002_v0000010/bucket_00000").read()
     got = [(r["originalTransaction"], r["bucket"], r["rowId"], r["row"]["name"], r["row"]["salary"])
@@ -73,7 +74,7 @@ def test_major_after_minor_reads_the_same(tmp_path):
     before = rows_with_ids(loc, snapshot(2))
     run_inprocess(plan_one(loc, "minor", C, compactor_snapshot(2)))
     (res,) = run_inprocess(plan_one(loc, "major", C + 1, compactor_snapshot(2))).compactions
-    assert res.status == Status.SUCCEEDED and res.outputs == ["base_0000002_v0000011"]
+    assert res.status == JobStatus.SUCCEEDED and res.outputs == ["base_0000002_v0000011"]
     assert res.steps[0].inputs == ["delete_delta_0000001_0000002_v0000010", "delta_0000001_0000002_v0000010"]
     assert rows_with_ids(loc, snapshot(2)) == before
 
@@ -91,7 +92,7 @@ def test_interop_set_2_major_keeps_original_row_ids(interop, tmp_path):
     loc = str(tmp_path)
     before = read_acid_table(loc, snapshot(4), include_row_ids=True)
     (res,) = run_inprocess(plan_one(loc, "major", 20, compactor_snapshot(4))).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     assert res.outputs == ["base_0000004_v0000020"] and (res.rows_in, res.rows_out) == (27000, 23000)
     base = open_orc_file(f"{loc}/base_0000004_v0000020/bucket_00000").read()
     assert base.num_rows == 23000
@@ -123,7 +124,7 @@ def test_original_files_keep_synthetic_row_ids_through_major(interop, tmp_path, 
     before = rows_with_ids(str(loc), snapshot(wid))
     assert len(before) == rows
     (res,) = run_inprocess(plan_one(str(loc), "major", 10000005, compactor_snapshot(wid))).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     assert res.outputs == [format_base(wid, 10000005)]
     assert rows_with_ids(str(loc), snapshot(wid)) == before
     assert all(r[0] == 0 for r in before)  # originalTransaction 0: synthetic ids survived
@@ -152,7 +153,7 @@ def test_multi_stripe_output_has_one_key_index_entry_per_stripe(tmp_path):
     small = {"orc.stripe.size": str(64 * 1024), "orc.compress": "SNAPPY"}
     (res,) = run_inprocess(plan_one(str(tmp_path), "major", 9, compactor_snapshot(3),
                                     table_properties=small)).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     with open(tmp_path / res.outputs[0] / "bucket_00001", "rb") as fh:
         import pyorc
         assert pyorc.Reader(fh).num_of_stripes > 1
@@ -188,7 +189,7 @@ def test_rerun_replaces_leftovers_of_a_crashed_attempt(tmp_path):
     (tmp_path / "delete_delta_0000001_0000002_v0000010").mkdir()
     (tmp_path / "delete_delta_0000001_0000002_v0000010" / "bucket_00007").write_bytes(b"junk")
     (res,) = run_inprocess(c).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     assert not (tmp_path / tmp_dir_name(C)).exists()
     assert sorted(p.name for p in (tmp_path / "delete_delta_0000001_0000002_v0000010").iterdir()) == [
         "_orc_acid_version", "bucket_00000"]
@@ -203,8 +204,8 @@ def test_a_failing_compaction_leaves_nothing_and_does_not_stop_the_others(tmp_pa
     cb = plan_one(str(bad), "major", C, compactor_snapshot(2), cid="bad")
     (bad / "delta_0000002_0000002_0000" / "bucket_00000").write_bytes(b"ORC but truncated")
     result = execute_plan(CompactionPlan((cg, cb))).by_id()
-    assert result["good"].status == Status.SUCCEEDED
-    assert result["bad"].status == Status.FAILED
+    assert result["good"].status == JobStatus.SUCCEEDED
+    assert result["bad"].status == JobStatus.FAILED
     assert "delta_0000002_0000002_0000/bucket_00000" in result["bad"].error
     assert not any(p.name.endswith("_v0000010") or p.name.startswith("_tmp") for p in bad.iterdir())
 
@@ -215,7 +216,7 @@ def test_stale_plan_is_reported(tmp_path):
     c = plan_one(loc, "minor", C, compactor_snapshot(2))
     shutil.rmtree(tmp_path / "delta_0000002_0000002_0000")
     (res,) = run_inprocess(c).compactions
-    assert res.status == Status.FAILED and "plan the compaction again" in res.error
+    assert res.status == JobStatus.FAILED and "plan the compaction again" in res.error
 
 
 @pytest.mark.parametrize("kind", ["minor", "major"])
@@ -230,7 +231,7 @@ def test_a_data_file_deleted_after_planning_fails_the_compaction_naming_it(tmp_p
     assert CompactionPlan.from_json(CompactionPlan((c,)).to_json()).compactions[0] == c
     (tmp_path / "delta_0000001_0000001_0000" / "bucket_00000").unlink()
     (res,) = run_inprocess(c).compactions
-    assert res.status == Status.FAILED and res.outputs == []
+    assert res.status == JobStatus.FAILED and res.outputs == []
     assert "data files ['delta_0000001_0000001_0000/bucket_00000']" in res.error and loc in res.error
     assert not [d for d in acid_dirs(loc) if d.endswith(f"_v{C:07d}")]
 
@@ -244,7 +245,7 @@ def test_partial_minors_then_major(tmp_path):
     c = plan_one(loc, "major", 30, compactor_snapshot(7), max_num_delta=3)
     assert len(c.steps) == 3
     (res,) = run_inprocess(c).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     # the partial minors wrote only insert deltas; the final step read them, not the missing delete deltas
     assert res.outputs == ["delta_0000001_0000003_v0000030", "delta_0000004_0000006_v0000030",
                            "base_0000007_v0000030"]
@@ -331,7 +332,7 @@ def test_random_histories_read_the_same_after_minor_and_major(tmp_path_factory, 
         if not hasattr(c, "steps"):
             continue  # nothing to compact (Hive's isEnoughToCompact)
         (res,) = execute_plan(CompactionPlan((c,))).compactions
-        assert res.status == Status.SUCCEEDED, res.error
+        assert res.status == JobStatus.SUCCEEDED, res.error
         for out in res.outputs:
             check_acid_output(loc, out)
             for f in Path(loc, out).glob("bucket_*"):  # aborted and above-HWM events are gone for good

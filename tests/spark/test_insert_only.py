@@ -15,10 +15,10 @@ import pytest
 from airflow_acid.acid.event_reader import FileFormat, open_orc_file
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.names import ORC_ACID_VERSION_FILE
-from airflow_acid.compactor.plan import CompactionPlan
-from airflow_acid.spark.driver import Status
+from airflow_acid.job.plan import CompactionPlan
+from airflow_acid.job.result import JobStatus
 from airflow_acid.spark.submit import run_plan_in_session
-from airflow_acid.spark.units import tmp_dir_name
+from airflow_acid.job.layout import tmp_dir_name
 from tests.spark.helpers import compactor_snapshot, plan_one, run_inprocess, snapshot
 
 C = 20
@@ -65,7 +65,7 @@ def test_mm_compaction_in_process(tmp_path, kind):
     before = _visible(loc)
     plan = plan_one(str(loc), kind, C, compactor_snapshot(5, aborted=(3,)), row_schema=ROW_SCHEMA, insert_only=True)
     (res,) = run_inprocess(plan).compactions
-    assert res.status == Status.SUCCEEDED, res.error
+    assert res.status == JobStatus.SUCCEEDED, res.error
     out = "base_0000005_v0000020" if kind == "major" else "delta_0000001_0000005_v0000020"
     assert res.outputs == [out] and (res.rows_in, res.rows_out, res.files) == (9, 9, 2)
     assert _ids(loc, out) == {"000000_0": [1, 2, 3, 6, 7, 8, 9], "000001_0": [4, 5]}
@@ -79,7 +79,7 @@ def test_mm_major_over_a_compacted_base_and_acid_files_are_refused(tmp_path):
     _write(loc, "delta_0000003_0000003_0000", "000000_0", [3])
     plan = plan_one(str(loc), "major", C, compactor_snapshot(3), insert_only=True)  # schema from the files
     (res,) = run_inprocess(plan).compactions
-    assert res.status == Status.SUCCEEDED and _ids(loc, "base_0000003_v0000020") == {"000000_0": [1, 2, 3]}
+    assert res.status == JobStatus.SUCCEEDED and _ids(loc, "base_0000003_v0000020") == {"000000_0": [1, 2, 3]}
     # An ACID event file in an MM table: the unit refuses it and leaves nothing behind.
     events = pa.table({"operation": pa.array([0], pa.int32()), "originalTransaction": pa.array([4], pa.int64()),
                        "bucket": pa.array([536870912], pa.int32()), "rowId": pa.array([0], pa.int64()),
@@ -89,7 +89,7 @@ def test_mm_major_over_a_compacted_base_and_acid_files_are_refused(tmp_path):
     po.write_table(events, str(loc / "delta_0000004_0000004_0000" / "bucket_00000"))
     plan = plan_one(str(loc), "major", C + 1, compactor_snapshot(4), insert_only=True)
     (res,) = run_inprocess(plan).compactions
-    assert res.status == Status.FAILED and "insert-only table holds plain files only" in res.error
+    assert res.status == JobStatus.FAILED and "insert-only table holds plain files only" in res.error
     assert sorted(os.listdir(loc)) == ["base_0000002_v0000010", "base_0000003_v0000020", "delta_0000003_0000003_0000",
                                        "delta_0000004_0000004_0000"]
 
@@ -106,7 +106,7 @@ def test_mm_plan_on_spark(spark, tmp_path):
                            plan_one(str(p2), "minor", C, wil, cid="p2", row_schema=ROW_SCHEMA, insert_only=True)))
     result = run_plan_in_session(CompactionPlan.from_json(plan.to_json()), spark)
     by_id = result.by_id()
-    assert [by_id[i].status for i in ("p1", "p2")] == [Status.SUCCEEDED] * 2, [by_id[i].error for i in ("p1", "p2")]
+    assert [by_id[i].status for i in ("p1", "p2")] == [JobStatus.SUCCEEDED] * 2, [by_id[i].error for i in ("p1", "p2")]
     assert by_id["p1"].outputs == ["base_0000005_v0000020"] and by_id["p2"].outputs == ["delta_0000001_0000005_v0000020"]
     assert _ids(p1, "base_0000005_v0000020") == _ids(p2, "delta_0000001_0000005_v0000020") == {
         "000000_0": [1, 2, 3, 6, 7, 8, 9], "000001_0": [4, 5]}

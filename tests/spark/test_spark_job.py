@@ -13,13 +13,11 @@ import pytest
 
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
-from airflow_acid.compactor.plan import CompactionPlan
-from airflow_acid.spark.driver import Status
-from airflow_acid.spark.submit import (
-    SparkSubmitOptions, run_plan_in_session, run_spark_submit, spark_submit_command, start_spark_submit,
-    submit_arguments,
-)
-from airflow_acid.spark.units import FAULT_DELAY_ENV, tmp_dir_name
+from airflow_acid.job.plan import CompactionPlan
+from airflow_acid.job.result import JobStatus
+from airflow_acid.spark.submit import SparkSubmitOptions, run_plan_in_session, run_spark_submit, spark_submit_command, start_spark_submit, submit_arguments
+from airflow_acid.spark.units import FAULT_DELAY_ENV
+from airflow_acid.job.layout import tmp_dir_name
 from tests.spark.conftest import spark_env
 from tests.spark.helpers import acid_dirs, check_acid_output, compactor_snapshot, plan_one, rows_with_ids, \
     snapshot, write_merge_example
@@ -46,8 +44,8 @@ def _two_partitions(tmp_path: Path, interop: Path, txn: int):
 
 def _check_two_partitions(p1: Path, p2: Path, txn: int, result, before1, before2) -> None:
     by_id = result.by_id()
-    assert by_id["p1"].status == Status.SUCCEEDED, by_id["p1"].error
-    assert by_id["p2"].status == Status.SUCCEEDED, by_id["p2"].error
+    assert by_id["p1"].status == JobStatus.SUCCEEDED, by_id["p1"].error
+    assert by_id["p2"].status == JobStatus.SUCCEEDED, by_id["p2"].error
     assert by_id["p1"].outputs == [f"delta_0000001_0000002_v{txn:07d}", f"delete_delta_0000001_0000002_v{txn:07d}"]
     assert by_id["p2"].outputs == [f"base_0000004_v{txn:07d}"] and by_id["p2"].rows_out == 23000
     for out in by_id["p1"].outputs:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from airflow_acid.compactor.worker import Worker
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.errors import NotTransactionalError
-from airflow_acid.metastore.codes import CompactionState, TxnState
+from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.operations import CompactionWaitTimeout, request_compaction
@@ -111,7 +112,7 @@ def test_compact_and_wait_for_a_worker(wh):
 
     def a_worker_runs(seconds: float) -> None:
         sleeps.append(seconds)
-        Worker(wh.metastore).run_next(pool)
+        Worker(wh.metastore, runner=LocalRunner()).run_next(pool)
 
     result = run(wh, f"ALTER TABLE {table} COMPACT 'major' AND WAIT POOL '{pool}'", wait_first_poll_s=0.01,
                  sleep=a_worker_runs, on_wait=waiting.append)

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
-from airflow_acid.metastore.codes import CompactionState, CompactionType
+from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.operations import request_compaction
 from airflow_acid.plugins.routes import Filters, WarehouseDep

@@ -9,7 +9,7 @@ from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from airflow_acid.metastore.codes import CompactionState
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.plugins import ACID_DAG_IDS
 from airflow_acid.plugins.access import get_warehouse
 from airflow_acid.plugins.routes import WarehouseDep

@@ -1,6 +1,8 @@
 """Hive's one-letter and numeric codes for transactions, locks and compactions (HIVE_ACID_SPEC.md §8).
 
-This is the single place these codes live; everything else uses the enums.
+This is the single place these codes live; everything else uses the enums. They sit in the table-format layer
+because both the metastore (which stores them) and the compaction job contract (which executes a
+:class:`CompactionType`) use them, and neither may import the other.
 """
 
 from __future__ import annotations
@@ -89,11 +91,19 @@ class CompactionType(str, enum.Enum):
 
     @property
     def display(self) -> str:
-        return {"a": "MAJOR", "i": "MINOR", "r": "REBALANCE", "c": "ABORT_TXN_CLEANUP"}[self.value]
+        """The text SHOW COMPACTIONS prints (``MAJOR``)."""
+        return self.name
+
+    @property
+    def keyword(self) -> str:
+        """The word of ``ALTER TABLE … COMPACT 'major'`` and of compaction plan/result documents (``major``)."""
+        return self.name.lower()
 
     @classmethod
-    def parse(cls, text: str) -> CompactionType:
+    def parse(cls, text: str | CompactionType) -> CompactionType:
         """'major'/'minor'/'rebalance' (any case) or a one-letter code."""
+        if isinstance(text, CompactionType):
+            return text
         value = text.strip()
         for member in cls:
             if value.upper() == member.name or value == member.value:

@@ -1,9 +1,6 @@
-"""Pluggable runners of compaction plans: in-process (tests, small tables), an existing SparkSession, spark-submit.
-
-A runner takes a :class:`CompactionPlan`, the job name (``<host>-compactor-<db>.<table>[.<partition>]``) and the
-Spark conf of the plan (``compactor.spark.*`` properties) and returns the job's :class:`PlanResult`. The Worker
-never looks inside: the Airflow operator can plug in its own runner (e.g. one built on ``SparkSubmitHook``).
-A runner raises when the job as a whole failed (no result); per-compaction failures are in the result.
+"""The concrete runners of compaction plans: in-process (tests, small tables), an existing SparkSession,
+spark-submit. Each implements :class:`airflow_acid.job.runner.Runner`; the Worker receives one and never looks
+inside (the Airflow operator plugs in its own, built on ``SparkSubmitHook``).
 """
 
 from __future__ import annotations
@@ -14,20 +11,12 @@ import re
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from airflow_acid.compactor.plan import CompactionPlan
-from airflow_acid.spark.driver import PlanResult, RunUnits, execute_plan, run_locally
+from airflow_acid.job.plan import CompactionPlan
+from airflow_acid.job.result import PlanResult
+from airflow_acid.spark.driver import RunUnits, execute_plan, run_locally
 from airflow_acid.spark.submit import SparkSubmitOptions, run_plan_in_session, run_spark_submit
-
-
-@runtime_checkable
-class Runner(Protocol):
-    """Runs one compaction plan as one job (one Spark application) and returns its result document."""
-
-    def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
-        ...
-
 
 @dataclass
 class LocalRunner:
@@ -89,4 +78,4 @@ class SparkSubmitRunner:
         return run_spark_submit(plan, job_dir, options, timeout=self.timeout_s)
 
 
-__all__ = ["LocalRunner", "Runner", "SessionRunner", "SparkSubmitRunner"]
+__all__ = ["LocalRunner", "SessionRunner", "SparkSubmitRunner"]

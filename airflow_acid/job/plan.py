@@ -1,4 +1,7 @@
-"""Compaction plans: the versioned JSON document a compaction job executes, and the pure function that builds one.
+"""Compaction plans: the versioned JSON document a compaction job executes (the job contract's input).
+
+The compactor writes a plan (``airflow_acid.compactor.planning``), the Spark job executes it
+(``airflow_acid.spark``); this module is the contract both import and neither owns.
 
 A plan names one or more compactions. Each compaction is one partition (or unpartitioned table) directory, compacted
 MINOR or MAJOR inside the compactor transaction C with the compactor write-id list of that table (HIVE_ACID_SPEC.md
@@ -30,52 +33,47 @@ JSON form (``version`` 2; version 1 documents, which predate ``insert_only``, ar
                    "optional_inputs": [], "outputs": ["base_0000009_v0000017"],
                    "input_files": ["base_0000005_v0000011/bucket_00000",
                                    "delta_0000006_0000009_v0000015/bucket_00000"]}]}]}
-
-Nothing here touches a filesystem or the metastore: the worker lists the directory, calls ``get_acid_state`` with
-the compactor write-id list and hands the result to :func:`plan_compaction`.
 """
 
 from __future__ import annotations
 
 import enum
+import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.orc as po
+import pyorc
+
 from airflow_acid.acid import names, orc_settings
-from airflow_acid.acid.orc_settings import ORC_COMPRESSIONS  # noqa: F401  (re-exported)
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.names import LONG_MIN, AcidNameError, DeltaDir
-from airflow_acid.acid.state import AcidState
 from airflow_acid.acid.writeids import SnapshotFormatError, ValidCompactorWriteIdList
 
 PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
 READABLE_PLAN_VERSIONS = (1, 2)
 """Versions :meth:`CompactionPlan.from_json` reads; a version 1 document has no insert-only compactions."""
-
-MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"
-DEFAULT_MAX_NUM_DELTA = 500
-COMPACTOR_PREFIX = "compactor."
-TBLPROPS_PREFIX = "tblprops."
+EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR)
+"""The compaction types a plan may name (REBALANCE and ABORT_TXN_CLEANUP are not executed by this job)."""
 
 
 class PlanError(ValueError):
     """A plan document or a planning input is invalid; the message names the field or directory."""
 
 
-class CompactionType(str, enum.Enum):
-    """Hive's compaction types that this engine executes."""
-
-    MINOR = "minor"
-    MAJOR = "major"
-
-    @classmethod
-    def parse(cls, value: str | CompactionType) -> CompactionType:
-        try:
-            return cls(value.lower() if isinstance(value, str) else value)
-        except ValueError:
-            raise PlanError(f"compaction type {value!r} is not one of {[t.value for t in cls]}") from None
+def compaction_type(value: str | CompactionType) -> CompactionType:
+    """The executable :class:`CompactionType` named by ``value`` ('major'/'minor', any case); PlanError otherwise."""
+    try:
+        parsed = CompactionType.parse(value)
+    except ValueError:
+        parsed = None
+    if parsed not in EXECUTABLE_TYPES:
+        raise PlanError(f"compaction type {value!r} is not one of {[t.keyword for t in EXECUTABLE_TYPES]}")
+    return parsed
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -158,6 +156,8 @@ class CompactionPlan:
 
     def to_dict(self) -> dict[str, Any]:
         def enc(value: Any) -> Any:
+            if isinstance(value, CompactionType):
+                return value.keyword
             if isinstance(value, enum.Enum):
                 return value.value
             if isinstance(value, dict):
@@ -211,7 +211,7 @@ class CompactionPlan:
             if not c.steps:
                 raise PlanError(f"{where}: no steps")
             if c.steps[-1].type is not c.type:
-                raise PlanError(f"{where}: the last step must be the requested {c.type.value} compaction")
+                raise PlanError(f"{where}: the last step must be the requested {c.type.keyword} compaction")
             produced: set[str] = set()
             for j, s in enumerate(c.steps):
                 _validate_step(s, c.compactor_txn_id, f"{where}.steps[{j}]", insert_only=c.insert_only)
@@ -320,7 +320,7 @@ def _compaction_from(r: _Reader, doc: Any, where: str, version: int = PLAN_VERSI
         sw = f"{where}.steps[{j}]"
         sobj = r.obj(s, sw)
         try:
-            stype = CompactionType.parse(r.get(sobj, "type", str, sw))
+            stype = compaction_type(r.get(sobj, "type", str, sw))
         except PlanError as exc:
             raise PlanError(f"{r.source}: {sw}.type: {exc}") from None
         steps.append(CompactionStep(
@@ -330,7 +330,7 @@ def _compaction_from(r: _Reader, doc: Any, where: str, version: int = PLAN_VERSI
             compacted_base=r.get(sobj, "compacted_base", bool, sw, optional=True, default=False),
             input_files=r.strings(sobj, "input_files", sw)))
     try:
-        ctype = CompactionType.parse(r.get(obj, "type", str, where))
+        ctype = compaction_type(r.get(obj, "type", str, where))
     except PlanError as exc:
         raise PlanError(f"{r.source}: {where}.type: {exc}") from None
     return Compaction(
@@ -339,39 +339,6 @@ def _compaction_from(r: _Reader, doc: Any, where: str, version: int = PLAN_VERSI
         steps=tuple(steps), row_schema=r.get(obj, "row_schema", str, where, optional=True), orc=orc,
         job_conf=r.mapping(obj, "job_conf", where), table_properties=r.mapping(obj, "table_properties", where),
         insert_only=version >= 2 and r.get(obj, "insert_only", bool, where, optional=True, default=False))
-
-
-# ---------------------------------------------------------------------------------------------------
-# Planning
-
-
-@dataclass(frozen=True)
-class NothingToCompact:
-    """Hive's "nothing to do" outcome (§5.2 step 8): mark compacted if the Cleaner has work, else refuse."""
-
-    reason: str
-    cleaner_has_work: bool
-    """Obsolete or aborted directories exist: Hive marks the request compacted so the Cleaner runs."""
-
-
-def effective_properties(table_properties: Mapping[str, str], request_properties: Mapping[str, str] = {}
-                         ) -> tuple[dict[str, str], dict[str, str]]:
-    """(job conf, table properties) as Hive's MR compactor applies them (§5.3).
-
-    ``compactor.<key>`` table properties become job conf ``<key>``; request properties (WITH OVERWRITE
-    TBLPROPERTIES) ``compactor.<key>`` override those and ``tblprops.<key>`` override table property ``<key>``.
-    """
-    job_conf: dict[str, str] = {}
-    props = {k: v for k, v in table_properties.items()}
-    for k, v in table_properties.items():
-        if k.startswith(COMPACTOR_PREFIX):
-            job_conf[k[len(COMPACTOR_PREFIX):]] = v
-    for k, v in request_properties.items():
-        if k.startswith(COMPACTOR_PREFIX):
-            job_conf[k[len(COMPACTOR_PREFIX):]] = v
-        elif k.startswith(TBLPROPS_PREFIX):
-            props[k[len(TBLPROPS_PREFIX):]] = v
-    return job_conf, props
 
 
 def _parsed(delta_names: Sequence[str]) -> list[DeltaDir]:
@@ -404,119 +371,13 @@ def not_enough_reason(ctype: CompactionType, *, has_base: bool, has_originals: b
     return None
 
 
-def _delta_sort_key(name: str) -> tuple[int, int, int, str]:
-    d = names.parse_delta(name)
-    return (d.min_write_id, -d.max_write_id, d.sort_statement_id, name)
-
-
-def _data_files(state: AcidState, inputs: Sequence[str]) -> tuple[str, ...]:
-    """The listed data files of the base/deltas named in ``inputs`` (outputs of earlier steps are not listed yet)."""
-    wanted = set(inputs)
-    dirs = [state.base_directory] if state.base_directory is not None and state.base in wanted else []
-    dirs += [d for d in state.deltas if d.name in wanted]
-    return tuple(sorted(f.path for d in dirs for f in (*d.files, *d.original_files)))
-
-
-def _minor_step(state: AcidState, deltas: Sequence[str], txn: int, optional: Sequence[str] = (), *,
-                insert_only: bool = False) -> CompactionStep:
-    parsed = _parsed(deltas)
-    lo, hi = min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
-    outputs = (names.format_delta(lo, hi, None, txn),)
-    if not insert_only:
-        outputs += (names.format_delta(lo, hi, None, txn, delete=True),)
-    return CompactionStep(CompactionType.MINOR, None, (), tuple(deltas), outputs,
-                          tuple(o for o in optional if o in deltas), input_files=_data_files(state, deltas))
-
-
-def partial_minor_slices(deltas: Sequence[str], max_num_delta: int) -> list[list[str]]:
-    """Consecutive slices for partial minors when there are more than ``max_num_delta`` deltas (§5.3).
-
-    ⌊n / max⌋ slices of at most ``max`` deltas; a slice end moves back so deltas with identical (min, max) —
-    statement siblings and delete/insert twins — stay together (HIVE-25441); a sibling group larger than the
-    limit is kept whole.
-    """
-    if max_num_delta <= 0:
-        raise PlanError(f"{MAX_NUM_DELTA_KEY} must be positive, got {max_num_delta}")
-    n = len(deltas)
-    if n <= max_num_delta:
-        return []
-    ranges = [(d.min_write_id, d.max_write_id) for d in _parsed(deltas)]
-    slices, start = [], 0
-    for _ in range(n // max_num_delta):
-        if start >= n:
-            break
-        end = min(start + max_num_delta, n)
-        while start < end < n and ranges[end] == ranges[end - 1]:
-            end -= 1
-        if end == start:  # one sibling group exceeds the limit: never split it
-            end = start + 1
-            while end < n and ranges[end] == ranges[start]:
-                end += 1
-        slices.append(list(deltas[start:end]))
-        start = end
-    return slices
-
-
-def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, compactor_txn_id: int,
-                    compaction_type: CompactionType | str, *, location: str, compaction_id: str,
-                    row_schema: str | None = None, table_properties: Mapping[str, str] = {},
-                    request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
-                    insert_only: bool = False) -> Compaction | NothingToCompact:
-    """Plan one compaction of one directory from its compactor-snapshot AcidState (pure; §5.2 step 8, §5.3).
-
-    ``state`` must come from ``get_acid_state`` with ``write_ids`` (the compactor list, ignore_empty_files=True
-    as Hive does). ``insert_only`` plans an MM table's compaction (plain files; a minor writes no delete delta).
-    ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
-    (``compactor.`` properties) or 500.
-    """
-    ctype = CompactionType.parse(compaction_type)
-    if not isinstance(write_ids, ValidCompactorWriteIdList):
-        raise PlanError("plan_compaction needs the compactor write-id list (ValidCompactorWriteIdList.from_reader)")
-    if compactor_txn_id <= 0:
-        raise PlanError(f"compactor transaction id must be positive, got {compactor_txn_id}")
-    job_conf, props = effective_properties(table_properties, request_properties)
-    if max_num_delta is None:
-        raw = job_conf.get(MAX_NUM_DELTA_KEY, str(DEFAULT_MAX_NUM_DELTA))
-        try:
-            max_num_delta = int(raw)
-        except ValueError:
-            raise PlanError(f"{MAX_NUM_DELTA_KEY}={raw!r} (compactor. property) is not an integer") from None
-    orc = OrcSettings.from_properties(props)
-    deltas = list(state.current_deltas)
-    has_base = state.base is not None
-    has_originals = bool(state.original_files)
-    cleaner_has_work = bool(state.obsolete or state.aborted)
-
-    reason = not_enough_reason(ctype, has_base=has_base, has_originals=has_originals, deltas=deltas)
-    if reason is not None:
-        return NothingToCompact(reason, cleaner_has_work)
-
-    steps: list[CompactionStep] = []
-    remaining = list(deltas)
-    produced: list[str] = []
-    for piece in partial_minor_slices(deltas, max_num_delta):
-        if not_enough_reason(CompactionType.MINOR, has_base=False, has_originals=False, deltas=piece) is not None:
-            continue  # such a slice stays as it is for the final step
-        step = _minor_step(state, piece, compactor_txn_id, insert_only=insert_only)
-        steps.append(step)
-        remaining = [d for d in remaining if d not in piece]
-        produced.extend(step.outputs)
-    final_deltas = sorted(remaining + produced, key=_delta_sort_key)
-    if ctype is CompactionType.MINOR:
-        if steps and not_enough_reason(ctype, has_base=False, has_originals=False, deltas=final_deltas) is not None:
-            final = None  # the partial minors already did all there is to do
-        else:
-            final = _minor_step(state, final_deltas, compactor_txn_id, produced, insert_only=insert_only)
-    else:
-        top = max((names.parse_delta(d).max_write_id for d in final_deltas), default=LONG_MIN)
-        compacted = state.base_directory.is_compacted if state.base_directory is not None else False
-        final = CompactionStep(CompactionType.MAJOR, state.base, tuple(state.original_files), tuple(final_deltas),
-                               (names.format_base(top, compactor_txn_id),), tuple(produced), compacted,
-                               _data_files(state, [*final_deltas, *([state.base] if state.base else [])]))
-    if final is not None:
-        steps.append(final)
-    compaction = Compaction(id=str(compaction_id), location=location, type=ctype, compactor_txn_id=compactor_txn_id,
-                            write_ids=write_ids.to_string(), steps=tuple(steps), row_schema=row_schema, orc=orc,
-                            job_conf=job_conf, table_properties=props, insert_only=insert_only)
-    CompactionPlan((compaction,)).validate(source=f"plan for {location}")
-    return compaction
+def arrow_row_schema(orc_type: str) -> pa.Schema:
+    """Arrow schema of the table columns from an ORC ``struct<...>`` type (as the merge reader sees them)."""
+    try:
+        buf = io.BytesIO()
+        with pyorc.Writer(buf, orc_type):
+            pass
+        schema = po.ORCFile(pa.BufferReader(buf.getvalue())).schema
+    except Exception as exc:  # noqa: BLE001 - pyorc raises several types for a bad type string
+        raise PlanError(f"row_schema {orc_type!r} is not a valid ORC struct type: {exc}") from None
+    return pa.schema([f.remove_metadata() for f in schema])

@@ -1,0 +1,23 @@
+"""The compaction job's contract: what the compactor hands the job and what the job hands back.
+
+Plan and result documents (versioned JSON), the ORC settings of the output, where output is written, and the
+:class:`Runner` protocol. It sits below both the compactor (which plans and verifies) and the Spark job (which
+executes), so neither imports the other — the shape of Apache Amoro's shared plan → execute → commit module.
+Depends only on the table format (``airflow_acid.acid``).
+"""
+
+from airflow_acid.acid.codes import CompactionType
+from airflow_acid.job.layout import TMP_PREFIX, tmp_dir_name
+from airflow_acid.job.plan import (
+    PLAN_VERSION, READABLE_PLAN_VERSIONS, Compaction, CompactionPlan, CompactionStep, OrcSettings, PlanError,
+    arrow_row_schema, compaction_type, not_enough_reason,
+)
+from airflow_acid.job.result import RESULT_VERSION, CompactionResult, JobStatus, PlanResult, StepResult
+from airflow_acid.job.runner import SPARK_CONF_PREFIX, Runner, spark_conf_of
+
+__all__ = [
+    "PLAN_VERSION", "READABLE_PLAN_VERSIONS", "RESULT_VERSION", "SPARK_CONF_PREFIX", "TMP_PREFIX", "Compaction",
+    "CompactionPlan", "CompactionResult", "CompactionStep", "CompactionType", "JobStatus", "OrcSettings", "PlanError",
+    "PlanResult", "Runner", "StepResult", "arrow_row_schema", "compaction_type", "not_enough_reason",
+    "spark_conf_of", "tmp_dir_name",
+]

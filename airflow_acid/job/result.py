@@ -1,0 +1,79 @@
+"""Compaction results: the versioned JSON document a compaction job writes and the Worker verifies.
+
+Part of the job contract (``airflow_acid.job``): the Spark job produces it, the compactor reads it.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field
+
+RESULT_VERSION = 1
+
+
+class JobStatus(enum.StrEnum):
+    """``status`` of one compaction in a result document."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    RUNNING = "running"
+
+
+@dataclass
+class StepResult:
+    """One step of one compaction."""
+
+    type: str
+    inputs: list[str]
+    outputs: list[str]
+    rows_in: int = 0
+    rows_out: int = 0
+    files: int = 0
+    bytes: int = 0
+    skipped: str | None = None
+
+
+@dataclass
+class CompactionResult:
+    """Per compaction: rows in/out, files, bytes, seconds, status, error, and the directories created."""
+
+    id: str
+    location: str
+    type: str
+    status: JobStatus = JobStatus.RUNNING
+    rows_in: int = 0
+    rows_out: int = 0
+    files: int = 0
+    bytes: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    outputs: list[str] = field(default_factory=list)
+    steps: list[StepResult] = field(default_factory=list)
+
+
+@dataclass
+class PlanResult:
+    """The result document the job writes (``--result``) and the caller reads."""
+
+    compactions: list[CompactionResult]
+    seconds: float = 0.0
+    version: int = RESULT_VERSION
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> PlanResult:
+        doc = json.loads(text)
+        if doc.get("version") != RESULT_VERSION:
+            raise ValueError(f"compaction result version {doc.get('version')!r} is not {RESULT_VERSION}")
+        comps = []
+        for c in doc["compactions"]:
+            steps = [StepResult(**s) for s in c.pop("steps", [])]
+            status = JobStatus(c.pop("status", JobStatus.RUNNING))
+            comps.append(CompactionResult(**c, status=status, steps=steps))
+        return cls(comps, doc.get("seconds", 0.0))
+
+    def by_id(self) -> dict[str, CompactionResult]:
+        return {c.id: c for c in self.compactions}
