@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import fsspec
-import sqlalchemy as sa
 
 from airflow_acid.acid import names
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
@@ -35,9 +34,7 @@ from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import now_ms
 from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
-from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXN_COMPONENTS, TXNS
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +179,7 @@ class Cleaner:
                 if txn_id < limit:
                     add(txn_id, f"opened before compaction {cq_id} committed (its snapshot may read the old files)")
             if self.conf.use_min_history_level:
-                for txn_id in self._min_history_holders(limit):
+                for txn_id in self.metastore.cleaning.min_history_holders(limit):
                     add(txn_id, f"its snapshot treats a transaction older than compaction {cq_id}'s commit as open")
         return sorted(found.values(), key=lambda b: b.txn_id)
 
@@ -338,16 +335,6 @@ class Cleaner:
                                 None)
         return sorted((set(state.obsolete) | set(state.aborted)) - deleted)
 
-    def _min_history_holders(self, limit: int) -> list[int]:
-        mhl = MIN_HISTORY_LEVEL
-
-        def work(conn) -> list[int]:
-            return [int(t) for t in conn.execute(
-                sa.select(mhl.c.MHL_TXNID).where(mhl.c.MHL_MIN_OPEN_TXNID < limit).order_by(mhl.c.MHL_TXNID)
-            ).scalars()]
-
-        return self.metastore.db.run(work, what="min history level holders")
-
     # --- aborted writes without a compaction (§6.5) ------------------------------------------------------
 
     def clean_aborted(self, *, dry_run: bool = False) -> list[CleanerEntry]:
@@ -403,54 +390,20 @@ class Cleaner:
         return entries
 
     def aborted_candidates(self) -> list[tuple[str, str, str | None]]:
-        """(db, table, partition) with more aborted txns than the threshold, or an aborted txn older than the time
-        threshold (negative disables it), in TXNS ⋈ TXN_COMPONENTS."""
-        tc, conf = TXN_COMPONENTS, self.conf
-
-        def work(conn) -> list[tuple[str, str, str | None]]:
-            now = now_ms(conn)
-            rows = conn.execute(
-                sa.select(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION,
-                          sa.func.count(sa.distinct(tc.c.TC_TXNID)).label("N"),
-                          sa.func.min(TXNS.c.TXN_STARTED).label("OLDEST"))
-                .select_from(tc.join(TXNS, TXNS.c.TXN_ID == tc.c.TC_TXNID))
-                .where(TXNS.c.TXN_STATE == TxnState.ABORTED.value, tc.c.TC_TABLE.is_not(None))
-                .group_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)
-                .order_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)).all()
-            age_ms = conf.aborted_txn_time_threshold_s * 1000
-            return [(r.TC_DATABASE, r.TC_TABLE, r.TC_PARTITION) for r in rows
-                    if r.N > conf.abortedtxn_threshold or (age_ms >= 0 and r.OLDEST < now - age_ms)]
-
-        return self.metastore.db.run(work, what="aborted-write cleanup candidates")
+        """(db, table, partition) with more aborted txns than hive.compactor.abortedtxn.threshold, or an aborted txn
+        older than hive.compactor.aborted.txn.time.threshold (negative disables it) — the Initiator's abort groups,
+        so both judge "too many aborts" alike."""
+        groups = self.metastore.initiator.abort_groups(self.conf.abortedtxn_threshold,
+                                                       self.conf.aborted_txn_time_threshold_s * 1000)
+        return [(g.database, g.table, g.partition) for g in groups if g.table is not None]
 
     def _remove_aborted_components(self, db: str, table: str, partition: str | None, txns: ValidTxnList, cap: int,
                                    exact: Sequence[int] | None, compactor_txns: Sequence[int]) -> int:
-        """TXN_COMPONENTS rows of aborted txns inside the cleaning snapshot (≤ its HWM) for this entity: write rows
-        with write id ≤ ``cap`` (or exactly ``exact``), and the 'c' rows of aborted compactions whose output is
-        gone. Aborted txns above the snapshot keep their rows: their directories may still exist."""
-        tc = TXN_COMPONENTS
+        """TXN_COMPONENTS rows of aborted txns inside the cleaning snapshot (≤ its HWM) for this entity. Aborted
+        txns above the snapshot keep their rows: their directories may still exist."""
         aborted = [t for t in txns.aborted if t <= txns.high_watermark]
-        if not aborted:
-            return 0
-        entity = [tc.c.TC_DATABASE == db, tc.c.TC_TABLE == table,
-                  tc.c.TC_PARTITION.is_(None) if partition is None else tc.c.TC_PARTITION == partition]
-
-        def work(conn) -> int:
-            removed = 0
-            for start in range(0, len(aborted), 500):
-                chunk = aborted[start:start + 500]
-                writes = tc.c.TC_WRITEID.in_(list(exact)) if exact is not None else tc.c.TC_WRITEID <= cap
-                removed += conn.execute(sa.delete(tc).where(
-                    *entity, tc.c.TC_TXNID.in_(chunk), tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value,
-                    writes)).rowcount
-                gone = [t for t in chunk if t in set(compactor_txns)]
-                if gone:
-                    removed += conn.execute(sa.delete(tc).where(
-                        *entity, tc.c.TC_TXNID.in_(gone),
-                        tc.c.TC_OPERATION_TYPE == OperationType.COMPACT.value)).rowcount
-            return removed
-
-        return self.metastore.db.run(work, what=f"remove aborted components of {db}.{table}")
+        return self.metastore.cleaning.remove_aborted_components(
+            db, table, partition, aborted, max_write_id=cap, exact_write_ids=exact, compactor_txns=compactor_txns)
 
 
 # --- helpers -------------------------------------------------------------------------------------------------

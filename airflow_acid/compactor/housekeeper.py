@@ -54,9 +54,10 @@ class HouseKeeper:
         self.conf = conf or metastore.conf
         self.host = host or socket.gethostname()
         self.lease_s = lease_s
-        self.housekeeping = Housekeeping(metastore.db, self.conf)
-        self.queue = CompactionQueue(metastore.db, self.conf)
-        self.store = InitiatorStore(metastore.db, self.conf)
+        services = metastore.with_conf(self.conf)
+        self.housekeeping = services.housekeeping
+        self.queue = services.compactions
+        self.store = services.initiator
 
     def run_once(self) -> HouseKeeperReport:
         """§7.1 (timeouts, WRITE_SET, TXN_TO_WRITE_ID), §7.3 (empty TXNS) and §7.2 (history retention), in that

@@ -145,10 +145,11 @@ class Initiator:
         self.version = airflow_acid.__version__
         self.filesystem = filesystem
         self.lease_s = lease_s
-        self.store = InitiatorStore(metastore.db, self.conf)
-        self.queue = CompactionQueue(metastore.db, self.conf)
-        self.snapshots = Snapshots(metastore.db, self.conf)
-        self.catalog = metastore.catalog
+        services = metastore.with_conf(self.conf)
+        self.store = services.initiator
+        self.queue = services.compactions
+        self.snapshots = services.snapshots
+        self.catalog = services.catalog
         self._listings = 0
 
     # --- public API -------------------------------------------------------------------------------------

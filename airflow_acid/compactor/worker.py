@@ -24,7 +24,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import fsspec
-import sqlalchemy as sa
 
 from airflow_acid import __version__
 from airflow_acid.acid import names
@@ -47,7 +46,6 @@ from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInf
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.locks import lock_component_for
-from airflow_acid.metastore.schema import COMPACTION_QUEUE
 from airflow_acid.metastore.txns import AbortReason
 
 log = logging.getLogger(__name__)
@@ -444,17 +442,8 @@ class Worker:
     # --- bookkeeping -------------------------------------------------------------------------------------
 
     def _mark_compacted_if_owner(self, job: _Job) -> bool:
-        """'working' → 'ready for cleaning' only while the row still records this attempt's txn C (one statement:
-        a row revoked and re-claimed by another worker carries that worker's txn and is left alone)."""
-        cq = COMPACTION_QUEUE
-
-        def work(conn) -> bool:
-            return conn.execute(
-                sa.update(cq).where(cq.c.CQ_ID == job.info.id, cq.c.CQ_STATE == CompactionState.WORKING.value,
-                                    cq.c.CQ_TXN_ID == job.txn_id)
-                .values(CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None)).rowcount == 1
-
-        return self.metastore.db.run(work, what=f"mark compaction {job.info.id} compacted")
+        """'working' → 'ready for cleaning' only while the row still records this attempt's txn C."""
+        return self.metastore.compactions.mark_compacted(job.info.id, txn_id=job.txn_id)
 
     def _owner(self, job: _Job) -> str:
         """"ours" while the row is queued and records this attempt (its txn, or before set_running its worker id),

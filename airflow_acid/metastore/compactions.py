@@ -422,14 +422,26 @@ class CompactionQueue:
 
         self.db.run(work, what=f"set job id of compaction {cq_id}")
 
-    def mark_compacted(self, cq_id: int) -> None:
-        """'working' -> 'ready for cleaning'; the worker id is cleared (Hive's markCompacted)."""
-        def work(conn: Connection) -> None:
+    def mark_compacted(self, cq_id: int, *, txn_id: int | None = None) -> bool:
+        """'working' -> 'ready for cleaning'; the worker id is cleared (Hive's markCompacted).
+
+        With ``txn_id`` (a worker finishing its attempt) the row moves only while it still records that compactor
+        transaction — one guarded statement, so a row revoked and re-claimed by another worker (which carries that
+        worker's txn) is left alone — and the return value says whether it moved. Without it the row must be
+        'working' (else InvalidInputError / NoSuchObjectError)."""
+        def guarded(conn: Connection) -> bool:
+            return conn.execute(
+                sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.WORKING.value,
+                                    CQ.c.CQ_TXN_ID == txn_id)
+                .values(CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None)).rowcount == 1
+
+        def checked(conn: Connection) -> bool:
             self._queued(conn, cq_id, CompactionState.WORKING, "mark compacted")
             conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
                 CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None))
+            return True
 
-        self.db.run(work, what=f"mark compaction {cq_id} compacted")
+        return self.db.run(checked if txn_id is None else guarded, what=f"mark compaction {cq_id} compacted")
 
     def mark_failed(self, cq_id: int, error: str, *, db: str | None = None, table: str | None = None,
                     partition: str | None = None, type: CompactionType = CompactionType.MAJOR) -> int:

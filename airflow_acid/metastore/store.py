@@ -6,10 +6,12 @@ import os
 from pathlib import Path
 
 from airflow_acid.metastore.catalog import Catalog
+from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
 from airflow_acid.metastore.housekeeping import Housekeeping
+from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.locks import LockManager
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
@@ -27,8 +29,9 @@ def default_url(home: str | os.PathLike | None = None) -> str:
 
 class Metastore:
     """``Metastore(url_or_db, conf)``: ``.txns``, ``.snapshots``, ``.housekeeping``, ``.locks``, ``.compactions``,
-    ``.catalog`` over one :class:`Database`. ``url_or_db`` None means the embedded SQLite file of
-    :func:`default_url`."""
+    ``.catalog``, ``.initiator`` (candidates, decisions, leases) and ``.cleaning`` over one :class:`Database`.
+    ``url_or_db`` None means the embedded SQLite file of :func:`default_url`. Every SQL statement on the metastore's
+    tables is behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
                  home: str | os.PathLike | None = None) -> None:
@@ -45,6 +48,15 @@ class Metastore:
         self.locks = LockManager(self.db, self.conf)
         self.compactions = CompactionQueue(self.db, self.conf)
         self.catalog = Catalog(self.db, self.conf)
+        self.initiator = InitiatorStore(self.db, self.conf)
+        self.cleaning = CleaningStore(self.db, self.conf)
+
+    def with_conf(self, conf: MetastoreConf | None) -> Metastore:
+        """The same database seen with other settings (an Initiator, Cleaner or HouseKeeper given its own conf);
+        shares the connection pool, which stays owned by this object."""
+        if conf is None or conf is self.conf:
+            return self
+        return Metastore(self.db, conf)
 
     def init(self) -> Metastore:
         """Create or upgrade the schema to the latest migration (idempotent); returns self."""

@@ -165,7 +165,7 @@ def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, 
 
 def _aborted_txns(warehouse: AcidWarehouse, info: TableInfo, partition: str | None) -> dict[str, Any]:
     """Aborted transactions whose write records for this table/partition are still kept: count and oldest start."""
-    store = InitiatorStore(warehouse.metastore.db, warehouse.metastore.conf)
+    store = warehouse.metastore.initiator
     groups = [g for g in store.abort_groups(-1, -1) if (g.database, g.table, g.partition) ==
               (info.database, info.name, partition)]
     return {"aborted_txns": groups[0].count if groups else 0,

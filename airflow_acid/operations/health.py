@@ -117,7 +117,7 @@ class _Scan:
     def __init__(self, warehouse: AcidWarehouse) -> None:
         self.warehouse = warehouse
         self.metastore = warehouse.metastore
-        self.store = InitiatorStore(self.metastore.db, self.metastore.conf)
+        self.store = self.metastore.initiator
         self.txns: ValidTxnList = self.metastore.snapshots.valid_txn_list()
 
     def aborted_counts(self, database: str | None = None, table: str | None = None) -> dict[Entity, int]:

@@ -127,7 +127,7 @@ class ThresholdCheck:
         conf = metastore.conf
         limit = int(self.threshold) if self.threshold is not None else conf.abortedtxn_threshold
         age_s = self.age_threshold_s if self.age_threshold_s is not None else conf.aborted_txn_time_threshold_s
-        store = InitiatorStore(metastore.db, conf)
+        store = metastore.initiator
         groups = [g for g in store.abort_groups(-1, -1)
                   if (g.database, g.table, g.partition) == (database, table, self.partition)]
         count = groups[0].count if groups else 0

@@ -71,10 +71,27 @@ def _compact(queue: CompactionQueue, txns: TxnStore, db: str, table: str, partit
     assert claimed.id == result.id
     txn = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
     queue.set_running(result.id, txn, hwm)
-    queue.mark_compacted(result.id)
+    assert queue.mark_compacted(result.id, txn_id=txn)
     if commit:
         txns.commit(txn)
     return result.id
+
+
+def test_mark_compacted_with_a_txn_moves_only_the_attempt_that_owns_the_row(queue, txns):
+    """A worker whose row was revoked and re-claimed (another compactor txn recorded) must not mark it compacted."""
+    result = queue.enqueue("db", "t", None, MAJOR, highest_write_id_now=-1)
+    queue.claim_next("node1-1")
+    first = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
+    queue.set_running(result.id, first, 5)
+    second = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
+    _update_row(queue.db, result.id, CQ_TXN_ID=second)  # revoked and re-claimed by another attempt
+
+    assert not queue.mark_compacted(result.id, txn_id=first)
+    assert queue.get(result.id).state is CompactionState.WORKING
+    assert queue.mark_compacted(result.id, txn_id=second)
+    row = queue.get(result.id)
+    assert row.state is CompactionState.READY_FOR_CLEANING and row.worker_id is None
+    assert not queue.mark_compacted(result.id, txn_id=second)  # no longer 'working'
 
 
 def test_enqueue_hands_out_ids_and_refuses_what_is_already_scheduled(queue):
