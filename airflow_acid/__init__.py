@@ -8,13 +8,13 @@ __version__ = "0.1.0"
 __all__ = ["AcidWarehouse", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from airflow_acid.warehouse import AcidWarehouse
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 
 def __getattr__(name: str) -> Any:
     """Import the client API lazily, so ``import airflow_acid`` (e.g. by Airflow's provider discovery) stays light."""
     if name == "AcidWarehouse":
-        from airflow_acid.warehouse import AcidWarehouse
+        from airflow_acid.client.warehouse import AcidWarehouse
 
         return AcidWarehouse
     raise AttributeError(f"module 'airflow_acid' has no attribute {name!r}")

@@ -1,27 +1,58 @@
-"""Errors the client API (warehouse, transactions, streaming, reads) raises; each names the object and what to do."""
+"""The root of every error airflow-acid raises, and the "the user can fix this" line through it.
+
+Each layer raises its own subclasses (``metastore.errors``, ``client.errors``, the table format's file and name
+errors, ``statements``' syntax errors…); the surfaces map them by category, never by module:
+
+- :class:`AcidUserError` and its subclasses are problems a user or operator can fix — a bad name, partition spec or
+  property value, an unknown object, a closed transaction, a corrupt or foreign file, an unreachable database. Their
+  message names the thing and what to do. The CLI prints it on one line and exits with :attr:`exit_code`; the UI
+  plugin answers :attr:`http_status`; the Airflow operators fail the task without retries.
+- Anything else (including a plain ``ValueError``) is a bug or an unexpected failure: an internal error with its
+  traceback (CLI exit code :data:`INTERNAL_EXIT_CODE`, HTTP 500).
+
+This module imports nothing, so every layer may import it.
+"""
 
 from __future__ import annotations
 
-
-class AcidClientError(Exception):
-    """Base class of client API errors."""
-
-
-class SchemaMismatchError(AcidClientError, ValueError):
-    """Data does not fit the table schema (unknown or missing column, value of the wrong type)."""
+INTERNAL_EXIT_CODE = 3
+"""CLI exit code of an internal error (1: refused, 2: statement not understood)."""
 
 
-class NotTransactionalError(AcidClientError):
-    """The table is not a transactional table, so airflow-acid cannot write or read it transactionally."""
+class AcidError(Exception):
+    """Base class of every airflow-acid error."""
 
 
-class UnsupportedOperationError(AcidClientError):
-    """The operation is not allowed on this table (e.g. UPDATE on an insert-only table)."""
+class AcidUserError(AcidError):
+    """A problem the user can fix; the message says what and how. Default: the state of something refuses it."""
+
+    http_status = 409
+    exit_code = 1
 
 
-class TransactionClosedError(AcidClientError):
-    """The transaction (or streaming connection) has already been committed, aborted or closed."""
+class AcidInputError(AcidUserError, ValueError):
+    """A name, value, spec, property, statement or document is not acceptable."""
+
+    http_status = 400
 
 
-class ReadLockError(AcidClientError):
-    """A read could not take its shared-read lock (an exclusive lock, e.g. a DROP, holds the table)."""
+class AcidNotFoundError(AcidUserError, LookupError):
+    """A database, table, partition, transaction, lock or compaction does not exist."""
+
+    http_status = 404
+
+
+class AcidUnavailableError(AcidUserError):
+    """A service the operation needs (the metastore database, its connection) cannot be reached or is misconfigured."""
+
+    http_status = 503
+
+
+class AcidTimeoutError(AcidUserError, TimeoutError):
+    """Waiting for something (e.g. ALTER TABLE … AND WAIT) took longer than allowed."""
+
+    http_status = 504
+
+
+__all__ = ["INTERNAL_EXIT_CODE", "AcidError", "AcidInputError", "AcidNotFoundError", "AcidTimeoutError",
+           "AcidUnavailableError", "AcidUserError"]

@@ -24,12 +24,12 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_acid.acid.codes import CompactionState, CompactionType  # noqa: E402
-from airflow_acid.metastore.compactions import CompactionQueue  # noqa: E402
-from airflow_acid.metastore.conf import MetastoreConf  # noqa: E402
-from airflow_acid.metastore.db import Database, now_ms  # noqa: E402
-from airflow_acid.metastore.init import init_schema  # noqa: E402
-from airflow_acid.metastore.schema import COMPACTION_QUEUE, NEXT_COMPACTION_QUEUE_ID  # noqa: E402
+from airflow_acid.acid.codes import CompactionState, CompactionType
+from airflow_acid.metastore.compactions import CompactionQueue
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.init import init_schema
+from airflow_acid.metastore.schema import COMPACTION_QUEUE, NEXT_COMPACTION_QUEUE_ID
 
 PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")

@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.listing import directory_state
 from airflow_acid.operations.health import warehouse_health
-from airflow_acid.warehouse import AcidWarehouse
 
 
 def build(wh: AcidWarehouse, partitions: int, deltas: int) -> None:

@@ -29,15 +29,21 @@ from fsspec.implementations.local import LocalFileSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_acid.acid.fs import storage_for  # noqa: E402
-from airflow_acid.compactor.initiator import Initiator  # noqa: E402
-from airflow_acid.metastore.conf import MetastoreConf  # noqa: E402
-from airflow_acid.metastore.db import now_ms, set_mutex_value, acquire_mutex  # noqa: E402
-from airflow_acid.metastore.initiator_store import INITIATOR_MUTEX, Outcome  # noqa: E402
-from airflow_acid.metastore.schema import (  # noqa: E402
-    COMPLETED_TXN_COMPONENTS, NEXT_WRITE_ID, PARTITIONS, SDS, TBLS, TXN_TO_WRITE_ID, TXNS,
+from airflow_acid.acid.fs import storage_for
+from airflow_acid.compactor.initiator import Initiator
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import acquire_mutex, now_ms, set_mutex_value
+from airflow_acid.metastore.initiator_store import INITIATOR_MUTEX, Outcome
+from airflow_acid.metastore.schema import (
+    COMPLETED_TXN_COMPONENTS,
+    NEXT_WRITE_ID,
+    PARTITIONS,
+    SDS,
+    TBLS,
+    TXN_TO_WRITE_ID,
+    TXNS,
 )
-from airflow_acid.metastore.store import Metastore  # noqa: E402
+from airflow_acid.metastore.store import Metastore
 
 DB, TABLE = "bench", "events"
 BASE_BYTES, DELTA_BYTES = 100_000, 100

@@ -29,9 +29,9 @@ from airflow_acid.acid.event_schema import delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, write_acid_version_file
 from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.listing import plan_directory
 from airflow_acid.job.plan import CompactionPlan, OrcSettings
-from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 
 BYTES_PER_ROW = 10  # measured on this schema with ZLIB (~10 bytes per event); used only to size the input
 

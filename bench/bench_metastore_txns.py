@@ -24,8 +24,8 @@ import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from airflow_acid.metastore.init import init_schema  # noqa: E402
-from airflow_acid.metastore.store import Metastore  # noqa: E402
+from airflow_acid.metastore.init import init_schema
+from airflow_acid.metastore.store import Metastore
 
 PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
 

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.client.warehouse import AcidWarehouse
 
 
 def make_rows(n: int, start: int) -> pa.Table:
@@ -66,7 +66,8 @@ def main() -> None:
         "rows": total,
         "streaming": {"transactions": args.txns * args.batches, "batch_size": args.txns,
                       "rows_per_txn": args.rows_per_txn, "seconds": round(streaming_s, 3),
-                      "rows_per_s": round(total / streaming_s), "txns_per_s": round(args.txns * args.batches / streaming_s, 1)},
+                      "rows_per_s": round(total / streaming_s),
+                      "txns_per_s": round(args.txns * args.batches / streaming_s, 1)},
         "bulk_insert": {"seconds": round(bulk_s, 3), "rows_per_s": round(total / bulk_s)},
         "pyarrow_plain_orc": {"seconds": round(plain_s, 3), "rows_per_s": round(total / plain_s)},
         "streaming_vs_pyarrow": round(plain_s / streaming_s, 4),

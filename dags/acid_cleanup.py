@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from airflow.sdk import DAG, Param
 
-from airflow_acid.operators.maintenance import AcidCleanerOperator
 from airflow_acid.operators.defaults import START_DATE, TAGS, default_args, interval, settings
+from airflow_acid.operators.maintenance import AcidCleanerOperator
 
 SETTINGS = settings()
 

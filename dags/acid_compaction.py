@@ -12,8 +12,18 @@ from typing import Any
 from airflow.sdk import DAG, task
 
 from airflow_acid.operators.compaction import COMPACTED_TABLES, AcidCompactionOperator
-from airflow_acid.operators.defaults import (START_DATE, TAGS, batches_of, compaction_batch_size, compaction_pool,
-                                             compaction_pools, default_args, interval, rows_for_pool, settings)
+from airflow_acid.operators.defaults import (
+    START_DATE,
+    TAGS,
+    batches_of,
+    compaction_batch_size,
+    compaction_pool,
+    compaction_pools,
+    default_args,
+    interval,
+    rows_for_pool,
+    settings,
+)
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 
 SETTINGS = settings()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from airflow.sdk import DAG
 
-from airflow_acid.operators.maintenance import AcidHouseKeeperOperator
 from airflow_acid.operators.defaults import START_DATE, TAGS, default_args, interval, settings
+from airflow_acid.operators.maintenance import AcidHouseKeeperOperator
 
 SETTINGS = settings()
 

@@ -8,8 +8,7 @@ from typing import Any
 
 from airflow.sdk import DAG, Param, task
 
-from airflow_acid.operators.compaction import (COMPACTED_TABLES, AcidCompactionOperator,
-                                                AcidRequestCompactionOperator)
+from airflow_acid.operators.compaction import COMPACTED_TABLES, AcidCompactionOperator, AcidRequestCompactionOperator
 from airflow_acid.operators.defaults import START_DATE, TAGS, compaction_pool, default_args
 
 with DAG(

@@ -15,8 +15,8 @@ from airflow_acid.get_provider_info import get_provider_info
 
 
 def test_provider_info_matches_airflow_schema():
-    import jsonschema
     import airflow
+    import jsonschema
 
     schema = json.loads((Path(airflow.__file__).parent / "provider_info.schema.json").read_text())
     info = get_provider_info()

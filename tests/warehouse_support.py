@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.warehouse import AcidWarehouse
 
 EMPLOYEE = [("id", "int"), ("name", "string"), ("salary", "int")]
 SEED_ROWS = [(1, "Jerry", 5000), (2, "Tom", 8000), (3, "Kate", 6000)]

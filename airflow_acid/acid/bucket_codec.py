@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from airflow_acid.errors import AcidInputError
+
 _VERSION_SHIFT = 29
 _VERSION_MASK = 0xE0000000
 _BUCKET_SHIFT = 16
@@ -17,7 +19,7 @@ MAX_BUCKET_ID = 4095
 MAX_STATEMENT_ID = 4095
 
 
-class BucketCodecError(ValueError):
+class BucketCodecError(AcidInputError):
     """A bucket property or bucket/statement id that BucketCodec cannot represent."""
 
 

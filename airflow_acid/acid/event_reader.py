@@ -17,8 +17,14 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid.event_schema import ACID_FIELDS, AcidKey, is_acid_schema
-from airflow_acid.acid.event_writer import ACID_VERSION_KEY, KEY_INDEX_KEY, ORC_ACID_VERSION, STATS_KEY, AcidStats, \
-    parse_key_index
+from airflow_acid.acid.event_writer import (
+    ACID_VERSION_KEY,
+    KEY_INDEX_KEY,
+    ORC_ACID_VERSION,
+    STATS_KEY,
+    AcidStats,
+    parse_key_index,
+)
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage, storage_for
 

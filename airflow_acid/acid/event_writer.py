@@ -20,7 +20,13 @@ import pyorc
 
 from airflow_acid.acid import names
 from airflow_acid.acid.event_schema import (
-    ACID_FIELDS, KEY_FIELDS, OPERATION, AcidKey, event_arrow_schema, event_orc_type, row_schema_of,
+    ACID_FIELDS,
+    KEY_FIELDS,
+    OPERATION,
+    AcidKey,
+    event_arrow_schema,
+    event_orc_type,
+    row_schema_of,
 )
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import Storage, storage_for
@@ -447,7 +453,7 @@ class EventFileWriter:
             self._closed = True
             try:
                 self._handle.close()
-            except Exception:
+            except Exception:  # noqa: BLE001 - closing a writer that already failed; the first error wins
                 pass
         self._dir.remove(self.file_name)
         self._dir.remove(names.flush_length_file(self.file_name))

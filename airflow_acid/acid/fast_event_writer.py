@@ -18,8 +18,16 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey
-from airflow_acid.acid.event_writer import ACID_VERSION_KEY, KEY_INDEX_KEY, ORC_ACID_VERSION, STATS_KEY, AcidStats, \
-    FileKind, first_unsorted, format_key_index
+from airflow_acid.acid.event_writer import (
+    ACID_VERSION_KEY,
+    KEY_INDEX_KEY,
+    ORC_ACID_VERSION,
+    STATS_KEY,
+    AcidStats,
+    FileKind,
+    first_unsorted,
+    format_key_index,
+)
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_settings import OrcSettings

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from airflow_acid.errors import AcidInputError, AcidUserError
 
-class AcidFileError(Exception):
+
+class AcidFileError(AcidUserError):
     """A data file of an ACID table cannot be read or written as required (corrupt, wrong kind, wrong schema)."""
 
     def __init__(self, path: str, problem: str) -> None:
@@ -12,5 +14,5 @@ class AcidFileError(Exception):
         self.problem = problem
 
 
-class AcidSchemaError(ValueError):
+class AcidSchemaError(AcidInputError):
     """A table schema (Arrow) that cannot be stored in an ACID ORC file, or rows that do not fit it."""

@@ -26,8 +26,16 @@ import pyarrow.compute as pc
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
-from airflow_acid.acid.event_schema import BUCKET, CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, ORIGINAL_TRANSACTION, \
-    ROW, ROW_ID, Operation
+from airflow_acid.acid.event_schema import (
+    BUCKET,
+    CURRENT_TRANSACTION,
+    KEY_FIELDS,
+    OPERATION,
+    ORIGINAL_TRANSACTION,
+    ROW,
+    ROW_ID,
+    Operation,
+)
 from airflow_acid.acid.event_writer import decoded_bucket_ids
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
@@ -405,9 +413,11 @@ def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
         return file_type.bit_width <= table_type.bit_width
     if t.is_floating(file_type) and t.is_floating(table_type):
         return file_type.bit_width <= table_type.bit_width
-    if (t.is_string(file_type) or t.is_large_string(file_type)) and (t.is_string(table_type) or t.is_large_string(table_type)):
+    if (t.is_string(file_type) or t.is_large_string(file_type)) and \
+            (t.is_string(table_type) or t.is_large_string(table_type)):
         return True
-    if (t.is_binary(file_type) or t.is_large_binary(file_type)) and (t.is_binary(table_type) or t.is_large_binary(table_type)):
+    if (t.is_binary(file_type) or t.is_large_binary(file_type)) and \
+            (t.is_binary(table_type) or t.is_large_binary(table_type)):
         return True
     if t.is_timestamp(file_type) and t.is_timestamp(table_type) and table_type.tz is None:
         return True

@@ -10,6 +10,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from airflow_acid.errors import AcidInputError
+
 BASE_PREFIX = "base_"
 DELTA_PREFIX = "delta_"
 DELETE_DELTA_PREFIX = "delete_delta_"
@@ -28,7 +30,7 @@ _BUCKET_FILE_RE = re.compile(r"^bucket_([0-9]+)(?:_([0-9]+))?$")
 _ORIGINAL_FILE_RE = re.compile(r"^([0-9]+)_([0-9]+)(?:_copy_([0-9]+))?$")
 
 
-class AcidNameError(ValueError):
+class AcidNameError(AcidInputError):
     """A name looks like an ACID directory or file but does not follow Hive's rules."""
 
 
@@ -225,4 +227,4 @@ def flush_length_file(bucket_file_name: str) -> str:
 
 def is_hidden(name: str) -> bool:
     """Hive's hidden-file filter: ``_``/``.`` names are ignored except the two ACID marker files."""
-    return (name.startswith("_") or name.startswith(".")) and name not in (ORC_ACID_VERSION_FILE, METADATA_ACID_FILE)
+    return name.startswith(("_", ".")) and name not in (ORC_ACID_VERSION_FILE, METADATA_ACID_FILE)

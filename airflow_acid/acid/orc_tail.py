@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from airflow_acid.errors import AcidUserError
+
 _MAGIC = b"ORC"
 _VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
 _NONE, _ZLIB, _SNAPPY, _LZO, _LZ4, _ZSTD = range(6)
@@ -24,7 +26,7 @@ _FOOTER_STRIPES, _FOOTER_METADATA = 3, 5
 _STRIPE_NUMBER_OF_ROWS = 5
 
 
-class OrcTailError(ValueError):
+class OrcTailError(AcidUserError, ValueError):
     """An ORC file's tail cannot be parsed or rewritten."""
 
 
@@ -197,7 +199,7 @@ def user_metadata_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[s
                      for k, v in metadata.items())
     footer = _as_original_chunks(tail.compression, tail.footer + items, tail.block_size)
     ps = bytearray()
-    for number, wire, value, raw in _fields(tail.postscript):
+    for number, _wire, _value, raw in _fields(tail.postscript):
         if number == _PS_FOOTER_LENGTH:
             ps += _encode_varint(_PS_FOOTER_LENGTH << 3 | _VARINT) + _encode_varint(len(footer))
         else:

@@ -30,12 +30,13 @@ from airflow_acid.acid.names import (
     parse_original_file,
 )
 from airflow_acid.acid.writeids import RangeResponse, ValidTxnList, ValidWriteIdList
+from airflow_acid.errors import AcidUserError
 
 MetadataReader = Callable[[str], str]
 """Returns the text of a ``_metadata_acid`` file, given its path relative to the partition directory."""
 
 
-class AcidStateError(ValueError):
+class AcidStateError(AcidUserError, ValueError):
     """A listing cannot be turned into an ACID state (bad marker file, bad path)."""
 
 

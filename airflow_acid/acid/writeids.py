@@ -15,6 +15,8 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from airflow_acid.errors import AcidInputError
+
 LONG_MAX = 9223372036854775807
 """Java's Long.MAX_VALUE: Hive's marker for "nothing open"."""
 
@@ -27,7 +29,7 @@ class RangeResponse(enum.Enum):
     ALL = "ALL"
 
 
-class SnapshotFormatError(ValueError):
+class SnapshotFormatError(AcidInputError):
     """A snapshot string is not in Hive's format."""
 
 
@@ -37,7 +39,8 @@ def _parse_ids(text: str, what: str, source: str) -> list[int]:
     try:
         return [int(part) for part in text.split(",")]
     except ValueError:
-        raise SnapshotFormatError(f"{what} list {text!r} in snapshot {source!r} is not a comma-separated list of integers") from None
+        raise SnapshotFormatError(f"{what} list {text!r} in snapshot {source!r} is not a comma-separated list of "
+                                  "integers") from None
 
 
 @dataclass(frozen=True)

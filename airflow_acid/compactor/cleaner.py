@@ -17,6 +17,7 @@ hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with the
 
 from __future__ import annotations
 
+import enum
 import logging
 import posixpath
 import time
@@ -26,26 +27,28 @@ from dataclasses import dataclass, field
 import fsspec
 
 from airflow_acid.acid import names
+from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, NotEnoughHistoryError, get_acid_state
 from airflow_acid.acid.writeids import LONG_MAX, ValidReaderWriteIdList, ValidTxnList, ValidWriteIdList
+from airflow_acid.errors import AcidError
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.partitions import entity_name
 
 log = logging.getLogger(__name__)
 
 NO_CLEANUP = "no_cleanup"
 
 
-class CleanerError(Exception):
+class CleanerError(AcidError):
     """A cleaning attempt cannot proceed safely (e.g. a path outside the table location)."""
 
 
-class CleanerStatus:
+class CleanerStatus(enum.StrEnum):
     """What the Cleaner did with one row or entity (``CleanerEntry.status``)."""
 
     CLEANED = "cleaned"
@@ -96,7 +99,7 @@ class CleanerEntry:
 
     compaction_id: int | None
     entity: str
-    status: str
+    status: CleanerStatus
     location: str | None = None
     message: str | None = None
     deletions: list[Deletion] = field(default_factory=list)
@@ -343,7 +346,7 @@ class Cleaner:
         and remove the TXN_COMPONENTS rows they no longer need."""
         entries = []
         for db, table_name, partition in self.aborted_candidates():
-            entity = f"{db}.{table_name}" + (f".{partition}" if partition else "")
+            entity = entity_name(db, table_name, partition)
             entry = CleanerEntry(None, entity, CleanerStatus.CLEANED)
             entries.append(entry)
             try:

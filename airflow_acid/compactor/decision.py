@@ -6,8 +6,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from airflow_acid.acid.state import AcidState
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.state import AcidState
 
 
 class Rule(str, enum.Enum):

@@ -14,10 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.housekeeping import Housekeeping
-from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.store import Metastore
 
 log = logging.getLogger(__name__)

@@ -21,24 +21,32 @@ from typing import Any
 import fsspec
 
 import airflow_acid
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
 from airflow_acid.compactor.settings import (
-    DELTA_NUM_KEY, DELTA_PCT_KEY, NO_AUTO_COMPACTION, WORKER_POOL_KEY, CompactorSettingsError, is_true,
-    request_overrides, table_thresholds,
+    DELTA_NUM_KEY,
+    DELTA_PCT_KEY,
+    NO_AUTO_COMPACTION,
+    WORKER_POOL_KEY,
+    CompactorSettingsError,
+    is_true,
+    request_overrides,
+    table_thresholds,
 )
 from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
-from airflow_acid.acid.codes import CompactionType
-from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.initiator_store import (
-    INITIATOR_MUTEX, AbortGroup, InitiatorDecisionRecord, InitiatorStore, Outcome, PartitionLocation,
+    INITIATOR_MUTEX,
+    AbortGroup,
+    InitiatorDecisionRecord,
+    Outcome,
+    PartitionLocation,
 )
 from airflow_acid.metastore.partitions import entity_name
-from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.store import Metastore
 
 log = logging.getLogger(__name__)
@@ -467,6 +475,6 @@ class Initiator:
         try:
             self.queue.record_did_not_initiate(c.database, c.table, c.partition, self._abort_type(c), message,
                                                initiator_id=self.initiator_id, initiator_version=self.version)
-        except Exception:  # noqa: BLE001 - the decision below still tells the user
+        except Exception:
             log.exception("could not record 'did not initiate' for %s", what)
         return self._result(c, Outcome.ERROR, message)

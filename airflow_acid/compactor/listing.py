@@ -6,10 +6,10 @@ from collections.abc import Mapping
 
 import fsspec
 
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList, ValidWriteIdList
-from airflow_acid.acid.codes import CompactionType
 from airflow_acid.compactor.planning import NothingToCompact, plan_compaction
 from airflow_acid.job.plan import Compaction
 

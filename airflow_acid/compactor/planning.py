@@ -16,7 +16,13 @@ from airflow_acid.acid.names import LONG_MIN
 from airflow_acid.acid.state import AcidState
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import (
-    Compaction, CompactionPlan, CompactionStep, OrcSettings, PlanError, compaction_type, not_enough_reason,
+    Compaction,
+    CompactionPlan,
+    CompactionStep,
+    OrcSettings,
+    PlanError,
+    compaction_type,
+    not_enough_reason,
 )
 
 MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"

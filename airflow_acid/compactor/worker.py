@@ -14,6 +14,7 @@ discarded and C aborted, so two outputs for one range can never both become visi
 
 from __future__ import annotations
 
+import enum
 import getpass
 import logging
 import posixpath
@@ -27,6 +28,7 @@ import fsspec
 
 from airflow_acid import __version__
 from airflow_acid.acid import names
+from airflow_acid.acid.codes import CompactionState, CompactionType, DataOperation, LockState, TxnState, TxnType
 from airflow_acid.acid.event_reader import FileFormat, open_data_file
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
@@ -34,17 +36,17 @@ from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList, ValidTxnList
 from airflow_acid.compactor.listing import plan_directory
 from airflow_acid.compactor.planning import MAX_NUM_DELTA_KEY, NothingToCompact, effective_properties
-from airflow_acid.heartbeat import Heartbeater
+from airflow_acid.errors import AcidError
 from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, arrow_row_schema
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.job.runner import Runner, spark_conf_of
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
-from airflow_acid.acid.codes import CompactionState, CompactionType, DataOperation, LockState, TxnState, TxnType
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.metastore.txns import AbortReason
 
@@ -53,7 +55,7 @@ log = logging.getLogger(__name__)
 JOB_NAME_INFIX = "-compactor-"
 
 
-class WorkerStatus:
+class WorkerStatus(enum.StrEnum):
     """What the Worker did with one row (``WorkerOutcome.status``)."""
 
     COMPACTED = "compacted"
@@ -75,8 +77,7 @@ class WorkerOutcome:
     compaction_id: int
     entity: str
     """``db.table[.partition]``."""
-    status: str
-    """One of :class:`WorkerStatus`."""
+    status: WorkerStatus
     message: str | None = None
     txn_id: int | None = None
     job_name: str | None = None
@@ -93,7 +94,7 @@ class WorkerOutcome:
         return self.status in (WorkerStatus.COMPACTED, WorkerStatus.CLEANER_ONLY)
 
 
-class CompactionAttemptError(Exception):
+class CompactionAttemptError(AcidError):
     """One compaction attempt failed; the message is what goes into CQ_ERROR_MESSAGE."""
 
 

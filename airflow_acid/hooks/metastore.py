@@ -20,6 +20,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.compactor.settings import settings_from_mapping
+from airflow_acid.errors import AcidUnavailableError
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import HOME_ENV, METASTORE_FILE
@@ -33,7 +34,7 @@ _DRIVERS = {"postgres": "postgresql+psycopg2", "postgresql": "postgresql+psycopg
             "mariadb": "mysql+pymysql", "sqlite": "sqlite"}
 
 
-class AcidMetastoreConnectionError(ValueError):
+class AcidMetastoreConnectionError(AcidUnavailableError, ValueError):
     """An ``acid_metastore`` connection does not say which database to use."""
 
 
@@ -155,7 +156,7 @@ class AcidMetastoreHook(BaseHook):
 
     def get_warehouse(self):
         """An :class:`AcidWarehouse` on this metastore and warehouse location (client API)."""
-        from airflow_acid.warehouse import AcidWarehouse
+        from airflow_acid.client.warehouse import AcidWarehouse
 
         return AcidWarehouse(self.get_metastore(), self.warehouse_location, conf=self.get_settings(), init=False)
 

@@ -9,8 +9,16 @@ Depends only on the table format (``airflow_acid.acid``).
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.job.layout import TMP_PREFIX, tmp_dir_name
 from airflow_acid.job.plan import (
-    PLAN_VERSION, READABLE_PLAN_VERSIONS, Compaction, CompactionPlan, CompactionStep, OrcSettings, PlanError,
-    arrow_row_schema, compaction_type, not_enough_reason,
+    PLAN_VERSION,
+    READABLE_PLAN_VERSIONS,
+    Compaction,
+    CompactionPlan,
+    CompactionStep,
+    OrcSettings,
+    PlanError,
+    arrow_row_schema,
+    compaction_type,
+    not_enough_reason,
 )
 from airflow_acid.job.result import RESULT_VERSION, CompactionResult, JobStatus, PlanResult, StepResult
 from airflow_acid.job.runner import SPARK_CONF_PREFIX, Runner, spark_conf_of

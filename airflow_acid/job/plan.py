@@ -40,7 +40,7 @@ from __future__ import annotations
 import enum
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -52,6 +52,7 @@ from airflow_acid.acid import names, orc_settings
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.names import LONG_MIN, AcidNameError, DeltaDir
 from airflow_acid.acid.writeids import SnapshotFormatError, ValidCompactorWriteIdList
+from airflow_acid.errors import AcidInputError
 
 PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
@@ -61,7 +62,7 @@ EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR)
 """The compaction types a plan may name (REBALANCE and ABORT_TXN_CLEANUP are not executed by this job)."""
 
 
-class PlanError(ValueError):
+class PlanError(AcidInputError):
     """A plan document or a planning input is invalid; the message names the field or directory."""
 
 
@@ -205,7 +206,7 @@ class CompactionPlan:
             if c.compactor_txn_id <= 0:
                 raise PlanError(f"{where}: compactor_txn_id must be a positive transaction id")
             try:
-                c.write_id_list
+                ValidCompactorWriteIdList.from_string(c.write_ids)
             except (SnapshotFormatError, ValueError) as exc:
                 raise PlanError(f"{where}: write_ids: {exc}") from None
             if not c.steps:

@@ -21,7 +21,6 @@ from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.hive_types import is_primitive, normalize_type
 from airflow_acid.metastore.locations import check_free, normalize_location
-from airflow_acid.metastore.txn_records import delete_txn_records
 from airflow_acid.metastore.partitions import (
     make_partition_name,
     normalize_spec,
@@ -40,6 +39,7 @@ from airflow_acid.metastore.schema import (
     TABLE_PARAMS,
     TBLS,
 )
+from airflow_acid.metastore.txn_records import delete_txn_records
 
 MANAGED_TABLE = "MANAGED_TABLE"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
@@ -195,7 +195,8 @@ def _canonical_key(key: object) -> str:
     return key
 
 
-def merge_properties(existing: Mapping[str, str], updates: Mapping[str, object], unset: Iterable[str] = ()) -> dict[str, str]:
+def merge_properties(existing: Mapping[str, str], updates: Mapping[str, object],
+                     unset: Iterable[str] = ()) -> dict[str, str]:
     """Apply SET and UNSET TBLPROPERTIES: keys match case-insensitively; Hive's own keys are stored lower-case."""
     result = dict(existing)
     for key in unset:

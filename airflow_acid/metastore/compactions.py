@@ -16,11 +16,12 @@ from dataclasses import dataclass, field, fields
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -120,9 +121,8 @@ class CompactionInfo:
 
     @property
     def full_partition_name(self) -> str:
-        """``db.table[.partition]`` for messages (Hive's getFullPartitionName)."""
-        name = f"{self.database}.{self.table}"
-        return name if self.partition is None else f"{name}.{self.partition}"
+        """``db.table[/partition]`` for messages: the one entity label (:func:`entity_name`)."""
+        return entity_name(self.database, self.table, self.partition)
 
 
 _INFO_COLUMNS = {

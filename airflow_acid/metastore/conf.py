@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from dataclasses import dataclass, fields
 from collections.abc import Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Iterator, TypeVar
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -140,7 +140,7 @@ class Database:
                     return work(conn)
             except DBAPIError as exc:
                 if not is_transient(exc) or attempt >= self.retries:
-                    raise (self._unavailable(exc) if isinstance(exc, OperationalError) else None) or exc
+                    raise (self._unavailable(exc) if isinstance(exc, OperationalError) else None) or exc  # noqa: B904
                 attempt += 1
                 delay = min(2.0, 0.01 * (2 ** attempt)) * (0.5 + random.random())
                 log.warning("%s hit a transient database error (attempt %d/%d, retrying in %.2fs): %s",

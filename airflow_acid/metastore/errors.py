@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+from airflow_acid.errors import AcidInputError, AcidNotFoundError, AcidUnavailableError, AcidUserError
 
-class MetastoreError(Exception):
+
+class MetastoreError(AcidUserError):
     """Base class of every metastore error."""
 
 
-class MetastoreUnavailableError(MetastoreError):
+class MetastoreUnavailableError(MetastoreError, AcidUnavailableError):
     """The database cannot be reached (after the bounded retries)."""
 
 
-class InvalidInputError(MetastoreError, ValueError):
+class InvalidInputError(MetastoreError, AcidInputError):
     """A name, partition spec, property or argument is not acceptable."""
 
 
-class NoSuchObjectError(MetastoreError, LookupError):
+class NoSuchObjectError(MetastoreError, AcidNotFoundError):
     """A database, table, partition, transaction, lock or compaction does not exist."""
 
 

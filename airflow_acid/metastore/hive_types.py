@@ -27,7 +27,7 @@ def normalize_type(type_name: str, *, column: str = "?") -> str:
 
 def is_primitive(type_name: str) -> bool:
     """Whether a (normalized) type is a primitive one (allowed for partition keys)."""
-    return not type_name.split("<", 1)[0].strip() in _COMPLEX
+    return type_name.split("<", 1)[0].strip() not in _COMPLEX
 
 
 class _Parser:

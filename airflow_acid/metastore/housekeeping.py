@@ -13,7 +13,14 @@ from sqlalchemy.engine import Connection
 from airflow_acid.acid.codes import TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
-from airflow_acid.metastore.schema import HIVE_LOCKS, MIN_HISTORY_LEVEL, TXN_COMPONENTS, TXN_TO_WRITE_ID, TXNS, WRITE_SET
+from airflow_acid.metastore.schema import (
+    HIVE_LOCKS,
+    MIN_HISTORY_LEVEL,
+    TXN_COMPONENTS,
+    TXN_TO_WRITE_ID,
+    TXNS,
+    WRITE_SET,
+)
 from airflow_acid.metastore.txns import AbortReason, abort_txns_in, min_open_txn_watermark
 
 log = logging.getLogger(__name__)

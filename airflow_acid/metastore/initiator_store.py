@@ -26,11 +26,11 @@ from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
     COMPLETED_TXN_COMPONENTS,
+    DBS,
     PARTITION_PARAMS,
     PARTITIONS,
     SDS,
     TBLS,
-    DBS,
     TXN_COMPONENTS,
     TXNS,
 )

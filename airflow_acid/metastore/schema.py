@@ -7,8 +7,8 @@ Hive metastore database. Alembic migrations in ``migrations/`` create exactly th
 from __future__ import annotations
 
 from sqlalchemy import (
-    BigInteger,
     CHAR,
+    BigInteger,
     Column,
     ForeignKey,
     Index,

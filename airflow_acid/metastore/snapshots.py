@@ -8,13 +8,13 @@ from collections.abc import Iterable
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from airflow_acid.acid.codes import TxnState
 from airflow_acid.acid.writeids import (
     LONG_MAX,
     ValidCompactorWriteIdList,
     ValidReaderWriteIdList,
     ValidTxnList,
 )
-from airflow_acid.acid.codes import TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, NEXT_WRITE_ID, TXN_TO_WRITE_ID, TXNS

@@ -6,6 +6,7 @@ Every public method is one database transaction (``Database.run``), re-run as a 
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -48,7 +49,7 @@ _COMPACTION_TYPES = frozenset({TxnType.COMPACTION, TxnType.REBALANCE_COMPACTION}
 _UPDATE_DELETE = (OperationType.UPDATE.value, OperationType.DELETE.value)
 
 
-class AbortReason:
+class AbortReason(enum.StrEnum):
     """Why a transaction was aborted; stored in TXNS.TXN_META_INFO (Hive's TxnErrorMsg names)."""
 
     USER = "ABORT_USER"

@@ -1,12 +1,18 @@
 """Operator-facing operations over a warehouse, shared by the CLI and the Airflow UI plugin: table/partition health,
-"why (not) compacted / what blocks cleanup", and manual compaction requests. Client-API level: no Airflow imports."""
+"why (not) compacted / what blocks cleanup", manual compaction requests, and the threshold checks the Airflow sensors
+and triggers run. Client-API level: no Airflow imports."""
 
 from airflow_acid.operations.compact import (
-    CompactionWaitTimeout, RequestedCompaction, parse_compaction_type, request_compaction, wait_for_compactions,
+    CompactionWaitTimeout,
+    RequestedCompaction,
+    parse_compaction_type,
+    request_compaction,
+    wait_for_compactions,
 )
 from airflow_acid.operations.explain import Explanation, explain
 from airflow_acid.operations.health import LastCompaction, PartitionHealth, table_health, warehouse_health
+from airflow_acid.operations.thresholds import CheckResult, TableNotFoundError, ThresholdCheck, ThresholdKind
 
-__all__ = ["CompactionWaitTimeout", "Explanation", "LastCompaction", "PartitionHealth", "RequestedCompaction",
-           "explain", "parse_compaction_type", "request_compaction", "table_health", "wait_for_compactions",
-           "warehouse_health"]
+__all__ = ["CheckResult", "CompactionWaitTimeout", "Explanation", "LastCompaction", "PartitionHealth",
+           "RequestedCompaction", "TableNotFoundError", "ThresholdCheck", "ThresholdKind", "explain",
+           "parse_compaction_type", "request_compaction", "table_health", "wait_for_compactions", "warehouse_health"]

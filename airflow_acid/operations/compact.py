@@ -17,22 +17,23 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from airflow_acid import __version__
+from airflow_acid.acid.codes import CompactionState, CompactionType
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import WORKER_POOL_KEY, validate_request_properties
-from airflow_acid.acid.codes import CompactionState, CompactionType
+from airflow_acid.errors import AcidTimeoutError
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome
-from airflow_acid.metastore.partitions import parse_partition_name
+from airflow_acid.metastore.partitions import entity_name, parse_partition_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.warehouse import AcidWarehouse
 
 FIRST_POLL_S = 2.0
 """Hive's first sleep of AND WAIT; each later sleep doubles, capped at hive.compactor.wait.timeout."""
 WAITING_STATES = (CompactionState.INITIATED, CompactionState.WORKING)
 
 
-class CompactionWaitTimeout(TimeoutError):
+class CompactionWaitTimeout(AcidTimeoutError):
     """Compactions were still 'initiated'/'working' when the wait ended (they stay queued)."""
 
     def __init__(self, pending: list[int], waited_s: float) -> None:
@@ -140,5 +141,17 @@ def wait_for_compactions(metastore: Metastore, ids: Iterable[int], *, first_poll
         delay *= 2
 
 
-__all__ = ["FIRST_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "parse_compaction_type",
-           "request_compaction", "wait_for_compactions"]
+def compaction_label(database: str, table: str, partition: str | None, type_name: str) -> str:
+    """``db.table/partition MAJOR`` — the mapped task's label in the UI."""
+    return f"{entity_name(database, table, partition or None)} {type_name}"
+
+
+def compaction_payload(info: CompactionInfo, reason: str | None = None) -> dict[str, Any]:
+    """One queued compaction as a JSON-friendly dict (XCom, ``expand`` argument)."""
+    return {"compaction_id": info.id, "database": info.database, "table": info.table, "partition": info.partition,
+            "type": info.type.display, "pool": info.pool_name, "reason": reason,
+            "label": compaction_label(info.database, info.table, info.partition, info.type.display)}
+
+
+__all__ = ["FIRST_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "compaction_label", "compaction_payload",
+           "parse_compaction_type", "request_compaction", "wait_for_compactions"]

@@ -11,22 +11,27 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.acid.state import AcidStateError
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry, CleanerStatus
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.listing import directory_state
 from airflow_acid.compactor.settings import (
-    DELTA_NUM_KEY, DELTA_PCT_KEY, NO_AUTO_COMPACTION, CompactorSettingsError, is_true, table_thresholds,
+    DELTA_NUM_KEY,
+    DELTA_PCT_KEY,
+    NO_AUTO_COMPACTION,
+    CompactorSettingsError,
+    is_true,
+    table_thresholds,
 )
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.acid.codes import CompactionState
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.initiator_store import InitiatorDecisionRecord, InitiatorStore, Outcome
+from airflow_acid.metastore.errors import InvalidInputError
+from airflow_acid.metastore.initiator_store import InitiatorDecisionRecord, Outcome
 from airflow_acid.metastore.partitions import entity_name, parse_partition_name
-from airflow_acid.warehouse import AcidWarehouse
 
 
 @dataclass
@@ -176,7 +181,7 @@ def _when(ms_value: int | None, now_ms: int) -> str:
     """``at 2024-01-01 10:00:00 UTC (5 min ago)``."""
     if ms_value is None:
         return "at an unknown time"
-    stamp = dt.datetime.fromtimestamp(ms_value / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    stamp = dt.datetime.fromtimestamp(ms_value / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return f"at {stamp} ({_ago(ms_value, now_ms)})"
 
 
@@ -210,7 +215,8 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
     else:
         kind = record.type.display if record.type else ""
         what = {Outcome.QUEUED: f"queued {kind} compaction {record.compaction_id}",
-                Outcome.NOT_NEEDED: "did not compact it", Outcome.SKIPPED: "skipped it", Outcome.REFUSED: "wanted to compact it but the queue refused",
+                Outcome.NOT_NEEDED: "did not compact it", Outcome.SKIPPED: "skipped it",
+                Outcome.REFUSED: "wanted to compact it but the queue refused",
                 Outcome.ERROR: "could not evaluate it"}.get(record.outcome, record.outcome.display)
         out.append(f"The Initiator last looked at {e.name} {_when(record.decided_at, now)} and {what}: "
                    f"{_reason_body(record.reason)}.")

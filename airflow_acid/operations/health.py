@@ -13,12 +13,11 @@ from typing import Any
 
 from airflow_acid.acid.state import AcidStateError
 from airflow_acid.acid.writeids import ValidTxnList
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.listing import directory_state
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.partitions import entity_name
-from airflow_acid.warehouse import AcidWarehouse
 
 Entity = tuple[str, str, str | None]
 

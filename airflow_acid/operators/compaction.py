@@ -13,19 +13,23 @@ from airflow.sdk import Asset, AssetAlias, BaseOperator
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid import __version__
-from airflow_acid.job.runner import Runner
-from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
-from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.errors import NotTransactionalError
 from airflow_acid.acid.codes import CompactionState
+from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
+from airflow_acid.errors import AcidUserError
+from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.compact import (FIRST_POLL_S, CompactionWaitTimeout, request_compaction,
-                                             wait_for_compactions)
+from airflow_acid.operations.compact import (
+    FIRST_POLL_S,
+    CompactionWaitTimeout,
+    compaction_payload,
+    request_compaction,
+    wait_for_compactions,
+)
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
-from airflow_acid.sensors.initiator import compaction_payload
 from airflow_acid.spark.submit import SparkSubmitOptions
 
 COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
@@ -187,7 +191,7 @@ class AcidRequestCompactionOperator(BaseOperator):
             results = request_compaction(warehouse, str(self.table), self.partition or None, str(self.compaction_type),
                                          pool=self.pool_name or None, properties=self.properties,
                                          initiator_id=f"{socket.gethostname()}-manual")
-        except (NoSuchObjectError, NotTransactionalError, InvalidInputError) as exc:
+        except AcidUserError as exc:  # retrying cannot help: fail with the message
             raise AirflowFailException(str(exc)) from None
         queued: list[CompactionInfo] = []
         messages: list[str] = []

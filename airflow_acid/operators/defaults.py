@@ -4,8 +4,8 @@ stay cheap to parse."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from airflow_acid.hooks.metastore import CONFIG_SECTION, acid_settings

@@ -9,8 +9,8 @@ from collections import OrderedDict
 
 from fastapi import Request
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.warehouse import AcidWarehouse
 
 KEEP = 4  # distinct metastores kept open (a connection edited back and forth should not leak engines)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 from typing import Any
 
@@ -140,7 +140,7 @@ def _latest(row: ShowCompactionsRow) -> int | None:
 
 
 def _time_label(ms: float, span_ms: float) -> str:
-    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     if span_ms > 2 * 86_400_000:
         return moment.strftime("%Y-%m-%d")
     return moment.strftime("%m-%d %H:%M" if span_ms > 3_600_000 else "%H:%M:%S")

@@ -14,17 +14,16 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from airflow_acid.errors import AcidClientError
+from airflow_acid.errors import AcidUnavailableError, AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreConnectionError, AcidMetastoreHook
-from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, MetastoreUnavailableError, NoSuchObjectError
 from airflow_acid.plugins.templating import render, roots
 
 log = logging.getLogger(__name__)
 
 CONNECTION_HINT = f"check the {AcidMetastoreHook.default_conn_name!r} connection (Admin → Connections)"
 _MISSING_SCHEMA = ("no such table", "doesn't exist", "does not exist", "undefinedtable")
-HANDLED = (AcidMetastoreConnectionError, AirflowNotFoundException, MetastoreError, AcidClientError,
-           sqlalchemy.exc.SQLAlchemyError, ValueError)
+HANDLED = (AcidUserError, AirflowNotFoundException, sqlalchemy.exc.SQLAlchemyError)
+"""Known failures; anything else (a plain ValueError included) is a bug and stays a 500 with its traceback."""
 
 
 def wants_json(request: Request) -> bool:
@@ -35,24 +34,20 @@ def wants_json(request: Request) -> bool:
 
 
 def describe(exc: Exception) -> tuple[int, str]:
-    """(HTTP status, message) for an error raised while serving a request."""
+    """(HTTP status, message) for an error raised while serving a request: a user error's own status."""
     if isinstance(exc, (AcidMetastoreConnectionError, AirflowNotFoundException)):
         return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore connection is not usable: {exc}"
-    if isinstance(exc, NoSuchObjectError):
-        return status.HTTP_404_NOT_FOUND, str(exc)
-    if isinstance(exc, (InvalidInputError, AcidClientError, ValueError)):
-        return status.HTTP_400_BAD_REQUEST, str(exc)
-    if isinstance(exc, MetastoreUnavailableError):
-        return status.HTTP_503_SERVICE_UNAVAILABLE, f"{exc}; {CONNECTION_HINT}"
-    if isinstance(exc, sqlalchemy.exc.SQLAlchemyError):
-        orig = getattr(exc, "orig", None) or exc
-        first_line = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-        if any(marker in first_line.lower() for marker in _MISSING_SCHEMA):
-            return (status.HTTP_503_SERVICE_UNAVAILABLE,
-                    f"the ACID metastore has no schema yet ({first_line}); run `airflow-acid init --metastore-url …` "
-                    "against it, or " + CONNECTION_HINT)
-        return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore database failed: {first_line}; {CONNECTION_HINT}"
-    return status.HTTP_409_CONFLICT, str(exc)  # other MetastoreErrors: a state conflict (txn closed, lock held)
+    if isinstance(exc, AcidUnavailableError):
+        return exc.http_status, f"{exc}; {CONNECTION_HINT}"
+    if isinstance(exc, AcidUserError):
+        return exc.http_status, str(exc)
+    orig = getattr(exc, "orig", None) or exc  # a SQLAlchemyError: the database's own first line
+    first_line = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    if any(marker in first_line.lower() for marker in _MISSING_SCHEMA):
+        return (status.HTTP_503_SERVICE_UNAVAILABLE,
+                f"the ACID metastore has no schema yet ({first_line}); run `airflow-acid init --metastore-url …` "
+                "against it, or " + CONNECTION_HINT)
+    return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore database failed: {first_line}; {CONNECTION_HINT}"
 
 
 def error_response(request: Request, status_code: int, message: str) -> Response:

@@ -7,12 +7,12 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from airflow_acid.errors import AcidClientError
 from airflow_acid.acid.codes import CompactionState, LockState, TxnState
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.errors import AcidUserError
 from airflow_acid.metastore.compactions import ShowCompactionsRow
-from airflow_acid.metastore.errors import MetastoreError
+from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.operations import PartitionHealth, explain, warehouse_health
-from airflow_acid.warehouse import AcidWarehouse
 
 EXPLAINED_ENTITIES = 10  # "what blocks cleanup" asks the Cleaner (a dry run, one listing) per table/partition
 
@@ -93,8 +93,8 @@ def cleanup_blockers(warehouse: AcidWarehouse, ready: list[ShowCompactionsRow],
     for db, table, partition in entities[:limit]:
         try:
             why = explain(warehouse, f"{db}.{table}", partition)
-        except (MetastoreError, AcidClientError) as exc:
-            notes.append(f"{db}.{table}{'/' + partition if partition else ''}: {exc}")
+        except AcidUserError as exc:
+            notes.append(f"{entity_name(db, table, partition)}: {exc}")
             continue
         blockers += [{"table": f"{db}.{table}", "partition": partition, **b} for b in why.cleanup_blockers]
     return blockers, notes

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ def when(ms: int | None) -> str:
     """A metastore timestamp (ms since the epoch) as ``YYYY-MM-DD HH:MM:SS`` UTC; empty when missing."""
     if ms is None or ms <= 0:
         return ""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def duration(ms: int | None) -> str:

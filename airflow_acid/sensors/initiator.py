@@ -8,23 +8,10 @@ from typing import Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.acid.codes import CompactionState
-from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.partitions import entity_name
-
-
-def compaction_label(database: str, table: str, partition: str | None, type_name: str) -> str:
-    """``db.table/partition MAJOR`` — the mapped task's label in the UI."""
-    return f"{entity_name(database, table, partition or None)} {type_name}"
-
-
-def compaction_payload(info: CompactionInfo, reason: str | None = None) -> dict[str, Any]:
-    """One queued compaction as a JSON-friendly dict (XCom, ``expand`` argument)."""
-    return {"compaction_id": info.id, "database": info.database, "table": info.table, "partition": info.partition,
-            "type": info.type.display, "pool": info.pool_name, "reason": reason,
-            "label": compaction_label(info.database, info.table, info.partition, info.type.display)}
+from airflow_acid.operations.compact import compaction_payload
 
 
 class AcidInitiatorSensor(BaseSensorOperator):

@@ -11,8 +11,9 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.sensors.checks import TableNotFoundError, ThresholdCheck, ThresholdKind
+from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 
 
@@ -48,7 +49,7 @@ class AcidThresholdSensor(BaseSensorOperator):
     def poke(self, context: Any) -> PokeReturnValue | bool:
         try:
             result = self.make_check().evaluate(self.hook.get_metastore())
-        except TableNotFoundError as exc:
+        except AcidUserError as exc:  # e.g. the table or partition does not exist: retrying cannot help
             raise AirflowFailException(str(exc)) from None
         self.log.info("%s", result.reason)
         if result.met:

@@ -20,14 +20,20 @@ from collections.abc import Callable, Sequence
 
 import pyarrow as pa
 
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.event_reader import open_data_file, read_flush_length
 from airflow_acid.acid.event_writer import write_acid_version_file
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.merge import MergePlan, plan_merge
-from airflow_acid.acid.codes import CompactionType
 from airflow_acid.job.layout import tmp_dir_name
-from airflow_acid.job.plan import Compaction, CompactionPlan, CompactionStep, PlanError, arrow_row_schema, \
-    not_enough_reason
+from airflow_acid.job.plan import (
+    Compaction,
+    CompactionPlan,
+    CompactionStep,
+    PlanError,
+    arrow_row_schema,
+    not_enough_reason,
+)
 from airflow_acid.job.result import CompactionResult, JobStatus, PlanResult, StepResult
 from airflow_acid.spark.units import UnitResult, WorkUnit, execute_unit
 

@@ -18,6 +18,7 @@ from airflow_acid.job.result import PlanResult
 from airflow_acid.spark.driver import RunUnits, execute_plan, run_locally
 from airflow_acid.spark.submit import SparkSubmitOptions, run_plan_in_session, run_spark_submit
 
+
 @dataclass
 class LocalRunner:
     """Runs the plan in this process with the engine's driver (``execute_plan``); no Spark needed.

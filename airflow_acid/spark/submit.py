@@ -24,13 +24,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from airflow_acid.errors import AcidError
 from airflow_acid.job.plan import CompactionPlan, PlanError
 from airflow_acid.job.result import PlanResult
 from airflow_acid.job.runner import SPARK_CONF_PREFIX
 
 
-
-class SparkSubmitError(RuntimeError):
+class SparkSubmitError(AcidError, RuntimeError):
     """spark-submit failed before the job wrote its result."""
 
 
@@ -76,9 +76,7 @@ def build_package_zip(dest_dir: str | None = None) -> str:
     cached = _ZIP_CACHE.get(key)
     if cached and os.path.exists(cached):
         return cached
-    import airflow_acid
-
-    root = Path(airflow_acid.__file__).resolve().parent
+    root = Path(__file__).resolve().parents[1]  # the airflow_acid package this module belongs to
     dest = Path(dest_dir or tempfile.mkdtemp(prefix="airflow-acid-pyfiles-"))
     dest.mkdir(parents=True, exist_ok=True)
     target = dest / "airflow_acid.zip"

@@ -4,7 +4,11 @@
 from airflow_acid.statements.execute import USER_ERRORS, StatementExecutor
 from airflow_acid.statements.model import SUPPORTED, Statement
 from airflow_acid.statements.parse import (
-    StatementError, StatementSyntaxError, UnsupportedStatementError, parse_statement, parse_statements,
+    StatementError,
+    StatementSyntaxError,
+    UnsupportedStatementError,
+    parse_statement,
+    parse_statements,
 )
 from airflow_acid.statements.result import Result
 

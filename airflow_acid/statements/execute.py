@@ -12,26 +12,38 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from airflow_acid.errors import AcidClientError
-from airflow_acid.metastore.catalog import PartitionInfo, TableInfo
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.errors import AcidUserError
+from airflow_acid.metastore.catalog import PartitionInfo, TableInfo
 from airflow_acid.metastore.compactions import ShowCompactionsRow
-from airflow_acid.metastore.errors import InvalidInputError, MetastoreError
+from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
 from airflow_acid.operations.compact import (
-    FIRST_POLL_S, CompactionWaitTimeout, request_compaction, wait_for_compactions,
+    FIRST_POLL_S,
+    request_compaction,
+    wait_for_compactions,
 )
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
-    AbortCompactions, AbortTransactions, AlterTableCompact, AlterTableProperties, CreateTable, Describe,
-    PartitionSpec, ShowCompactions, ShowLocks, ShowTransactions, Statement, TableName,
+    AbortCompactions,
+    AbortTransactions,
+    AlterTableCompact,
+    AlterTableProperties,
+    CreateTable,
+    Describe,
+    PartitionSpec,
+    ShowCompactions,
+    ShowLocks,
+    ShowTransactions,
+    Statement,
+    TableName,
 )
 from airflow_acid.statements.result import Result
-from airflow_acid.warehouse import AcidWarehouse
 
-USER_ERRORS = (MetastoreError, AcidClientError, CompactionWaitTimeout)
-"""What a statement raises for a problem the user can fix (the CLI exits with 1 and prints the message)."""
+USER_ERRORS = (AcidUserError,)
+"""What a statement raises for a problem the user can fix (the CLI prints the message and exits with its code)."""
 
 SHOW_TRANSACTIONS_COLUMNS = ["txnid", "state", "startedtime", "lastheartbeattime", "user", "host"]
 SHOW_LOCKS_EXTENDED_COLUMNS = ["heartbeat_count", "blocked_by_txn_id"]

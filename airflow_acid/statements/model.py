@@ -7,7 +7,7 @@ Hive's current database).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import ClassVar
 
 DEFAULT_DATABASE = "default"
 
@@ -124,8 +124,8 @@ class Describe:
     partition: PartitionSpec | None = None
 
 
-Statement = Union[ShowCompactions, ShowTransactions, ShowLocks, AlterTableCompact, AlterTableProperties,
-                  AbortTransactions, AbortCompactions, CreateTable, Describe]
+Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
+             | AbortTransactions | AbortCompactions | CreateTable | Describe)
 
 SUPPORTED = ("SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE",

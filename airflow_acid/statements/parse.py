@@ -16,10 +16,23 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from airflow_acid.errors import AcidInputError
 from airflow_acid.statements import dialect as acid
 from airflow_acid.statements.model import (
-    SUPPORTED, AbortCompactions, AbortTransactions, AlterTableCompact, AlterTableProperties, Column, CreateTable,
-    Describe, PartitionSpec, ShowCompactions, ShowLocks, ShowTransactions, Statement, TableName,
+    SUPPORTED,
+    AbortCompactions,
+    AbortTransactions,
+    AlterTableCompact,
+    AlterTableProperties,
+    Column,
+    CreateTable,
+    Describe,
+    PartitionSpec,
+    ShowCompactions,
+    ShowLocks,
+    ShowTransactions,
+    Statement,
+    TableName,
 )
 
 _SQLGLOT_LOG = logging.getLogger("sqlglot")
@@ -36,8 +49,10 @@ ORDER_BY_ALIASES = {
 }
 
 
-class StatementError(ValueError):
+class StatementError(AcidInputError):
     """A statement cannot be run as written (the CLI exits with code 2)."""
+
+    exit_code = 2
 
 
 class StatementSyntaxError(StatementError):

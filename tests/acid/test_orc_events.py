@@ -15,11 +15,22 @@ import pytest
 from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.event_reader import open_orc_file, parse_flush_length, read_event_file
 from airflow_acid.acid.event_schema import (
-    AcidKey, delete_events, event_orc_type, insert_events, is_acid_schema, orc_type,
+    AcidKey,
+    delete_events,
+    event_orc_type,
+    insert_events,
+    is_acid_schema,
+    orc_type,
 )
 from airflow_acid.acid.event_writer import (
-    DEFAULT_BUFFER_SIZE, DEFAULT_STRIPE_SIZE, EventFileWriter, FileKind, OrcWriteOptions, format_key_index,
-    parse_key_index, write_event_file,
+    DEFAULT_BUFFER_SIZE,
+    DEFAULT_STRIPE_SIZE,
+    EventFileWriter,
+    FileKind,
+    OrcWriteOptions,
+    format_key_index,
+    parse_key_index,
+    write_event_file,
 )
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import storage_for
@@ -90,7 +101,7 @@ def test_round_trip_through_pyarrow_and_pyorc(tmp_path):
     r = second["row"]
     assert r["s"] == "row 1 ü" and r["i64"] == 10**12 and r["dec"] == decimal.Decimal("-2.999")
     assert r["d"] == datetime.date(2020, 1, 2) and r["st"] == {"x": 1, "y": "1"} and r["m"] == {"k": 1}
-    assert r["ts"] == datetime.datetime(2020, 9, 13, 12, 26, 41, 123456, tzinfo=datetime.timezone.utc)
+    assert r["ts"] == datetime.datetime(2020, 9, 13, 12, 26, 41, 123456, tzinfo=datetime.UTC)
 
 
 def test_metadata_keys_stats_and_version_file(tmp_path):

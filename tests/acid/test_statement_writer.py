@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-
 import pyorc
 
 from airflow_acid.acid import bucket_codec

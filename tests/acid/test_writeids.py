@@ -78,7 +78,7 @@ def test_compactor_string_rejects_open_ids() -> None:
 
 def test_reader_examples() -> None:
     wil = reader(9, open=(4, 7), aborted=(5,))
-    assert [w for w in range(0, 12) if wil.is_write_id_valid(w)] == [0, 1, 2, 3, 6, 8, 9]
+    assert [w for w in range(12) if wil.is_write_id_valid(w)] == [0, 1, 2, 3, 6, 8, 9]
     assert wil.is_write_id_range_valid(1, 3) is ALL
     assert wil.is_write_id_range_valid(1, 5) is SOME
     assert wil.is_write_id_range_valid(4, 5) is NONE
@@ -153,7 +153,7 @@ def test_reader_matches_brute_force_model(snap) -> None:
         return w <= hwm and w not in open_ids and w not in aborted
 
     top = hwm + 3
-    for w in range(0, top + 1):
+    for w in range(top + 1):
         assert wil.is_write_id_valid(w) is valid(w)
         assert wil.is_write_id_aborted(w) is (w in aborted)
         assert wil.is_valid_base(w) is (w <= hwm and all(w < o for o in open_ids))
@@ -175,7 +175,7 @@ def test_compactor_matches_model(snap) -> None:
     caborted = tuple(w for w in aborted if w <= chwm)
     assert (comp.high_watermark, comp.aborted, comp.open) == (chwm, caborted, ())
     top = hwm + 3
-    for w in range(0, top + 1):
+    for w in range(top + 1):
         assert comp.is_write_id_valid(w) is (w <= chwm and w not in caborted)
     for a in range(1, top + 1):
         for b in range(a, top + 1):
@@ -189,7 +189,7 @@ def test_compactor_matches_model(snap) -> None:
 def test_txn_list_matches_model(snap) -> None:
     hwm, open_ids, aborted = snap
     tl = txn_list(hwm, open=open_ids, aborted=aborted)
-    for t in range(0, hwm + 4):
+    for t in range(hwm + 4):
         assert tl.is_txn_valid(t) is (t <= hwm and t not in open_ids and t not in aborted)
         assert tl.is_txn_aborted(t) is (t in aborted)
         assert tl.is_txn_open(t) is (t > hwm or t in open_ids)

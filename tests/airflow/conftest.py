@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.warehouse import AcidWarehouse
 
 # Commits are visible to the Initiator at once (no open-transaction window) so tests can look right after writing.
 CONF = MetastoreConf(opentxn_timeout_ms=0)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.client.warehouse import AcidWarehouse
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent

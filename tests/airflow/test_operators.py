@@ -9,12 +9,16 @@ import time
 import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.compactor.worker import Worker
-from airflow_acid.operators.compaction import (COMPACTED_TABLES, AcidCompactionOperator,
-                                                AcidRequestCompactionOperator, table_asset)
+from airflow_acid.operators.compaction import (
+    COMPACTED_TABLES,
+    AcidCompactionOperator,
+    AcidRequestCompactionOperator,
+    table_asset,
+)
 from airflow_acid.operators.maintenance import AcidCleanerOperator, AcidHouseKeeperOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
+from airflow_acid.spark.runners import LocalRunner
 from tests.airflow.conftest import insert_rows
 from tests.compactor.worker_support import history, rows
 

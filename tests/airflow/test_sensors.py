@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from airflow.sdk import PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowRescheduleException, TaskDeferred
 
-from airflow_acid.sensors.checks import ThresholdCheck, ThresholdKind
+from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
-from airflow_acid.sensors.threshold import (AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor)
+from airflow_acid.sensors.threshold import AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 from tests.airflow.conftest import insert_rows
 from tests.compactor.initiator_support import aborted_writes, synthetic_write
@@ -58,7 +58,7 @@ def test_reschedule_mode_frees_the_slot(table_t):
     context = {"ti": _FirstTry()}
     with pytest.raises(AirflowRescheduleException) as rescheduled:
         sensor.execute(context=context)
-    assert rescheduled.value.reschedule_date > datetime.now(timezone.utc) + timedelta(seconds=20)
+    assert rescheduled.value.reschedule_date > datetime.now(UTC) + timedelta(seconds=20)
     insert_rows(table_t, "db.t", 2)
     assert sensor.execute(context=context)["stats"]["delta_count"] == 3
 

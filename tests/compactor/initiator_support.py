@@ -12,10 +12,10 @@ import sqlalchemy as sa
 from fsspec.implementations.local import LocalFileSystem
 
 from airflow_acid.acid.codes import OperationType, TxnState
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.schema import TXN_COMPONENTS, TXN_TO_WRITE_ID, TXNS
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.warehouse import AcidWarehouse
 
 # Zero open-txn window: a txn committed a moment ago is already outside it (the tests look right after writing).
 CONF = MetastoreConf(opentxn_timeout_ms=0)

@@ -18,17 +18,26 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.compactor.cleaner import Cleaner, CleanerError, CleanerStatus, planned_deletions
 from airflow_acid.compactor.worker import Worker, WorkerStatus
-from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.metastore import Metastore
-from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
+from airflow_acid.spark.runners import LocalRunner
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
-    CONF, acid_dirs, enqueue, history, leave_aborted_insert, make_warehouse, new_table, rows, sqlite_wh, wh,
+    CONF,
+    acid_dirs,
+    enqueue,
+    history,
+    leave_aborted_insert,
+    make_warehouse,
+    new_table,
+    rows,
+    sqlite_wh,
+    wh,
 )
 
 
@@ -339,14 +348,14 @@ def migrated_template(tmp_path_factory):
     return path
 
 
-@settings(max_examples=int(os.environ.get("AIRFLOW_ACID_CLEANER_EXAMPLES", "20")), deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                  HealthCheck.function_scoped_fixture])
+@settings(max_examples=int(os.environ.get("AIRFLOW_ACID_CLEANER_EXAMPLES", "20")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(OPS, min_size=4, max_size=16))
 def test_interleavings_never_change_what_an_open_reader_sees(migrated_template, ops):
     root = Path(tempfile.mkdtemp(prefix="cleaner-prop-"))
     try:
         shutil.copy(migrated_template, root / "metastore.db")
-        from airflow_acid.warehouse import AcidWarehouse
+        from airflow_acid.client.warehouse import AcidWarehouse
         ms = Metastore(f"sqlite:///{root / 'metastore.db'}", CONF)
         wh = AcidWarehouse(ms, root / "wh", init=False, host="testhost")
         try:

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.compactor.decision import DirectoryStats, Rule, decide_compaction
-from airflow_acid.acid.codes import CompactionType
 
 MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from airflow_acid.compactor.housekeeper import HOUSEKEEPER_MUTEX, HouseKeeper
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.compactor.housekeeper import HOUSEKEEPER_MUTEX, HouseKeeper
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.schema import COMPLETED_COMPACTIONS, HIVE_LOCKS, TXN_TO_WRITE_ID, TXNS

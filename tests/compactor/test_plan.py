@@ -9,12 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from airflow_acid.acid import names
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.names import LONG_MIN
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
+from airflow_acid.compactor.planning import (
+    NothingToCompact,
+    effective_properties,
+    partial_minor_slices,
+    plan_compaction,
+)
 from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan, OrcSettings, PlanError, not_enough_reason
-from airflow_acid.acid.codes import CompactionType
-from airflow_acid.compactor.planning import NothingToCompact, effective_properties, partial_minor_slices, plan_compaction
 
 C = 50
 

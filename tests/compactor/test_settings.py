@@ -8,7 +8,12 @@ import logging
 import pytest
 
 from airflow_acid.compactor.settings import (
-    DELTA_NUM_KEY, DELTA_PCT_KEY, CompactorSettingsError, request_overrides, settings_from_mapping, table_thresholds,
+    DELTA_NUM_KEY,
+    DELTA_PCT_KEY,
+    CompactorSettingsError,
+    request_overrides,
+    settings_from_mapping,
+    table_thresholds,
     validate_request_properties,
 )
 from airflow_acid.metastore.conf import MetastoreConf

@@ -13,19 +13,28 @@ import time
 
 import pytest
 
-from airflow_acid.acid.names import parse_dir
-from airflow_acid.spark.runners import LocalRunner
-from airflow_acid.job.runner import Runner
-from airflow_acid.compactor.worker import Worker, WorkerStatus, job_name_for
-from airflow_acid.metastore import Metastore
 from airflow_acid.acid.codes import CompactionState, LockType, TxnState
+from airflow_acid.acid.names import parse_dir
+from airflow_acid.compactor.worker import Worker, WorkerStatus, job_name_for
+from airflow_acid.job.result import JobStatus, PlanResult
+from airflow_acid.job.runner import Runner
+from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT
 from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.locks import LockComponent
-from airflow_acid.job.result import PlanResult, JobStatus
 from airflow_acid.spark.driver import execute_plan
+from airflow_acid.spark.runners import LocalRunner
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
-    CONF, acid_dirs, enqueue, hidden_dirs, history, make_warehouse, new_table, rows, sqlite_wh, wh,
+    CONF,
+    acid_dirs,
+    enqueue,
+    hidden_dirs,
+    history,
+    make_warehouse,
+    new_table,
+    rows,
+    sqlite_wh,
+    wh,
 )
 
 
@@ -192,7 +201,8 @@ def test_process_killed_after_job_before_commit_then_revoked_and_rerun(wh, empty
     ms.txns.abort(dead_txn, "ABORT_TIMEOUT")
     assert Worker(ms, runner=LocalRunner()).claim() is None  # within hive.compactor.worker.timeout the row stays claimed
     time.sleep(0.01)
-    outcome = Worker(ms, dataclasses.replace(CONF, worker_timeout_s=0.001), host="w2", runner=LocalRunner()).run_next()  # revokes, reruns
+    fast_timeout = dataclasses.replace(CONF, worker_timeout_s=0.001)
+    outcome = Worker(ms, fast_timeout, host="w2", runner=LocalRunner()).run_next()  # revokes, reruns
     assert outcome.status == WorkerStatus.COMPACTED and outcome.compaction_id == cq
     assert outcome.txn_id != dead_txn
     # Both outputs exist on disk with the same range; only the committed one is read, no duplicates.
@@ -369,8 +379,8 @@ def test_runner_protocol_result_for_each_compaction(sqlite_wh):
 
 
 def test_spark_submit_and_session_runners_name_the_application(monkeypatch, tmp_path):
-    from airflow_acid.spark import runners
     from airflow_acid.job.plan import CompactionPlan
+    from airflow_acid.spark import runners
     from airflow_acid.spark.submit import SparkSubmitOptions
 
     seen = {}

@@ -10,17 +10,23 @@ import pyarrow as pa
 import pyarrow.orc as po
 import pytest
 
+from airflow_acid.acid.codes import CompactionState
 from airflow_acid.acid.event_reader import FileFormat, open_orc_file
 from airflow_acid.acid.names import ORC_ACID_VERSION_FILE
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.compactor.worker import OutputVerificationError, Worker, WorkerStatus
-from airflow_acid.acid.codes import CompactionState
 from airflow_acid.job.result import CompactionResult, JobStatus
+from airflow_acid.spark.runners import LocalRunner
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
-    COLUMNS, acid_dirs, enqueue, hidden_dirs, rows, sqlite_wh, wh,
+    COLUMNS,
+    acid_dirs,
+    enqueue,
+    hidden_dirs,
+    rows,
+    sqlite_wh,
+    wh,
 )
 
 PART = {"ds": "2024-01-01"}

@@ -7,10 +7,10 @@ import os
 import pyarrow.compute as pc
 import pytest
 
-from airflow_acid.metastore import Metastore
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.warehouse import AcidWarehouse
 
 # No open-txn timeout window: a committed compaction is cleanable as soon as its readers are gone.
 CONF = MetastoreConf(opentxn_timeout_ms=0)

@@ -234,7 +234,7 @@ def test_failed_refused_did_not_initiate_and_wrong_states(db, queue):
         "c", "None of the compaction thresholds met, compaction request is refused!")
     assert (rows[dni].CC_STATE, rows[dni].CC_PARTITION) == ("a", "ds=3")
     assert _queue_ids(db) == []
-    with pytest.raises(NoSuchObjectError, match=f"already in the history as 'failed'"):
+    with pytest.raises(NoSuchObjectError, match="already in the history as 'failed'"):
         queue.mark_failed(a.id, "again")
     with pytest.raises(NoSuchObjectError, match="no such compaction"):
         queue.mark_compacted(12345)

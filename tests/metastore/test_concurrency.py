@@ -117,7 +117,7 @@ def test_many_processes_keep_ids_unique_and_dense(empty_db_url):
         per_partition[(row.WS_TABLE, row.WS_PARTITION)].append((int(row.WS_TXNID), int(row.WS_COMMIT_ID)))
     for spans in per_partition.values():
         spans.sort(key=lambda s: s[1])
-        for (t1, c1), (t2, c2) in zip(spans, spans[1:]):
+        for (t1, c1), (t2, _c2) in zip(spans, spans[1:]):
             assert c1 < t2, f"txns {t1} (commit id {c1}) and {t2} both committed updates of one partition"
 
     stats = Counter()

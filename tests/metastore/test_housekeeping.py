@@ -9,7 +9,14 @@ from airflow_acid.acid.codes import OperationType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import TxnAbortedError
 from airflow_acid.metastore.housekeeping import Housekeeping
-from airflow_acid.metastore.schema import HIVE_LOCKS, MIN_HISTORY_LEVEL, TXN_COMPONENTS, TXN_TO_WRITE_ID, TXNS, WRITE_SET
+from airflow_acid.metastore.schema import (
+    HIVE_LOCKS,
+    MIN_HISTORY_LEVEL,
+    TXN_COMPONENTS,
+    TXN_TO_WRITE_ID,
+    TXNS,
+    WRITE_SET,
+)
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
 

@@ -9,8 +9,8 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from airflow_acid.acid.writeids import LONG_MAX, ValidCompactorWriteIdList
 from airflow_acid.acid.codes import TxnType
+from airflow_acid.acid.writeids import LONG_MAX, ValidCompactorWriteIdList
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.schema import TXN_TO_WRITE_ID, TXNS

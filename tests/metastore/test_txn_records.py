@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from airflow_acid.metastore import Metastore
 from airflow_acid.acid.codes import CompactionType, OperationType
-from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS, COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, NEXT_WRITE_ID, TXN_TO_WRITE_ID
+from airflow_acid.metastore import Metastore
+from airflow_acid.metastore.schema import (
+    ACID_INITIATOR_DECISIONS,
+    COMPACTION_QUEUE,
+    COMPLETED_TXN_COMPONENTS,
+    NEXT_WRITE_ID,
+    TXN_TO_WRITE_ID,
+)
 
 
 def _count(ms, table, **where):

@@ -10,10 +10,10 @@ import pyarrow.compute as pc
 import pytest
 import sqlalchemy as sa
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.schema import DBS, TABLE_PARAMS, TBLS
-from airflow_acid.warehouse import AcidWarehouse
 from tests.conftest import BACKENDS, _server_database
 
 # No open-txn timeout window: a committed compaction is cleanable as soon as its readers are gone.

@@ -9,9 +9,9 @@ import pytest
 
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import Worker
-from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
-from airflow_acid.operations import explain, request_compaction
+from airflow_acid.operations import explain
+from airflow_acid.spark.runners import LocalRunner
 from tests.operations.support import COLUMNS, crashed_insert, inserts, unique
 
 

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
+from airflow_acid.client.errors import NotTransactionalError
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
-from airflow_acid.spark.runners import LocalRunner
-from airflow_acid.errors import NotTransactionalError
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.operations import LastCompaction, request_compaction, table_health, warehouse_health
+from airflow_acid.spark.runners import LocalRunner
 from tests.operations.support import COLUMNS, crashed_insert, delete, inserts, make_non_transactional, unique
 
 

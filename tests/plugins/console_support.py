@@ -11,12 +11,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from airflow_acid.spark.runners import LocalRunner
-from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.acid.codes import CompactionType, LockType, OperationType
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.locks import LockComponent
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.spark.runners import LocalRunner
 
 BIN = Path(sys.executable).parent
 USERS = {"admin": "ADMIN", "viewer": "VIEWER"}

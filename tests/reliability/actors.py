@@ -29,16 +29,25 @@ from typing import Any
 
 import pyarrow.compute as pc
 
-from airflow_acid.metastore import Metastore
 from airflow_acid.acid.codes import TxnState
+from airflow_acid.client.predicates import source
+from airflow_acid.client.transaction import Transaction
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import WriteConflictError
 from airflow_acid.metastore.txns import AbortReason
-from airflow_acid.predicates import source
-from airflow_acid.transaction import Transaction
-from airflow_acid.warehouse import AcidWarehouse
 from tests.reliability.model import (
-    Journal, Kind, Model, Outcome, State, apply_ops, delete_op, insert_op, merge_op, update_op,
+    Journal,
+    Kind,
+    Model,
+    Outcome,
+    State,
+    apply_ops,
+    delete_op,
+    insert_op,
+    merge_op,
+    update_op,
 )
 
 TABLE = "load.t"

@@ -78,7 +78,7 @@ def reliability_summary() -> ReliabilitySummary:
     return _SUMMARY
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001 - pytest hook signature
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not (_SUMMARY.counts or _SUMMARY.errors_by_kind or _SUMMARY.mismatches):
         return
     data = _SUMMARY.as_dict()

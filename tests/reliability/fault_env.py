@@ -15,17 +15,17 @@ from pathlib import Path
 
 import pyarrow.compute as pc
 
+from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.acid.names import parse_dir
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.housekeeper import HouseKeeper
-from airflow_acid.spark.runners import LocalRunner
-from airflow_acid.job.runner import Runner
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
-from airflow_acid.metastore import Metastore
-from airflow_acid.acid.codes import CompactionState, CompactionType
-from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.job.layout import TMP_PREFIX
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.job.runner import Runner
+from airflow_acid.metastore import Metastore
+from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.spark.runners import LocalRunner
 from tests.reliability.conftest import ReliabilitySummary
 
 TABLE = "db.t"

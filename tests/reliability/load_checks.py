@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 import pyarrow.compute as pc
 
+from airflow_acid.acid.codes import TxnState
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
-from airflow_acid.acid.codes import TxnState
-from airflow_acid.warehouse import AcidWarehouse, PartitionTarget, ReadSnapshot
+from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget, ReadSnapshot
 from tests.reliability.actors import MARKERS, timed_out
 from tests.reliability.model import Journal, Kind, Model, Outcome, UnresolvedIntent, describe_difference
 

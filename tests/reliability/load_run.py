@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore import Metastore
-from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.warehouse import AcidWarehouse
 from tests.reliability.actors import MARKERS, TABLE, WriterConfig, WriterProcess, create_tables
 from tests.reliability.load_checks import Reference, check_held_read, leftover_directories
 from tests.reliability.load_threads import Actor, Compactor, Janitor, Killer, Reader, join_all, start_all

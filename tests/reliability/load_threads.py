@@ -15,12 +15,12 @@ import traceback
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.job.runner import Runner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.job.runner import Runner
 from tests.reliability.actors import MARKERS, TABLE, WriterProcess
 from tests.reliability.load_checks import Reference, check_held_read
 from tests.reliability.model import Outcome
@@ -48,7 +48,7 @@ class Actor(threading.Thread):
             try:
                 self.step()
                 self.steps += 1
-            except Exception:  # noqa: BLE001 - reported, and the run fails on it
+            except Exception:
                 self.errors.append(f"{self.name}: {traceback.format_exc()}")
                 log.exception("%s failed", self.name)
             self.stop.wait(self.pause_s)

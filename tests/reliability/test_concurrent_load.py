@@ -19,21 +19,29 @@ from pathlib import Path
 import pytest
 
 from airflow_acid.acid import merge
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.writeids import LONG_MAX
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.spark.runners import LocalRunner, SessionRunner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.metastore import Metastore
-from airflow_acid.acid.codes import CompactionType
 from airflow_acid.metastore.snapshots import Snapshots
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.spark.runners import LocalRunner, SessionRunner
 from tests.conftest import _server_database
 from tests.reliability.actors import MARKERS, TABLE, Writer, WriterConfig, create_tables
 from tests.reliability.conftest import RUN_SECONDS
 from tests.reliability.load_checks import Reference, check_held_read
 from tests.reliability.load_run import LoadRun, LoadSettings
 from tests.reliability.model import (
-    Journal, Model, Outcome, UnresolvedIntent, as_rows, delete_op, describe_difference, insert_op, merge_op,
+    Journal,
+    Model,
+    Outcome,
+    UnresolvedIntent,
+    as_rows,
+    delete_op,
+    describe_difference,
+    insert_op,
+    merge_op,
     update_op,
 )
 

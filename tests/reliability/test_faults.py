@@ -22,20 +22,28 @@ import psutil
 import pytest
 import sqlalchemy as sa
 
+from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
+from airflow_acid.client.errors import TransactionClosedError
 from airflow_acid.compactor.housekeeper import HouseKeeper
-from airflow_acid.spark.runners import LocalRunner, SparkSubmitRunner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
-from airflow_acid.errors import TransactionClosedError
+from airflow_acid.job.layout import TMP_PREFIX
 from airflow_acid.metastore import Metastore
-from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.metastore.errors import TxnAbortedError
+from airflow_acid.spark.runners import LocalRunner, SparkSubmitRunner
 from airflow_acid.spark.submit import SparkSubmitOptions
 from airflow_acid.spark.units import FAULT_DELAY_ENV
-from airflow_acid.job.layout import TMP_PREFIX
 from tests.reliability.fault_env import (
-    CONF, TABLE, Scene, acid_dirs, check, check_no_output_of, check_rows, clear_error, dirs_of_txn,
+    CONF,
+    TABLE,
+    Scene,
+    acid_dirs,
+    check,
+    check_no_output_of,
+    check_rows,
+    clear_error,
+    dirs_of_txn,
 )
 from tests.reliability.fault_pg import MOMENTS, BackendKiller, intercept_first_commit
 from tests.reliability.fault_space import SmallSpace

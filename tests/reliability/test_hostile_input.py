@@ -16,27 +16,47 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.names import AcidNameError, is_hidden
 from airflow_acid.acid.state import AcidStateError
+from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.warehouse import HIVE_DEFAULT_PARTITION
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import WorkerStatus
-from airflow_acid.errors import SchemaMismatchError
-from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.partitions import make_partition_name
 from airflow_acid.metastore.schema import TBLS, TXNS, metadata
-from airflow_acid.warehouse import HIVE_DEFAULT_PARTITION
+from tests.plugins.conftest import (  # noqa: F401 - the console's fixtures: Airflow login, TestClients
+    acid_host,
+    airflow_auth,
+    clients,
+    close_console_warehouses,
+    module_clients,
+    passwords,
+)
 from tests.reliability.fault_env import (
-    COLUMNS, TABLE, Ledger, Scene, check, check_no_output_of, check_rows, clear_error, fingerprint, make_warehouse,
+    COLUMNS,
+    TABLE,
+    Ledger,
+    Scene,
+    check,
+    check_no_output_of,
+    check_rows,
+    clear_error,
+    fingerprint,
+    make_warehouse,
     table_rows,
 )
-from tests.plugins.conftest import (  # noqa: F401 - the console's fixtures: Airflow login, TestClients
-    acid_host, airflow_auth, clients, close_console_warehouses, module_clients, passwords,
-)
 from tests.reliability.hostile_inputs import (
-    SQL_LOOKING_NAMES, confusables, corruptions, directory_names, partition_values, property_items, table_names,
+    SQL_LOOKING_NAMES,
+    confusables,
+    corruptions,
+    directory_names,
+    partition_values,
+    property_items,
+    table_names,
 )
 
 JUNK = b"junk planted by the reliability suite, not an ORC file\n"
@@ -404,7 +424,7 @@ def _cli_statements(keep_location: str) -> list[str]:
 def test_cli_sql_refuses_hostile_statements_clearly(tmp_path, reliability_summary):
     from click.testing import CliRunner
 
-    from airflow_acid.cli import main
+    from airflow_acid.cli.commands import main
 
     summary = reliability_summary
     url = f"sqlite:///{tmp_path / 'metastore.db'}"

@@ -17,13 +17,21 @@ from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.names import LONG_MIN, format_base
 from airflow_acid.acid.statement_writer import write_statement
+from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import CompactionPlan, OrcSettings
 from airflow_acid.job.result import JobStatus
 from airflow_acid.spark.driver import execute_plan
-from airflow_acid.job.layout import tmp_dir_name
 from tests.spark.helpers import (
-    EMP, EMP_ORC, acid_dirs, check_acid_output, compactor_snapshot, plan_one, rows_with_ids, run_inprocess,
-    snapshot, write_merge_example,
+    EMP,
+    EMP_ORC,
+    acid_dirs,
+    check_acid_output,
+    compactor_snapshot,
+    plan_one,
+    rows_with_ids,
+    run_inprocess,
+    snapshot,
+    write_merge_example,
 )
 
 C = 10

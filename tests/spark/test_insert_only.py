@@ -15,10 +15,10 @@ import pytest
 from airflow_acid.acid.event_reader import FileFormat, open_orc_file
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.names import ORC_ACID_VERSION_FILE
+from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import JobStatus
 from airflow_acid.spark.submit import run_plan_in_session
-from airflow_acid.job.layout import tmp_dir_name
 from tests.spark.helpers import compactor_snapshot, plan_one, run_inprocess, snapshot
 
 C = 20

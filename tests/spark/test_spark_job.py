@@ -13,14 +13,28 @@ import pytest
 
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
+from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import JobStatus
-from airflow_acid.spark.submit import SparkSubmitOptions, run_plan_in_session, run_spark_submit, spark_submit_command, start_spark_submit, submit_arguments
+from airflow_acid.spark.submit import (
+    SparkSubmitOptions,
+    run_plan_in_session,
+    run_spark_submit,
+    spark_submit_command,
+    start_spark_submit,
+    submit_arguments,
+)
 from airflow_acid.spark.units import FAULT_DELAY_ENV
-from airflow_acid.job.layout import tmp_dir_name
 from tests.spark.conftest import spark_env
-from tests.spark.helpers import acid_dirs, check_acid_output, compactor_snapshot, plan_one, rows_with_ids, \
-    snapshot, write_merge_example
+from tests.spark.helpers import (
+    acid_dirs,
+    check_acid_output,
+    compactor_snapshot,
+    plan_one,
+    rows_with_ids,
+    snapshot,
+    write_merge_example,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_acid.compactor.worker import Worker
-from airflow_acid.spark.runners import LocalRunner
-from airflow_acid.errors import NotTransactionalError
 from airflow_acid.acid.codes import CompactionState, TxnState
+from airflow_acid.client.errors import NotTransactionalError
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.operations import CompactionWaitTimeout, request_compaction
+from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
 from tests.operations.support import COLUMNS, inserts, make_non_transactional, unique
 

@@ -6,11 +6,23 @@ from __future__ import annotations
 import pytest
 
 from airflow_acid.statements import (
-    StatementSyntaxError, UnsupportedStatementError, parse_statement, parse_statements,
+    StatementSyntaxError,
+    UnsupportedStatementError,
+    parse_statement,
+    parse_statements,
 )
 from airflow_acid.statements.model import (
-    AbortCompactions, AbortTransactions, AlterTableCompact, AlterTableProperties, Column, CreateTable, Describe,
-    ShowCompactions, ShowLocks, ShowTransactions, TableName,
+    AbortCompactions,
+    AbortTransactions,
+    AlterTableCompact,
+    AlterTableProperties,
+    Column,
+    CreateTable,
+    Describe,
+    ShowCompactions,
+    ShowLocks,
+    ShowTransactions,
+    TableName,
 )
 
 SUPPORTED_LIST = "supported: SHOW COMPACTIONS, SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT"

@@ -7,8 +7,8 @@ from typing import Annotated, Any
 from fastapi import Depends
 from pydantic import BaseModel, field_validator
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.plugins.access import get_warehouse
-from airflow_acid.warehouse import AcidWarehouse
 
 WarehouseDep = Annotated[AcidWarehouse, Depends(get_warehouse)]
 

@@ -10,13 +10,13 @@ from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.settings import table_thresholds
 from airflow_acid.operations import explain, table_health, warehouse_health
 from airflow_acid.plugins.charts import history_chart, partition_chart
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, user_may_request
 from airflow_acid.plugins.templating import render
-from airflow_acid.warehouse import AcidWarehouse
 
 HISTORY_ROWS = 500
 

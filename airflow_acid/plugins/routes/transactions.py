@@ -9,12 +9,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.locks import ShowLocksRow
 from airflow_acid.metastore.txns import TxnInfo
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import render
-from airflow_acid.warehouse import AcidWarehouse
 
 router = APIRouter(dependencies=[authenticated])
 

@@ -11,10 +11,10 @@ import time
 import pyarrow.compute as pc
 import pytest
 
-from airflow_acid.errors import TransactionClosedError
+from airflow_acid.client.errors import TransactionClosedError
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import WriteConflictError
-from airflow_acid.warehouse import AcidWarehouse
 from tests.warehouse_support import EMPLOYEE, SEED_ROWS, make_warehouse, tree
 
 

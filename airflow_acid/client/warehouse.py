@@ -29,24 +29,29 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnType
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
-from airflow_acid.bucketing import assign_buckets
-from airflow_acid.errors import NotTransactionalError, ReadLockError, SchemaMismatchError
-from airflow_acid.heartbeat import Heartbeater
+from airflow_acid.client.bucketing import assign_buckets
+from airflow_acid.client.errors import NotTransactionalError, ReadLockError, SchemaMismatchError
+from airflow_acid.client.predicates import Predicate, as_expression, check_predicate
+from airflow_acid.client.streaming import StreamingConnection
+from airflow_acid.client.table_schema import arrow_schema, arrow_type, hive_type, to_arrow_table
+from airflow_acid.client.transaction import Transaction
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import (
-    TRANSACTIONAL_PROPERTIES, ColumnInfo, PartitionInfo, TableInfo,
+    TRANSACTIONAL_PROPERTIES,
+    ColumnInfo,
+    PartitionInfo,
+    TableInfo,
 )
-from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnType
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
+from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import LockComponent, lock_component_for
 from airflow_acid.metastore.partitions import make_partition_name, parse_partition_name, partition_location
 from airflow_acid.metastore.store import HOME_ENV, default_url
-from airflow_acid.predicates import Predicate, as_expression, check_predicate
-from airflow_acid.table_schema import arrow_schema, arrow_type, hive_type, to_arrow_table
 
 log = logging.getLogger(__name__)
 
@@ -326,17 +331,14 @@ class AcidWarehouse:
 
     # --- transactions and streaming --------------------------------------------------------------------
 
-    def transaction(self, *, agent_info: str | None = None):
+    def transaction(self, *, agent_info: str | None = None) -> Transaction:
         """Open a read-write transaction: ``with warehouse.transaction() as txn: txn.insert(…)``."""
-        from airflow_acid.transaction import Transaction
-
         return Transaction(self, agent_info=agent_info)
 
     def streaming_connection(self, table: str, partition: Mapping[str, Any] | str | None = None, *,
-                             batch_size: int | None = None, agent_info: str | None = None):
+                             batch_size: int | None = None, agent_info: str | None = None
+                             ) -> StreamingConnection:
         """A streaming-ingest connection writing one ``delta_min_max`` per batch of transactions."""
-        from airflow_acid.streaming import StreamingConnection
-
         return StreamingConnection(self, table, partition, batch_size=batch_size, agent_info=agent_info)
 
     # --- reads -----------------------------------------------------------------------------------------
@@ -427,5 +429,5 @@ class ReadSnapshot:
         txns = self._wh.metastore.txns
         try:
             txns.commit(self.txn_id) if commit else txns.abort(self.txn_id)
-        except Exception as exc:  # a read-only txn that timed out has nothing to undo
+        except Exception as exc:  # noqa: BLE001 - a read-only txn that timed out has nothing to undo
             log.warning("ending read transaction %s: %s", self.txn_id, exc)

@@ -20,9 +20,9 @@ from rich.table import Table
 
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
+from airflow_acid.client.predicates import source
+from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore import Metastore
-from airflow_acid.predicates import source
-from airflow_acid.warehouse import AcidWarehouse
 
 DATABASE = "demo"
 CUSTOMERS, SALES, AUDIT = f"{DATABASE}.customers", f"{DATABASE}.sales", f"{DATABASE}.audit_log"

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from airflow_acid.errors import SchemaMismatchError
+from airflow_acid.client.errors import SchemaMismatchError
 
 SOURCE_PREFIX = "source."
 

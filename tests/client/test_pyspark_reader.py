@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow.compute as pc
 import pytest
 
-from airflow_acid.pyspark_reader import read_acid
+from airflow_acid.client.pyspark_reader import read_acid
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from click.testing import CliRunner
 
-from airflow_acid.cli import main
+from airflow_acid.cli.commands import main
 
 
 def test_demo_runs_twice_on_embedded_default(tmp_path, monkeypatch):

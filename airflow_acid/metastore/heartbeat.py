@@ -43,7 +43,7 @@ class Heartbeater:
                 except TxnStateError as exc:
                     self.lost[txn_id] = str(exc)
                     log.warning("heartbeat of transaction %s failed: %s", txn_id, exc)
-                except Exception as exc:  # a transient metastore problem: try again next round
+                except Exception as exc:  # noqa: BLE001 - a transient metastore problem: try again next round
                     log.warning("heartbeat of transaction %s failed, will retry: %s", txn_id, exc)
 
     def stop(self) -> None:

@@ -29,17 +29,17 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.codes import DataOperation, LockState
 from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import EventFileWriter, FileKind
-from airflow_acid.errors import TransactionClosedError, UnsupportedOperationError
-from airflow_acid.heartbeat import Heartbeater
-from airflow_acid.acid.codes import DataOperation, LockState
+from airflow_acid.client.errors import TransactionClosedError, UnsupportedOperationError
+from airflow_acid.client.table_schema import to_arrow_table
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnStateError
+from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
-from airflow_acid.table_schema import to_arrow_table
 
 if TYPE_CHECKING:
-    from airflow_acid.warehouse import AcidWarehouse
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 log = logging.getLogger(__name__)
 
@@ -241,7 +241,7 @@ class StreamingConnection:
         for writer in writers.values():
             try:
                 writer.close()
-            except Exception as exc:  # the batch's write ids are committed/aborted already; report, keep going
+            except Exception as exc:  # noqa: BLE001 - the batch's write ids are committed/aborted already; report, keep going
                 errors.append(exc)
         if errors:
             raise errors[0]

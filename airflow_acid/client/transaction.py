@@ -24,20 +24,27 @@ import pyarrow.compute as pc
 import pyarrow.orc as po
 
 from airflow_acid.acid import names
+from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.statement_writer import write_statement
-from airflow_acid.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
-from airflow_acid.heartbeat import Heartbeater
+from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
+from airflow_acid.client.predicates import (
+    SOURCE_PREFIX,
+    Predicate,
+    as_expression,
+    check_predicate,
+    project,
+    select_rows,
+    source,
+)
+from airflow_acid.client.table_schema import to_arrow_table
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnAbortedError, TxnStateError
+from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
-from airflow_acid.predicates import SOURCE_PREFIX, Predicate, as_expression, check_predicate, project, \
-    select_rows, source
-from airflow_acid.table_schema import to_arrow_table
 
 if TYPE_CHECKING:
-    from airflow_acid.warehouse import AcidWarehouse, PartitionTarget
+    from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget
 
 log = logging.getLogger(__name__)
 

@@ -12,15 +12,18 @@ import pytest
 import sqlalchemy as sa
 
 from airflow_acid.acid import bucket_codec
-from airflow_acid.acid.event_reader import read_event_file
-from airflow_acid.bucketing import assign_buckets
-from airflow_acid.errors import (
-    NotTransactionalError, SchemaMismatchError, TransactionClosedError, UnsupportedOperationError,
-)
 from airflow_acid.acid.codes import LockType
+from airflow_acid.acid.event_reader import read_event_file
+from airflow_acid.client.bucketing import assign_buckets
+from airflow_acid.client.errors import (
+    NotTransactionalError,
+    SchemaMismatchError,
+    TransactionClosedError,
+    UnsupportedOperationError,
+)
+from airflow_acid.client.predicates import source
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TABLE_PARAMS, TBLS, TXN_COMPONENTS
-from airflow_acid.predicates import source
 from tests.warehouse_support import EMPLOYEE, SEED_ROWS, tree
 
 B0 = 536870912  # BucketCodec V1: bucket 0, statement 0
@@ -307,7 +310,7 @@ def test_exception_in_block_aborts_and_removes_files(warehouse, tmp_path):
 def test_read_sees_a_partition_created_by_a_txn_committed_before_its_snapshot(empty_db_url, tmp_path):
     """A reader used to list the partitions before taking its snapshot: a writer that added a partition and
     committed in between was in the snapshot, but its partition was never read."""
-    from airflow_acid.warehouse import AcidWarehouse
+    from airflow_acid.client.warehouse import AcidWarehouse
 
     wh = AcidWarehouse(empty_db_url, tmp_path / "wh")
     try:

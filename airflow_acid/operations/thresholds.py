@@ -1,7 +1,8 @@
 """One table/partition against one Initiator threshold, as a serialisable value (no Airflow imports).
 
-Sensors poke with it and the deferrable trigger runs it in a thread; the verdict comes from the Initiator's pure
-:func:`decide_compaction` (HIVE_ACID_SPEC.md §4.2) with only the threshold under test switched on.
+The Airflow sensors poke with it and the deferrable trigger runs it in a thread (both only translate); the verdict
+comes from the Initiator's pure :func:`decide_compaction` (HIVE_ACID_SPEC.md §4.2) with only the threshold under
+test switched on.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any
 from airflow_acid.compactor.decision import DirectoryStats, Rule, decide_compaction
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import DELTA_NUM_KEY, DELTA_PCT_KEY, table_thresholds
+from airflow_acid.errors import AcidNotFoundError
 from airflow_acid.metastore.errors import NoSuchObjectError
-from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
 
@@ -30,7 +31,7 @@ class ThresholdKind(str, enum.Enum):
     ABORTED_TXNS = "aborted_txns"    # hive.compactor.abortedtxn.threshold / aborted.txn.time.threshold
 
 
-class TableNotFoundError(LookupError):
+class TableNotFoundError(AcidNotFoundError):
     """The watched table or partition does not exist."""
 
 

@@ -10,13 +10,13 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from airflow_acid.cli import main
-from airflow_acid.compactor.worker import Worker
-from airflow_acid.spark.runners import LocalRunner
-from airflow_acid.demo import CUSTOMERS
 from airflow_acid.acid.codes import CompactionState
+from airflow_acid.cli.commands import main
+from airflow_acid.cli.demo import CUSTOMERS
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.operations import request_compaction
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid.spark.runners import LocalRunner
 from tests.operations.support import COLUMNS, inserts, module_root, module_url, unique, wh  # noqa: F401
 
 

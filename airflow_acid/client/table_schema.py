@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_acid.acid.event_schema import orc_type
-from airflow_acid.errors import SchemaMismatchError
+from airflow_acid.client.errors import SchemaMismatchError
 
 _SIMPLE = {
     "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(), "integer": pa.int32(), "bigint": pa.int64(),

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from airflow_acid import __version__
+from airflow_acid.errors import INTERNAL_EXIT_CODE, AcidUserError
 
 METASTORE_URL_ENV = "AIRFLOW_ACID_METASTORE_URL"
 console = Console(width=None if Console().is_terminal else 160)
@@ -68,7 +69,7 @@ def init(metastore_url: str | None, as_json: bool) -> None:
 def demo(warehouse: Path, metastore_url: str | None) -> None:
     """Build a sample warehouse (bucketed, partitioned and insert-only tables; inserts, updates, deletes, a MERGE,
     streaming batches, aborted and in-flight transactions), show each directory's role and the rows at two snapshots."""
-    from airflow_acid.demo import run_demo
+    from airflow_acid.cli.demo import run_demo
 
     warehouse.mkdir(parents=True, exist_ok=True)
     with _metastore(metastore_url, warehouse) as ms:
@@ -84,8 +85,8 @@ def demo(warehouse: Path, metastore_url: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (row counts and SHOW COMPACTIONS).")
 def status(warehouse: Path, metastore_url: str | None, as_json: bool) -> None:
     """Show the demo tables' directories and row counts, and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran)."""
-    from airflow_acid.demo import AUDIT, CUSTOMERS, SALES, show_status
-    from airflow_acid.warehouse import AcidWarehouse
+    from airflow_acid.cli.demo import AUDIT, CUSTOMERS, SALES, show_status
+    from airflow_acid.client.warehouse import AcidWarehouse
 
     with _metastore(metastore_url, warehouse) as ms:
         if not as_json:
@@ -121,19 +122,22 @@ class _Failure(Exception):
 
 
 def _handles_errors(command: Callable) -> Callable:
-    """Turn the errors users can hit into one line on stderr and exit code 1 (2 for statement errors)."""
+    """Errors users can hit (:class:`AcidUserError`) become one line on stderr and their exit code (1 refused,
+    2 statement not understood); anything else is an internal error: traceback, exit code 3."""
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from airflow_acid.statements import USER_ERRORS, StatementError
-
         try:
             return command(*args, **kwargs)
         except _Failure as exc:
             _exit(str(exc), exc.code)
-        except StatementError as exc:
-            _exit(str(exc), 2)
-        except USER_ERRORS as exc:
-            _exit(str(exc), 1)
+        except AcidUserError as exc:
+            _exit(str(exc), exc.exit_code)
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+            raise
+        except Exception:  # noqa: BLE001 - a bug: keep the traceback for the report, say so plainly
+            err_console.print_exception()
+            _exit("internal error (a bug in airflow-acid; the traceback above belongs in a bug report)",
+                  INTERNAL_EXIT_CODE)
 
     return wrapper
 
@@ -150,10 +154,10 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterat
     named one must already have the schema (``airflow-acid init``)."""
     from sqlalchemy.exc import DBAPIError
 
+    from airflow_acid.client.warehouse import AcidWarehouse
     from airflow_acid.metastore import Metastore
     from airflow_acid.metastore.conf import MetastoreConf
     from airflow_acid.metastore.init import current_revision, head_revision
-    from airflow_acid.warehouse import AcidWarehouse
 
     embedded = metastore_url is None
     if embedded and warehouse is not None and (warehouse / "metastore.db").is_file():

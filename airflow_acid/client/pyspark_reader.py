@@ -21,13 +21,13 @@ from airflow_acid.acid.fs import ListedFile, storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, plan_from_state
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidReaderWriteIdList
-from airflow_acid.errors import SchemaMismatchError
+from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.metastore import Metastore
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
 
-    from airflow_acid.warehouse import AcidWarehouse
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 
 def _plan_units(location: str, write_ids, txns, partition_values: Mapping[str, Any]) -> list[str]:
@@ -90,7 +90,7 @@ def read_acid(spark: SparkSession, warehouse: AcidWarehouse | Metastore | str, t
     """
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    from airflow_acid.warehouse import AcidWarehouse
+    from airflow_acid.client.warehouse import AcidWarehouse
 
     wh = warehouse if isinstance(warehouse, AcidWarehouse) else AcidWarehouse(warehouse, init=False)
     info = wh.transactional_table(table)

@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from airflow_acid.acid.event_reader import read_event_file
-from airflow_acid.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
+from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from tests.warehouse_support import tree
 
 

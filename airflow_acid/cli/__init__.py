@@ -1,0 +1,6 @@
+"""The ``airflow-acid`` command line (click + rich): Hive's statements, health, why, cleaner, status, init and the
+demo. A thin layer over ``statements`` and ``operations``."""
+
+from airflow_acid.cli.commands import main
+
+__all__ = ["main"]
