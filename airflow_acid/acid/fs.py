@@ -67,6 +67,12 @@ class Storage:
         protocols = (self.fs.protocol,) if isinstance(self.fs.protocol, str) else tuple(self.fs.protocol)
         return any(p in RENAMING_PROTOCOLS for p in protocols)
 
+    @property
+    def durable_flush(self) -> bool:
+        """True where a flushed, still-open file is durable and readable up to the flush (local, HDFS hflush);
+        False on object stores, where an object exists only once its upload completes."""
+        return self.atomic_rename
+
     def reading_once(self) -> Storage:
         """This storage with a per-use cache: every small object is fetched at most once (one compaction unit
         opens each input twice: its row count, then the merge). Local files are memory-mapped, never cached."""
@@ -183,12 +189,12 @@ class Storage:
             self.fs.rm_file(tmp)
             raise
 
-    def remove_directories(self, relatives: Iterable[str], listing: Iterable[ListedFile] | None = None) -> list[str]:
-        """Delete whole directories below ``root``; returns those that held something.
+    def delete_paths(self, relatives: Iterable[str], listing: Iterable[ListedFile] | None = None) -> list[str]:
+        """Delete files and whole directories below ``root``; returns those that held something.
 
         On object stores the objects come from ``listing`` (the caller's ``list_files()``; listed once here when
-        None) and go in ONE batched delete — no existence probes, no per-directory listing. Elsewhere each existing
-        directory is removed recursively (empty directories too, which a file listing does not show).
+        None) and go in ONE batched delete — no existence probes, no listing per directory. Elsewhere each path is
+        removed recursively if it exists (empty directories too, which a file listing does not show).
         """
         relatives = [r.strip("/") for r in relatives]
         if not relatives:
@@ -206,7 +212,7 @@ class Storage:
         targets = set(relatives)
         doomed, hit = [], set()
         for f in files:
-            top = next((t for t in targets if f.path.startswith(t + "/")), None)
+            top = f.path if f.path in targets else next((t for t in targets if f.path.startswith(t + "/")), None)
             if top is not None:
                 doomed.append(self.full_path(f.path))
                 hit.add(top)

@@ -625,7 +625,7 @@ def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,
             raise ValueError(f"refusing to remove {storage.url(name)}: it is not an output of transaction {txn_id}")
         if "/" in name or name in ("", ".", ".."):
             raise ValueError(f"refusing to remove {name!r} under {location}: not a top-level directory name")
-    return storage.remove_directories(doomed)
+    return storage.delete_paths(doomed)
 
 
 def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:

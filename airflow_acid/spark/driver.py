@@ -169,7 +169,7 @@ class _Run:
 
     def remove_leftovers(self) -> None:
         """One listing, one (batched) delete of the temporary directory and every output name of C."""
-        self.storage.remove_directories([self.tmp, *self.c.all_outputs])
+        self.storage.delete_paths([self.tmp, *self.c.all_outputs])
 
     def fail(self, error: str) -> None:
         self.result.status = Status.FAILED
@@ -187,7 +187,7 @@ class _Run:
         if self.result.status == Status.RUNNING:
             self.result.status = Status.SUCCEEDED
             if not self.in_place:
-                self.storage.remove_directories([self.tmp])
+                self.storage.delete_paths([self.tmp])
 
     def units_for(self, number: int) -> list[WorkUnit]:
         """List the directory, resolve the step's inputs, and make one unit per bucket id."""
@@ -261,7 +261,7 @@ class _Run:
             else:
                 write_acid_version_file(self.storage.child(staged))
             if not self.in_place:
-                self.storage.remove_directories([out])
+                self.storage.delete_paths([out])
                 self.storage.fs.mv(self.storage.full_path(staged), self.storage.full_path(out), recursive=True)
             self.result.outputs.append(out)
         self.result.rows_in += sr.rows_in
