@@ -18,7 +18,9 @@ from airflow_acid.metastore import Metastore
 from airflow_acid.warehouse import AcidWarehouse
 from tests.compactor.worker_support import CONF
 
-CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+CREDENTIALS = {"AWS_ACCESS_KEY_ID": "acid-test-key", "AWS_SECRET_ACCESS_KEY": f"acid-secret-{uuid.uuid4().hex}",
+               "AWS_DEFAULT_REGION": "us-east-1"}
+"""moto accepts any credentials; the secret is unique so a test can prove it appears in no log."""
 
 
 def _free_port() -> int:

@@ -159,3 +159,28 @@ def test_storage_options_refuse_secrets_and_map_per_store():
     assert opts.fsspec_kwargs("file") == {}
     env = opts.environment(["s3"])
     assert list(env) == ["FSSPEC_S3"] and json.loads(env["FSSPEC_S3"])["endpoint_url"] == "http://h:9000"
+
+
+def test_cli_keeps_the_warehouse_url_and_takes_storage_options(s3_bucket, s3_options, tmp_path, monkeypatch):
+    """``--warehouse s3://…`` is a URL, not the local folder ``./s3:/…``; the endpoint comes from the options."""
+    from click.testing import CliRunner
+
+    from airflow_acid.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'metastore.db'}"
+    assert CliRunner().invoke(main, ["init", "--metastore-url", url]).exit_code == 0
+    monkeypatch.setenv("AIRFLOW__ACID__STORAGE_OPTIONS", json.dumps({"region": "us-east-1"}))
+    result = CliRunner().invoke(main, [
+        "sql", "CREATE TABLE t (id int) STORED AS ORC TBLPROPERTIES ('transactional'='true')",
+        "--metastore-url", url, "--warehouse", f"{s3_bucket}/warehouse",
+        "--storage-option", f"endpoint_url={s3_options.endpoint_url}"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "s3:").exists()
+    from airflow_acid.metastore import Metastore
+
+    with Metastore(url) as ms:
+        assert ms.catalog.get_table("default", "t").location.startswith(f"{s3_bucket}/warehouse/")
+    bad = CliRunner().invoke(main, ["health", "--metastore-url", url, "--warehouse", f"{s3_bucket}/warehouse",
+                                    "--storage-option", "secret_access_key=x"])
+    assert bad.exit_code != 0 and "credentials" in bad.output
