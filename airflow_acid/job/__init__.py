@@ -21,11 +21,11 @@ from airflow_acid.job.plan import (
     not_enough_reason,
 )
 from airflow_acid.job.result import RESULT_VERSION, CompactionResult, JobStatus, PlanResult, StepResult
-from airflow_acid.job.runner import SPARK_CONF_PREFIX, Runner, spark_conf_of
+from airflow_acid.job.runner import SPARK_CONF_PREFIX, Runner, bind_filesystem, spark_conf_of
 
 __all__ = [
     "PLAN_VERSION", "READABLE_PLAN_VERSIONS", "RESULT_VERSION", "SPARK_CONF_PREFIX", "TMP_PREFIX", "Compaction",
     "CompactionPlan", "CompactionResult", "CompactionStep", "CompactionType", "JobStatus", "OrcSettings", "PlanError",
-    "PlanResult", "Runner", "StepResult", "arrow_row_schema", "compaction_type", "not_enough_reason",
+    "PlanResult", "Runner", "StepResult", "arrow_row_schema", "bind_filesystem", "compaction_type", "not_enough_reason",
     "spark_conf_of", "tmp_dir_name",
 ]

@@ -7,8 +7,9 @@ inside.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from airflow_acid.errors import AcidInputError
 from airflow_acid.job.plan import Compaction, CompactionPlan
 from airflow_acid.job.result import PlanResult
 
@@ -31,3 +32,26 @@ class Runner(Protocol):
 
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
         ...
+
+
+def bind_filesystem(runner: Runner, filesystem: Any) -> Runner:
+    """``runner`` reading and writing through ``filesystem`` (an fsspec filesystem object the Worker was given for
+    plain-path locations), or a clear refusal — never silently ignored.
+
+    A runner that can take the object says so with ``on_filesystem(filesystem) -> Runner`` (the in-process one);
+    a job in other processes cannot share an object (its credentials would have to travel with the plan), so such a
+    runner is accepted only when it carries storage options of its own (``storage_options``)."""
+    if filesystem is None:
+        return runner
+    on_filesystem = getattr(runner, "on_filesystem", None)
+    if callable(on_filesystem):
+        bound: Runner = on_filesystem(filesystem)
+        return bound
+    if getattr(runner, "storage_options", None) is not None:
+        return runner  # the caller configured how the job reaches the store
+    raise AcidInputError(
+        f"Worker(filesystem={type(filesystem).__name__}(...)) cannot be used by {type(runner).__name__}: the "
+        "compaction job runs in other processes, which cannot share a filesystem object. Give the runner storage "
+        "options instead (SparkSubmitOptions(storage_options=StorageOptions(endpoint_url=..., region=...)), the "
+        "[acid] storage_options setting or the acid_metastore connection's storage_options extra) and put "
+        "credentials into the environment, or use LocalRunner")

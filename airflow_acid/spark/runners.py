@@ -24,14 +24,20 @@ class LocalRunner:
     """Runs the plan in this process with the engine's driver (``execute_plan``); no Spark needed.
 
     ``run_units`` executes the work units (default: one after another). ``jobs`` records the job names run.
+    ``filesystem``: the fsspec filesystem of the plan's locations (the Worker's ``filesystem`` when not set).
     """
 
     run_units: RunUnits = run_locally
     jobs: list[str] = field(default_factory=list)
+    filesystem: Any = None
 
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
         self.jobs.append(job_name)
-        return execute_plan(plan, self.run_units)
+        return execute_plan(plan, self.run_units, filesystem=self.filesystem)
+
+    def on_filesystem(self, filesystem: Any) -> LocalRunner:
+        """This runner on ``filesystem`` unless it was given one of its own."""
+        return self if self.filesystem is not None else dataclasses.replace(self, filesystem=filesystem)
 
 
 @dataclass
@@ -69,6 +75,11 @@ class SparkSubmitRunner:
     options: SparkSubmitOptions = field(default_factory=SparkSubmitOptions)
     workdir: str | None = None
     timeout_s: float | None = None
+
+    @property
+    def storage_options(self):
+        """The storage options the job's environment carries (see ``SparkSubmitOptions.storage_options``)."""
+        return self.options.storage_options
 
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
         conf = {**dict(spark_conf), **dict(self.options.conf)}  # the operator's explicit conf wins
