@@ -21,6 +21,7 @@ from airflow_acid.metastore.codes import CompactionState, CompactionType, Operat
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -293,6 +294,7 @@ class CompactionQueue:
         unless the caller passes ``highest_write_id_now``.
         """
         db, table = _names(db, table)
+        partition = normalize_partition_name(partition)
         type = CompactionType(type)
         if type is CompactionType.ABORT_TXN_CLEANUP:
             raise InvalidInputError("abort cleanup entries are created by the Cleaner, not by a compaction request")
