@@ -29,15 +29,20 @@ import sqlalchemy as sa
 from airflow_acid.acid import names
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, NotEnoughHistoryError, get_acid_state
-from airflow_acid.acid.writeids import LONG_MAX, ValidReaderWriteIdList, ValidTxnList, ValidWriteIdList
+from airflow_acid.acid.writeids import (
+    LONG_MAX,
+    ValidCleanerWriteIdList,
+    ValidReaderWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+)
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.metastore.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import now_ms
 from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
-from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXN_COMPONENTS, TXNS
+from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +110,8 @@ class CleanerEntry:
     deletions: list[Deletion] = field(default_factory=list)
     aborted_write_ids: tuple[int, ...] = ()
     blockers: list[Blocker] = field(default_factory=list)
+    retry_id: int | None = None
+    """For an aborted-writes entity: its ABORT_TXN_CLEANUP retry row in COMPACTION_QUEUE, if an attempt failed."""
 
 
 @dataclass
@@ -199,8 +206,14 @@ class Cleaner:
         return self.metastore.compactions.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
-        blockers = self.blockers(info.id)
         entity = info.full_partition_name
+        if info.type is CompactionType.ABORT_TXN_CLEANUP:
+            due_s = ((info.commit_time or 0) + info.retry_retention - time.time() * 1000) / 1000
+            when = f"in {due_s:.0f} s" if due_s > 0 else "in the next Cleaner cycle"
+            return CleanerEntry(info.id, entity, CleanerStatus.WAITING, retry_id=info.id, message=(
+                f"cleaning the aborted writes of {entity} failed ({info.error_message}); it is retried {when} "
+                f"(retry delay {info.retry_retention / 1000:g} s after the first failure, doubling per attempt)"))
+        blockers = self.blockers(info.id)
         if blockers:
             message = f"compaction {info.id} of {entity} waits for " + "; ".join(b.describe() for b in blockers)
         elif info.next_txn_id is not None and info.next_txn_id > self.metastore.snapshots.cleaner_watermark():
@@ -331,10 +344,10 @@ class Cleaner:
         that mark (not enough history at it), whatever that newest base makes obsolete must be gone."""
         files = storage.list_files()
         try:
-            state = _acid_state(storage, files, ValidReaderWriteIdList(table=table, high_watermark=highest_write_id),
+            state = _acid_state(storage, files, ValidCleanerWriteIdList(table=table, high_watermark=highest_write_id),
                                 None)
         except NotEnoughHistoryError:  # judge against the newest base instead
-            state = _acid_state(storage, files, ValidReaderWriteIdList(table=table, high_watermark=LONG_MAX - 1),
+            state = _acid_state(storage, files, ValidCleanerWriteIdList(table=table, high_watermark=LONG_MAX - 1),
                                 None)
         return sorted((set(state.obsolete) | set(state.aborted)) - deleted)
 
@@ -353,11 +366,16 @@ class Cleaner:
     def clean_aborted(self, *, dry_run: bool = False) -> list[CleanerEntry]:
         """Delete the aborted directories of every table/partition whose aborted txns exceed
         hive.compactor.abortedtxn.threshold or include one older than hive.compactor.aborted.txn.time.threshold,
-        and remove the TXN_COMPONENTS rows they no longer need."""
+        and remove the TXN_COMPONENTS rows they no longer need. A failed attempt leaves (or updates) the entity's
+        ABORT_TXN_CLEANUP row in COMPACTION_QUEUE with the error and a doubling retry delay (Hive 4, HIVE-27020);
+        a successful one removes it."""
         entries = []
-        for db, table_name, partition in self.aborted_candidates():
+        conf = self.conf
+        for c in self.metastore.compactions.ready_to_clean_aborts(
+                conf.abortedtxn_threshold, int(conf.aborted_txn_time_threshold_s * 1000)):
+            db, table_name, partition = c.database, c.table, c.partition
             entity = f"{db}.{table_name}" + (f".{partition}" if partition else "")
-            entry = CleanerEntry(None, entity, CleanerStatus.CLEANED)
+            entry = CleanerEntry(None, entity, CleanerStatus.CLEANED, retry_id=c.retry_id)
             entries.append(entry)
             try:
                 table, location, no_cleanup = self._resolve(db, table_name, partition)
@@ -389,68 +407,37 @@ class Cleaner:
                     continue
                 compactor_txns = sorted({v for v in (_visibility(p) for p in state.aborted) if v})
                 exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
-                removed = self._remove_aborted_components(db, table_name, partition, txns, cap, exact,
-                                                          compactor_txns)
+                removed = self.metastore.compactions.mark_aborts_cleaned(
+                    db, table_name, partition, aborted_txns=[t for t in txns.aborted if t <= txns.high_watermark],
+                    max_write_id=cap, exact_write_ids=exact, compactor_txns=compactor_txns)
                 entry.message = (f"deleted {len(entry.deletions)} aborted director(y/ies) from {location}; removed "
                                  f"{removed} TXN_COMPONENTS row(s)")
             except NoSuchObjectError as exc:
                 entry.status = CleanerStatus.WAITING
                 entry.message = f"{exc}; its aborted components are left to the housekeeper"
-            except Exception as exc:  # noqa: BLE001 - the next cycle tries again (the candidate still qualifies)
+            except Exception as exc:  # noqa: BLE001 - recorded on the entity's retry row, retried after its delay
                 entry.status = CleanerStatus.RETRY
                 entry.message = f"cleaning aborted writes of {entity} failed: {_describe(exc)}"
                 log.warning("%s", entry.message)
+                if not dry_run:
+                    self._record_abort_failure(entry, c)
         return entries
 
+    def _record_abort_failure(self, entry: CleanerEntry, c) -> None:
+        try:
+            row = self.metastore.compactions.abort_cleanup_failed(c.database, c.table, c.partition,
+                                                                  entry.message[:4000])
+        except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
+            entry.message += f" (recording the failure failed too: {_describe(inner)})"
+            return
+        entry.retry_id = row.id
+        entry.message += (f"; retried {row.retry_retention / 1000:g} s after the first failure "
+                          f"(ABORT_TXN_CLEANUP row {row.id} in SHOW COMPACTIONS)")
+
     def aborted_candidates(self) -> list[tuple[str, str, str | None]]:
-        """(db, table, partition) with more aborted txns than the threshold, or an aborted txn older than the time
-        threshold (negative disables it), in TXNS ⋈ TXN_COMPONENTS."""
-        tc, conf = TXN_COMPONENTS, self.conf
-
-        def work(conn) -> list[tuple[str, str, str | None]]:
-            now = now_ms(conn)
-            rows = conn.execute(
-                sa.select(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION,
-                          sa.func.count(sa.distinct(tc.c.TC_TXNID)).label("N"),
-                          sa.func.min(TXNS.c.TXN_STARTED).label("OLDEST"))
-                .select_from(tc.join(TXNS, TXNS.c.TXN_ID == tc.c.TC_TXNID))
-                .where(TXNS.c.TXN_STATE == TxnState.ABORTED.value, tc.c.TC_TABLE.is_not(None))
-                .group_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)
-                .order_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)).all()
-            age_ms = conf.aborted_txn_time_threshold_s * 1000
-            return [(r.TC_DATABASE, r.TC_TABLE, r.TC_PARTITION) for r in rows
-                    if r.N > conf.abortedtxn_threshold or (age_ms >= 0 and r.OLDEST < now - age_ms)]
-
-        return self.metastore.db.run(work, what="aborted-write cleanup candidates")
-
-    def _remove_aborted_components(self, db: str, table: str, partition: str | None, txns: ValidTxnList, cap: int,
-                                   exact: Sequence[int] | None, compactor_txns: Sequence[int]) -> int:
-        """TXN_COMPONENTS rows of aborted txns inside the cleaning snapshot (≤ its HWM) for this entity: write rows
-        with write id ≤ ``cap`` (or exactly ``exact``), and the 'c' rows of aborted compactions whose output is
-        gone. Aborted txns above the snapshot keep their rows: their directories may still exist."""
-        tc = TXN_COMPONENTS
-        aborted = [t for t in txns.aborted if t <= txns.high_watermark]
-        if not aborted:
-            return 0
-        entity = [tc.c.TC_DATABASE == db, tc.c.TC_TABLE == table,
-                  tc.c.TC_PARTITION.is_(None) if partition is None else tc.c.TC_PARTITION == partition]
-
-        def work(conn) -> int:
-            removed = 0
-            for start in range(0, len(aborted), 500):
-                chunk = aborted[start:start + 500]
-                writes = tc.c.TC_WRITEID.in_(list(exact)) if exact is not None else tc.c.TC_WRITEID <= cap
-                removed += conn.execute(sa.delete(tc).where(
-                    *entity, tc.c.TC_TXNID.in_(chunk), tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value,
-                    writes)).rowcount
-                gone = [t for t in chunk if t in set(compactor_txns)]
-                if gone:
-                    removed += conn.execute(sa.delete(tc).where(
-                        *entity, tc.c.TC_TXNID.in_(gone),
-                        tc.c.TC_OPERATION_TYPE == OperationType.COMPACT.value)).rowcount
-            return removed
-
-        return self.metastore.db.run(work, what=f"remove aborted components of {db}.{table}")
+        """(db, table, partition) whose aborted writes are due for cleaning now (see :meth:`clean_aborted`)."""
+        return [(c.database, c.table, c.partition) for c in self.metastore.compactions.ready_to_clean_aborts(
+            self.conf.abortedtxn_threshold, int(self.conf.aborted_txn_time_threshold_s * 1000))]
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
@@ -523,14 +510,15 @@ def _delete(storage: Storage, deletions: Sequence[Deletion]) -> None:
         log.info("deleted %s (%s)", d.url, d.reason)
 
 
-def _capped(reader: ValidWriteIdList, cap: int | None) -> ValidReaderWriteIdList:
-    """Hive's ValidCleanerWriteIdList: the reader list with its HWM lowered to ``cap`` (None or ≤ 0: unchanged)."""
+def _capped(reader: ValidWriteIdList, cap: int | None) -> ValidCleanerWriteIdList:
+    """Hive's ValidCleanerWriteIdList: the reader list with its HWM lowered to ``cap`` (None or ≤ 0: unchanged);
+    a directory whose write ids reach above the HWM (a later compaction's output) is never selected."""
     if cap is None or cap <= 0 or cap >= reader.high_watermark:
-        return ValidReaderWriteIdList(table=reader.table, high_watermark=reader.high_watermark, open=reader.open,
-                                      aborted=reader.aborted)
-    return ValidReaderWriteIdList(table=reader.table, high_watermark=cap,
-                                  open=tuple(w for w in reader.open if w <= cap),
-                                  aborted=tuple(w for w in reader.aborted if w <= cap))
+        return ValidCleanerWriteIdList(table=reader.table, high_watermark=reader.high_watermark, open=reader.open,
+                                       aborted=reader.aborted)
+    return ValidCleanerWriteIdList(table=reader.table, high_watermark=cap,
+                                   open=tuple(w for w in reader.open if w <= cap),
+                                   aborted=tuple(w for w in reader.aborted if w <= cap))
 
 
 def _true(value: str | None) -> bool:
