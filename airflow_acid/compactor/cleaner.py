@@ -425,8 +425,9 @@ class Cleaner:
 
     def _record_abort_failure(self, entry: CleanerEntry, c) -> None:
         try:
-            row = self.metastore.compactions.abort_cleanup_failed(c.database, c.table, c.partition,
-                                                                  entry.message[:4000])
+            row = self.metastore.compactions.abort_cleanup_failed(
+                c.database, c.table, c.partition, entry.message[:4000],
+                base_retention_ms=int(self.conf.cleaner_retry_retention_s * 1000))
         except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
             entry.message += f" (recording the failure failed too: {_describe(inner)})"
             return

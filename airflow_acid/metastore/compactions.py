@@ -654,14 +654,17 @@ class CompactionQueue:
 
         return self.db.run(work, what="find aborted writes ready to clean")
 
-    def abort_cleanup_failed(self, db: str, table: str, partition: str | None, error: str) -> CompactionInfo:
+    def abort_cleanup_failed(self, db: str, table: str, partition: str | None, error: str, *,
+                             base_retention_ms: int | None = None) -> CompactionInfo:
         """An aborted-write cleanup attempt failed (Hive's handleCleanerAttemptFailure + setCleanerRetryRetention-
         TimeOnError): the entity's ABORT_TXN_CLEANUP row ('c', 'ready for cleaning', visible in SHOW COMPACTIONS)
         gets CQ_RETRY_RETENTION doubled (hive.compactor.cleaner.retry.retentionTime the first time, when the row is
         inserted with CQ_COMMIT_TIME = now) and the error. There is no attempt limit: the entity is retried once
-        CQ_COMMIT_TIME + CQ_RETRY_RETENTION has passed, until a cleanup or a compaction of it succeeds."""
+        CQ_COMMIT_TIME + CQ_RETRY_RETENTION has passed, until a cleanup or a compaction of it succeeds.
+        ``base_retention_ms`` overrides this store's hive.compactor.cleaner.retry.retentionTime (the Cleaner's)."""
         db, table = _names(db, table)
-        base_ms = max(1, int(self.conf.cleaner_retry_retention_s * 1000))
+        base_ms = max(1, int(self.conf.cleaner_retry_retention_s * 1000) if base_retention_ms is None
+                      else int(base_retention_ms))
 
         def work(conn: Connection) -> CompactionInfo:
             acquire_mutex(conn, SCHEDULER_MUTEX)
