@@ -12,7 +12,9 @@ exponentially (hive.compactor.cleaner.retry.*) and end in 'failed'.
 
 With hive.compactor.clean.aborts.using.cleaner, directories of aborted writes are also removed without a
 compaction once an entity has more than hive.compactor.abortedtxn.threshold aborted txns or one older than
-hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them.
+hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them. A failed attempt leaves an
+ABORT_TXN_CLEANUP ('c') row in COMPACTION_QUEUE (SHOW COMPACTIONS) whose doubling retry delay holds the entity back;
+a successful cleanup, or a cleaned compaction of the entity, removes it (HIVE-27020).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from airflow_acid.acid.writeids import (
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
-from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.compactions import AbortCleanupCandidate, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL
@@ -423,7 +425,7 @@ class Cleaner:
                     self._record_abort_failure(entry, c)
         return entries
 
-    def _record_abort_failure(self, entry: CleanerEntry, c) -> None:
+    def _record_abort_failure(self, entry: CleanerEntry, c: AbortCleanupCandidate) -> None:
         try:
             row = self.metastore.compactions.abort_cleanup_failed(
                 c.database, c.table, c.partition, entry.message[:4000],

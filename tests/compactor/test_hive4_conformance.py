@@ -11,6 +11,7 @@ import time
 import pyarrow as pa
 import sqlalchemy as sa
 
+from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import Worker, WorkerStatus
@@ -18,7 +19,6 @@ from airflow_acid.metastore.codes import CompactionState, CompactionType, LockTy
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.schema import COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
 from airflow_acid.operations.explain import explain
-from airflow_acid.acid.statement_writer import write_statement
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     CONF, acid_dirs, enqueue, hidden_dirs, leave_aborted_insert, new_table, rows, sqlite_wh, wh,
 )
