@@ -90,7 +90,7 @@ def main() -> None:
             with counter.measure(results, f"read_{n}_deltas", 1 + n, f"LIST once, GET each of {n} files"):
                 assert wh.read("db.t").num_rows == n
             ms.compactions.enqueue("db", "t", None, CompactionType.MAJOR)
-            worker = Worker(ms, filesystem=fs)
+            worker = Worker(ms, filesystem=fs, runner=LocalRunner())
             with counter.measure(results, f"major_{n}_deltas", 1 + 1 + n + 2 + 3,
                                  f"plan LIST + job: LIST, GET each of {n} inputs, PUT base file + marker; verification: "
                                  "LIST, GET output, GET marker"):

@@ -1,7 +1,8 @@
 """Snapshots of transaction ids and table write ids, with Hive's exact semantics and string forms.
 
 ``ValidTxnList`` is Hive's ValidReadTxnList (global snapshot), ``ValidReaderWriteIdList`` the per-table
-snapshot readers use and ``ValidCompactorWriteIdList`` the one the compactor uses (HIVE_ACID_SPEC.md §3.1).
+snapshot readers use, ``ValidCompactorWriteIdList`` the one the compactor uses and ``ValidCleanerWriteIdList``
+the Cleaner's (HIVE_ACID_SPEC.md §3.1, §6.1).
 String forms round-trip with Hive's ``writeToString``/``readFromString``:
 
 * txn list:      ``<hwm>:<minOpenTxn>:<open,...>:<aborted,...>``
@@ -232,6 +233,19 @@ class ValidWriteIdList(_IdSnapshot):
 @dataclass(frozen=True)
 class ValidReaderWriteIdList(ValidWriteIdList):
     """A reader's view: a write id is valid only if its transaction committed before the snapshot."""
+
+
+@dataclass(frozen=True)
+class ValidCleanerWriteIdList(ValidReaderWriteIdList):
+    """The Cleaner's view (Hive's ValidCleanerWriteIdList, HIVE-27526): a reader list in which a range reaching
+    above the high watermark is not valid at all, so with the HWM capped at a compaction's CQ_HIGHEST_WRITE_ID a
+    directory of a later compaction (``delta_1_8_vC`` for a row that compacted up to 5) is never selected and
+    never makes this row's own output look obsolete."""
+
+    def _range_valid(self, lo: int, hi: int) -> RangeResponse:
+        if hi > self.high_watermark:
+            return RangeResponse.NONE
+        return super()._range_valid(lo, hi)
 
 
 @dataclass(frozen=True)

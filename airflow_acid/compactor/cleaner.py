@@ -12,7 +12,9 @@ exponentially (hive.compactor.cleaner.retry.*) and end in 'failed'.
 
 With hive.compactor.clean.aborts.using.cleaner, directories of aborted writes are also removed without a
 compaction once an entity has more than hive.compactor.abortedtxn.threshold aborted txns or one older than
-hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them.
+hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them. A failed attempt leaves an
+ABORT_TXN_CLEANUP ('c') row in COMPACTION_QUEUE (SHOW COMPACTIONS) whose doubling retry delay holds the entity back;
+a successful cleanup, or a cleaned compaction of the entity, removes it (HIVE-27020).
 """
 
 from __future__ import annotations
@@ -30,11 +32,17 @@ from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, NotEnoughHistoryError, get_acid_state
-from airflow_acid.acid.writeids import LONG_MAX, ValidReaderWriteIdList, ValidTxnList, ValidWriteIdList
+from airflow_acid.acid.writeids import (
+    LONG_MAX,
+    ValidCleanerWriteIdList,
+    ValidReaderWriteIdList,
+    ValidTxnList,
+    ValidWriteIdList,
+)
 from airflow_acid.errors import AcidError
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.compactions import AbortCleanupCandidate, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
@@ -105,6 +113,8 @@ class CleanerEntry:
     deletions: list[Deletion] = field(default_factory=list)
     aborted_write_ids: tuple[int, ...] = ()
     blockers: list[Blocker] = field(default_factory=list)
+    retry_id: int | None = None
+    """For an aborted-writes entity: its ABORT_TXN_CLEANUP retry row in COMPACTION_QUEUE, if an attempt failed."""
 
 
 @dataclass
@@ -199,8 +209,14 @@ class Cleaner:
         return self.metastore.compactions.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
-        blockers = self.blockers(info.id)
         entity = info.full_partition_name
+        if info.type is CompactionType.ABORT_TXN_CLEANUP:
+            due_s = ((info.commit_time or 0) + info.retry_retention - time.time() * 1000) / 1000
+            when = f"in {due_s:.0f} s" if due_s > 0 else "in the next Cleaner cycle"
+            return CleanerEntry(info.id, entity, CleanerStatus.WAITING, retry_id=info.id, message=(
+                f"cleaning the aborted writes of {entity} failed ({info.error_message}); it is retried {when} "
+                f"(retry delay {info.retry_retention / 1000:g} s after the first failure, doubling per attempt)"))
+        blockers = self.blockers(info.id)
         if blockers:
             message = f"compaction {info.id} of {entity} waits for " + "; ".join(b.describe() for b in blockers)
         elif info.next_txn_id is not None and info.next_txn_id > self.metastore.snapshots.cleaner_watermark():
@@ -331,10 +347,10 @@ class Cleaner:
         that mark (not enough history at it), whatever that newest base makes obsolete must be gone."""
         files = storage.list_files()
         try:
-            state = _acid_state(storage, files, ValidReaderWriteIdList(table=table, high_watermark=highest_write_id),
+            state = _acid_state(storage, files, ValidCleanerWriteIdList(table=table, high_watermark=highest_write_id),
                                 None)
         except NotEnoughHistoryError:  # judge against the newest base instead
-            state = _acid_state(storage, files, ValidReaderWriteIdList(table=table, high_watermark=LONG_MAX - 1),
+            state = _acid_state(storage, files, ValidCleanerWriteIdList(table=table, high_watermark=LONG_MAX - 1),
                                 None)
         return sorted((set(state.obsolete) | set(state.aborted)) - deleted)
 
@@ -343,11 +359,16 @@ class Cleaner:
     def clean_aborted(self, *, dry_run: bool = False) -> list[CleanerEntry]:
         """Delete the aborted directories of every table/partition whose aborted txns exceed
         hive.compactor.abortedtxn.threshold or include one older than hive.compactor.aborted.txn.time.threshold,
-        and remove the TXN_COMPONENTS rows they no longer need."""
+        and remove the TXN_COMPONENTS rows they no longer need. A failed attempt leaves (or updates) the entity's
+        ABORT_TXN_CLEANUP row in COMPACTION_QUEUE with the error and a doubling retry delay (Hive 4, HIVE-27020);
+        a successful one removes it."""
         entries = []
-        for db, table_name, partition in self.aborted_candidates():
+        conf = self.conf
+        for c in self.metastore.compactions.ready_to_clean_aborts(
+                conf.abortedtxn_threshold, int(conf.aborted_txn_time_threshold_s * 1000)):
+            db, table_name, partition = c.database, c.table, c.partition
             entity = entity_name(db, table_name, partition)
-            entry = CleanerEntry(None, entity, CleanerStatus.CLEANED)
+            entry = CleanerEntry(None, entity, CleanerStatus.CLEANED, retry_id=c.retry_id)
             entries.append(entry)
             try:
                 table, location, no_cleanup = self._resolve(db, table_name, partition)
@@ -380,34 +401,38 @@ class Cleaner:
                     continue
                 compactor_txns = sorted({v for v in (_visibility(p) for p in state.aborted) if v})
                 exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
-                removed = self._remove_aborted_components(db, table_name, partition, txns, cap, exact,
-                                                          compactor_txns)
+                removed = self.metastore.compactions.mark_aborts_cleaned(
+                    db, table_name, partition, aborted_txns=[t for t in txns.aborted if t <= txns.high_watermark],
+                    max_write_id=cap, exact_write_ids=exact, compactor_txns=compactor_txns)
                 entry.message = (f"deleted {len(entry.deletions)} aborted director(y/ies) from {location}; removed "
                                  f"{removed} TXN_COMPONENTS row(s)")
             except NoSuchObjectError as exc:
                 entry.status = CleanerStatus.WAITING
                 entry.message = f"{exc}; its aborted components are left to the housekeeper"
-            except Exception as exc:  # noqa: BLE001 - the next cycle tries again (the candidate still qualifies)
+            except Exception as exc:  # noqa: BLE001 - recorded on the entity's retry row, retried after its delay
                 entry.status = CleanerStatus.RETRY
                 entry.message = f"cleaning aborted writes of {entity} failed: {_describe(exc)}"
                 log.warning("%s", entry.message)
+                if not dry_run:
+                    self._record_abort_failure(entry, c)
         return entries
 
-    def aborted_candidates(self) -> list[tuple[str, str, str | None]]:
-        """(db, table, partition) with more aborted txns than hive.compactor.abortedtxn.threshold, or an aborted txn
-        older than hive.compactor.aborted.txn.time.threshold (negative disables it) — the Initiator's abort groups,
-        so both judge "too many aborts" alike."""
-        groups = self.metastore.initiator.abort_groups(self.conf.abortedtxn_threshold,
-                                                       self.conf.aborted_txn_time_threshold_s * 1000)
-        return [(g.database, g.table, g.partition) for g in groups if g.table is not None]
+    def _record_abort_failure(self, entry: CleanerEntry, c: AbortCleanupCandidate) -> None:
+        try:
+            row = self.metastore.compactions.abort_cleanup_failed(
+                c.database, c.table, c.partition, entry.message[:4000],
+                base_retention_ms=int(self.conf.cleaner_retry_retention_s * 1000))
+        except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
+            entry.message += f" (recording the failure failed too: {_describe(inner)})"
+            return
+        entry.retry_id = row.id
+        entry.message += (f"; retried {row.retry_retention / 1000:g} s after the first failure "
+                          f"(ABORT_TXN_CLEANUP row {row.id} in SHOW COMPACTIONS)")
 
-    def _remove_aborted_components(self, db: str, table: str, partition: str | None, txns: ValidTxnList, cap: int,
-                                   exact: Sequence[int] | None, compactor_txns: Sequence[int]) -> int:
-        """TXN_COMPONENTS rows of aborted txns inside the cleaning snapshot (≤ its HWM) for this entity. Aborted
-        txns above the snapshot keep their rows: their directories may still exist."""
-        aborted = [t for t in txns.aborted if t <= txns.high_watermark]
-        return self.metastore.cleaning.remove_aborted_components(
-            db, table, partition, aborted, max_write_id=cap, exact_write_ids=exact, compactor_txns=compactor_txns)
+    def aborted_candidates(self) -> list[tuple[str, str, str | None]]:
+        """(db, table, partition) whose aborted writes are due for cleaning now (see :meth:`clean_aborted`)."""
+        return [(c.database, c.table, c.partition) for c in self.metastore.compactions.ready_to_clean_aborts(
+            self.conf.abortedtxn_threshold, int(self.conf.aborted_txn_time_threshold_s * 1000))]
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
@@ -476,14 +501,15 @@ def _delete(storage: Storage, deletions: Sequence[Deletion], listing: Sequence[L
         log.info("deleted %s (%s)", d.url, d.reason)
 
 
-def _capped(reader: ValidWriteIdList, cap: int | None) -> ValidReaderWriteIdList:
-    """Hive's ValidCleanerWriteIdList: the reader list with its HWM lowered to ``cap`` (None or ≤ 0: unchanged)."""
+def _capped(reader: ValidWriteIdList, cap: int | None) -> ValidCleanerWriteIdList:
+    """Hive's ValidCleanerWriteIdList: the reader list with its HWM lowered to ``cap`` (None or ≤ 0: unchanged);
+    a directory whose write ids reach above the HWM (a later compaction's output) is never selected."""
     if cap is None or cap <= 0 or cap >= reader.high_watermark:
-        return ValidReaderWriteIdList(table=reader.table, high_watermark=reader.high_watermark, open=reader.open,
-                                      aborted=reader.aborted)
-    return ValidReaderWriteIdList(table=reader.table, high_watermark=cap,
-                                  open=tuple(w for w in reader.open if w <= cap),
-                                  aborted=tuple(w for w in reader.aborted if w <= cap))
+        return ValidCleanerWriteIdList(table=reader.table, high_watermark=reader.high_watermark, open=reader.open,
+                                       aborted=reader.aborted)
+    return ValidCleanerWriteIdList(table=reader.table, high_watermark=cap,
+                                   open=tuple(w for w in reader.open if w <= cap),
+                                   aborted=tuple(w for w in reader.aborted if w <= cap))
 
 
 def _true(value: str | None) -> bool:

@@ -36,12 +36,12 @@ from airflow_acid.compactor.settings import (
     request_overrides,
     table_thresholds,
 )
+from airflow_acid.metastore.aborts import AbortGroup
 from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.initiator_store import (
     INITIATOR_MUTEX,
-    AbortGroup,
     InitiatorDecisionRecord,
     Outcome,
     PartitionLocation,

@@ -307,8 +307,13 @@ class Worker:
             insert_only=table.is_insert_only)
         if isinstance(plan, NothingToCompact):
             self._nothing_to_do(job, plan)
-        else:
-            job.compaction = plan
+            return
+        if table.is_insert_only and not self.conf.compact_insert_only:
+            # Hive's CompactorFactory: checked after the "nothing to do" rule, fails the attempt (C is aborted)
+            raise CompactionAttemptError(
+                f"insert-only compaction is disabled: {table.full_name} is insert-only and "
+                "hive.compactor.compact.insert.only=false; set it to true to compact insert-only tables")
+        job.compaction = plan
 
     def _nothing_to_do(self, job: _Job, nothing: NothingToCompact) -> None:
         """§5.2 step 8: obsolete/aborted dirs ⇒ 'ready for cleaning' so the Cleaner runs, else refused; commit C."""

@@ -18,10 +18,11 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
+from airflow_acid.metastore.aborts import abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
-from airflow_acid.metastore.partitions import entity_name
+from airflow_acid.metastore.partitions import entity_name, normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -40,6 +41,7 @@ DEFAULT_POOL = "default"
 NO_VALUE = "---"
 CLAIM_BATCH = 50
 MAX_PROPERTIES_LENGTH = 2048  # CQ_TBLPROPERTIES width
+_MAX_RETENTION_MS = 2 ** 62  # doubling CQ_RETRY_RETENTION stops here instead of overflowing a bigint
 ABORTED_BY_REQUEST = "Compaction aborted by ABORT COMPACTIONS request."
 NOTHING_TO_COMPACT = "None of the compaction thresholds met, compaction request is refused!"
 
@@ -155,6 +157,23 @@ class EnqueueResult:
     @property
     def accepted(self) -> bool:
         return self.state is CompactionState.INITIATED
+
+
+@dataclass(frozen=True)
+class AbortCleanupCandidate:
+    """A table/partition whose aborted writes are due for cleaning without a compaction (§6.5,
+    findReadyToCleanAborts), with its ABORT_TXN_CLEANUP retry row if an earlier attempt failed."""
+
+    database: str
+    table: str
+    partition: str | None
+    aborted_txns: int
+    oldest_started: int
+    """TXN_STARTED (epoch ms) of the oldest aborted txn."""
+    retry_id: int | None = None
+    """CQ_ID of the entity's 'c' row (SHOW COMPACTIONS type ABORT_TXN_CLEANUP), None before any failure."""
+    retry_retention: int = 0
+    """Its CQ_RETRY_RETENTION in ms (0 when there is no retry row)."""
 
 
 @dataclass(frozen=True)
@@ -293,6 +312,7 @@ class CompactionQueue:
         unless the caller passes ``highest_write_id_now``.
         """
         db, table = _names(db, table)
+        partition = normalize_partition_name(partition)
         type = CompactionType(type)
         if type is CompactionType.ABORT_TXN_CLEANUP:
             raise InvalidInputError("abort cleanup entries are created by the Cleaner, not by a compaction request")
@@ -603,6 +623,108 @@ class CompactionQueue:
             return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
 
         return self.db.run(work, what=f"cleaner failure of compaction {cq_id}")
+
+    # --- aborted-write cleanup without a compaction (§6.5, HIVE-27020) --------------------------------------
+
+    def ready_to_clean_aborts(self, aborted_threshold: int, aborted_time_threshold_ms: int
+                              ) -> list[AbortCleanupCandidate]:
+        """Hive's findReadyToCleanAborts: the abort groups over the thresholds (the Initiator's query,
+        :func:`~airflow_acid.metastore.aborts.abort_groups`) that name a table, except those whose ABORT_TXN_CLEANUP
+        retry row is still inside its retry delay (CQ_COMMIT_TIME + CQ_RETRY_RETENTION > now). Ordered by entity, at
+        most metastore.compactor.fetch.size."""
+        def work(conn: Connection) -> list[AbortCleanupCandidate]:
+            now = now_ms(conn)
+            groups = [g for g in abort_groups(conn, aborted_threshold, aborted_time_threshold_ms)
+                      if g.table is not None]
+            retries = {(r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION): r for r in conn.execute(
+                sa.select(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, sa.func.max(CQ.c.CQ_ID).label("ID"),
+                          sa.func.max(CQ.c.CQ_RETRY_RETENTION).label("RETENTION"),
+                          sa.func.min(CQ.c.CQ_COMMIT_TIME).label("SINCE"))
+                .where(CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value)
+                .group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION))}
+            result = []
+            for g in groups:
+                retry = retries.get(g.entity)
+                waiting = retry is not None and (retry.SINCE or 0) + int(retry.RETENTION or 0) > now
+                if not waiting:
+                    result.append(AbortCleanupCandidate(
+                        g.database, g.table, g.partition, g.count, g.oldest_started_ms,
+                        None if retry is None else int(retry.ID), 0 if retry is None else int(retry.RETENTION or 0)))
+                if len(result) >= self.conf.compactor_fetch_size:
+                    break
+            return result
+
+        return self.db.run(work, what="find aborted writes ready to clean")
+
+    def abort_cleanup_failed(self, db: str, table: str, partition: str | None, error: str, *,
+                             base_retention_ms: int | None = None) -> CompactionInfo:
+        """An aborted-write cleanup attempt failed (Hive's handleCleanerAttemptFailure + setCleanerRetryRetention-
+        TimeOnError): the entity's ABORT_TXN_CLEANUP row ('c', 'ready for cleaning', visible in SHOW COMPACTIONS)
+        gets CQ_RETRY_RETENTION doubled (hive.compactor.cleaner.retry.retentionTime the first time, when the row is
+        inserted with CQ_COMMIT_TIME = now) and the error. There is no attempt limit: the entity is retried once
+        CQ_COMMIT_TIME + CQ_RETRY_RETENTION has passed, until a cleanup or a compaction of it succeeds.
+        ``base_retention_ms`` overrides this store's hive.compactor.cleaner.retry.retentionTime (the Cleaner's)."""
+        db, table = _names(db, table)
+        base_ms = max(1, int(self.conf.cleaner_retry_retention_s * 1000) if base_retention_ms is None
+                      else int(base_retention_ms))
+
+        def work(conn: Connection) -> CompactionInfo:
+            acquire_mutex(conn, SCHEDULER_MUTEX)
+            row = conn.execute(sa.select(CQ).where(
+                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, _partition_filter(CQ.c.CQ_PARTITION, partition),
+                CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value).order_by(CQ.c.CQ_ID.desc()).limit(1)
+                               .with_for_update()).first()
+            if row is None:
+                cq_id = _next_id(conn)
+                conn.execute(sa.insert(CQ).values(
+                    CQ_ID=cq_id, CQ_DATABASE=db, CQ_TABLE=table, CQ_PARTITION=partition,
+                    CQ_STATE=CompactionState.READY_FOR_CLEANING.value,
+                    CQ_TYPE=CompactionType.ABORT_TXN_CLEANUP.value, CQ_RETRY_RETENTION=base_ms,
+                    CQ_ERROR_MESSAGE=error, CQ_COMMIT_TIME=now_ms(conn)))
+            else:
+                cq_id = int(row.CQ_ID)
+                retention = int(row.CQ_RETRY_RETENTION or 0)
+                retention = min(retention * 2, _MAX_RETENTION_MS) if retention > 0 else base_ms
+                conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
+                    CQ_RETRY_RETENTION=retention, CQ_ERROR_MESSAGE=error))
+            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
+
+        return self.db.run(work, what=f"record aborted-write cleanup failure of {db}.{table}")
+
+    def mark_aborts_cleaned(self, db: str, table: str, partition: str | None, *, aborted_txns: Sequence[int],
+                            max_write_id: int, exact_write_ids: Sequence[int] | None = None,
+                            compactor_txns: Sequence[int] = ()) -> int:
+        """Hive's markCleaned for an aborted-write cleanup, in one transaction: the entity's ABORT_TXN_CLEANUP
+        rows are deleted (no history row) and the TXN_COMPONENTS rows of ``aborted_txns`` (the aborted txns inside
+        the cleaning snapshot) for it are removed — write rows with write id ≤ ``max_write_id`` (or exactly
+        ``exact_write_ids`` when the directory had uncompacted aborts), and the 'c' rows of aborted compactor
+        txns among ``compactor_txns`` whose output was deleted. Returns the TXN_COMPONENTS rows removed."""
+        db, table = _names(db, table)
+        tc = TXN_COMPONENTS
+        entity = [tc.c.TC_DATABASE == db, tc.c.TC_TABLE == table, _partition_filter(tc.c.TC_PARTITION, partition)]
+        aborted = sorted({int(t) for t in aborted_txns})
+        gone = {int(t) for t in compactor_txns}
+
+        def work(conn: Connection) -> int:
+            conn.execute(sa.delete(CQ).where(
+                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, _partition_filter(CQ.c.CQ_PARTITION, partition),
+                CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value))
+            removed = 0
+            writes = tc.c.TC_WRITEID.in_(list(exact_write_ids)) if exact_write_ids is not None \
+                else tc.c.TC_WRITEID <= max_write_id
+            for start in range(0, len(aborted), 500):
+                chunk = aborted[start:start + 500]
+                removed += conn.execute(sa.delete(tc).where(
+                    *entity, tc.c.TC_TXNID.in_(chunk), tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value,
+                    writes)).rowcount
+                done = [t for t in chunk if t in gone]
+                if done:
+                    removed += conn.execute(sa.delete(tc).where(
+                        *entity, tc.c.TC_TXNID.in_(done),
+                        tc.c.TC_OPERATION_TYPE == OperationType.COMPACT.value)).rowcount
+            return removed
+
+        return self.db.run(work, what=f"mark aborted writes of {db}.{table} cleaned")
 
     # --- operator commands ------------------------------------------------------------------------------
 

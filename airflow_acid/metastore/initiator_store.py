@@ -17,7 +17,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType
+from airflow_acid.metastore.aborts import AbortGroup, abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex_value
 from airflow_acid.metastore.schema import (
@@ -31,8 +32,6 @@ from airflow_acid.metastore.schema import (
     PARTITIONS,
     SDS,
     TBLS,
-    TXN_COMPONENTS,
-    TXNS,
 )
 
 INITIATOR_MUTEX = "Initiator"
@@ -96,21 +95,6 @@ class WriteCandidate:
 
     @property
     def entity(self) -> Entity:
-        return self.database, self.table, self.partition
-
-
-@dataclass(frozen=True)
-class AbortGroup:
-    """Aborted txns that wrote one table/partition: count and oldest TXN_STARTED (§4.1 step 4)."""
-
-    database: str
-    table: str | None
-    partition: str | None
-    count: int
-    oldest_started_ms: int
-
-    @property
-    def entity(self) -> tuple[str, str | None, str | None]:
         return self.database, self.table, self.partition
 
 
@@ -230,24 +214,10 @@ class InitiatorStore:
         return self.db.run(work, what="find failed compaction candidates")
 
     def abort_groups(self, count_threshold: int, time_threshold_ms: int) -> list[AbortGroup]:
-        """Aborted txns per table/partition (TXNS ⋈ TXN_COMPONENTS, TXN_STATE 'a') with more than
-        ``count_threshold`` rows, or (when ``time_threshold_ms`` ≥ 0) with the oldest TXN_STARTED older than it."""
-        def work(conn: Connection) -> list[AbortGroup]:
-            tc = TXN_COMPONENTS
-            count = sa.func.count().label("n")
-            oldest = sa.func.min(TXNS.c.TXN_STARTED).label("oldest")
-            having = count > count_threshold
-            if time_threshold_ms >= 0:
-                having = sa.or_(having, oldest < now_ms(conn) - time_threshold_ms)
-            rows = conn.execute(
-                sa.select(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION, count, oldest)
-                .join_from(TXNS, tc, TXNS.c.TXN_ID == tc.c.TC_TXNID)
-                .where(TXNS.c.TXN_STATE == TxnState.ABORTED.value)
-                .group_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION).having(having)
-                .order_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)).all()
-            return [AbortGroup(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
-
-        return self.db.run(work, what="find aborted transaction groups")
+        """Aborted txns per table/partition over the thresholds (:func:`~airflow_acid.metastore.aborts.abort_groups`,
+        shared with the Cleaner; ``-1, -1`` lists every group)."""
+        return self.db.run(lambda conn: abort_groups(conn, count_threshold, time_threshold_ms),
+                           what="find aborted transaction groups")
 
     def busy_or_failed_entities(self) -> set[Entity]:
         """Table/partitions with a queue row in 'initiated'/'working' or any 'failed' history row: the only ones

@@ -29,6 +29,7 @@ from airflow_acid.metastore.errors import (
     TxnOpenError,
     TxnStateError,
 )
+from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import HIVE_LOCKS, NEXT_LOCK_ID, TXNS
 from airflow_acid.metastore.txns import insert_txn_components, lookup_write_id
 
@@ -58,6 +59,7 @@ class LockComponent:
                                     "needs a table name")
         object.__setattr__(self, "db", self.db.lower())
         object.__setattr__(self, "table", self.table.lower() if self.table else None)
+        object.__setattr__(self, "partition", normalize_partition_name(self.partition))
         object.__setattr__(self, "lock_type", LockType(self.lock_type))
         object.__setattr__(self, "operation", OperationType(self.operation))
 
@@ -435,7 +437,7 @@ class LockManager:
             if table is not None:
                 query = query.where(hl.c.HL_TABLE == table.lower())
             if partition is not None:
-                query = query.where(hl.c.HL_PARTITION == partition)
+                query = query.where(hl.c.HL_PARTITION == normalize_partition_name(partition))
             return [self._show_row(r, extended) for r in conn.execute(query)]
 
         return self.db.run(work, what="show locks")

@@ -107,6 +107,30 @@ def make_partition_name(spec: Mapping[str, str]) -> str:
     return "/".join(f"{escape_path_name(k.lower())}={escape_path_name(v)}" for k, v in spec.items())
 
 
+def normalize_partition_name(name: str | None) -> str | None:
+    """A partition name as Hive records it in HIVE_LOCKS / TXN_COMPONENTS (TxnUtils.normalizePartitionCase): each
+    key lower-cased, each value kept exactly as given, so ``dS=ToDay`` and ``ds=ToDay`` name one partition.
+
+    Values are not escaped a second time (Hive re-escapes the already escaped text, turning ``%2F`` into ``%252F``,
+    a name no partition has). None stays None; a name that is not ``key=value[/key=value…]`` with distinct keys is
+    refused (InvalidInputError), as Hive's splitter refuses it.
+    """
+    if name is None:
+        return None
+    parts: list[str] = []
+    seen: set[str] = set()
+    for part in str(name).split("/"):
+        key, sep, value = part.partition("=")
+        if not sep or not key or "=" in value:
+            raise InvalidInputError(f"partition name {name!r} is not of the form key=value[/key=value…]")
+        key = escape_path_name(unescape_path_name(key).lower())
+        if key in seen:
+            raise InvalidInputError(f"partition name {name!r} names key {key!r} twice")
+        seen.add(key)
+        parts.append(f"{key}={value}")
+    return "/".join(parts)
+
+
 def parse_partition_name(name: str) -> dict[str, str]:
     """Split ``k1=v1/k2=v2`` into an ordered spec, unescaping keys and values."""
     spec: dict[str, str] = {}

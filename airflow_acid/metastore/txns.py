@@ -26,6 +26,7 @@ from airflow_acid.metastore.errors import (
     TxnStateError,
     WriteConflictError,
 )
+from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_TXN_COMPONENTS,
@@ -204,7 +205,7 @@ def insert_txn_components(
     op = OperationType(op)
     db = normalize_name(db, "database")
     table = normalize_name(table, "table") if table is not None else None
-    parts: list[str | None] = list(dict.fromkeys(partitions)) if partitions else [None]
+    parts: list[str | None] = list(dict.fromkeys(map(normalize_partition_name, partitions))) if partitions else [None]
     existing = {
         r.TC_PARTITION
         for r in conn.execute(

@@ -1,4 +1,4 @@
-"""Snapshots: ValidTxnList and reader/compactor ValidWriteIdLists against Hive's semantics (§3.1) and strings."""
+"""Snapshots: ValidTxnList and reader/compactor/cleaner ValidWriteIdLists against Hive's semantics (§3.1) and strings."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from airflow_acid.acid.writeids import (
     LONG_MAX,
     RangeResponse,
     SnapshotFormatError,
+    ValidCleanerWriteIdList,
     ValidCompactorWriteIdList,
     ValidReaderWriteIdList,
     ValidTxnList,
@@ -195,3 +196,22 @@ def test_txn_list_matches_model(snap) -> None:
         assert tl.is_txn_open(t) is (t > hwm or t in open_ids)
     assert tl.min_open_txn == (min(open_ids) if open_ids else LONG_MAX)
     assert ValidTxnList.from_string(tl.to_string()) == tl
+
+
+@given(snapshots())
+def test_cleaner_matches_model(snap) -> None:
+    """ValidCleanerWriteIdList (HIVE-27526): the reader's answers, except that a range reaching above the HWM is
+    NONE instead of SOME; single ids and the string form are the reader's."""
+    hwm, open_ids, aborted = snap
+    plain = reader(hwm, open_ids, aborted)
+    cleaner = ValidCleanerWriteIdList(table="default.t", high_watermark=hwm, open=open_ids, aborted=aborted)
+    top = hwm + 3
+    for w in range(top + 1):
+        assert cleaner.is_write_id_valid(w) is plain.is_write_id_valid(w)
+    for a in range(1, top + 1):
+        for b in range(a, top + 1):
+            expected = NONE if b > hwm else plain.is_write_id_range_valid(a, b)
+            assert cleaner.is_write_id_range_valid(a, b) is expected, (a, b)
+            assert cleaner.is_write_id_range_aborted(a, b) is plain.is_write_id_range_aborted(a, b)
+    assert cleaner.to_string() == plain.to_string()
+    assert ValidCleanerWriteIdList.from_string(cleaner.to_string()) == cleaner

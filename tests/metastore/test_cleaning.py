@@ -1,4 +1,4 @@
-"""The Cleaner's metastore queries (CleaningStore) and the abort groups the Initiator and the Cleaner share."""
+"""The Cleaner's metastore queries and the abort groups the Initiator and the Cleaner share."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def test_abort_groups_count_component_rows_as_hive_does(db):
 
     groups = {g.partition: g.count for g in ms.initiator.abort_groups(1, -1)}
     assert groups == {"p=1": 2}
+    assert [(c.partition, c.aborted_txns) for c in ms.compactions.ready_to_clean_aborts(1, -1)] == [("p=1", 2)]
     assert {g.partition: g.count for g in ms.initiator.abort_groups(-1, -1)} == {"p=1": 2, "p=2": 1}
 
 
@@ -49,7 +50,7 @@ def test_min_history_holders_below_a_limit(db):
     assert ms.cleaning.min_history_holders(3) == []
 
 
-def test_remove_aborted_components_keeps_rows_above_the_cleaned_range(db):
+def test_mark_aborts_cleaned_keeps_rows_above_the_cleaned_range(db):
     ms = Metastore(db)
     txns = [ms.txns.open_txn(**WHO) for _ in range(3)]
     _component(ms, txns[0], "p=1", 1)
@@ -59,9 +60,9 @@ def test_remove_aborted_components_keeps_rows_above_the_cleaned_range(db):
     for t in txns:
         ms.txns.abort(t)
 
-    removed = ms.cleaning.remove_aborted_components("db", "t", "p=1", txns, max_write_id=3, exact_write_ids=None,
-                                                    compactor_txns=[txns[2]])
+    removed = ms.compactions.mark_aborts_cleaned("db", "t", "p=1", aborted_txns=txns, max_write_id=3,
+                                                 exact_write_ids=None, compactor_txns=[txns[2]])
     assert removed == 2
     assert _components(ms) == [(txns[0], "p=2", 1, "i"), (txns[1], "p=1", 4, "i")]
-    assert ms.cleaning.remove_aborted_components("db", "t", "p=1", [txns[1]], max_write_id=9,
-                                                 exact_write_ids=[5], compactor_txns=[]) == 0
+    assert ms.compactions.mark_aborts_cleaned("db", "t", "p=1", aborted_txns=[txns[1]], max_write_id=9,
+                                              exact_write_ids=[5], compactor_txns=[]) == 0
