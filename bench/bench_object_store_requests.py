@@ -64,6 +64,7 @@ def main() -> None:
     from airflow_acid.compactor.worker import Worker
     from airflow_acid.metastore import Metastore
     from airflow_acid.metastore.conf import MetastoreConf
+    from airflow_acid.spark.runners import LocalRunner
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request access log
     port = _free_port()
