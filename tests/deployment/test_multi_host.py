@@ -1,0 +1,178 @@
+"""A deployment across hosts that share nothing but the network (cluster.py): writers add deltas on S3, a manual
+compaction is requested through the ACID console's JSON API, ``acid_compaction`` runs on its schedule (the scheduler
+hands its tasks to a Celery worker, which submits to the Spark standalone cluster), one Spark worker host crashes
+while the job runs, ``acid_cleanup`` cleans on its schedule, and the final read equals a model of every write."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+
+from tests.deployment.cluster import start_deployment
+from tests.deployment.services import fail, spark_status, wait_for
+
+EVENTS, SALES = "default.events", "default.sales"
+TABLES = [
+    {"name": EVENTS, "columns": [["id", "int"], ["v", "string"]], "bucket_by": ["id"], "num_buckets": 4},
+    {"name": SALES, "columns": [["id", "int"], ["amount", "int"]], "partition_by": [["ds", "string"]]},
+]
+DIR = re.compile(r"^(base|delta|delete_delta)_(\d+)(?:_(\d+))?(?:_(\d+))?(?:_v(\d+))?$")
+# Spark's words for an executor that went away with its host (driver log, i.e. the compaction task's log)
+EXECUTOR_LOST = re.compile(r"Lost executor|ExecutorLostFailure|Removed executor|Executor lost|worker lost",
+                           re.IGNORECASE)
+TERMINAL = {"ready for cleaning", "succeeded", "failed", "did not initiate", "refused"}
+
+
+class Model:
+    """What the tables must hold: every committed write applied in order."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[tuple, list]] = {EVENTS: {}, SALES: {}}
+        self.statements: list[dict] = []
+
+    def insert(self, table: str, rows: list[list], partition: dict | None = None) -> None:
+        self.statements.append({"insert": table, "rows": rows, **({"partition": partition} if partition else {})})
+        for row in rows:
+            full = row + ([partition["ds"]] if partition else [])
+            self.rows[table][(row[0], *(full[2:]))] = full
+
+    def update(self, table: str, key: int, values: dict) -> None:
+        self.statements.append({"update": table, "set": values, "where": {"id": key}})
+        for row in self.rows[table].values():
+            if row[0] == key:
+                row[1] = values["v"]
+
+    def delete(self, table: str, key: int) -> None:
+        self.statements.append({"delete": table, "where": {"id": key}})
+        self.rows[table] = {k: r for k, r in self.rows[table].items() if r[0] != key}
+
+    def take(self) -> list[dict]:
+        """The statements not yet sent to the writer."""
+        taken, self.statements = self.statements, []
+        return taken
+
+    def expected(self) -> dict[str, list[list]]:
+        return {t: sorted(rows.values()) for t, rows in self.rows.items()}
+
+
+def obsolete(dirs: list[str]) -> list[str]:
+    """Directories another directory of the listing supersedes (a base or a wider delta covering their range)."""
+    spans = {}
+    for name in dirs:
+        m = DIR.match(name)
+        if m:
+            kind, low = m.group(1), int(m.group(2))
+            spans[name] = (kind, (0, low) if kind == "base" else (low, int(m.group(3))))
+    covered = []
+    for name, (kind, (lo, hi)) in spans.items():
+        for other, (okind, (olo, ohi)) in spans.items():
+            if other != name and olo <= lo and hi <= ohi and (olo, ohi) != (lo, hi) \
+                    and (okind == "base" or kind != "base"):
+                covered.append(name)
+                break
+    return sorted(covered)
+
+
+def compactions(d) -> dict[int, dict]:
+    return {r["compactionid"]: r for r in d.api("/acid/api/compactions?limit=100")["compactions"]}
+
+
+def kill_spark_host_mid_job(d, killed: dict) -> None:
+    """Wait until a Spark application runs with an executor on each worker host, then crash host spark1."""
+    try:
+        def app_on_both_workers():
+            state = spark_status(d.spark_status_url)
+            used = {w["host"]: w.get("coresused", 0) for w in state.get("workers", []) if w.get("state") == "ALIVE"}
+            running = [a for a in state.get("activeapps", []) if a.get("state") == "RUNNING"]
+            if running and used.get(d.hosts["spark1"].ip) and used.get(d.hosts["spark2"].ip):
+                return running[0]["id"]
+            return None
+
+        killed["app"] = wait_for(app_on_both_workers, timeout_s=240, interval_s=0.2,
+                                 what="a Spark application with executors on both workers",
+                                 logs=[*d.spark_logs(), d.daemons["worker"], d.daemons["scheduler"]])
+        killed["pids"] = d.hosts["spark1"].crash()
+        killed["at"] = time.monotonic()
+    except BaseException as exc:  # noqa: BLE001 - reported by the test thread
+        killed["error"] = exc
+
+
+@pytest.mark.slow
+def test_compaction_and_cleanup_across_hosts(network):
+    started = time.monotonic()
+    d = start_deployment(network, TABLES)
+    model = Model()
+
+    # Writers on the client host: events gets 5 insert deltas + an update + a delete (above the delta threshold
+    # of 3: the Initiator queues it); sales ds=2024-01-01 gets 2 deltas (below: compacted only on request).
+    for i in range(5):
+        model.insert(EVENTS, [[4 * i + k, f"e{4 * i + k}"] for k in range(4)])
+    model.update(EVENTS, 3, {"v": "updated"})
+    model.delete(EVENTS, 5)
+    for i in range(2):
+        model.insert(SALES, [[i, 10 * i], [i + 100, i]], {"ds": "2024-01-01"})
+    model.insert(SALES, [[7, 70]], {"ds": "2024-01-02"})
+    d.client("write", {"statements": model.take()})
+    assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
+
+    # A manual compaction through the console's JSON API (bearer token from Airflow's /auth/token).
+    asked = d.api("/acid/api/compactions", method="POST",
+                  body={"database": "default", "table": "sales", "partition": "ds=2024-01-01", "type": "major"})
+    assert asked["accepted"], asked
+    [manual_id] = [r["compaction_id"] for r in asked["results"] if r["compaction_id"] is not None]
+    assert compactions(d)[manual_id]["state"] == "initiated"
+
+    # acid_compaction runs on its schedule once unpaused; a Spark worker host crashes while the job runs.
+    killed: dict = {}
+    killer = threading.Thread(target=kill_spark_host_mid_job, args=(d, killed), daemon=True)
+    killer.start()
+    d.api("/api/v2/dags/acid_compaction", method="PATCH", body={"is_paused": False})
+
+    # Writers keep writing meanwhile (their deltas are above anything the running compaction reads).
+    model.insert(EVENTS, [[100, "late"], [101, "late"]])
+    model.insert(SALES, [[200, 2]], {"ds": "2024-01-01"})
+    d.client("write", {"statements": model.take()})
+
+    killer.join(timeout=300)
+    if "error" in killed:
+        raise killed["error"]
+    assert killed.get("pids"), f"spark1 had no processes to kill: {killed}"
+
+    def all_compacted():
+        rows = compactions(d)
+        if any(r["state"] == "failed" for r in rows.values()):
+            fail(f"a compaction failed: {rows}\n{d.task_logs('acid_compaction')[-6000:]}",
+                 [*d.spark_logs(), d.daemons["worker"]])
+        done = [r for r in rows.values() if r["state"] in TERMINAL]
+        return rows if len(done) == len(rows) and {EVENTS, SALES} <= {f"{r['dbname']}.{r['tabname']}" for r in done} \
+            else None
+
+    rows = wait_for(all_compacted, timeout_s=300, interval_s=2, what="the compactions of events and sales committed",
+                    logs=[d.daemons["worker"], d.daemons["scheduler"], *d.spark_logs()])
+    assert rows[manual_id]["state"] == "ready for cleaning", rows[manual_id]
+    assert rows[manual_id]["initiatorid"].endswith("ui:admin"), rows[manual_id]
+    [auto] = [r for r in rows.values() if r["tabname"] == "events"]
+    assert (auto["type"], auto["state"]) == ("MAJOR", "ready for cleaning"), auto
+
+    runs = d.api("/api/v2/dags/acid_compaction/dagRuns")["dag_runs"]
+    assert runs and all(r["run_type"] == "scheduled" for r in runs), runs
+    task_log = d.task_logs("acid_compaction")
+    assert d.spark_master in task_log, "the compaction did not run on the standalone cluster"
+    assert EXECUTOR_LOST.search(task_log), f"the driver never noticed the lost worker:\n{task_log[-6000:]}"
+    assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
+
+    # acid_cleanup on its schedule: the compacted-away directories go, the reads stay.
+    d.api("/api/v2/dags/acid_cleanup", method="PATCH", body={"is_paused": False})
+    wait_for(lambda: all(r["state"] == "succeeded" for r in compactions(d).values()), timeout_s=180, interval_s=2,
+             what="acid_cleanup cleaned both compactions", logs=[d.daemons["worker"], d.daemons["scheduler"]])
+    dirs = d.client("dirs", {"tables": [EVENTS, SALES]})
+    for place, names in dirs.items():
+        assert obsolete(names) == [], f"{place} still holds obsolete directories: {names}"
+    assert any(n.startswith("base_") for n in dirs[EVENTS]), dirs
+    assert any(n.startswith("base_") for n in dirs[f"{SALES}/ds=2024-01-01"]), dirs
+    assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
+    print(f"multi-host deployment test: {time.monotonic() - started:.0f} s, Spark app {killed['app']} lost host "
+          f"spark1 ({len(killed['pids'])} processes killed)")
