@@ -213,7 +213,7 @@ def shared_airflow_settings(*, database: str, broker: str, api_ip: str, dags: Pa
         "AIRFLOW__CORE__EXECUTOR": "CeleryExecutor",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"postgresql+psycopg2://postgres@{database}/airflow",
         "AIRFLOW__CELERY__BROKER_URL": broker,
-        "AIRFLOW__CELERY__RESULT_BACKEND": f"db+postgresql://postgres@{database}/airflow",
+        "AIRFLOW__CELERY__RESULT_BACKEND": f"db+postgresql+psycopg2://postgres@{database}/airflow",
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://{api_ip}:{API_PORT}/execution/",
         "AIRFLOW__API__BASE_URL": f"http://{api_ip}:{API_PORT}",
         "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(48),
