@@ -99,13 +99,56 @@ def status(warehouse: Path, metastore_url: str | None, as_json: bool) -> None:
 # --- warehouse access shared by the operator commands -------------------------------------------------------------
 
 
+STORAGE_OPTIONS_ENV = "AIRFLOW__ACID__STORAGE_OPTIONS"
+"""The ``[acid] storage_options`` setting as Airflow reads it from the environment (a JSON object)."""
+_STORAGE_META = "airflow_acid.storage_options"
+
+
+class WarehouseLocation(click.ParamType):
+    """A local folder (a Path) or an fsspec URL such as ``s3://bucket/warehouse`` (kept intact, as a str)."""
+
+    name = "PATH|URL"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Path | str:
+        if isinstance(value, Path):
+            return value
+        text = str(value)
+        return text.rstrip("/") if "://" in text else Path(text)
+
+
+def _storage_options_of(pairs: tuple[str, ...]):
+    """``[acid] storage_options`` from the environment, overridden by ``--storage-option`` pairs."""
+    import os
+
+    from airflow_acid.acid.storage_options import StorageOptions, StorageOptionsError
+
+    try:
+        return StorageOptions.from_json(os.environ.get(STORAGE_OPTIONS_ENV)).merged(StorageOptions.parse_pairs(pairs))
+    except StorageOptionsError as exc:
+        raise click.BadParameter(str(exc), param_hint="--storage-option") from None
+
+
 def warehouse_options(command: Callable) -> Callable:
-    """--metastore-url, --warehouse and --json."""
+    """--metastore-url, --warehouse, --storage-option and --json."""
+    inner = command
+
+    @functools.wraps(inner)
+    def with_storage_options(*args: Any, storage_option: tuple[str, ...] = (), **kwargs: Any) -> Any:
+        click.get_current_context().meta[_STORAGE_META] = _storage_options_of(storage_option)
+        return inner(*args, **kwargs)
+
+    command = with_storage_options
     command = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(command)
     command = click.option(
-        "--warehouse", type=click.Path(file_okay=False, path_type=Path), default=None,
-        help="Warehouse folder (default: $AIRFLOW_ACID_HOME/warehouse). Without --metastore-url, a metastore.db "
-             "inside it (the demo's layout) is used if present.")(command)
+        "--storage-option", "storage_option", multiple=True, metavar="KEY=VALUE",
+        help=f"Object-store option of the warehouse: endpoint_url, region, anonymous, profile or another fsspec "
+             f"argument; repeatable; adds to ${STORAGE_OPTIONS_ENV} (JSON). Credentials come from the environment "
+             "(AWS_ACCESS_KEY_ID …), never from options.")(command)
+    command = click.option(
+        "--warehouse", type=WarehouseLocation(), default=None,
+        help="Warehouse folder or URL (s3://bucket/warehouse, gs://…, abfs://…; default: "
+             "$AIRFLOW_ACID_HOME/warehouse). Without --metastore-url, a metastore.db inside a local folder (the "
+             "demo's layout) is used if present.")(command)
     return click.option(
         "--metastore-url", envvar=METASTORE_URL_ENV, default=None,
         help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}); default: the embedded SQLite metastore "
@@ -145,7 +188,7 @@ def _exit(message: str, code: int) -> None:
 
 
 @contextmanager
-def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterator[Any]:
+def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None) -> Iterator[Any]:
     """The warehouse and metastore the options name; the embedded default metastore is created on first use, a
     named one must already have the schema (``airflow-acid init``)."""
     from sqlalchemy.exc import DBAPIError
@@ -156,7 +199,7 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterat
     from airflow_acid.warehouse import AcidWarehouse
 
     embedded = metastore_url is None
-    if embedded and warehouse is not None and (warehouse / "metastore.db").is_file():
+    if embedded and isinstance(warehouse, Path) and (warehouse / "metastore.db").is_file():
         metastore_url, embedded = f"sqlite:///{(warehouse / 'metastore.db').resolve()}", False
     try:
         conf = MetastoreConf.from_env()
@@ -176,7 +219,9 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | None) -> Iterat
                 state = "has no airflow-acid schema" if revision is None else \
                     f"is at schema revision {revision}, this version needs {head}"
                 raise _Failure(f"the metastore at {ms.url} {state}; run: airflow-acid init --metastore-url <url>")
-        wh = AcidWarehouse(ms, warehouse, init=False)
+        context = click.get_current_context(silent=True)
+        options = context.meta.get(_STORAGE_META) if context is not None else None
+        wh = AcidWarehouse(ms, warehouse, init=False, storage_options=options)
         yield wh
     finally:
         ms.close()
@@ -220,7 +265,7 @@ def _say(text: str, style: str | None = None) -> None:
 @warehouse_options
 @_handles_errors
 def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical: bool, metastore_url: str | None,
-        warehouse: Path | None, as_json: bool) -> None:
+        warehouse: Path | str | None, as_json: bool) -> None:
     """Run Hive statements: SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ABORT TRANSACTIONS /
     COMPACTIONS, CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES, DESCRIBE [FORMATTED].
 
@@ -279,7 +324,7 @@ def _print_result(result: Any, vertical: bool = False) -> None:
 @click.option("--database", default=None, help="Only the tables of this database.")
 @warehouse_options
 @_handles_errors
-def health(table: str | None, database: str | None, metastore_url: str | None, warehouse: Path | None,
+def health(table: str | None, database: str | None, metastore_url: str | None, warehouse: Path | str | None,
            as_json: bool) -> None:
     """Per table/partition: base, deltas and delete deltas, delta/base ratio, obsolete and aborted directories,
     aborted transactions, the queued and the last compaction. TABLE is [db.]table; default: every ACID table."""
@@ -341,7 +386,8 @@ def _health_table(rows: list[Any], limits: dict[str, tuple[int, float] | None]) 
 @click.option("--partition", default=None, metavar="'k=v[/k2=v2]'", help="The partition, e.g. 'ds=2024-01-01'.")
 @warehouse_options
 @_handles_errors
-def why(table: str, partition: str | None, metastore_url: str | None, warehouse: Path | None, as_json: bool) -> None:
+def why(table: str, partition: str | None, metastore_url: str | None, warehouse: Path | str | None,
+        as_json: bool) -> None:
     """Why TABLE (or one partition of it) was or was not compacted, and what keeps its old files from being cleaned."""
     from airflow_acid.operations import explain
 
@@ -370,7 +416,7 @@ def why(table: str, partition: str | None, metastore_url: str | None, warehouse:
 @click.option("--dry-run", is_flag=True, help="Only say what would be deleted and why; change nothing.")
 @warehouse_options
 @_handles_errors
-def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | None, as_json: bool) -> None:
+def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | None, as_json: bool) -> None:
     """Run one Cleaner cycle: delete what compactions and aborted writers made obsolete, once no reader can still
     need it; list what waits and which open transactions block it."""
     from airflow_acid.compactor.cleaner import Cleaner

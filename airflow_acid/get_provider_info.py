@@ -103,6 +103,15 @@ DAG_OPTIONS: dict[str, dict[str, Any]] = {
                        "per table/partition, as Hive's workers do; a larger value saves a Spark start-up per row "
                        "when many small partitions are compacted at once.",
         "version_added": VERSION_ADDED, "type": "integer", "example": "8", "default": "1"},
+    "storage_options": {
+        "description": "Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, "
+                       "profile, or any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They "
+                       "apply to Airflow's tasks and reach the Spark job and its executors through fsspec's "
+                       "FSSPEC_<PROTOCOL> environment. The acid_metastore connection's storage_options extra "
+                       "overrides them. Credentials never go here: they come from the environment (AWS_ACCESS_KEY_ID "
+                       "...), a profile or an instance role.",
+        "version_added": VERSION_ADDED, "type": "string",
+        "example": '{"endpoint_url": "http://minio:9000", "region": "us-east-1"}', "default": ""},
 }
 
 

@@ -10,6 +10,12 @@ readers see exactly the committed prefix; rows of aborted transactions stay in t
 still-open transaction of the batch; ``close()`` (or leaving the ``with`` block, also on error) aborts what
 is left. After a crash the open transactions time out (``hive.txn.timeout``) and housekeeping aborts them.
 
+Object stores cannot flush: an object exists only once its upload completes, so a committed prefix of an open file
+would be invisible to readers and lost with the writer. There (``Storage.durable_flush`` false) every transaction
+writes its own ``delta_W_W`` directory, whose files are closed — uploaded, durable, readable — before the
+transaction commits: one durable object per bucket per committed transaction, never a committed row that a
+reader cannot see or a crash can lose. The write ids are still allocated per batch.
+
 >>> with warehouse.streaming_connection("db.events", {"ds": "2024-01-01"}, batch_size=100) as conn:
 ...     for chunk in chunks:
 ...         conn.write(chunk)
@@ -31,6 +37,7 @@ import pyarrow as pa
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import EventFileWriter, FileKind
+from airflow_acid.acid.fs import storage_for
 from airflow_acid.errors import TransactionClosedError, UnsupportedOperationError
 from airflow_acid.heartbeat import Heartbeater
 from airflow_acid.metastore.codes import DataOperation, LockState
@@ -86,6 +93,8 @@ class StreamingConnection:
         self._writers: dict[int, EventFileWriter] = {}
         self._dirty: set[int] = set()
         self._row_ids: dict[int, int] = {}
+        self.per_transaction_files = not storage_for(self.target.location, warehouse.filesystem).durable_flush
+        """True on object stores: each transaction's rows go into its own closed ``delta_W_W`` files."""
         if self.target.spec:
             self._ms.catalog.add_partition(self.info.database, self.info.name, self.target.spec,
                                            location=self.target.location, if_not_exists=True)
@@ -118,7 +127,11 @@ class StreamingConnection:
 
     @property
     def directory(self) -> str | None:
-        """The current batch's ``delta_min_max`` directory name."""
+        """The directory rows go to: the batch's ``delta_min_max`` (or, on object stores, the current
+        transaction's ``delta_W_W``)."""
+        if self.per_transaction_files:
+            wid = self.current_write_id
+            return None if wid is None else names.format_delta(wid, wid)
         return self._directory
 
     def _open_txns(self) -> list[int]:
@@ -173,9 +186,9 @@ class StreamingConnection:
     def _writer(self, bucket: int) -> EventFileWriter:
         writer = self._writers.get(bucket)
         if writer is None:
-            directory = posixpath.join(self.target.location, self._directory)
+            directory = posixpath.join(self.target.location, self.directory)
             writer = EventFileWriter(directory, bucket, self.schema, kind=FileKind.DELTA,
-                                     filesystem=self._wh.filesystem, streaming=True)
+                                     filesystem=self._wh.filesystem, streaming=not self.per_transaction_files)
             self._writers[bucket] = writer
         return writer
 
@@ -210,8 +223,11 @@ class StreamingConnection:
         if self._current is None:
             raise TransactionClosedError("no transaction to commit: write rows (or call begin()) first")
         try:
-            for bucket in sorted(self._dirty):
-                self._writers[bucket].flush()
+            if self.per_transaction_files:
+                self._close_writers()  # uploaded before the commit: durable and visible once it commits
+            else:
+                for bucket in sorted(self._dirty):
+                    self._writers[bucket].flush()
         except BaseException:
             self.abort()
             raise
@@ -229,11 +245,22 @@ class StreamingConnection:
             raise TransactionClosedError("no transaction to abort")
         txn, self._current = self._current, None
         self._dirty.clear()
+        if self.per_transaction_files:
+            self._abort_writers()
         try:
             self._ms.txns.abort(txn)
         except TxnStateError as exc:
             log.info("streaming abort of transaction %s: %s", txn, exc)
         self.stats.aborted += 1
+
+    def _abort_writers(self) -> None:
+        """Drop the current transaction's unfinished files (object stores; invisible anyway: aborted write id)."""
+        writers, self._writers = self._writers, {}
+        for writer in writers.values():
+            try:
+                writer.abort()
+            except Exception as exc:  # noqa: BLE001 - best effort
+                log.info("streaming abort: dropping %s failed: %s", writer.path, exc)
 
     def _close_writers(self) -> None:
         writers, self._writers = self._writers, {}
@@ -258,6 +285,9 @@ class StreamingConnection:
                 self._current = None
             if left:
                 self.stats.aborted += len(self._ms.txns.abort_txns(left))
-            self._close_writers()
+            if self.per_transaction_files:
+                self._abort_writers()
+            else:
+                self._close_writers()
         finally:
             self._heartbeater.stop()

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.storage_options import StorageOptions, protocol_of
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
 from airflow_acid.bucketing import assign_buckets
@@ -90,7 +91,10 @@ class AcidWarehouse:
 
     def __init__(self, metastore_url: str | Metastore | None = None, warehouse: str | os.PathLike | None = None, *,
                  conf: MetastoreConf | None = None, filesystem: fsspec.AbstractFileSystem | None = None,
-                 user: str | None = None, host: str | None = None, init: bool = True) -> None:
+                 user: str | None = None, host: str | None = None, init: bool = True,
+                 storage_options: StorageOptions | Mapping[str, Any] | None = None) -> None:
+        """``storage_options``: endpoint, region, anonymous, profile of an object-store warehouse (no secrets:
+        credentials come from the environment); they make :attr:`filesystem` unless one is given."""
         if isinstance(metastore_url, Metastore):
             self.metastore = metastore_url
             self._owns_metastore = False
@@ -105,6 +109,11 @@ class AcidWarehouse:
             warehouse = home / "warehouse"
         self.location = str(Path(warehouse).resolve()) if "://" not in str(warehouse) and filesystem is None \
             else str(warehouse).rstrip("/")
+        self.storage_options = storage_options if isinstance(storage_options, StorageOptions) else \
+            StorageOptions.from_mapping(storage_options)
+        protocol = protocol_of(self.location)
+        if filesystem is None and protocol is not None and not self.storage_options.is_empty:
+            filesystem = fsspec.filesystem(protocol, **self.storage_options.fsspec_kwargs(protocol))
         self.filesystem = filesystem
         fs, root = self.storage(self.location)
         fs.makedirs(root, exist_ok=True)

@@ -302,7 +302,7 @@ class EventFileWriter:
         self._last_key: AcidKey | None = None
         self._closed = False
         self.info: EventFileInfo | None = None
-        self._dir.fs.makedirs(self._dir.root, exist_ok=True)
+        self._dir.makedirs("")  # nothing on object stores
         self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
         try:
             self._writer = pyorc.Writer(
@@ -417,9 +417,10 @@ class EventFileWriter:
                 ACID_VERSION_KEY: ORC_ACID_VERSION.encode(),
             })
             self._writer.close()
+            size = self._handle.tell()
             self._handle.close()
             self._closed = True
-            self._verify_stripes()
+            self._verify_stripes(size)
             if self.streaming:
                 self._dir.remove(names.flush_length_file(self.file_name))
             write_acid_version_file(self._dir)
@@ -433,8 +434,8 @@ class EventFileWriter:
                                   tuple(self._flush_lengths))
         return self.info
 
-    def _verify_stripes(self) -> None:
-        with self._dir.open_input(self.file_name) as src:
+    def _verify_stripes(self, size: int | None = None) -> None:
+        with self._dir.open_input(self.file_name, size) as src:
             reader = pyorc.Reader(src)
             actual = [len(s) for s in reader.iter_stripes()]
         if actual != self._stripe_rows_done:

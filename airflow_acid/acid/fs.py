@@ -2,6 +2,12 @@
 
 Local paths work without a URL scheme; any fsspec URL (``memory://``, ``s3://``, ``hdfs://`` …) or an explicit
 ``fsspec.AbstractFileSystem`` works too. Readers never stat files: sizes come from the single listing.
+
+Stores differ in two capabilities, decided here once (:attr:`Storage.atomic_rename`): local disks and HDFS have
+real directories and an atomic rename; object stores (S3, GCS, ABFS, and fsspec's ``memory``) have neither — a
+"rename" is a copy and delete of every byte, a directory exists only while an object lies below it, and an object
+appears whole when its upload completes. On those, small files are written with one PUT (already atomic), nothing
+creates directories, and removals are one batched delete of the objects a listing found.
 """
 
 from __future__ import annotations
@@ -9,9 +15,9 @@ from __future__ import annotations
 import logging
 import posixpath
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 import fsspec
@@ -20,6 +26,12 @@ from fsspec.core import url_to_fs
 from fsspec.implementations.local import LocalFileSystem
 
 log = logging.getLogger(__name__)
+
+RENAMING_PROTOCOLS = frozenset({"file", "local", "hdfs", "arrow_hdfs", "viewfs", "webhdfs", "swebhdfs"})
+"""Filesystems with real directories and an atomic rename (everything else is treated as an object store)."""
+
+WHOLE_OBJECT_BYTES = 16 * 1024 * 1024
+"""Object-store files up to this size are fetched with one GET (a footer read plus stripe reads would take 2–3)."""
 
 
 @dataclass(frozen=True, order=True)
@@ -40,10 +52,31 @@ class Storage:
 
     fs: fsspec.AbstractFileSystem
     root: str
+    cache: dict[str, bytes] | None = field(default=None, compare=False, repr=False)
+    """Whole small objects already fetched (see :meth:`reading_once`); None = no caching."""
 
     @property
     def is_local(self) -> bool:
         return isinstance(self.fs, LocalFileSystem)
+
+    @property
+    def atomic_rename(self) -> bool:
+        """True on filesystems with real directories and an atomic rename (local, HDFS); False on object stores."""
+        if self.is_local:
+            return True
+        protocols = (self.fs.protocol,) if isinstance(self.fs.protocol, str) else tuple(self.fs.protocol)
+        return any(p in RENAMING_PROTOCOLS for p in protocols)
+
+    @property
+    def durable_flush(self) -> bool:
+        """True where a flushed, still-open file is durable and readable up to the flush (local, HDFS hflush);
+        False on object stores, where an object exists only once its upload completes."""
+        return self.atomic_rename
+
+    def reading_once(self) -> Storage:
+        """This storage with a per-use cache: every small object is fetched at most once (one compaction unit
+        opens each input twice: its row count, then the merge). Local files are memory-mapped, never cached."""
+        return self if self.atomic_rename else Storage(self.fs, self.root, {})
 
     def full_path(self, relative: str = "") -> str:
         return posixpath.join(self.root, relative) if relative else self.root
@@ -57,7 +90,7 @@ class Storage:
         return f"{protocol}://{path.lstrip('/')}" if protocol else path
 
     def child(self, relative: str) -> Storage:
-        return Storage(self.fs, self.full_path(relative))
+        return Storage(self.fs, self.full_path(relative), self.cache)
 
     def list_files(self) -> list[ListedFile]:
         """Every file below ``root`` (recursively) with its size, from ONE ``find`` call; sorted by path.
@@ -91,6 +124,8 @@ class Storage:
         path = self.full_path(relative)
         if self.is_local:
             return pa.memory_map(path, "r")
+        if not self.atomic_rename and size is not None and size <= WHOLE_OBJECT_BYTES:
+            return pa.BufferReader(self._whole(path))
         try:
             handle = self.fs.open(path, "rb", size=size) if size is not None else self.fs.open(path, "rb")
         except TypeError:
@@ -100,19 +135,32 @@ class Storage:
     def read_bytes(self, relative: str, length: int | None = None) -> bytes:
         """The first ``length`` bytes of a file (all of it when None)."""
         path = self.full_path(relative)
+        if self.cache is not None and path in self.cache:
+            data = self.cache[path]
+            return data if length is None else data[:length]
         if length is None:
             return self.fs.cat_file(path)
         return self.fs.cat_file(path, start=0, end=length)
 
+    def _whole(self, path: str) -> bytes:
+        if self.cache is None:
+            return self.fs.cat_file(path)
+        data = self.cache.get(path)
+        if data is None:
+            data = self.cache[path] = self.fs.cat_file(path)
+        return data
+
     def makedirs(self, relative: str) -> None:
-        self.fs.makedirs(self.full_path(relative), exist_ok=True)
+        """Create a directory (nothing on object stores: a prefix exists once an object lies below it)."""
+        if self.atomic_rename:
+            self.fs.makedirs(self.full_path(relative), exist_ok=True)
 
     @contextmanager
     def open_output(self, relative: str) -> Iterator[IO[bytes]]:
         """Write a file at its final name; on error the partial file is removed."""
         path = self.full_path(relative)
         parent = posixpath.dirname(path)
-        if parent:
+        if parent and self.atomic_rename:
             self.fs.makedirs(parent, exist_ok=True)
         handle = self.fs.open(path, "wb")
         try:
@@ -124,8 +172,12 @@ class Storage:
         handle.close()
 
     def write_bytes_atomic(self, relative: str, data: bytes) -> None:
-        """Write via a hidden temporary name and rename, so readers never see a half-written file."""
+        """Write so that readers never see a half-written file: one PUT on object stores (an object appears whole),
+        a hidden temporary name and a rename elsewhere."""
         path = self.full_path(relative)
+        if not self.atomic_rename:
+            self.fs.pipe_file(path, data)
+            return
         parent, name = posixpath.split(path)
         if parent:
             self.fs.makedirs(parent, exist_ok=True)
@@ -136,6 +188,37 @@ class Storage:
         except BaseException:
             self.fs.rm_file(tmp)
             raise
+
+    def delete_paths(self, relatives: Iterable[str], listing: Iterable[ListedFile] | None = None) -> list[str]:
+        """Delete files and whole directories below ``root``; returns those that held something.
+
+        On object stores the objects come from ``listing`` (the caller's ``list_files()``; listed once here when
+        None) and go in ONE batched delete — no existence probes, no listing per directory. Elsewhere each path is
+        removed recursively if it exists (empty directories too, which a file listing does not show).
+        """
+        relatives = [r.strip("/") for r in relatives]
+        if not relatives:
+            return []
+        if self.atomic_rename:
+            removed = []
+            for rel in relatives:
+                try:
+                    self.fs.rm(self.full_path(rel), recursive=True)
+                    removed.append(rel)
+                except FileNotFoundError:
+                    pass
+            return removed
+        files = self.list_files() if listing is None else listing
+        targets = set(relatives)
+        doomed, hit = [], set()
+        for f in files:
+            top = f.path if f.path in targets else next((t for t in targets if f.path.startswith(t + "/")), None)
+            if top is not None:
+                doomed.append(self.full_path(f.path))
+                hit.add(top)
+        if doomed:
+            self.fs.rm(doomed)
+        return [r for r in relatives if r in hit]
 
     def remove(self, relative: str) -> None:
         """Remove one file if it exists (cleanup of partial output)."""

@@ -268,7 +268,7 @@ class Cleaner:
             if dry_run:
                 entry.status = CleanerStatus.WOULD_CLEAN
                 return entry
-            _delete(storage, entry.deletions)
+            _delete(storage, entry.deletions, files)
             remaining = self._remaining(storage, info.highest_write_id or write_ids.high_watermark, write_ids.table,
                                         {d.path for d in entry.deletions})
             if remaining:
@@ -381,7 +381,7 @@ class Cleaner:
                 if dry_run:
                     entry.status = CleanerStatus.WOULD_CLEAN
                     continue
-                _delete(storage, entry.deletions)
+                _delete(storage, entry.deletions, files)
                 after = _acid_state(storage, storage.list_files(), write_ids, txns)
                 if after.aborted:
                     entry.status = CleanerStatus.INCOMPLETE
@@ -512,14 +512,10 @@ def _acid_state(storage: Storage, files: list[ListedFile], write_ids: ValidWrite
     return get_acid_state(files, write_ids, txns, metadata_reader=lambda p: storage.read_bytes(p).decode())
 
 
-def _delete(storage: Storage, deletions: Sequence[Deletion]) -> None:
+def _delete(storage: Storage, deletions: Sequence[Deletion], listing: Sequence[ListedFile]) -> None:
+    """One batched delete of every planned path (objects from the listing the plan came from), then the log."""
+    storage.delete_paths([d.path for d in deletions], listing)
     for d in deletions:
-        path = storage.full_path(d.path)
-        try:
-            if storage.fs.exists(path):
-                storage.fs.rm(path, recursive=True)
-        except FileNotFoundError:
-            pass
         log.info("deleted %s (%s)", d.url, d.reason)
 
 

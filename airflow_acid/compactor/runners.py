@@ -34,14 +34,16 @@ class LocalRunner:
     """Runs the plan in this process with the engine's driver (``execute_plan``); no Spark needed.
 
     ``run_units`` executes the work units (default: one after another). ``jobs`` records the job names run.
+    ``filesystem``: the fsspec filesystem of the plan's locations (the Worker's ``filesystem`` when not set).
     """
 
     run_units: RunUnits = run_locally
     jobs: list[str] = field(default_factory=list)
+    filesystem: Any = None
 
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
         self.jobs.append(job_name)
-        return execute_plan(plan, self.run_units)
+        return execute_plan(plan, self.run_units, filesystem=self.filesystem)
 
 
 @dataclass
@@ -80,6 +82,11 @@ class SparkSubmitRunner:
     workdir: str | None = None
     timeout_s: float | None = None
 
+    @property
+    def storage_options(self):
+        """The storage options the job's environment carries (see ``SparkSubmitOptions.storage_options``)."""
+        return self.options.storage_options
+
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
         conf = {**dict(spark_conf), **dict(self.options.conf)}  # the operator's explicit conf wins
         options = dataclasses.replace(self.options, app_name=job_name, conf=conf)
@@ -89,4 +96,22 @@ class SparkSubmitRunner:
         return run_spark_submit(plan, job_dir, options, timeout=self.timeout_s)
 
 
-__all__ = ["LocalRunner", "Runner", "SessionRunner", "SparkSubmitRunner"]
+def with_filesystem(runner: Runner, filesystem: Any) -> Runner:
+    """``runner`` running on ``filesystem``, or a clear refusal: an fsspec filesystem object cannot reach a job in
+    another process (its credentials would have to travel with the plan); such runners reach the store through
+    their storage options (``SparkSubmitOptions.storage_options``) and credentials in the environment."""
+    if filesystem is None:
+        return runner
+    if isinstance(runner, LocalRunner):
+        return runner if runner.filesystem is not None else dataclasses.replace(runner, filesystem=filesystem)
+    if getattr(runner, "storage_options", None) is not None:
+        return runner  # the caller configured how the job reaches the store
+    raise ValueError(
+        f"Worker(filesystem={type(filesystem).__name__}(...)) cannot be used by {type(runner).__name__}: the "
+        "compaction job runs in other processes, which cannot share a filesystem object. Give the runner storage "
+        "options instead (SparkSubmitOptions(storage_options=StorageOptions(endpoint_url=..., region=...)), the "
+        "[acid] storage_options setting or the acid_metastore connection's storage_options extra) and put "
+        "credentials into the environment, or use LocalRunner")
+
+
+__all__ = ["LocalRunner", "Runner", "SessionRunner", "SparkSubmitRunner", "with_filesystem"]

@@ -42,7 +42,7 @@ from airflow_acid.compactor.plan import (
     NothingToCompact,
     effective_properties,
 )
-from airflow_acid.compactor.runners import LocalRunner, Runner
+from airflow_acid.compactor.runners import LocalRunner, Runner, with_filesystem
 from airflow_acid.heartbeat import Heartbeater
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
@@ -176,7 +176,8 @@ class Worker:
 
     ``host`` names the job (``<host>-compactor-…``) and the transactions; ``worker_id`` (``<host>-<thread>``)
     is written to CQ_WORKER_ID when this worker claims rows; ``filesystem`` is an fsspec filesystem for table
-    locations that are plain paths on a non-local filesystem.
+    locations that are plain paths on a non-local filesystem (the runner gets it too, or refuses it: see
+    :func:`~airflow_acid.compactor.runners.with_filesystem`).
     """
 
     def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, runner: Runner | None = None, *,
@@ -184,7 +185,7 @@ class Worker:
                  filesystem: fsspec.AbstractFileSystem | None = None) -> None:
         self.metastore = metastore
         self.conf = conf or metastore.conf
-        self.runner: Runner = runner or LocalRunner()
+        self.runner: Runner = with_filesystem(runner or LocalRunner(), filesystem)
         self.host = host or socket.gethostname()
         self.worker_id = worker_id or f"{self.host}-{threading.get_native_id()}"
         self.filesystem = filesystem
@@ -589,6 +590,8 @@ def _check_plain_output(storage: Storage, out: str, listed: Sequence[ListedFile]
     rows = n_files = 0
     for f in listed:
         name = f.path.rsplit("/", 1)[-1]
+        if f.path == posixpath.join(out, names.METADATA_ACID_FILE):
+            continue  # an empty base's marker (spark/driver.py)
         if names.parse_original_file(name) is None:
             raise OutputVerificationError(f"{where}: {storage.url(f.path)} does not belong in an insert-only "
                                           "output (expected plain data files named like 000000_0)")
@@ -615,18 +618,14 @@ def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,
     """Delete a compaction attempt's output and temporary directories under ``location`` (only names carrying
     ``_v<txn_id>``); returns those that existed."""
     storage = storage_for(location, filesystem)
-    removed = []
-    for name in [*outputs, tmp_dir_name(txn_id)]:
+    doomed = [*outputs, tmp_dir_name(txn_id)]
+    for name in doomed:
         parsed = names.parse_dir(name)
         if parsed is not None and parsed.visibility_txn_id != txn_id:
             raise ValueError(f"refusing to remove {storage.url(name)}: it is not an output of transaction {txn_id}")
         if "/" in name or name in ("", ".", ".."):
             raise ValueError(f"refusing to remove {name!r} under {location}: not a top-level directory name")
-        path = storage.full_path(name)
-        if storage.fs.exists(path):
-            storage.fs.rm(path, recursive=True)
-            removed.append(name)
-    return removed
+    return storage.delete_paths(doomed)
 
 
 def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
+from airflow_acid.acid.storage_options import StorageOptions, protocols_for
 from airflow_acid.compactor.settings import settings_from_mapping
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
@@ -53,6 +54,13 @@ def acid_settings() -> MetastoreConf:
 
     section = conf.getsection(CONFIG_SECTION) or {}
     return settings_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]")
+
+
+def acid_storage_options() -> StorageOptions:
+    """``[acid] storage_options`` (a JSON object; env AIRFLOW__ACID__STORAGE_OPTIONS)."""
+    from airflow.configuration import conf
+
+    return StorageOptions.from_json(conf.get(CONFIG_SECTION, "storage_options", fallback=""))
 
 
 def sqlalchemy_url_of(conn: Any) -> str:
@@ -139,9 +147,21 @@ class AcidMetastoreHook(BaseHook):
             self._settings = acid_settings()
         return self._settings
 
+    def get_storage_options(self) -> StorageOptions:
+        """Object-store options: ``[acid] storage_options``, overridden by the connection's ``storage_options``
+        extra (a JSON object: endpoint_url, region, anonymous, profile …; never credentials)."""
+        extra = self.connection.extra_dejson if self.connection is not None else {}
+        given = extra.get("storage_options") or {}
+        connection_options = StorageOptions.from_json(given) if isinstance(given, str) else \
+            StorageOptions.from_mapping(given)
+        return acid_storage_options().merged(connection_options)
+
     def get_metastore(self) -> Metastore:
-        """The Metastore of this connection; the embedded one is created and migrated on first use."""
+        """The Metastore of this connection; the embedded one is created and migrated on first use. The storage
+        options are installed into fsspec's config of this process on first use, so the Initiator, Worker and
+        Cleaner of any task reach the warehouse's store."""
         if self._metastore is None:
+            self.get_storage_options().apply(protocols_for(self.warehouse_location))
             metastore = Metastore(self.get_uri(), self.get_settings())
             if self.is_embedded:
                 metastore.init()
@@ -157,7 +177,8 @@ class AcidMetastoreHook(BaseHook):
         """An :class:`AcidWarehouse` on this metastore and warehouse location (client API)."""
         from airflow_acid.warehouse import AcidWarehouse
 
-        return AcidWarehouse(self.get_metastore(), self.warehouse_location, conf=self.get_settings(), init=False)
+        return AcidWarehouse(self.get_metastore(), self.warehouse_location, conf=self.get_settings(), init=False,
+                             storage_options=self.get_storage_options())
 
     def test_connection(self) -> tuple[bool, str]:
         """Connect and read the database list (the UI's Test button)."""

@@ -3,6 +3,8 @@ compactions the way ALTER TABLE … COMPACT does (optionally waiting for them)."
 
 from __future__ import annotations
 
+import dataclasses
+
 import socket
 from collections.abc import Sequence
 from datetime import timedelta
@@ -88,7 +90,12 @@ class AcidCompactionOperator(BaseOperator):
 
     @cached_property
     def job_runner(self) -> Runner:
-        return self.runner or SparkSubmitHookRunner(self.spark_conn_id, self.spark_options or default_spark_options(),
+        if self.runner is not None:
+            return self.runner
+        options = self.spark_options or default_spark_options()
+        if options.storage_options is None:
+            options = dataclasses.replace(options, storage_options=self.hook.get_storage_options())
+        return self.runner or SparkSubmitHookRunner(self.spark_conn_id, options,
                                                     timeout_s=self.job_timeout, hook_kwargs=self.spark_hook_kwargs)
 
     def execute(self, context: Any) -> list[dict[str, Any]]:

@@ -26,7 +26,8 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.compactor.plan import CompactionPlan
 from airflow_acid.spark.driver import PlanResult
-from airflow_acid.spark.submit import SparkSubmitError, SparkSubmitOptions, SubmitArguments, submit_arguments
+from airflow_acid.spark.submit import SparkSubmitError, SparkSubmitOptions, SubmitArguments, storage_env_of, \
+    submit_arguments
 
 LOCAL_MASTER = "local[*]"
 
@@ -86,6 +87,11 @@ class SparkSubmitHookRunner:
     _hook: AcidSparkSubmitHook | None = field(default=None, init=False, repr=False)
     _killed: bool = field(default=False, init=False, repr=False)
 
+    @property
+    def storage_options(self):
+        """The storage options the job's environment carries (``SparkSubmitOptions.storage_options``)."""
+        return self.options.storage_options
+
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
         self.jobs.append(job_name)
         base = self.workdir or tempfile.gettempdir()
@@ -100,6 +106,7 @@ class SparkSubmitHookRunner:
         env = dict(os.environ)
         env["PATH"] = os.path.dirname(options.python) + os.pathsep + env.get("PATH", "")  # the wheel's spark-submit
         env.setdefault("PYSPARK_PYTHON", options.python)
+        env.update(storage_env_of(plan, options))
         self._killed = False
         timer = threading.Timer(self.timeout_s, self.kill) if self.timeout_s else None
         if timer:

@@ -4,10 +4,14 @@ The driver lists each partition once per step, turns the step's inputs into one 
 units of all compactions of a wave to ``run_units`` (Spark in production, a plain loop in tests), and then publishes
 each step's output: ``_orc_acid_version`` is written into the hidden temporary directory
 ``<location>/_tmp_compactor_vC/<output>`` (not for insert-only tables: Hive writes that marker only beside
-ACID-format files) and the directory is renamed to ``<location>/<output>``. Before a compaction starts, leftovers of
-an earlier attempt of the same compactor transaction (its temporary directory and any of its output names) are
-removed: they carry ``_vC`` of a transaction that never committed, so no reader can see them. On failure the
-compaction's temporary and output directories are removed and its result says why.
+ACID-format files) and the directory is renamed to ``<location>/<output>``. On object stores (no atomic rename:
+:attr:`Storage.atomic_rename`) units write straight into ``<location>/<output>`` and nothing is renamed — the
+``_vC`` suffix hides the output until C commits, which is all the rename bought. An insert-only base left empty gets
+a ``_metadata_acid`` (dataFormat ``compacted``, HIVE_ACID_SPEC §1.6) so listings still see it (object stores have no
+empty directories). Before a compaction starts, leftovers of an earlier attempt of the same compactor transaction
+(its temporary directory and any of its output names) are removed: they carry ``_vC`` of a transaction that never
+committed, so no reader can see them. On failure the compaction's temporary and output directories are removed and
+its result says why.
 
 Steps of one compaction run in order (partial minors first); wave k runs step k of every compaction at once.
 """
@@ -21,6 +25,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
+import fsspec
 import pyarrow as pa
 import pyarrow.orc as po
 import pyorc
@@ -29,6 +34,7 @@ from airflow_acid.acid.event_reader import open_data_file, read_flush_length
 from airflow_acid.acid.event_writer import write_acid_version_file
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.merge import MergePlan, plan_merge
+from airflow_acid.acid.names import METADATA_ACID_FILE
 from airflow_acid.compactor.plan import Compaction, CompactionPlan, CompactionStep, CompactionType, PlanError, \
     not_enough_reason
 from airflow_acid.spark.units import UnitResult, WorkUnit, execute_unit, tmp_dir_name
@@ -136,21 +142,23 @@ def _present_dirs(files: Sequence[ListedFile]) -> set[str]:
     return {f.path.split("/", 1)[0] for f in files if "/" in f.path}
 
 
-def _remove_dir(storage: Storage, relative: str) -> None:
-    path = storage.full_path(relative)
-    if storage.fs.exists(path):
-        storage.fs.rm(path, recursive=True)
+COMPACTED_METADATA = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
+"""``_metadata_acid`` of a compacted base (HIVE_ACID_SPEC §1.6): keeps an empty insert-only base listable."""
 
 
 class _Run:
     """Mutable state of one compaction while the job runs."""
 
-    def __init__(self, index: int, compaction: Compaction) -> None:
+    def __init__(self, index: int, compaction: Compaction,
+                 filesystem: fsspec.AbstractFileSystem | None = None) -> None:
         self.index = index
         self.c = compaction
         self.result = CompactionResult(compaction.id, compaction.location, compaction.type.value)
-        self.storage = storage_for(compaction.location)
+        self.storage = storage_for(compaction.location, filesystem)
+        self.filesystem = filesystem
         self.tmp = tmp_dir_name(compaction.compactor_txn_id)
+        self.in_place = not self.storage.atomic_rename
+        """Object store: units write into the final ``<output>`` directories (no rename)."""
         self.schema: pa.Schema | None = arrow_row_schema(compaction.row_schema) if compaction.row_schema else None
         self.started = time.monotonic()
         self.pending: dict[int, tuple[CompactionStep, StepResult]] = {}
@@ -160,9 +168,8 @@ class _Run:
         return self.result.status == Status.RUNNING
 
     def remove_leftovers(self) -> None:
-        _remove_dir(self.storage, self.tmp)
-        for out in self.c.all_outputs:
-            _remove_dir(self.storage, out)
+        """One listing, one (batched) delete of the temporary directory and every output name of C."""
+        self.storage.delete_paths([self.tmp, *self.c.all_outputs])
 
     def fail(self, error: str) -> None:
         self.result.status = Status.FAILED
@@ -179,7 +186,8 @@ class _Run:
         self.result.seconds = round(time.monotonic() - self.started, 3)
         if self.result.status == Status.RUNNING:
             self.result.status = Status.SUCCEEDED
-            _remove_dir(self.storage, self.tmp)
+            if not self.in_place:
+                self.storage.delete_paths([self.tmp])
 
     def units_for(self, number: int) -> list[WorkUnit]:
         """List the directory, resolve the step's inputs, and make one unit per bucket id."""
@@ -222,11 +230,13 @@ class _Run:
             if step.type is CompactionType.MAJOR and not bucket.data:
                 continue
             units.append(WorkUnit(self.index, number, bucket, step.type, self.c.location, self.c.write_ids,
-                                  self.schema, self.c.orc, self.tmp, step.outputs, self.c.insert_only))
+                                  self.schema, self.c.orc, "" if self.in_place else self.tmp, step.outputs,
+                                  self.c.insert_only, filesystem=self.filesystem))
         return units
 
     def publish(self, number: int, results: list[UnitResult]) -> None:
-        """Account for the step's unit results and rename its complete outputs into place."""
+        """Account for the step's unit results, mark its complete outputs and (where renames are atomic) rename
+        them into place."""
         step, sr = self.pending.pop(number)
         errors = [r.error for r in results if r.error]
         if errors:
@@ -239,16 +249,20 @@ class _Run:
             sr.rows_out += r.rows_out
             sr.files += len(r.files)
             sr.bytes += sum(f.bytes for f in r.files)
+        has_files = {f.directory for r in results for f in r.files}
         for out in step.outputs:
             if out not in written:
                 continue
-            tmp_out = posixpath.join(self.tmp, out)
+            staged = out if self.in_place else posixpath.join(self.tmp, out)
             if self.c.insert_only:
-                self.storage.fs.makedirs(self.storage.full_path(tmp_out), exist_ok=True)  # an empty base too
+                self.storage.makedirs(staged)
+                if out not in has_files:  # an empty base: listed only through its marker
+                    self.storage.child(staged).write_bytes_atomic(METADATA_ACID_FILE, COMPACTED_METADATA)
             else:
-                write_acid_version_file(self.storage.child(tmp_out))
-            _remove_dir(self.storage, out)
-            self.storage.fs.mv(self.storage.full_path(tmp_out), self.storage.full_path(out), recursive=True)
+                write_acid_version_file(self.storage.child(staged))
+            if not self.in_place:
+                self.storage.delete_paths([out])
+                self.storage.fs.mv(self.storage.full_path(staged), self.storage.full_path(out), recursive=True)
             self.result.outputs.append(out)
         self.result.rows_in += sr.rows_in
         self.result.rows_out += sr.rows_out
@@ -257,10 +271,14 @@ class _Run:
 
 
 def execute_plan(plan: CompactionPlan, run_units: RunUnits = run_locally, *,
-                 on_progress: Callable[[PlanResult], None] | None = None) -> PlanResult:
-    """Run every compaction of ``plan``; returns the result document (also passed to ``on_progress`` per wave)."""
+                 on_progress: Callable[[PlanResult], None] | None = None,
+                 filesystem: fsspec.AbstractFileSystem | None = None) -> PlanResult:
+    """Run every compaction of ``plan``; returns the result document (also passed to ``on_progress`` per wave).
+
+    ``filesystem``: the fsspec filesystem of the plan's locations (in-process runs only; a Spark job in another
+    process reaches its store through storage options in its environment, see ``acid/storage_options.py``)."""
     started = time.monotonic()
-    runs = [_Run(i, c) for i, c in enumerate(plan.compactions)]
+    runs = [_Run(i, c, filesystem) for i, c in enumerate(plan.compactions)]
     result = PlanResult([r.result for r in runs])
     for run in runs:
         try:

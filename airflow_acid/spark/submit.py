@@ -9,6 +9,13 @@ Shipping the code: executors import ``airflow_acid``. With ``ship_package=True``
 is zipped once per process (:func:`build_package_zip`) and passed with ``--py-files``; its third-party
 dependencies (pyarrow, pyorc, fsspec, numpy) must be installed where executors run — on one machine that is the
 same virtualenv, selected with ``spark.pyspark.python`` (set to this interpreter by default).
+
+Reaching the store: :attr:`SparkSubmitOptions.storage_options` (endpoint, region, anonymous, profile — never
+secrets) become fsspec's ``FSSPEC_<PROTOCOL>`` variables in spark-submit's environment (the driver) and in
+``spark.executorEnv.*`` / ``spark.yarn.appMasterEnv.*`` (executors, a YARN application master). Only those
+variables are forwarded. Credentials travel as the environment of spark-submit (``AWS_ACCESS_KEY_ID`` …, inherited
+by the driver and local executors); a cluster's executors take them from their own deployment (worker environment,
+instance roles, Kubernetes secrets) — never from the plan or the command line.
 """
 
 from __future__ import annotations
@@ -24,10 +31,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from airflow_acid.acid.storage_options import StorageOptions, storage_environment
 from airflow_acid.compactor.plan import CompactionPlan, PlanError
 from airflow_acid.spark.driver import PlanResult
 
 SPARK_CONF_PREFIX = "spark."
+ENV_CONF_PREFIXES = ("spark.executorEnv.", "spark.yarn.appMasterEnv.")
+"""Where the storage environment goes in the Spark conf (executors; the application master on YARN)."""
 
 
 class SparkSubmitError(RuntimeError):
@@ -47,6 +57,8 @@ class SparkSubmitOptions:
     spark_submit: str = "spark-submit"
     python: str = sys.executable
     extra_args: Sequence[str] = ()
+    storage_options: StorageOptions | None = None
+    """How the job reaches object stores (module docstring); None = the environment's own fsspec config."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,11 @@ def spark_conf_of(plan: CompactionPlan) -> dict[str, str]:
     return conf
 
 
+def storage_env_of(plan: CompactionPlan, options: SparkSubmitOptions) -> dict[str, str]:
+    """The ``FSSPEC_*`` variables the job needs for the plan's locations (no secrets: see StorageOptions)."""
+    return storage_environment(options.storage_options, (c.location for c in plan.compactions))
+
+
 def submit_arguments(plan: CompactionPlan, plan_path: str, result_path: str,
                      options: SparkSubmitOptions = SparkSubmitOptions(), *, py_files_dir: str | None = None
                      ) -> SubmitArguments:
@@ -117,6 +134,9 @@ def submit_arguments(plan: CompactionPlan, plan_path: str, result_path: str,
     conf = {"spark.pyspark.python": options.python, "spark.pyspark.driver.python": options.python,
             "spark.speculation": "false"}  # a speculative copy would race on the same output file (HIVE-23354)
     conf.update(spark_conf_of(plan))
+    for name, value in storage_env_of(plan, options).items():
+        for prefix in ENV_CONF_PREFIXES:
+            conf[prefix + name] = value
     conf.update(options.conf)
     py_files = list(options.py_files)
     if options.ship_package:
@@ -189,6 +209,7 @@ def start_spark_submit(plan: CompactionPlan, workdir: str, options: SparkSubmitO
     args = submit_arguments(plan, plan_path, result_path, options, py_files_dir=workdir)
     cmd = spark_submit_command(args, options)
     full_env = _spark_env(options)
+    full_env.update(storage_env_of(plan, options))
     full_env.update(env or {})
     if shutil.which(options.spark_submit, path=full_env["PATH"]) is None:
         raise SparkSubmitError(f"{options.spark_submit!r} not found on PATH; install pyspark into the environment "

@@ -1,7 +1,8 @@
 """Work units of a compaction job: one (compaction step, bucket id) each, executed where Spark puts it.
 
 Nothing here imports PySpark, so the same functions run in-process in tests. A unit reads its bucket's files with
-the table-format layer and writes the bucket's output files under the compaction's hidden temporary directory:
+the table-format layer and writes the bucket's output files under the compaction's hidden temporary directory
+(``tmp_dir``; empty on object stores, where output goes straight into ``<output>``, see spark/driver.py):
 
 * MINOR (§2.5, §5.3): insert events of the step's insert deltas → ``<tmp>/delta_a_b_vC/bucket_N``, delete events
   of its delete deltas → ``<tmp>/delete_delta_a_b_vC/bucket_N``; events whose own write id is aborted or above the
@@ -24,6 +25,7 @@ import posixpath
 import time
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -74,6 +76,9 @@ class WorkUnit:
     outputs: tuple[str, ...]
     insert_only: bool = False
     """An insert-only (MM) table: the unit writes the union of its plain files (see the module docstring)."""
+    filesystem: Any = None
+    """The fsspec filesystem of ``location`` for in-process runs; None = from the URL and fsspec's config (the
+    ``FSSPEC_<PROTOCOL>`` environment a Spark executor gets, see ``acid/storage_options.py``)."""
 
     @property
     def estimated_bytes(self) -> int:
@@ -232,7 +237,7 @@ def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
 def run_unit(unit: WorkUnit) -> UnitResult:
     """Execute one unit (raises on failure; see :func:`execute_unit`)."""
     start = time.monotonic()
-    storage = storage_for(unit.location)
+    storage = storage_for(unit.location, unit.filesystem).reading_once()  # row counts, then the merge: one GET each
     write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
     rows_in = _rows_in(storage, unit.bucket.data) + _rows_in(storage, unit.bucket.deletes)
     files: list[OutputFile] = []

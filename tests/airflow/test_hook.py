@@ -100,3 +100,27 @@ def test_sqlalchemy_url_of_sqlite_uri_form():
         extra_dejson: dict = {}
 
     assert sqlalchemy_url_of(Conn()) == "sqlite:////tmp/m.db"
+
+
+def test_storage_options_from_acid_section_and_connection_extra(monkeypatch, tmp_path):
+    """[acid] storage_options is the base, the connection's storage_options extra overrides it; both reach fsspec's
+    config of the process (every task's Initiator/Worker/Cleaner) and a secret among them is refused."""
+    import fsspec.config
+
+    from airflow_acid.acid.storage_options import StorageOptions
+
+    monkeypatch.setenv("AIRFLOW__ACID__STORAGE_OPTIONS", json.dumps({"region": "eu-west-1", "endpoint_url": "http://a"}))
+    _conn_env(monkeypatch, "s3meta", {"conn_type": "acid_metastore", "host": f"sqlite:///{tmp_path / 'm.db'}",
+                                      "extra": {"warehouse": "s3://bucket/wh",
+                                                "storage_options": {"endpoint_url": "http://minio:9000"}}})
+    monkeypatch.setattr(fsspec.config, "conf", {})
+    hook = AcidMetastoreHook("s3meta")
+    assert hook.get_storage_options() == StorageOptions(endpoint_url="http://minio:9000", region="eu-west-1")
+    hook.get_metastore().init()
+    assert fsspec.config.conf["s3"] == {"endpoint_url": "http://minio:9000",
+                                        "client_kwargs": {"region_name": "eu-west-1"}}
+    hook.close()
+    _conn_env(monkeypatch, "leaky", {"conn_type": "acid_metastore", "host": f"sqlite:///{tmp_path / 'm.db'}",
+                                     "extra": {"storage_options": {"secret_key": "x"}}})
+    with pytest.raises(ValueError, match="credentials"):
+        AcidMetastoreHook("leaky").get_storage_options()
