@@ -1,9 +1,9 @@
 """The writer/reader of the multi-host test, run on the client host: ``python client_host.py <command> <json>``.
 
-It knows the metastore only by its URL and the warehouse only as an S3 URL (endpoint and credentials come from the
-environment). Commands: ``setup`` (bucket, metastore schema, tables), ``write`` (one transaction per item of a list
-of statements), ``read`` (every table's rows), ``dirs`` (the directories of each table/partition location).
-Output is one JSON document on stdout.
+It knows the metastore only by its URL and the warehouse only as an S3 URL with storage options (credentials come
+from the environment). Commands: ``setup`` (bucket, metastore schema, tables), ``write`` (one transaction per item
+of a list of statements), ``read`` (every table's rows), ``dirs`` (the directories of each table/partition
+location). Output is one JSON document on stdout.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ from airflow_acid.warehouse import AcidWarehouse
 
 
 def _warehouse(args: dict[str, Any], init: bool = False) -> AcidWarehouse:
-    return AcidWarehouse(args["metastore"], args["warehouse"], init=init, user="writer", host="client")
+    return AcidWarehouse(args["metastore"], args["warehouse"], init=init, user="writer", host="client",
+                         storage_options=args["storage_options"])
 
 
 def setup(args: dict[str, Any]) -> dict[str, Any]:
-    fs = fsspec.filesystem("s3")
+    fs = fsspec.filesystem("s3", endpoint_url=args["storage_options"]["endpoint_url"])
     bucket = args["warehouse"].removeprefix("s3://").split("/", 1)[0]
     if not fs.exists(bucket):
         fs.mkdir(bucket)

@@ -57,13 +57,19 @@ class Deployment:
     api_url: str = ""
     _token: str | None = None
 
+    @property
+    def storage_options(self) -> dict[str, str]:
+        """How the warehouse's S3 is reached (no secrets: those are in each host's environment)."""
+        return {"endpoint_url": self.s3_endpoint, "region": services.S3_REGION}
+
     # --- the client host ---------------------------------------------------------------------------------------
 
     def client(self, command: str, payload: dict[str, Any] | None = None, timeout_s: float = 120) -> Any:
         """Run one client_host.py command on the client host; its JSON answer."""
         host = self.hosts["client"]
-        env = {**host.base_env(services.PATH), **services.s3_env(self.s3_endpoint)}
-        args = {"metastore": self.metastore_url, "warehouse": WAREHOUSE, **(payload or {})}
+        env = {**host.base_env(services.PATH), **services.s3_credentials()}
+        args = {"metastore": self.metastore_url, "warehouse": WAREHOUSE, "storage_options": self.storage_options,
+                **(payload or {})}
         out = run_checked(host, [sys.executable, str(CLIENT_SCRIPT), command, json.dumps(args)], env,
                           what=f"client {command}", timeout_s=timeout_s)
         return json.loads(out.strip().splitlines()[-1])
@@ -131,7 +137,7 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
     d.metastore_url = f"postgresql+psycopg2://postgres@{database}/metastore"
     d.daemons["moto"], d.s3_endpoint = services.start_s3(h["s3"])
     d.daemons["redis"], broker = services.start_redis(h["broker"])
-    storage = services.s3_env(d.s3_endpoint)
+    storage = services.s3_credentials()
 
     d.daemons["spark-master"], d.spark_master, d.spark_status_url = services.start_spark_master(h["spark"])
     d.daemons["spark-worker-1"] = services.start_spark_worker(h["spark1"], d.spark_master, storage)
@@ -141,7 +147,7 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
                                               dags=services.REPO / "dags")
     shared.update(ACID_SETTINGS)
     acid_conn = json.dumps({"conn_type": "acid_metastore", "host": d.metastore_url,
-                            "extra": {"warehouse": WAREHOUSE}})
+                            "extra": {"warehouse": WAREHOUSE, "storage_options": d.storage_options}})
     scheduler_env = services.airflow_env(h["airflow"], shared)
     password_file = h["airflow"].root / "simple_auth_manager_passwords.json"
     password_file.write_text(json.dumps({"admin": ADMIN_PASSWORD}))
@@ -177,7 +183,7 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
     d.daemons["scheduler"] = h["airflow"].start("scheduler", [airflow, "scheduler"], scheduler_env)
     d.daemons["dag-processor"] = h["airflow"].start("dag-processor", [airflow, "dag-processor"], scheduler_env)
     d.daemons["worker"] = h["worker"].start("worker", [airflow, "celery", "worker", "--concurrency", "2",
-                                                       "--without-mingle", "--without-gossip"], worker_env)
+                                                       "--without-mingle", "--without-gossip", "--skip-serve-logs"], worker_env)
     d.api_url = f"http://{h['airflow'].ip}:{services.API_PORT}"
     wait_for(lambda: http_json(f"{d.api_url}/api/v2/monitor/health", timeout_s=3)[0] == 200, timeout_s=180,
              what="Airflow api-server healthy", logs=d.airflow_logs(), must_live=d.airflow_logs(), interval_s=1)

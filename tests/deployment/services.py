@@ -149,10 +149,11 @@ def start_s3(host: Host) -> tuple[Daemon, str]:
     return daemon, endpoint
 
 
-def s3_env(endpoint: str) -> dict[str, str]:
-    """How every host that touches the warehouse reaches S3 (endpoint and credentials from the environment)."""
-    return {"AWS_ACCESS_KEY_ID": S3_KEY, "AWS_SECRET_ACCESS_KEY": S3_SECRET, "AWS_DEFAULT_REGION": S3_REGION,
-            "AWS_ENDPOINT_URL": endpoint, "AWS_ENDPOINT_URL_S3": endpoint}
+def s3_credentials() -> dict[str, str]:
+    """The object store's credentials, as a deployment hands them to every host that touches the warehouse: in
+    the environment only. The endpoint is not among them: it travels as storage options (connection extra →
+    task process → Spark driver and executors)."""
+    return {"AWS_ACCESS_KEY_ID": S3_KEY, "AWS_SECRET_ACCESS_KEY": S3_SECRET, "AWS_DEFAULT_REGION": S3_REGION}
 
 
 def start_redis(host: Host) -> tuple[Daemon, str]:

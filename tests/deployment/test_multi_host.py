@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.deployment.cluster import start_deployment
-from tests.deployment.services import fail, spark_status, wait_for
+from tests.deployment.services import fail, http_json, wait_for
 
 EVENTS, SALES = "default.events", "default.sales"
 TABLES = [
@@ -20,9 +20,8 @@ TABLES = [
     {"name": SALES, "columns": [["id", "int"], ["amount", "int"]], "partition_by": [["ds", "string"]]},
 ]
 DIR = re.compile(r"^(base|delta|delete_delta)_(\d+)(?:_(\d+))?(?:_(\d+))?(?:_v(\d+))?$")
-# Spark's words for an executor that went away with its host (driver log, i.e. the compaction task's log)
-EXECUTOR_LOST = re.compile(r"Lost executor|ExecutorLostFailure|Removed executor|Executor lost|worker lost",
-                           re.IGNORECASE)
+# the driver's words (in the compaction task's log) for a task that was running on the crashed host
+TASK_LOST = re.compile(r"Lost task \S+ in stage \S+ \(TID \d+\) \([^)]*\): ExecutorLostFailure")
 TERMINAL = {"ready for cleaning", "succeeded", "failed", "did not initiate", "refused"}
 
 
@@ -81,21 +80,23 @@ def compactions(d) -> dict[int, dict]:
 
 
 def kill_spark_host_mid_job(d, killed: dict) -> None:
-    """Wait until a Spark application runs with an executor on each worker host, then crash host spark1."""
+    """Wait until spark1's executor runs a task of the compaction job (the driver's REST API on the Celery worker
+    host says so), then crash host spark1: its task is lost mid-flight and must be run again elsewhere."""
+    driver_api = f"http://{d.hosts['worker'].ip}:4040/api/v1/applications"
+    spark1 = d.hosts["spark1"].ip + ":"
     try:
-        def app_on_both_workers():
-            state = spark_status(d.spark_status_url)
-            used = {w["host"]: w.get("coresused", 0) for w in state.get("workers", []) if w.get("state") == "ALIVE"}
-            running = [a for a in state.get("activeapps", []) if a.get("state") == "RUNNING"]
-            if running and used.get(d.hosts["spark1"].ip) and used.get(d.hosts["spark2"].ip):
-                return running[0]["id"]
-            return None
+        def task_running_on_spark1():
+            status, apps = http_json(driver_api, timeout_s=2)
+            if status != 200 or not apps:
+                return None
+            _, executors = http_json(f"{driver_api}/{apps[0]['id']}/executors", timeout_s=2)
+            busy = [e for e in executors if e.get("hostPort", "").startswith(spark1) and e.get("activeTasks")]
+            return apps[0]["id"] if busy else None
 
-        killed["app"] = wait_for(app_on_both_workers, timeout_s=240, interval_s=0.2,
-                                 what="a Spark application with executors on both workers",
+        killed["app"] = wait_for(task_running_on_spark1, timeout_s=300, interval_s=0.2,
+                                 what="a task of the compaction job running on Spark worker host spark1",
                                  logs=[*d.spark_logs(), d.daemons["worker"], d.daemons["scheduler"]])
         killed["pids"] = d.hosts["spark1"].crash()
-        killed["at"] = time.monotonic()
     except BaseException as exc:  # noqa: BLE001 - reported by the test thread
         killed["error"] = exc
 
@@ -161,7 +162,7 @@ def test_compaction_and_cleanup_across_hosts(network):
     assert runs and all(r["run_type"] == "scheduled" for r in runs), runs
     task_log = d.task_logs("acid_compaction")
     assert d.spark_master in task_log, "the compaction did not run on the standalone cluster"
-    assert EXECUTOR_LOST.search(task_log), f"the driver never noticed the lost worker:\n{task_log[-6000:]}"
+    assert TASK_LOST.search(task_log), f"no task was lost with spark1:\n{task_log[-6000:]}"
     assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
 
     # acid_cleanup on its schedule: the compacted-away directories go, the reads stay.
