@@ -97,9 +97,17 @@ def kill_spark_host_mid_job(d, killed: dict) -> None:
     spark1 = d.hosts["spark1"].ip + ":"
     try:
         def task_running_on_spark1():
-            status, apps = http_json(driver_api, timeout_s=2)
+            try:
+                status, apps = http_json(driver_api, timeout_s=2)
+            except OSError:
+                status, apps = None, None
             if status != 200 or not apps:
+                killed["misses"] = killed.get("misses", 0) + 1
+                if "seen" in killed and killed["misses"] > 15:  # the driver's UI is gone: the job ended
+                    fail(f"Spark application {killed['seen']} ended before a task ran on spark1",
+                         [*d.spark_logs(), d.daemons["worker"]])
                 return None
+            killed["seen"], killed["misses"] = apps[0]["id"], 0
             _, executors = http_json(f"{driver_api}/{apps[0]['id']}/executors", timeout_s=2)
             busy = [e for e in executors if e.get("hostPort", "").startswith(spark1) and e.get("activeTasks")]
             return apps[0]["id"] if busy else None
