@@ -236,6 +236,25 @@ def test_settings_are_documented_in_env_example_and_no_secret_is_literal(compose
                 assert INTERPOLATION.fullmatch(password), (name, key)
 
 
+def test_storage_settings_reach_airflow_and_the_spark_worker_and_s3_is_optional(compose, resolved):
+    """The warehouse URL, [acid] storage_options and the store's credentials are the same for every Airflow
+    component and the Spark worker (its executors inherit them); the S3-compatible service runs only with the
+    ``s3`` profile and its root user is that key pair."""
+    services = resolved["services"]
+    keys = ("AIRFLOW__ACID__STORAGE_OPTIONS", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    seen = {name: tuple(services[name]["environment"].get(k) for k in keys)
+            for name in AIRFLOW_SERVICES + ("spark-worker",)}
+    assert None not in {v for values in seen.values() for v in values[1:]} and len(set(seen.values())) == 1, seen
+    raw = compose["services"]
+    assert raw["s3"]["profiles"] == ["s3"] and raw["s3-init"]["profiles"] == ["s3"]
+    example = env_example()
+    assert raw["s3"]["environment"]["MINIO_ROOT_USER"] == raw["spark-worker"]["environment"]["AWS_ACCESS_KEY_ID"]
+    conn = json.loads(services["airflow-scheduler"]["environment"]["AIRFLOW_CONN_ACID_METASTORE_DEFAULT"])
+    assert conn["extra"]["warehouse"] == example["ACID_WAREHOUSE"]
+    with_s3 = docker_compose("--env-file", str(ENV_EXAMPLE), "--profile", "s3", "config", "-q")
+    assert with_s3.returncode == 0, with_s3.stderr
+
+
 def test_deployment_scripts_parse():
     scripts = sorted((REPO / "deploy").rglob("*.sh"))
     assert scripts

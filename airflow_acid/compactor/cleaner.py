@@ -375,7 +375,8 @@ class Cleaner:
                 cap = reader.min_open - 1 if reader.min_open is not None else reader.high_watermark
                 write_ids = _capped(reader, cap)
                 storage = storage_for(location, self.filesystem)
-                state = _acid_state(storage, storage.list_files(), write_ids, txns)
+                files = storage.list_files()
+                state = _acid_state(storage, files, write_ids, txns)
                 entry.deletions = [d for d in planned_deletions(storage, state, txns) if d.path in state.aborted]
                 entry.aborted_write_ids = state.aborted_write_ids
                 if dry_run:

@@ -162,14 +162,20 @@ class _Run:
         self.schema: pa.Schema | None = arrow_row_schema(compaction.row_schema) if compaction.row_schema else None
         self.started = time.monotonic()
         self.pending: dict[int, tuple[CompactionStep, StepResult]] = {}
+        self.listing: list[ListedFile] | None = None
+        """The directory as listed by :meth:`remove_leftovers`; used once, by the first step."""
 
     @property
     def active(self) -> bool:
         return self.result.status == Status.RUNNING
 
     def remove_leftovers(self) -> None:
-        """One listing, one (batched) delete of the temporary directory and every output name of C."""
-        self.storage.delete_paths([self.tmp, *self.c.all_outputs])
+        """One listing, one (batched) delete of the temporary directory and every output name of C; the listing,
+        less what was deleted, serves the first step (no second LIST)."""
+        files = self.storage.list_files()
+        doomed = [self.tmp, *self.c.all_outputs]
+        self.storage.delete_paths(doomed, files)
+        self.listing = [f for f in files if f.path.split("/", 1)[0] not in doomed]
 
     def fail(self, error: str) -> None:
         self.result.status = Status.FAILED
@@ -192,7 +198,7 @@ class _Run:
     def units_for(self, number: int) -> list[WorkUnit]:
         """List the directory, resolve the step's inputs, and make one unit per bucket id."""
         step = self.c.steps[number]
-        files = self.storage.list_files()
+        files, self.listing = (self.listing if self.listing is not None else self.storage.list_files()), None
         present = _present_dirs(files)
         missing_optional = [d for d in step.optional_inputs if d not in present]
         deltas = tuple(d for d in step.deltas if d not in missing_optional)
