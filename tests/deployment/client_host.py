@@ -14,7 +14,7 @@ from typing import Any
 
 import fsspec
 
-from airflow_acid.warehouse import AcidWarehouse
+from airflow_acid import AcidWarehouse
 
 
 def _warehouse(args: dict[str, Any], init: bool = False) -> AcidWarehouse:

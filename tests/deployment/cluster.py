@@ -182,8 +182,9 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
                                                  api_env)
     d.daemons["scheduler"] = h["airflow"].start("scheduler", [airflow, "scheduler"], scheduler_env)
     d.daemons["dag-processor"] = h["airflow"].start("dag-processor", [airflow, "dag-processor"], scheduler_env)
-    d.daemons["worker"] = h["worker"].start("worker", [airflow, "celery", "worker", "--concurrency", "2",
-                                                       "--without-mingle", "--without-gossip", "--skip-serve-logs"], worker_env)
+    d.daemons["worker"] = h["worker"].start(
+        "worker", [airflow, "celery", "worker", "--concurrency", "2", "--without-mingle", "--without-gossip",
+                   "--skip-serve-logs"], worker_env)
     d.api_url = f"http://{h['airflow'].ip}:{services.API_PORT}"
     wait_for(lambda: http_json(f"{d.api_url}/api/v2/monitor/health", timeout_s=3)[0] == 200, timeout_s=180,
              what="Airflow api-server healthy", logs=d.airflow_logs(), must_live=d.airflow_logs(), interval_s=1)

@@ -5,7 +5,6 @@ while the job runs, ``acid_cleanup`` cleans on its schedule, and the final read 
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 
