@@ -157,7 +157,8 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
                   "AIRFLOW_CONN_ACID_METASTORE_DEFAULT": acid_conn,
                   "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": d.spark_master}),
                   # the Spark driver runs here (client mode): executors on the Spark hosts connect back to it
-                  "SPARK_LOCAL_IP": h["worker"].ip, "PYSPARK_PYTHON": sys.executable}
+                  "SPARK_LOCAL_IP": h["worker"].ip, "SPARK_LOCAL_DIRS": str(h["worker"].tmp),
+                  "PYSPARK_PYTHON": sys.executable}
     airflow = str(services.BIN / "airflow")
 
     def airflow_database() -> None:

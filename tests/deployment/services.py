@@ -171,7 +171,8 @@ def start_redis(host: Host) -> tuple[Daemon, str]:
 def spark_env(host: Host, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = host.base_env(PATH)
     env.update({"SPARK_LOCAL_IP": host.ip, "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1",
-                "SPARK_LOG_DIR": str(host.root / "logs"), "SPARK_WORKER_DIR": str(host.root / "work")})
+                "SPARK_LOG_DIR": str(host.root / "logs"), "SPARK_WORKER_DIR": str(host.root / "work"),
+                "SPARK_LOCAL_DIRS": str(host.tmp)})  # scratch space stays on the host (not the machine's /tmp)
     env.update(extra or {})
     return env
 

@@ -141,4 +141,5 @@ def test_compaction_and_cleanup_across_hosts(network):
     assert any(n.startswith("base_") for n in dirs[f"{SALES}/ds=2024-01-01"]), dirs
     assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
     print(f"multi-host deployment test: {time.monotonic() - started:.0f} s, Spark app {killed['app']} lost host "
-          f"spark1 ({len(killed['pids'])} processes killed), task(s) {rerun} run again; phases: {phases}")
+          f"spark1 ({len(killed['pids'])} processes killed), task(s) {rerun} run again; phases: {phases}; "
+          f"directories left: {dirs}")
