@@ -37,6 +37,8 @@ ACID_SETTINGS = {
     "AIRFLOW__ACID__HIVE.COMPACTOR.CHECK.INTERVAL": "60",
     "AIRFLOW__ACID__HIVE.COMPACTOR.CLEANER.RUN.INTERVAL": "60000",
     "AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.NUM.THRESHOLD": "3",
+    # a delta written during the job stays beside the new base (no second MAJOR for delta/base size)
+    "AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.PCT.THRESHOLD": "100",
     "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0",
     # every queued row of a run in ONE Spark application (one JVM start on a 2-core machine)
     "AIRFLOW__ACID__COMPACTION_BATCH_SIZE": "4",
