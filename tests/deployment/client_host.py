@@ -31,7 +31,8 @@ def setup(args: dict[str, Any]) -> dict[str, Any]:
         for table in args["tables"]:
             wh.create_table(table["name"], [tuple(c) for c in table["columns"]],
                             partition_by=[tuple(c) for c in table.get("partition_by", [])] or None,
-                            bucket_by=table.get("bucket_by", ()), num_buckets=table.get("num_buckets"))
+                            bucket_by=table.get("bucket_by", ()), num_buckets=table.get("num_buckets"),
+                            properties=table.get("properties"))
         return {"tables": {t["name"]: wh.table(t["name"]).location for t in args["tables"]}}
 
 

@@ -163,9 +163,27 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
                   "PYSPARK_PYTHON": sys.executable}
     airflow = str(services.BIN / "airflow")
 
-    def airflow_database() -> None:
+    def airflow_components() -> None:
         run_checked(h["airflow"], [airflow, "db", "migrate"], scheduler_env, what="airflow db migrate",
                     timeout_s=300)
+        d.daemons["api-server"] = h["airflow"].start(
+            "api-server", [airflow, "api-server", "--host", h["airflow"].ip, "--port", str(services.API_PORT),
+                           "--workers", "1"], api_env)
+        d.daemons["scheduler"] = h["airflow"].start("scheduler", [airflow, "scheduler"], scheduler_env)
+        d.daemons["dag-processor"] = h["airflow"].start("dag-processor", [airflow, "dag-processor"], scheduler_env)
+        d.daemons["worker"] = h["worker"].start(
+            "worker", [airflow, "celery", "worker", "--concurrency", "2", "--without-mingle", "--without-gossip",
+                       "--skip-serve-logs"], worker_env)
+        d.api_url = f"http://{h['airflow'].ip}:{services.API_PORT}"
+        wait_for(lambda: http_json(f"{d.api_url}/api/v2/monitor/health", timeout_s=3)[0] == 200, timeout_s=180,
+                 what="Airflow api-server healthy", logs=d.airflow_logs(), must_live=d.airflow_logs(), interval_s=1)
+        wait_for(lambda: all(d.api(f"/api/v2/dags/{dag}", expect=(200, 404)).get("dag_id") == dag
+                             for dag in ("acid_compaction", "acid_cleanup")),
+                 timeout_s=180, what="dag-processor parsed acid_compaction and acid_cleanup", logs=d.airflow_logs(),
+                 must_live=d.airflow_logs(), interval_s=1)
+        wait_for(lambda: "ready." in d.daemons["worker"].log.read_text(errors="replace"), timeout_s=120,
+                 what="Celery worker connected to the broker", logs=[d.daemons["worker"]],
+                 must_live=[d.daemons["worker"]], interval_s=1)
 
     def warehouse() -> None:
         d.client("setup", {"tables": tables})
@@ -175,29 +193,10 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
             state = services.spark_status(d.spark_status_url)
             return sum(w.get("state") == "ALIVE" for w in state.get("workers", [])) == 2
 
-        wait_for(two_workers, timeout_s=120, what="Spark master with 2 ALIVE workers", logs=d.spark_logs(),
+        wait_for(two_workers, timeout_s=180, what="Spark master with 2 ALIVE workers", logs=d.spark_logs(),
                  must_live=d.spark_logs(), interval_s=1)
 
-    _parallel(airflow_database, warehouse, spark_cluster)
-
-    d.daemons["api-server"] = h["airflow"].start("api-server", [airflow, "api-server", "--host", h["airflow"].ip,
-                                                               "--port", str(services.API_PORT), "--workers", "1"],
-                                                 api_env)
-    d.daemons["scheduler"] = h["airflow"].start("scheduler", [airflow, "scheduler"], scheduler_env)
-    d.daemons["dag-processor"] = h["airflow"].start("dag-processor", [airflow, "dag-processor"], scheduler_env)
-    d.daemons["worker"] = h["worker"].start(
-        "worker", [airflow, "celery", "worker", "--concurrency", "2", "--without-mingle", "--without-gossip",
-                   "--skip-serve-logs"], worker_env)
-    d.api_url = f"http://{h['airflow'].ip}:{services.API_PORT}"
-    wait_for(lambda: http_json(f"{d.api_url}/api/v2/monitor/health", timeout_s=3)[0] == 200, timeout_s=180,
-             what="Airflow api-server healthy", logs=d.airflow_logs(), must_live=d.airflow_logs(), interval_s=1)
-    wait_for(lambda: all(d.api(f"/api/v2/dags/{dag}", expect=(200, 404)).get("dag_id") == dag
-                         for dag in ("acid_compaction", "acid_cleanup")),
-             timeout_s=180, what="dag-processor parsed acid_compaction and acid_cleanup", logs=d.airflow_logs(),
-             must_live=d.airflow_logs(), interval_s=1)
-    wait_for(lambda: "ready." in d.daemons["worker"].log.read_text(errors="replace"), timeout_s=120,
-             what="Celery worker connected to the broker", logs=[d.daemons["worker"]],
-             must_live=[d.daemons["worker"]], interval_s=1)
+    _parallel(airflow_components, warehouse, spark_cluster)
     return d
 
 

@@ -15,9 +15,15 @@ from tests.deployment.scenario_support import Model, lost_and_rerun, obsolete
 from tests.deployment.services import fail, http_json, wait_for
 
 EVENTS, SALES = "default.events", "default.sales"
+# Compaction jobs of these tables start their tasks only once both workers' executors registered (Spark conf from
+# compactor.* table properties): a task then runs on spark1 whatever the load of the machine.
+BOTH_EXECUTORS = {"compactor.spark.scheduler.minRegisteredResourcesRatio": "1.0",
+                  "compactor.spark.scheduler.maxRegisteredResourcesWaitingTime": "120s"}
 TABLES = [
-    {"name": EVENTS, "columns": [["id", "int"], ["v", "string"]], "bucket_by": ["id"], "num_buckets": 4},
-    {"name": SALES, "columns": [["id", "int"], ["amount", "int"]], "partition_by": [["ds", "string"]]},
+    {"name": EVENTS, "columns": [["id", "int"], ["v", "string"]], "bucket_by": ["id"], "num_buckets": 4,
+     "properties": BOTH_EXECUTORS},
+    {"name": SALES, "columns": [["id", "int"], ["amount", "int"]], "partition_by": [["ds", "string"]],
+     "properties": BOTH_EXECUTORS},
 ]
 TERMINAL = {"ready for cleaning", "succeeded", "failed", "did not initiate", "refused"}
 
@@ -126,6 +132,7 @@ def test_compaction_and_cleanup_across_hosts(network):
     assert runs and all(r["run_type"] == "scheduled" for r in runs), runs
     task_log = d.task_logs("acid_compaction")
     assert d.spark_master in task_log, "the compaction did not run on the standalone cluster"
+    assert "spark.scheduler.minRegisteredResourcesRatio=1.0" in task_log, "the tables' compactor.* conf is missing"
     rerun = lost_and_rerun(task_log)
     assert rerun, f"no Spark task was lost with spark1 and run again:\n{task_log[-6000:]}"
     assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
