@@ -107,6 +107,16 @@ class Deployment:
         return "\n".join(f"=== {p.relative_to(base)}\n{p.read_text(errors='replace')}"
                          for p in sorted(base.rglob("*.log"))) if base.exists() else ""
 
+    def files_containing(self, text: str) -> list[str]:
+        """Process logs, task logs and Spark executor logs of any host that contain ``text`` (e.g. a secret)."""
+        found = []
+        for host in self.hosts.values():
+            for path in [*(host.root / "logs").rglob("*"), *(host.root / "airflow" / "logs").rglob("*.log"),
+                         *(host.root / "work").rglob("std*")]:
+                if path.is_file() and text in path.read_text(errors="replace"):
+                    found.append(str(path))
+        return found
+
 
 def _parallel(*jobs) -> None:
     """Run set-up steps at once (each blocks on its own waits); re-raise the first failure."""

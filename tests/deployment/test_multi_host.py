@@ -12,7 +12,7 @@ import pytest
 
 from tests.deployment.cluster import start_deployment
 from tests.deployment.scenario_support import Model, lost_and_rerun, obsolete
-from tests.deployment.services import fail, http_json, wait_for
+from tests.deployment.services import S3_SECRET, fail, http_json, wait_for
 
 EVENTS, SALES = "default.events", "default.sales"
 # Compaction jobs of these tables start their tasks only once both workers' executors registered (Spark conf from
@@ -148,6 +148,7 @@ def test_compaction_and_cleanup_across_hosts(network):
     for place in (EVENTS, f"{SALES}/ds=2024-01-01"):  # one new base, and the delta written during the job
         assert sorted(n.split("_", 1)[0] for n in dirs[place]) == ["base", "delta"], dirs
     assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
+    assert d.files_containing(S3_SECRET) == [], "the object store's secret reached a log"
     print(f"multi-host deployment test: {time.monotonic() - started:.0f} s, Spark app {killed['app']} lost host "
           f"spark1 ({len(killed['pids'])} processes killed), task(s) {rerun} run again; phases: {phases}; "
           f"directories left: {dirs}")
