@@ -18,8 +18,8 @@ def _required() -> bool:
 
 @pytest.fixture
 def network(artifacts_dir) -> Iterator[Network]:
-    """A fresh private network for simulated hosts; its hosts' logs are copied to the artifacts folder at the end
-    (``multi-host/``), everything else removed."""
+    """A fresh private network for simulated hosts; its hosts' logs (processes, Airflow tasks, Spark executors) are
+    copied to the artifacts folder at the end (``multi-host/``), everything else removed."""
     reason = netns_unavailable_reason()
     if reason is not None:
         message = f"multi-host deployment test: {reason}"
@@ -41,5 +41,9 @@ def network(artifacts_dir) -> Iterator[Network]:
             task_logs = host.root / "airflow" / "logs"
             if task_logs.is_dir():
                 shutil.copytree(task_logs, keep / host.name / "airflow-logs", dirs_exist_ok=True)
+            for executor_log in (host.root / "work").rglob("std*"):  # Spark executors' stdout/stderr
+                target = keep / host.name / "executors" / executor_log.relative_to(host.root / "work")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(executor_log, target)
         shutil.rmtree(net.root, ignore_errors=True)
         assert not problems, f"teardown left things behind: {problems}"
