@@ -98,7 +98,7 @@ class AcidWarehouse:
             self.metastore = Metastore(metastore_url or default_url(), conf or MetastoreConf())
             self._owns_metastore = True
         self.conf = self.metastore.conf
-        if init:
+        if init and not self.metastore.profile.is_hive:  # Hive's schema is Hive's: used as it is, never migrated
             self.metastore.init()
         if warehouse is None:
             home = Path(os.environ.get(HOME_ENV, Path.home() / "airflow-acid")).expanduser()

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 from airflow_acid.metastore.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex_value
+from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.schema import (
     ACID_INITIATOR_DECISIONS,
     AUX_TABLE,
@@ -197,10 +198,11 @@ class InitiatorStore:
         when more were waiting, the latest-commit time of the last one taken (the next window must start there so
         nothing is lost), else None."""
         def work(conn: Connection) -> tuple[list[WriteCandidate], int | None]:
-            latest = sa.func.max(CTC.c.CTC_TIMESTAMP).label("latest")
+            profile = profile_of(conn)  # Hive: CTC_TIMESTAMP is a timestamp; compared and read back as epoch ms
+            latest = profile.commit_time_ms(sa.func.max(CTC.c.CTC_TIMESTAMP)).label("latest")
             query = sa.select(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION, latest)
             if since_ms is not None:
-                query = query.where(CTC.c.CTC_TIMESTAMP >= since_ms)
+                query = query.where(profile.commit_time_since(CTC.c.CTC_TIMESTAMP, since_ms))
             query = (query.group_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION)
                      .order_by(latest, CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION).limit(limit + 1))
             rows = conn.execute(query).all()
@@ -295,8 +297,9 @@ class InitiatorStore:
     # --- decisions --------------------------------------------------------------------------------------
 
     def record_decisions(self, records: Sequence[InitiatorDecisionRecord]) -> None:
-        """Replace the stored decision of every table/partition in ``records`` (one transaction)."""
-        if not records:
+        """Replace the stored decision of every table/partition in ``records`` (one transaction). A Hive metastore
+        without the decisions table records nothing (said once, when the metastore was first used)."""
+        if not records or not self.db.profile.decisions_table:
             return
         latest = {r.entity: r for r in records}
 
@@ -324,7 +327,11 @@ class InitiatorStore:
 
     def latest_decision(self, database: str, table: str, partition: str | None = None
                         ) -> InitiatorDecisionRecord | None:
-        """The stored decision for exactly this table/partition, or None if the Initiator never looked at it."""
+        """The stored decision for exactly this table/partition, or None if the Initiator never looked at it (or
+        decisions are not recorded: a Hive metastore without the decisions table)."""
+        if not self.db.profile.decisions_table:
+            return None
+
         def work(conn: Connection) -> InitiatorDecisionRecord | None:
             row = conn.execute(sa.select(AID).where(
                 _entity_filter(AID.c.AID_DATABASE, AID.c.AID_TABLE, AID.c.AID_PARTITION,
@@ -336,6 +343,9 @@ class InitiatorStore:
     def decisions(self, database: str | None = None, table: str | None = None,
                   outcome: Outcome | None = None) -> list[InitiatorDecisionRecord]:
         """Stored decisions filtered by database, table and outcome, by table then partition."""
+        if not self.db.profile.decisions_table:
+            return []
+
         def work(conn: Connection) -> list[InitiatorDecisionRecord]:
             conditions = []
             if database is not None:

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection
 from airflow_acid.metastore.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     NoSuchLockError,
@@ -222,7 +223,8 @@ def insert_txn_components(
         if p not in existing
     ]
     if rows:
-        conn.execute(sa.insert(TXN_COMPONENTS), rows)
+        profile = profile_of(conn)
+        conn.execute(sa.insert(profile.writable(TXN_COMPONENTS)), profile.with_extras(TXN_COMPONENTS, rows))
     return len(rows)
 
 
@@ -493,16 +495,21 @@ class TxnStore:
                          .values(CQ_NEXT_TXN_ID=commit_id, CQ_COMMIT_TIME=now))
         elif txn_type is not TxnType.READ_ONLY:
             flag = UpdateDelete.YES.value if has_update_delete else UpdateDelete.NO.value
+            # Hive's CTC_TIMESTAMP is a timestamp filled by its column default; airflow-acid's own is epoch ms.
+            profile = profile_of(conn)
+            stamp = profile.commit_time_value(now)
+            extras = profile.extra_values(COMPLETED_TXN_COMPONENTS.name)
             moved = (
                 sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE,
-                          TXN_COMPONENTS.c.TC_PARTITION, sa.literal(now, sa.BigInteger), TXN_COMPONENTS.c.TC_WRITEID,
-                          sa.literal(flag, sa.CHAR(1)))
+                          TXN_COMPONENTS.c.TC_PARTITION,
+                          *([] if stamp is None else [sa.literal(stamp, sa.BigInteger)]), TXN_COMPONENTS.c.TC_WRITEID,
+                          sa.literal(flag, sa.CHAR(1)), *[sa.literal(v, sa.String()) for v in extras.values()])
                 .where(TXN_COMPONENTS.c.TC_TXNID == txn_id,
                        TXN_COMPONENTS.c.TC_OPERATION_TYPE != OperationType.COMPACT.value)
             )
-            conn.execute(sa.insert(COMPLETED_TXN_COMPONENTS).from_select(
-                ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", "CTC_TIMESTAMP", "CTC_WRITEID",
-                 "CTC_UPDATE_DELETE"], moved))
+            conn.execute(sa.insert(profile.writable(COMPLETED_TXN_COMPONENTS)).from_select(
+                ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION",
+                 *([] if stamp is None else ["CTC_TIMESTAMP"]), "CTC_WRITEID", "CTC_UPDATE_DELETE", *extras], moved))
         if txn_type is not TxnType.READ_ONLY:
             conn.execute(sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == txn_id))
         conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == txn_id))
