@@ -90,12 +90,15 @@ class AcidWarehouse:
 
     def __init__(self, metastore_url: str | Metastore | None = None, warehouse: str | os.PathLike | None = None, *,
                  conf: MetastoreConf | None = None, filesystem: fsspec.AbstractFileSystem | None = None,
-                 user: str | None = None, host: str | None = None, init: bool = True) -> None:
+                 user: str | None = None, host: str | None = None, init: bool = True,
+                 flavour: str | None = None) -> None:
+        """``flavour``: ``acid`` (airflow-acid's own metastore), ``hive`` (an existing Hive 4 metastore database) or
+        None/``auto`` (detected)."""
         if isinstance(metastore_url, Metastore):
             self.metastore = metastore_url
             self._owns_metastore = False
         else:
-            self.metastore = Metastore(metastore_url or default_url(), conf or MetastoreConf())
+            self.metastore = Metastore(metastore_url or default_url(), conf or MetastoreConf(), flavour=flavour)
             self._owns_metastore = True
         self.conf = self.metastore.conf
         if init and not self.metastore.profile.is_hive:  # Hive's schema is Hive's: used as it is, never migrated

@@ -133,6 +133,13 @@ class AcidMetastoreHook(BaseHook):
         extra = self.connection.extra_dejson if self.connection is not None else {}
         return str(extra.get("warehouse") or embedded_home() / WAREHOUSE_DIR)
 
+    @property
+    def flavour(self) -> str | None:
+        """The ``flavour`` extra: ``hive`` for an existing Hive 4 metastore database, ``acid`` for airflow-acid's own,
+        absent or ``auto`` to detect it (Hive's VERSION/CTLGS tables)."""
+        extra = self.connection.extra_dejson if self.connection is not None else {}
+        return extra.get("flavour") or None
+
     def get_settings(self) -> MetastoreConf:
         """Hive's settings from the ``[acid]`` section (or the ones given to the hook)."""
         if self._settings is None:
@@ -142,7 +149,7 @@ class AcidMetastoreHook(BaseHook):
     def get_metastore(self) -> Metastore:
         """The Metastore of this connection; the embedded one is created and migrated on first use."""
         if self._metastore is None:
-            metastore = Metastore(self.get_uri(), self.get_settings())
+            metastore = Metastore(self.get_uri(), self.get_settings(), flavour=self.flavour)
             if self.is_embedded:
                 metastore.init()
             self.log.info("ACID metastore %s (connection %s%s)", metastore.url, self.acid_conn_id,
