@@ -8,6 +8,7 @@ cannot change after creation.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -42,6 +43,8 @@ from airflow_acid.metastore.schema import (
     TABLE_PARAMS,
     TBLS,
 )
+
+log = logging.getLogger(__name__)
 
 MANAGED_TABLE = "MANAGED_TABLE"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
@@ -494,6 +497,7 @@ class Catalog:
             tbl_id = _table_id(conn, _require_database(conn, database), table)
             if _partition_row(conn, tbl_id, part_name) is not None:
                 if if_not_exists:
+                    _warn_collation_twins(conn, info, tbl_id, part_name)
                     return _load_partition(conn, info, tbl_id, part_name)
                 raise AlreadyExistsError(f"partition {part_name} of table {info.full_name} already exists")
             if profile_of(conn).is_hive:
@@ -682,6 +686,32 @@ def _database_id(conn: Connection, name: str) -> int | None:
                                                              HIVE_DBS.c.CTLG_NAME == DEFAULT_CATALOG)
                             ).scalar_one_or_none()
     return conn.execute(sa.select(DBS.c.DB_ID).where(DBS.c.NAME == name)).scalar_one_or_none()
+
+
+_warned_twins: set[tuple[str, str]] = set()
+
+
+def _warn_collation_twins(conn: Connection, info: TableInfo, tbl_id: int, part_name: str) -> None:
+    """On a Hive metastore whose transactional tables compare names case- and accent-insensitively (Hive's MySQL
+    latin1 tables), warn once per partition that has a registered twin differing only in case or accents: Hive's
+    and airflow-acid's queries then track both as one entity (commits, queue, cleanup), as Hive itself does."""
+    profile = profile_of(conn)
+    if not profile.case_insensitive_names or (info.full_name, part_name) in _warned_twins:
+        return
+    collation = profile.entity_collation
+    twins = list(conn.execute(sa.text(
+        f"SELECT PART_NAME FROM PARTITIONS WHERE TBL_ID = :tbl AND PART_NAME <> :name AND "
+        f"CONVERT(PART_NAME USING latin1) COLLATE {collation} = CONVERT(:name USING latin1) COLLATE {collation}"),
+        {"tbl": tbl_id, "name": part_name}).scalars())
+    _warned_twins.add((info.full_name, part_name))
+    if twins:
+        log.warning(
+            "partition %s of %s and %s differ only in case or accents, which this Hive metastore's transactional "
+            "tables do not distinguish (collation %s): commits, compaction requests and cleanup records of these "
+            "partitions are tracked as one, by Hive and by airflow-acid alike. Compacting one of them can clear the "
+            "other's pending-compaction records (it is then compacted only after its next write or on request). "
+            "Data and reads are not affected; use partition values that differ by more than case or accents.",
+            part_name, info.full_name, ", ".join(twins), collation)
 
 
 def _to_ms(conn: Connection, create_time: int | None) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import re
 import weakref
 import zlib
 from collections.abc import Mapping
@@ -77,6 +78,8 @@ class SchemaProfile:
     """ACID_INITIATOR_DECISIONS exists (always on airflow-acid's own schema)."""
     case_insensitive_names: bool = False
     """Names in the transactional tables compare case- and accent-insensitively (Hive's MySQL latin1 tables)."""
+    entity_collation: str | None = None
+    """That collation (e.g. ``latin1_swedish_ci``; MySQL/MariaDB only)."""
     dialect: str = "sqlite"
 
     @property
@@ -204,9 +207,10 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
                       and col.get("default") is None)
         if extra:
             catalog_columns[table] = extra
-    ci = False
+    collation = None
     if engine.dialect.name == "mysql":
-        ci = not _binary_collation(engine, "COMPLETED_TXN_COMPONENTS", "CTC_PARTITION")
+        collation = _collation(engine, "COMPLETED_TXN_COMPONENTS", "CTC_PARTITION")
+    ci = collation is not None and not collation.endswith("_bin")
     profile = SchemaProfile(
         flavour=Flavour.HIVE, hive_version=version,
         commit_time_is_timestamp=ctc is not None and not isinstance(ctc["type"], sa.types.Integer),
@@ -216,6 +220,7 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
         catalog_columns=catalog_columns,
         decisions_table=DECISIONS_TABLE in names,
         case_insensitive_names=ci,
+        entity_collation=collation if ci else None,
         dialect=engine.dialect.name,
     )
     log.info("metastore at %s: %s", engine.url.render_as_string(hide_password=True), profile.describe())
@@ -225,9 +230,9 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
     return profile
 
 
-def _binary_collation(engine: Engine, table: str, column: str) -> bool:
+def _collation(engine: Engine, table: str, column: str) -> str | None:
     with engine.connect() as conn:
         collation = conn.execute(sa.text(
             "SELECT COLLATION_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() "
             "AND TABLE_NAME = :t AND COLUMN_NAME = :c"), {"t": table, "c": column}).scalar()
-    return collation is None or collation.endswith("_bin")
+    return collation if collation and re.fullmatch(r"[A-Za-z0-9_]+", collation) else None
