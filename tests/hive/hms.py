@@ -192,22 +192,19 @@ def hive_open_txn(engine: Engine, *, user: str = "hive", host: str = "hs2.exampl
     txns, mhl = _t("TXNS", "TXN_ID", "TXN_STATE", "TXN_STARTED", "TXN_LAST_HEARTBEAT", "TXN_USER", "TXN_HOST",
                    "TXN_AGENT_INFO", "TXN_TYPE"), _t("MIN_HISTORY_LEVEL", "MHL_TXNID", "MHL_MIN_OPEN_TXNID")
     now = int(time.time() * 1000)
-    with engine.begin() as conn:
-        txn_id = conn.execute(sa.insert(txns).values(
-            TXN_STATE="o", TXN_STARTED=now, TXN_LAST_HEARTBEAT=now, TXN_USER=user, TXN_HOST=host,
-            TXN_AGENT_INFO=agent, TXN_TYPE=2 if read_only else 0).returning(txns.c.TXN_ID)).scalar() \
-            if engine.dialect.name == "postgresql" else None
-        if txn_id is None:
-            result = conn.execute(sa.insert(txns).values(
-                TXN_STATE="o", TXN_STARTED=now, TXN_LAST_HEARTBEAT=now, TXN_USER=user, TXN_HOST=host,
-                TXN_AGENT_INFO=agent, TXN_TYPE=2 if read_only else 0))
-            txn_id = result.lastrowid
+    values = dict(TXN_STATE="o", TXN_STARTED=now, TXN_LAST_HEARTBEAT=now, TXN_USER=user, TXN_HOST=host,
+                  TXN_AGENT_INFO=agent, TXN_TYPE=2 if read_only else 0)
+    with engine.begin() as conn:  # TXN_ID is the table's identity (bigserial / AUTO_INCREMENT), as Hive relies on
+        if engine.dialect.name == "postgresql":
+            txn_id = conn.execute(sa.insert(txns).values(values).returning(txns.c.TXN_ID)).scalar_one()
+        else:
+            txn_id = conn.execute(sa.insert(txns).values(values)).lastrowid
         min_open = conn.execute(sa.select(sa.func.min(txns.c.TXN_ID)).where(txns.c.TXN_STATE == "o")).scalar()
         conn.execute(sa.insert(mhl).values(MHL_TXNID=txn_id, MHL_MIN_OPEN_TXNID=min_open))
         return int(txn_id)
 
 
-def hive_end_txn(engine: Engine, txn_id: int, state: str = "c") -> None:
+def hive_end_txn(engine: Engine, txn_id: int) -> None:
     """Hive ends a read-only txn: its TXNS row goes (commit of a read-only txn deletes it) and MIN_HISTORY_LEVEL too."""
     with engine.begin() as conn:
         conn.execute(sa.delete(_t("MIN_HISTORY_LEVEL", "MHL_TXNID")).where(sa.column("MHL_TXNID") == txn_id))
