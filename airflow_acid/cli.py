@@ -48,38 +48,6 @@ def flavour_option(command: Callable) -> Callable:
         f"metastore (hive), or detect it (auto; env {METASTORE_FLAVOUR_ENV}).")(command)
 
 
-class _Failure(Exception):
-    """Stop the command: print ``message`` on stderr and exit with ``code``."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def _handles_errors(command: Callable) -> Callable:
-    """Turn the errors users can hit into one line on stderr and exit code 1 (2 for statement errors)."""
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from airflow_acid.statements import USER_ERRORS, StatementError
-
-        try:
-            return command(*args, **kwargs)
-        except _Failure as exc:
-            _exit(str(exc), exc.code)
-        except StatementError as exc:
-            _exit(str(exc), 2)
-        except USER_ERRORS as exc:
-            _exit(str(exc), 1)
-
-    return wrapper
-
-
-def _exit(message: str, code: int) -> None:
-    one_line = " ".join(line.strip() for line in message.splitlines() if line.strip())  # e.g. a driver's message
-    err_console.print(Text(f"Error: {one_line}", style="red"), soft_wrap=True)
-    raise click.exceptions.Exit(code)
-
-
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="airflow-acid")
 def main() -> None:
@@ -91,13 +59,16 @@ def main() -> None:
               help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}); default: embedded SQLite.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (URL and schema revision).")
 @flavour_option
-@_handles_errors
 def init(metastore_url: str | None, as_json: bool, flavour: str) -> None:
     """Create or upgrade the metastore schema (idempotent). Refused on a Hive metastore: Hive owns its schema."""
+    from airflow_acid.metastore.errors import MetastoreError
     from airflow_acid.metastore.init import current_revision
 
     with _metastore(metastore_url, flavour=flavour) as ms:
-        ms.init()
+        try:
+            ms.init()
+        except MetastoreError as exc:  # e.g. a Hive metastore: its schema is Hive's
+            _exit(str(exc), 1)
         if as_json:
             _echo_json({"metastore": ms.url, "revision": current_revision(ms.db)})
         else:
@@ -127,15 +98,19 @@ def demo(warehouse: Path, metastore_url: str | None) -> None:
               help="SQLAlchemy URL of the metastore; default: SQLite file inside the warehouse folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (row counts and SHOW COMPACTIONS).")
 @flavour_option
-@_handles_errors
 def status(warehouse: Path, metastore_url: str | None, as_json: bool, flavour: str) -> None:
     """Show what the metastore is (airflow-acid's own or a Hive metastore), then the demo tables' directories and
     row counts and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran); on a Hive metastore the compaction states."""
     from airflow_acid.demo import AUDIT, CUSTOMERS, SALES, show_status
     from airflow_acid.warehouse import AcidWarehouse
 
+    from airflow_acid.metastore.errors import MetastoreError
+
     with _metastore(metastore_url, warehouse, flavour) as ms:
-        profile = ms.profile
+        try:
+            profile = ms.profile
+        except MetastoreError as exc:
+            _exit(str(exc), 1)
         if profile.is_hive:
             states: dict[str, int] = {}
             for row in ms.compactions.show_compactions():
@@ -173,6 +148,38 @@ def warehouse_options(command: Callable) -> Callable:
         "--metastore-url", envvar=METASTORE_URL_ENV, default=None,
         help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}); default: the embedded SQLite metastore "
              "($AIRFLOW_ACID_HOME/metastore.db).")(command)
+
+
+class _Failure(Exception):
+    """Stop the command: print ``message`` on stderr and exit with ``code``."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _handles_errors(command: Callable) -> Callable:
+    """Turn the errors users can hit into one line on stderr and exit code 1 (2 for statement errors)."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from airflow_acid.statements import USER_ERRORS, StatementError
+
+        try:
+            return command(*args, **kwargs)
+        except _Failure as exc:
+            _exit(str(exc), exc.code)
+        except StatementError as exc:
+            _exit(str(exc), 2)
+        except USER_ERRORS as exc:
+            _exit(str(exc), 1)
+
+    return wrapper
+
+
+def _exit(message: str, code: int) -> None:
+    one_line = " ".join(line.strip() for line in message.splitlines() if line.strip())  # e.g. a driver's message
+    err_console.print(Text(f"Error: {one_line}", style="red"), soft_wrap=True)
+    raise click.exceptions.Exit(code)
 
 
 @contextmanager
