@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import uuid
 
+import pyarrow.compute as pc
 import pytest
 import sqlalchemy as sa
 
@@ -194,17 +195,47 @@ def test_partitions_differing_only_in_case_or_accents(engine, ms, tmp_path, capl
     assert sorted(tuple(r.values()) for r in wh.read(f"{db}.t").to_pylist()) == sorted(model)
 
 
+NEWER_CATALOG_COLUMNS = {"HIVE_LOCKS": "HL_CATALOG", "TXN_COMPONENTS": "TC_CATALOG",
+                         "COMPLETED_TXN_COMPONENTS": "CTC_CATALOG", "COMPACTION_QUEUE": "CQ_CATALOG",
+                         "COMPLETED_COMPACTIONS": "CC_CATALOG", "TXN_TO_WRITE_ID": "T2W_CATALOG",
+                         "NEXT_WRITE_ID": "NWI_CATALOG", "WRITE_SET": "WS_CATALOG"}
+
+
 def test_catalog_columns_of_newer_schemas_are_filled(engine, hive_42_url, tmp_path):
-    """Hive 4.3 adds HIVE_LOCKS.HL_CATALOG NOT NULL: found by reflection, filled with the default catalog. (The column
-    is added here to stand in for a 4.3 schema; this test runs last in the module.)"""
-    quote = "`" if engine.dialect.name == "mysql" else '"'
+    """Hive 4.3 adds NOT NULL catalog columns (e.g. HIVE_LOCKS.HL_CATALOG) to the transactional tables: found by
+    reflection and filled with the default catalog on every insert path. (The columns are added here to stand in
+    for a newer schema; this test runs last in the module.)"""
+    q = "`" if engine.dialect.name == "mysql" else '"'
     with engine.begin() as conn:
-        conn.exec_driver_sql(f"ALTER TABLE {quote}HIVE_LOCKS{quote} ADD {quote}HL_CATALOG{quote} varchar(256) NOT NULL")
+        for table, column in NEWER_CATALOG_COLUMNS.items():
+            conn.exec_driver_sql(f"ALTER TABLE {q}{table}{q} ADD {q}{column}{q} varchar(256) NOT NULL")
+    db = f"k{uuid.uuid4().hex[:8]}"
+    db_id = hms.register_database(engine, db, str(tmp_path / f"{db}.db"))
+    hms.register_table(engine, db_id, "t", COLUMNS, str(tmp_path / f"{db}.db" / "t"))
     with Metastore(hive_42_url, CONF) as ms:
-        assert ms.profile.catalog_columns == {"HIVE_LOCKS": ("HL_CATALOG",)}
+        assert ms.profile.catalog_columns == {t: (c,) for t, c in NEWER_CATALOG_COLUMNS.items()}
         txn = ms.txns.open_txn(user="u", host="h")
         ms.locks.lock([LockComponent("default", None, None, LockType.SHARED_READ)], txn_id=txn, user="u", host="h")
         hl = sa.table("HIVE_LOCKS", sa.column("HL_TXNID"), sa.column("HL_CATALOG"))
         with engine.connect() as conn:
             assert conn.execute(sa.select(hl.c.HL_CATALOG).where(hl.c.HL_TXNID == txn)).scalar() == "hive"
         ms.txns.abort(txn)
+
+        wh = AcidWarehouse(ms, tmp_path, host="testhost")
+        for i in range(3):
+            with wh.transaction() as t:
+                t.insert(f"{db}.t", [{"id": i, "name": "x"}])
+        with wh.transaction() as t:
+            t.update(f"{db}.t", set={"name": "y"}, where=pc.field("id") == 1)
+        result = ms.compactions.enqueue(db, "t", None, CompactionType.MAJOR)
+        assert result.accepted, result.message
+        worker = Worker(ms, runner=LocalRunner(), host="testhost")
+        while (outcome := worker.run_next()) is not None:
+            assert outcome.status == WorkerStatus.COMPACTED, outcome.message
+        Cleaner(ms, CONF).run_cycle()
+        assert ms.compactions.get(result.id).state.value == "s"
+        assert sorted(tuple(r.values()) for r in wh.read(f"{db}.t").to_pylist()) == [(0, "x"), (1, "y"), (2, "x")]
+    with engine.connect() as conn:
+        for table, column in NEWER_CATALOG_COLUMNS.items():
+            values = set(conn.execute(sa.select(sa.column(column)).select_from(sa.table(table))).scalars())
+            assert values <= {"hive"}, (table, values)
