@@ -206,6 +206,8 @@ def test_hive_metastore_end_to_end(hive_url, hive_engine, tmp_path, request, spa
         assert hive_cq in waiting
         blockers = explain(wh, "sales.orders").cleanup_blockers
         assert any(b["txn_id"] == reader and b["user"] == "hive" for b in blockers), blockers
+        assert any("decisions are not recorded on this Hive metastore" in s
+                   for s in explain(wh, "sales.orders").summary)
         why = _cli("why", "sales.orders", "--metastore-url", hive_url, "--warehouse", str(tmp_path))
         assert why.exit_code == 0 and str(reader) in why.output and "hs2.example" in why.output
 
