@@ -208,7 +208,9 @@ def test_catalog_columns_of_newer_schemas_are_filled(engine, hive_42_url, tmp_pa
     q = "`" if engine.dialect.name == "mysql" else '"'
     with engine.begin() as conn:
         for table, column in NEWER_CATALOG_COLUMNS.items():
-            conn.exec_driver_sql(f"ALTER TABLE {q}{table}{q} ADD {q}{column}{q} varchar(256) NOT NULL")
+            # existing rows get 'hive' (as Hive's upgrade script fills them); then no default, as in a fresh schema
+            conn.exec_driver_sql(f"ALTER TABLE {q}{table}{q} ADD {q}{column}{q} varchar(256) NOT NULL DEFAULT 'hive'")
+            conn.exec_driver_sql(f"ALTER TABLE {q}{table}{q} ALTER COLUMN {q}{column}{q} DROP DEFAULT")
     db = f"k{uuid.uuid4().hex[:8]}"
     db_id = hms.register_database(engine, db, str(tmp_path / f"{db}.db"))
     hms.register_table(engine, db_id, "t", COLUMNS, str(tmp_path / f"{db}.db" / "t"))
