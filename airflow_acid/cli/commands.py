@@ -27,16 +27,26 @@ from airflow_acid import __version__
 from airflow_acid.errors import INTERNAL_EXIT_CODE, AcidUserError
 
 METASTORE_URL_ENV = "AIRFLOW_ACID_METASTORE_URL"
+METASTORE_FLAVOUR_ENV = "AIRFLOW_ACID_METASTORE_FLAVOUR"
+FLAVOURS = click.Choice(["auto", "acid", "hive"], case_sensitive=False)
 console = Console(width=None if Console().is_terminal else 160)
 err_console = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 160)
 
 
-def _metastore(url: str | None, warehouse: Path | None = None):
+def _metastore(url: str | None, warehouse: Path | None = None, flavour: str | None = None):
     from airflow_acid.metastore import Metastore
 
     if url is None and warehouse is not None:
         url = f"sqlite:///{(warehouse / 'metastore.db').resolve()}"
-    return Metastore(url)
+    return Metastore(url, flavour=flavour)
+
+
+def flavour_option(command: Callable) -> Callable:
+    """--metastore-flavour: auto (detect Hive's VERSION/CTLGS tables), acid or hive."""
+    return click.option(
+        "--metastore-flavour", "flavour", type=FLAVOURS, envvar=METASTORE_FLAVOUR_ENV, default="auto",
+        show_default=True, help=f"What the metastore database is: airflow-acid's own schema (acid), an existing Hive 4 "
+        f"metastore (hive), or detect it (auto; env {METASTORE_FLAVOUR_ENV}).")(command)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -49,12 +59,17 @@ def main() -> None:
 @click.option("--metastore-url", envvar=METASTORE_URL_ENV, default=None,
               help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}); default: embedded SQLite.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (URL and schema revision).")
-def init(metastore_url: str | None, as_json: bool) -> None:
-    """Create or upgrade the metastore schema (idempotent)."""
+@flavour_option
+def init(metastore_url: str | None, as_json: bool, flavour: str) -> None:
+    """Create or upgrade the metastore schema (idempotent). Refused on a Hive metastore: Hive owns its schema."""
+    from airflow_acid.metastore.errors import MetastoreError
     from airflow_acid.metastore.init import current_revision
 
-    with _metastore(metastore_url) as ms:
-        ms.init()
+    with _metastore(metastore_url, flavour=flavour) as ms:
+        try:
+            ms.init()
+        except MetastoreError as exc:  # e.g. a Hive metastore: its schema is Hive's
+            _exit(str(exc), 1)
         if as_json:
             _echo_json({"metastore": ms.url, "revision": current_revision(ms.db)})
         else:
@@ -83,17 +98,38 @@ def demo(warehouse: Path, metastore_url: str | None) -> None:
 @click.option("--metastore-url", envvar=METASTORE_URL_ENV, default=None,
               help="SQLAlchemy URL of the metastore; default: SQLite file inside the warehouse folder.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (row counts and SHOW COMPACTIONS).")
-def status(warehouse: Path, metastore_url: str | None, as_json: bool) -> None:
-    """Show the demo tables' directories and row counts, and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran)."""
+@flavour_option
+def status(warehouse: Path, metastore_url: str | None, as_json: bool, flavour: str) -> None:
+    """Show what the metastore is (airflow-acid's own or a Hive metastore), then the demo tables' directories and
+    row counts and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran); on a Hive metastore the compaction states."""
     from airflow_acid.cli.demo import AUDIT, CUSTOMERS, SALES, show_status
     from airflow_acid.client.warehouse import AcidWarehouse
+    from airflow_acid.metastore.errors import MetastoreError
 
-    with _metastore(metastore_url, warehouse) as ms:
+    with _metastore(metastore_url, warehouse, flavour) as ms:
+        try:
+            profile = ms.profile
+        except MetastoreError as exc:
+            _exit(str(exc), 1)
+        if profile.is_hive:
+            states: dict[str, int] = {}
+            for row in ms.compactions.show_compactions():
+                states[row.state] = states.get(row.state, 0) + 1
+            if as_json:
+                _echo_json({"metastore": {"url": ms.url, "flavour": profile.flavour.value,
+                                          "hive_schema_version": profile.hive_version,
+                                          "decisions_recorded": profile.decisions_table}, "compactions": states})
+            else:
+                _say(f"metastore {ms.url}: {profile.describe()}")
+                _say("compactions: " + (", ".join(f"{n} {s}" for s, n in sorted(states.items())) or "none"))
+            return
         if not as_json:
+            _say(f"metastore {ms.url}: {profile.describe()}")
             show_status(ms, warehouse.resolve(), console)
             return
         wh = AcidWarehouse(ms, warehouse.resolve(), init=False)
-        _echo_json({"tables": {name: wh.read(name).num_rows for name in (CUSTOMERS, SALES, AUDIT)},
+        _echo_json({"metastore": {"url": ms.url, "flavour": profile.flavour.value},
+                    "tables": {name: wh.read(name).num_rows for name in (CUSTOMERS, SALES, AUDIT)},
                     "compactions": [dataclasses.asdict(r) for r in ms.compactions.show_compactions()]})
 
 
@@ -130,7 +166,7 @@ def _storage_options_of(pairs: tuple[str, ...]):
 
 
 def warehouse_options(command: Callable) -> Callable:
-    """--metastore-url, --warehouse, --storage-option and --json."""
+    """--metastore-url, --metastore-flavour, --warehouse, --storage-option and --json."""
     inner = command
 
     @functools.wraps(inner)
@@ -140,6 +176,7 @@ def warehouse_options(command: Callable) -> Callable:
 
     command = with_storage_options
     command = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")(command)
+    command = flavour_option(command)
     command = click.option(
         "--storage-option", "storage_option", multiple=True, metavar="KEY=VALUE",
         help=f"Object-store option of the warehouse: endpoint_url, region, anonymous, profile or another fsspec "
@@ -192,7 +229,8 @@ def _exit(message: str, code: int) -> None:
 
 
 @contextmanager
-def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None) -> Iterator[Any]:
+def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, flavour: str | None = None
+                    ) -> Iterator[Any]:
     """The warehouse and metastore the options name; the embedded default metastore is created on first use, a
     named one must already have the schema (``airflow-acid init``)."""
     from sqlalchemy.exc import DBAPIError
@@ -209,10 +247,11 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None) -> 
         conf = MetastoreConf.from_env()
     except ValueError as exc:
         raise _Failure(f"bad setting in the environment: {exc}") from None
-    ms = Metastore(metastore_url, conf)
+    ms = Metastore(metastore_url, conf, flavour=flavour)
     try:
         try:
-            revision, head = current_revision(ms.db), head_revision()
+            hive = ms.profile.is_hive  # a Hive metastore is used as Hive's schematool made it: no revision
+            revision, head = (None, None) if hive else (current_revision(ms.db), head_revision())
         except DBAPIError as exc:
             raise _Failure(f"cannot reach the metastore database at {ms.url}: {str(exc.orig).strip()}; check that "
                            "the server runs and the URL is right") from None
@@ -269,7 +308,7 @@ def _say(text: str, style: str | None = None) -> None:
 @warehouse_options
 @_handles_errors
 def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical: bool, metastore_url: str | None,
-        warehouse: Path | str | None, as_json: bool) -> None:
+        warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
     """Run Hive statements: SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ABORT TRANSACTIONS /
     COMPACTIONS, CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES, DESCRIBE [FORMATTED].
 
@@ -287,7 +326,7 @@ def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical
         raise _Failure("give either a STATEMENT argument or --file, not both", 2)
     statements = parse_statements(statement)
     results: list[dict[str, Any]] = []
-    with _open_warehouse(metastore_url, warehouse) as wh:
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         executor = StatementExecutor(wh, wait_timeout_s=wait_timeout,
                                      on_wait=lambda line: err_console.print(Text(line, style="dim")))
         try:
@@ -329,7 +368,7 @@ def _print_result(result: Any, vertical: bool = False) -> None:
 @warehouse_options
 @_handles_errors
 def health(table: str | None, database: str | None, metastore_url: str | None, warehouse: Path | str | None,
-           as_json: bool) -> None:
+           as_json: bool, flavour: str = "auto") -> None:
     """Per table/partition: base, deltas and delete deltas, delta/base ratio, obsolete and aborted directories,
     aborted transactions, the queued and the last compaction. TABLE is [db.]table; default: every ACID table."""
     from airflow_acid.compactor.settings import CompactorSettingsError, table_thresholds
@@ -337,7 +376,7 @@ def health(table: str | None, database: str | None, metastore_url: str | None, w
 
     if table is not None and database is not None:
         raise _Failure("give either TABLE or --database, not both", 2)
-    with _open_warehouse(metastore_url, warehouse) as wh:
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         rows = table_health(wh, table) if table is not None else warehouse_health(wh, database)
         if as_json:
             _echo_json([r.to_dict() for r in rows])
@@ -390,12 +429,12 @@ def _health_table(rows: list[Any], limits: dict[str, tuple[int, float] | None]) 
 @click.option("--partition", default=None, metavar="'k=v[/k2=v2]'", help="The partition, e.g. 'ds=2024-01-01'.")
 @warehouse_options
 @_handles_errors
-def why(table: str, partition: str | None, metastore_url: str | None, warehouse: Path | str | None,
-        as_json: bool) -> None:
+def why(table: str, partition: str | None, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
+        flavour: str = "auto") -> None:
     """Why TABLE (or one partition of it) was or was not compacted, and what keeps its old files from being cleaned."""
     from airflow_acid.operations import explain
 
-    with _open_warehouse(metastore_url, warehouse) as wh:
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         e = explain(wh, table, partition)
     if as_json:
         _echo_json(e.to_dict())
@@ -420,15 +459,19 @@ def why(table: str, partition: str | None, metastore_url: str | None, warehouse:
 @click.option("--dry-run", is_flag=True, help="Only say what would be deleted and why; change nothing.")
 @warehouse_options
 @_handles_errors
-def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | None, as_json: bool) -> None:
+def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
+            flavour: str = "auto") -> None:
     """Run one Cleaner cycle: delete what compactions and aborted writers made obsolete, once no reader can still
     need it; list what waits and which open transactions block it."""
     from airflow_acid.compactor.cleaner import Cleaner
 
-    with _open_warehouse(metastore_url, warehouse) as wh:
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         report = Cleaner(wh.metastore, filesystem=wh.filesystem).run_cycle(dry_run=dry_run)
     if as_json:
         _echo_json(dataclasses.asdict(report))
+        return
+    if report.skipped:
+        _say(f"Cleaner {report.skipped}", "yellow")
         return
     entries = report.entries + report.abort_cleanups + report.waiting
     if not entries:
@@ -451,3 +494,23 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+# --- hive ---------------------------------------------------------------------------------------------------------
+
+
+@main.group()
+def hive() -> None:
+    """Commands for an existing Hive 4 metastore database (airflow-acid never alters Hive's schema by itself)."""
+
+
+@hive.command("create-decisions-table")
+@click.option("--metastore-url", envvar=METASTORE_URL_ENV, required=True,
+              help=f"SQLAlchemy URL of the Hive metastore database (env {METASTORE_URL_ENV}).")
+@_handles_errors
+def create_decisions_table(metastore_url: str) -> None:
+    """Add airflow-acid's one extra table, ACID_INITIATOR_DECISIONS (the Initiator's latest decision per table or
+    partition, shown by 'why'), to a Hive metastore database. Hive does not read it; without it nothing is recorded."""
+    with _metastore(metastore_url, flavour="hive") as ms:
+        created = ms.create_decisions_table()
+    _say(f"{'created' if created else 'already present:'} ACID_INITIATOR_DECISIONS in {ms.url}")

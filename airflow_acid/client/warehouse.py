@@ -97,17 +97,20 @@ class AcidWarehouse:
     def __init__(self, metastore_url: str | Metastore | None = None, warehouse: str | os.PathLike | None = None, *,
                  conf: MetastoreConf | None = None, filesystem: fsspec.AbstractFileSystem | None = None,
                  user: str | None = None, host: str | None = None, init: bool = True,
-                 storage_options: StorageOptions | Mapping[str, Any] | None = None) -> None:
+                 storage_options: StorageOptions | Mapping[str, Any] | None = None,
+                 flavour: str | None = None) -> None:
         """``storage_options``: endpoint, region, anonymous, profile of an object-store warehouse (no secrets:
-        credentials come from the environment); they make :attr:`filesystem` unless one is given."""
+        credentials come from the environment); they make :attr:`filesystem` unless one is given. ``flavour``:
+        ``acid`` (airflow-acid's own metastore), ``hive`` (an existing Hive 4 metastore database) or None/``auto``
+        (detected)."""
         if isinstance(metastore_url, Metastore):
             self.metastore = metastore_url
             self._owns_metastore = False
         else:
-            self.metastore = Metastore(metastore_url or default_url(), conf or MetastoreConf())
+            self.metastore = Metastore(metastore_url or default_url(), conf or MetastoreConf(), flavour=flavour)
             self._owns_metastore = True
         self.conf = self.metastore.conf
-        if init:
+        if init and not self.metastore.profile.is_hive:  # Hive's schema is Hive's: used as it is, never migrated
             self.metastore.init()
         if warehouse is None:
             home = Path(os.environ.get(HOME_ENV, Path.home() / "airflow-acid")).expanduser()

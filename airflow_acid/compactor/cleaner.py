@@ -40,7 +40,7 @@ from airflow_acid.acid.writeids import (
     ValidWriteIdList,
 )
 from airflow_acid.errors import AcidError
-from airflow_acid.metastore import Metastore
+from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import AbortCleanupCandidate, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
@@ -125,6 +125,8 @@ class CleanerReport:
     entries: list[CleanerEntry] = field(default_factory=list)
     waiting: list[CleanerEntry] = field(default_factory=list)
     abort_cleanups: list[CleanerEntry] = field(default_factory=list)
+    skipped: str | None = None
+    """Why the cycle did nothing (on a Hive metastore: Hive's own Cleaner holds its AUX_TABLE mutex)."""
 
     @property
     def deletions(self) -> list[Deletion]:
@@ -143,7 +145,23 @@ class Cleaner:
     # --- entry points ------------------------------------------------------------------------------------
 
     def run_cycle(self, dry_run: bool = False) -> CleanerReport:
-        """Clean every ready row, report the rows that must wait and why, then clean aborted writes (§6.5)."""
+        """Clean every ready row, report the rows that must wait and why, then clean aborted writes (§6.5). On a Hive
+        metastore the cycle holds Hive's ``Cleaner`` mutex, and is skipped while Hive's Cleaner holds it."""
+        held = None
+        if self.metastore.profile.is_hive:
+            held = hive_mutex.try_acquire(self.metastore.db, hive_mutex.CLEANER)
+            if held is None:
+                message = ("skipped: Hive's Cleaner is running (AUX_TABLE mutex 'Cleaner' is locked); set "
+                           "hive.compactor.cleaner.on=false in Hive to let airflow-acid clean")
+                log.warning("Cleaner cycle %s", message)
+                return CleanerReport(dry_run, skipped=message)
+        try:
+            return self._cycle(dry_run)
+        finally:
+            if held is not None:
+                held.release()
+
+    def _cycle(self, dry_run: bool) -> CleanerReport:
         report = CleanerReport(dry_run)
         ready = self._ready()
         for info in ready:

@@ -142,6 +142,13 @@ class AcidMetastoreHook(BaseHook):
         extra = self.connection.extra_dejson if self.connection is not None else {}
         return str(extra.get("warehouse") or embedded_home() / WAREHOUSE_DIR)
 
+    @property
+    def flavour(self) -> str | None:
+        """The ``flavour`` extra: ``hive`` for an existing Hive 4 metastore database, ``acid`` for airflow-acid's own,
+        absent or ``auto`` to detect it (Hive's VERSION/CTLGS tables)."""
+        extra = self.connection.extra_dejson if self.connection is not None else {}
+        return extra.get("flavour") or None
+
     def get_settings(self) -> MetastoreConf:
         """Hive's settings from the ``[acid]`` section (or the ones given to the hook)."""
         if self._settings is None:
@@ -163,7 +170,7 @@ class AcidMetastoreHook(BaseHook):
         Cleaner of any task reach the warehouse's store."""
         if self._metastore is None:
             self.get_storage_options().apply(protocols_for(self.warehouse_location))
-            metastore = Metastore(self.get_uri(), self.get_settings())
+            metastore = Metastore(self.get_uri(), self.get_settings(), flavour=self.flavour)
             if self.is_embedded:
                 metastore.init()
             self.log.info("ACID metastore %s (connection %s%s)", metastore.url, self.acid_conn_id,

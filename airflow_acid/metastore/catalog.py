@@ -8,6 +8,7 @@ cannot change after creation.
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,7 +19,9 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
-from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.flavour import DEFAULT_CATALOG, HiveMetastoreError, profile_of
+from airflow_acid.metastore.hive_schema import HIVE_DBS, HIVE_SDS
 from airflow_acid.metastore.hive_types import is_primitive, normalize_type
 from airflow_acid.metastore.locations import check_free, normalize_location
 from airflow_acid.metastore.partitions import (
@@ -40,6 +43,8 @@ from airflow_acid.metastore.schema import (
     TBLS,
 )
 from airflow_acid.metastore.txn_records import delete_txn_records
+
+log = logging.getLogger(__name__)
 
 MANAGED_TABLE = "MANAGED_TABLE"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
@@ -262,17 +267,26 @@ def _validate_threshold(table: str, key: str, value: str) -> None:
 
 
 class Catalog:
-    """Databases, tables and partitions of the warehouse."""
+    """Databases, tables and partitions of the warehouse. On a Hive metastore it is read-only: DDL belongs to Hive."""
 
     def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
         self.db = db
         self.conf = conf or MetastoreConf()
+
+    def _refuse_ddl(self, what: str) -> None:
+        """DDL on a Hive metastore is Hive's (HMS keeps ids, notifications, statistics and privileges in step)."""
+        if self.db.profile.is_hive:
+            raise HiveMetastoreError(
+                f"cannot {what}: the metastore at {self.db.url} is a Hive metastore and its catalog is read-only for "
+                "airflow-acid; run the DDL in Hive (beeline / HiveServer2) or through the Hive Metastore service. "
+                "Transactional writes into existing tables and partitions work here.")
 
     # --- databases ----------------------------------------------------------------------------------
 
     def create_database(self, name: str, location: str, *, description: str | None = None, owner: str | None = None,
                         params: Mapping[str, object] | None = None, if_not_exists: bool = False) -> DatabaseInfo:
         """Create a database at ``location`` (e.g. ``<warehouse>/<name>.db``) with optional parameters."""
+        self._refuse_ddl(f"create database {name}")
         name = validate_name("database", name)
         if not isinstance(location, str) or not location.strip():
             raise InvalidInputError(f"database {name}: location must be a non-empty path or URI")
@@ -296,10 +310,17 @@ class Catalog:
         return self.db.run(lambda conn: _load_database(conn, name), what=f"get database {name}")
 
     def list_databases(self) -> list[str]:
-        return self.db.run(lambda conn: list(conn.execute(sa.select(DBS.c.NAME).order_by(DBS.c.NAME)).scalars()))
+        def work(conn: Connection) -> list[str]:
+            if profile_of(conn).is_hive:
+                return list(conn.execute(sa.select(HIVE_DBS.c.NAME).where(HIVE_DBS.c.CTLG_NAME == DEFAULT_CATALOG)
+                                         .order_by(HIVE_DBS.c.NAME)).scalars())
+            return list(conn.execute(sa.select(DBS.c.NAME).order_by(DBS.c.NAME)).scalars())
+
+        return self.db.run(work, what="list databases")
 
     def alter_database_params(self, name: str, params: Mapping[str, object | None]) -> DatabaseInfo:
         """Set (or, with value None, remove) database parameters such as ``no_auto_compaction``."""
+        self._refuse_ddl(f"alter database {name}")
         name = validate_name("database", name)
 
         def work(conn: Connection) -> DatabaseInfo:
@@ -316,6 +337,7 @@ class Catalog:
 
     def drop_database(self, name: str, *, cascade: bool = False, if_exists: bool = False) -> None:
         """Drop a database; with tables in it only when ``cascade`` (then its tables are dropped too)."""
+        self._refuse_ddl(f"drop database {name}")
         name = validate_name("database", name)
 
         def work(conn: Connection) -> None:
@@ -345,6 +367,7 @@ class Catalog:
                      properties: Mapping[str, object] | None = None, owner: str | None = None,
                      if_not_exists: bool = False) -> TableInfo:
         """Create a transactional table; ``location`` defaults to ``<database location>/<name>``."""
+        self._refuse_ddl(f"create table {database}.{name}")
         database = validate_name("database", database)
         name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
         full = f"{database}.{name}"
@@ -425,6 +448,7 @@ class Catalog:
 
     def drop_table(self, database: str, name: str, *, if_exists: bool = False) -> None:
         """Remove the table, its partitions and parameters from the catalog (files are not touched)."""
+        self._refuse_ddl(f"drop table {database}.{name}")
         database = validate_name("database", database)
         name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
 
@@ -443,6 +467,7 @@ class Catalog:
     def alter_table_properties(self, database: str, name: str, properties: Mapping[str, object] | None = None, *,
                                unset: Iterable[str] = ()) -> TableInfo:
         """ALTER TABLE … SET/UNSET TBLPROPERTIES with the transactional rules checked first."""
+        self._refuse_ddl(f"alter the properties of table {database}.{name}")
         database = validate_name("database", database)
         name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
         unset = list(unset)
@@ -473,8 +498,16 @@ class Catalog:
             tbl_id = _table_id(conn, _require_database(conn, database), table)
             if _partition_row(conn, tbl_id, part_name) is not None:
                 if if_not_exists:
+                    _warn_collation_twins(conn, info, tbl_id, part_name)
                     return _load_partition(conn, info, tbl_id, part_name)
                 raise AlreadyExistsError(f"partition {part_name} of table {info.full_name} already exists")
+            if profile_of(conn).is_hive:
+                # Hive-compatible choice: HMS's add_partitions also writes SERDES/CDS rows, notification events and
+                # statistics parameters; only Hive does that faithfully, so the user adds the partition there.
+                values = ", ".join(f"{k}='{v}'" for k, v in part_spec.items())
+                raise HiveMetastoreError(
+                    f"partition {part_name} of table {info.full_name} is not registered in the Hive metastore; "
+                    f"add it in Hive first (ALTER TABLE {info.full_name} ADD PARTITION ({values})), then write again")
             default_location = partition_location(info.location, part_name).rstrip("/")
             part_location = (location or default_location).rstrip("/")
             if part_location != default_location:
@@ -530,6 +563,7 @@ class Catalog:
     def alter_partition_params(self, database: str, table: str, spec: Mapping[str, object] | str,
                                params: Mapping[str, object | None]) -> PartitionInfo:
         """Set (or, with value None, remove) partition parameters such as ``no_cleanup``."""
+        self._refuse_ddl(f"alter a partition of {database}.{table}")
         database = validate_name("database", database)
         table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
@@ -550,6 +584,7 @@ class Catalog:
     def drop_partition(self, database: str, table: str, spec: Mapping[str, object] | str, *,
                        if_exists: bool = False) -> None:
         """Remove a partition from the catalog (its files are not touched)."""
+        self._refuse_ddl(f"drop a partition of {database}.{table}")
         database = validate_name("database", database)
         table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
@@ -598,8 +633,31 @@ def _insert(conn: Connection, table: sa.Table, values: dict, *, name: str) -> in
     try:
         with conn.begin_nested():
             return int(conn.execute(sa.insert(table).values(values)).inserted_primary_key[0])
-    except sa.exc.IntegrityError:
-        raise AlreadyExistsError(f"{name} already exists (created concurrently)") from None
+    except sa.exc.IntegrityError as exc:
+        if is_unique_violation(exc):
+            raise AlreadyExistsError(f"{name} already exists (created concurrently)") from None
+        raise MetastoreError(f"cannot register {name}: the database refused the {table.name} row "
+                             f"({_driver_message(exc)}); nothing was created") from exc
+
+
+_PG_UNIQUE_VIOLATION = "23505"
+_MYSQL_DUPLICATE_KEYS = (1062, 1586)
+
+
+def is_unique_violation(exc: sa.exc.IntegrityError) -> bool:
+    """Whether an IntegrityError is a duplicate key (not a NOT NULL, foreign key or check violation)."""
+    orig = exc.orig
+    if getattr(orig, "pgcode", None) is not None:
+        return orig.pgcode == _PG_UNIQUE_VIOLATION
+    args = getattr(orig, "args", ())
+    if args and isinstance(args[0], int):
+        return args[0] in _MYSQL_DUPLICATE_KEYS
+    text = str(orig)
+    return "UNIQUE constraint failed" in text or "PRIMARY KEY" in text and "constraint failed" in text
+
+
+def _driver_message(exc: sa.exc.DBAPIError) -> str:
+    return " ".join(str(exc.orig).split())[:300]
 
 
 def _insert_columns(conn: Connection, sd_id: int, tbl_id: int, cols: list[ColumnInfo], keys: list[ColumnInfo],
@@ -624,7 +682,44 @@ def _insert_table_params(conn: Connection, tbl_id: int, props: Mapping[str, str]
 
 
 def _database_id(conn: Connection, name: str) -> int | None:
+    if profile_of(conn).is_hive:  # DBS names are unique per catalog (CTLG_NAME); airflow-acid uses Hive's default
+        return conn.execute(sa.select(HIVE_DBS.c.DB_ID).where(HIVE_DBS.c.NAME == name,
+                                                             HIVE_DBS.c.CTLG_NAME == DEFAULT_CATALOG)
+                            ).scalar_one_or_none()
     return conn.execute(sa.select(DBS.c.DB_ID).where(DBS.c.NAME == name)).scalar_one_or_none()
+
+
+_warned_twins: set[tuple[str, str]] = set()
+
+
+def _warn_collation_twins(conn: Connection, info: TableInfo, tbl_id: int, part_name: str) -> None:
+    """On a Hive metastore whose transactional tables compare names case- and accent-insensitively (Hive's MySQL
+    latin1 tables), warn once per partition that has a registered twin differing only in case or accents: Hive's
+    and airflow-acid's queries then track both as one entity (commits, queue, cleanup), as Hive itself does."""
+    profile = profile_of(conn)
+    if not profile.case_insensitive_names or (info.full_name, part_name) in _warned_twins:
+        return
+    collation = profile.entity_collation
+    twins = list(conn.execute(sa.text(
+        f"SELECT PART_NAME FROM PARTITIONS WHERE TBL_ID = :tbl AND PART_NAME <> :name AND "
+        f"CONVERT(PART_NAME USING latin1) COLLATE {collation} = CONVERT(:name USING latin1) COLLATE {collation}"),
+        {"tbl": tbl_id, "name": part_name}).scalars())
+    _warned_twins.add((info.full_name, part_name))
+    if twins:
+        log.warning(
+            "partition %s of %s and %s differ only in case or accents, which this Hive metastore's transactional "
+            "tables do not distinguish (collation %s): commits, compaction requests and cleanup records of these "
+            "partitions are tracked as one, by Hive and by airflow-acid alike. Compacting one of them can clear the "
+            "other's pending-compaction records (it is then compacted only after its next write or on request). "
+            "Data and reads are not affected; use partition values that differ by more than case or accents.",
+            part_name, info.full_name, ", ".join(twins), collation)
+
+
+def _to_ms(conn: Connection, create_time: int | None) -> int | None:
+    """Catalog CREATE_TIME in epoch ms (Hive stores seconds)."""
+    if create_time is None or not profile_of(conn).is_hive:
+        return create_time
+    return int(create_time) * 1000
 
 
 def _require_database(conn: Connection, name: str) -> int:
@@ -645,13 +740,14 @@ def _partition_row(conn: Connection, tbl_id: int, part_name: str):
 
 
 def _load_database(conn: Connection, name: str) -> DatabaseInfo:
-    row = conn.execute(sa.select(DBS).where(DBS.c.NAME == name)).first()
+    db_id = _database_id(conn, name)
+    row = None if db_id is None else conn.execute(sa.select(DBS).where(DBS.c.DB_ID == db_id)).first()
     if row is None:
         raise NoSuchObjectError(f"database {name} does not exist")
     params = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
         sa.select(DATABASE_PARAMS.c.PARAM_KEY, DATABASE_PARAMS.c.PARAM_VALUE).where(DATABASE_PARAMS.c.DB_ID == row.DB_ID))}
     return DatabaseInfo(name=row.NAME, location=row.DB_LOCATION_URI, description=row.DESC, owner=row.OWNER_NAME,
-                        create_time=row.CREATE_TIME, params=params)
+                        create_time=_to_ms(conn, row.CREATE_TIME), params=params)
 
 
 def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
@@ -660,8 +756,11 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
     if row is None:
         raise NoSuchObjectError(f"table {database}.{name} does not exist")
     sd = conn.execute(sa.select(SDS).where(SDS.c.SD_ID == row.SD_ID)).one()
+    cd_id = sd.SD_ID  # airflow-acid's own schema keys columns by SD_ID; Hive by SDS.CD_ID -> CDS
+    if profile_of(conn).is_hive:
+        cd_id = conn.execute(sa.select(HIVE_SDS.c.CD_ID).where(HIVE_SDS.c.SD_ID == sd.SD_ID)).scalar()
     cols = [ColumnInfo(r.COLUMN_NAME, r.TYPE_NAME, r.COMMENT) for r in conn.execute(
-        sa.select(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd.SD_ID).order_by(COLUMNS_V2.c.INTEGER_IDX))]
+        sa.select(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == cd_id).order_by(COLUMNS_V2.c.INTEGER_IDX))]
     keys = [ColumnInfo(r.PKEY_NAME, r.PKEY_TYPE, r.PKEY_COMMENT) for r in conn.execute(
         sa.select(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == row.TBL_ID).order_by(PARTITION_KEYS.c.INTEGER_IDX))]
     buckets = list(conn.execute(sa.select(BUCKETING_COLS.c.BUCKET_COL_NAME).where(BUCKETING_COLS.c.SD_ID == sd.SD_ID)
@@ -670,7 +769,7 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
         sa.select(TABLE_PARAMS.c.PARAM_KEY, TABLE_PARAMS.c.PARAM_VALUE).where(TABLE_PARAMS.c.TBL_ID == row.TBL_ID))}
     return TableInfo(database=database, name=row.TBL_NAME, columns=cols, partition_keys=keys, bucket_cols=buckets,
                      num_buckets=sd.NUM_BUCKETS, location=sd.LOCATION, properties=props, owner=row.OWNER,
-                     create_time=row.CREATE_TIME, table_type=row.TBL_TYPE)
+                     create_time=_to_ms(conn, row.CREATE_TIME), table_type=row.TBL_TYPE)
 
 
 def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: str) -> PartitionInfo:
@@ -681,7 +780,8 @@ def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: s
         sa.select(PARTITION_PARAMS.c.PARAM_KEY, PARTITION_PARAMS.c.PARAM_VALUE)
         .where(PARTITION_PARAMS.c.PART_ID == row.PART_ID))}
     return PartitionInfo(database=info.database, table=info.name, name=part_name,
-                         spec=parse_partition_name(part_name), location=row.LOCATION, create_time=row.CREATE_TIME,
+                         spec=parse_partition_name(part_name), location=row.LOCATION,
+                         create_time=_to_ms(conn, row.CREATE_TIME),
                          params=params)
 
 

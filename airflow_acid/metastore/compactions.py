@@ -22,6 +22,8 @@ from airflow_acid.metastore.aborts import abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.flavour import profile_of
+from airflow_acid.metastore.hive_schema import HIVE_CQ_META
 from airflow_acid.metastore.partitions import entity_name, normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
@@ -347,12 +349,13 @@ class CompactionQueue:
                          f"/{partition}" if partition else "", message)
                 return EnqueueResult(-1, CompactionState.REFUSED, message)
             cq_id = _next_id(conn)
-            conn.execute(sa.insert(CQ).values(
+            profile = profile_of(conn)
+            conn.execute(sa.insert(profile.writable(CQ)).values(profile.with_extras(CQ, dict(
                 CQ_ID=cq_id, CQ_DATABASE=db, CQ_TABLE=table, CQ_PARTITION=partition,
                 CQ_STATE=CompactionState.INITIATED.value, CQ_TYPE=type.value, CQ_TBLPROPERTIES=encoded,
                 CQ_ENQUEUE_TIME=now_ms(conn), CQ_RUN_AS=run_as, CQ_INITIATOR_ID=initiator_id,
                 CQ_INITIATOR_VERSION=initiator_version, CQ_POOL_NAME=pool or None,
-                CQ_NUMBER_OF_BUCKETS=number_of_buckets, CQ_ORDER_BY=order_by, CQ_RETRY_RETENTION=0))
+                CQ_NUMBER_OF_BUCKETS=number_of_buckets, CQ_ORDER_BY=order_by, CQ_RETRY_RETENTION=0))))
             return EnqueueResult(cq_id, CompactionState.INITIATED)
 
         return self.db.run(work, what=f"enqueue compaction of {db}.{table}", recover=recover)
@@ -425,7 +428,7 @@ class CompactionQueue:
             if run_as is not None:
                 values["CQ_RUN_AS"] = run_as
             if hadoop_job_id is not None:
-                values["CQ_HADOOP_JOB_ID"] = hadoop_job_id[:128]
+                values["CQ_HADOOP_JOB_ID"] = _job_id(conn, cq_id, hadoop_job_id)
             conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(values))
             insert_txn_components(conn, txn_id, info.database, info.table,
                                   [info.partition] if info.partition else None, OperationType.COMPACT,
@@ -438,7 +441,7 @@ class CompactionQueue:
         """Store the Spark application / job id of a running compaction (CQ_HADOOP_JOB_ID)."""
         def work(conn: Connection) -> None:
             self._queued(conn, cq_id, None, "set the job id of")
-            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(CQ_HADOOP_JOB_ID=job_id[:128]))
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(CQ_HADOOP_JOB_ID=_job_id(conn, cq_id, job_id)))
 
         self.db.run(work, what=f"set job id of compaction {cq_id}")
 
@@ -488,7 +491,8 @@ class CompactionQueue:
         def work(conn: Connection) -> int:
             cc_id = _next_id(conn)
             now = now_ms(conn)
-            conn.execute(sa.insert(CC).values(
+            profile = profile_of(conn)
+            conn.execute(sa.insert(profile.writable(CC)).values(**profile.extra_values(CC.name),
                 CC_ID=cc_id, CC_DATABASE=db, CC_TABLE=table, CC_PARTITION=partition,
                 CC_STATE=CompactionState.DID_NOT_INITIATE.value, CC_TYPE=type.value, CC_ENQUEUE_TIME=now,
                 CC_START=now, CC_END=now, CC_ERROR_MESSAGE=message, CC_INITIATOR_ID=initiator_id,
@@ -972,16 +976,37 @@ def _parse_order_by(order_by: str | Sequence[str]) -> list[tuple[str, bool]]:
     return result
 
 
+def _job_id(conn: Connection, cq_id: int, job_name: str) -> str:
+    """The job id stored for a job name: shortened to the column's width (Hive: varchar(32)); the full name is
+    logged with it so SHOW COMPACTIONS' id leads to the job."""
+    job_id = profile_of(conn).job_id(job_name)
+    if job_id != job_name:
+        log.info("compaction %d: job %s is recorded as job id %s (CQ_HADOOP_JOB_ID holds %d characters)", cq_id,
+                 job_name, job_id, len(job_id))
+    return job_id
+
+
 def _copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: int, *,
                      error_message: str | None = None) -> None:
-    """INSERT INTO COMPLETED_COMPACTIONS … SELECT … FROM COMPACTION_QUEUE for one row, with a new state and end."""
+    """INSERT INTO COMPLETED_COMPACTIONS … SELECT … FROM COMPACTION_QUEUE for one row, with a new state and end.
+    Hive's CQ_META_INFO goes along as CC_META_INFO, and newer schemas' catalog columns with their value."""
+    profile = profile_of(conn)
     columns = [c for c in _SHARED if c not in ("STATE", "ERROR_MESSAGE")]
+    extras = profile.extra_values(CC.name)
     select = sa.select(*[CQ.c[f"CQ_{c}"] for c in columns], sa.literal(state.value, CC.c.CC_STATE.type),
                        sa.literal(end, sa.BigInteger()),
-                       CQ.c.CQ_ERROR_MESSAGE if error_message is None else sa.literal(error_message, sa.Text()))
+                       CQ.c.CQ_ERROR_MESSAGE if error_message is None else sa.literal(error_message, sa.Text()),
+                       *[sa.literal(v, sa.String()) for v in extras.values()])
     select = select.where(CQ.c.CQ_ID == cq_id)
-    conn.execute(sa.insert(CC).from_select([f"CC_{c}" for c in columns] + ["CC_STATE", "CC_END", "CC_ERROR_MESSAGE"],
-                                           select))
+    names = [f"CC_{c}" for c in columns] + ["CC_STATE", "CC_END", "CC_ERROR_MESSAGE", *extras]
+    target = profile.writable(CC)
+    if profile.meta_info_columns:
+        cqm = HIVE_CQ_META.alias("CQM")
+        meta_of = sa.select(cqm.c.CQ_META_INFO).where(cqm.c.CQ_ID == cq_id).scalar_subquery()
+        select = select.add_columns(meta_of)
+        names.append("CC_META_INFO")
+        target = sa.table(CC.name, *[sa.column(n) for n in names])
+    conn.execute(sa.insert(target).from_select(names, select))
 
 
 def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None) -> None:

@@ -16,6 +16,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from airflow_acid.metastore.errors import MetastoreUnavailableError
+from airflow_acid.metastore.flavour import Flavour, SchemaProfile, detect, register
 from airflow_acid.metastore.schema import AUX_TABLE
 
 log = logging.getLogger(__name__)
@@ -84,9 +85,23 @@ class Database:
     """An engine plus the rules for using it: every state change is one transaction, retried as a whole
     on transient errors a bounded number of times, each retry logged."""
 
-    def __init__(self, url: str | Engine, *, retries: int = 10, **engine_kwargs) -> None:
+    def __init__(self, url: str | Engine, *, retries: int = 10, flavour: Flavour | str | None = None,
+                 **engine_kwargs) -> None:
         self.engine = url if isinstance(url, Engine) else create_engine(url, **engine_kwargs)
         self.retries = retries
+        self.flavour = Flavour.parse(flavour)
+        self._profile: SchemaProfile | None = None
+
+    @property
+    def profile(self) -> SchemaProfile:
+        """What kind of metastore this is (detected once from the live schema; see :mod:`.flavour`)."""
+        if self._profile is None:
+            self._profile = register(self.engine, detect(self.engine, self.flavour))
+        return self._profile
+
+    def forget_profile(self) -> None:
+        """Detect the profile again on next use (after the schema changed, e.g. ``init``)."""
+        self._profile = None
 
     @property
     def dialect(self) -> str:
@@ -101,6 +116,8 @@ class Database:
     @contextmanager
     def begin(self) -> Iterator[Connection]:
         """One database transaction, no retry. State changes go through :meth:`run` instead."""
+        if self._profile is None:
+            _ = self.profile  # detect the flavour before the first transaction uses it
         with self.engine.begin() as conn:
             yield conn
 

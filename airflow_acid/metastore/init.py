@@ -19,7 +19,8 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.db import Database
-from airflow_acid.metastore.schema import NEXT_COMPACTION_QUEUE_ID, NEXT_LOCK_ID, TXN_LOCK_TBL
+from airflow_acid.metastore.flavour import HiveMetastoreError
+from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS, NEXT_COMPACTION_QUEUE_ID, NEXT_LOCK_ID, TXN_LOCK_TBL
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,36 @@ def downgrade(db: Database | str, revision: str = "base") -> None:
 def init_schema(db: Database) -> None:
     """Bring an empty or older database to the current schema. Safe to call repeatedly."""
     upgrade(db, "head")
+    db.forget_profile()
     db.run(seed, what="seed metastore")
+
+
+def refuse_hive(database: Database, what: str) -> None:
+    """Raise :class:`HiveMetastoreError` when ``database`` is a Hive metastore: its schema belongs to Hive."""
+    database.forget_profile()
+    profile = database.profile
+    if profile.is_hive:
+        raise HiveMetastoreError(
+            f"refusing to {what} on {database.url}: it is a Hive metastore (schema {profile.hive_version}), whose "
+            "schema is managed by Hive's schematool; airflow-acid uses it as it is and never changes it. "
+            "Nothing to initialise — point airflow-acid at it directly (flavour hive); to record Initiator "
+            "decisions there, run: airflow-acid hive create-decisions-table")
+
+
+def create_decisions_table(database: Database) -> bool:
+    """Create ACID_INITIATOR_DECISIONS on a Hive metastore (explicit request only); False if it exists already."""
+    profile = database.profile
+    if not profile.is_hive:
+        raise HiveMetastoreError(f"{database.url} is not a Hive metastore; airflow-acid init creates the decisions "
+                                 "table with the rest of its schema")
+    if profile.decisions_table:
+        return False
+    with database.engine.begin() as conn:
+        ACID_INITIATOR_DECISIONS.create(conn, checkfirst=True)
+    database.forget_profile()
+    log.warning("created %s in the Hive metastore at %s (airflow-acid's Initiator decisions)",
+                ACID_INITIATOR_DECISIONS.name, database.url)
+    return True
 
 
 def _database(db: Database | str) -> tuple[Database, bool]:
@@ -86,6 +116,7 @@ def _database(db: Database | str) -> tuple[Database, bool]:
 def _migrate(db: Database | str, action, what: str) -> None:
     database, owned = _database(db)
     try:
+        refuse_hive(database, f"run the schema {what}")
         with database.engine.connect() as conn, _migration_lock(conn):
             _adopt_unversioned(conn)
             action(alembic_config(conn))

@@ -18,9 +18,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import CompactionState, CompactionType
+from airflow_acid.metastore import hive_mutex
 from airflow_acid.metastore.aborts import AbortGroup, abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex_value
+from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.schema import (
     ACID_INITIATOR_DECISIONS,
     AUX_TABLE,
@@ -35,6 +37,10 @@ from airflow_acid.metastore.schema import (
 )
 
 INITIATOR_MUTEX = "Initiator"
+HIVE_KEYS_OF_LEASE = {"Initiator": (hive_mutex.INITIATOR,), "HouseKeeper": (hive_mutex.HOUSEKEEPER,
+                                                                          hive_mutex.TXN_CLEANER)}
+"""On a Hive metastore a lease also holds these Hive mutexes (Hive's AcidHouseKeeperService and
+AcidTxnCleanerService together do what airflow-acid's HouseKeeper does)."""
 LEASE_SUFFIX = ".lease"
 _CHUNK = 500
 
@@ -131,6 +137,8 @@ class InitiatorStore:
     def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
         self.db = db
         self.conf = conf or MetastoreConf()
+        self._held: dict[str, list[hive_mutex.HeldMutex]] = {}
+        self._last_checked: dict[str, int] = {}
 
     # --- clock, lease and last-checked time -------------------------------------------------------------
 
@@ -152,10 +160,32 @@ class InitiatorStore:
                          .values(MT_KEY2=now + lease_ms, MT_COMMENT=holder[:255]))
             return LeaseState(True, holder, now + lease_ms)
 
-        return self.db.run(work, what=f"acquire {name} lease")
+        state = self.db.run(work, what=f"acquire {name} lease")
+        if state.acquired and self.db.profile.is_hive:
+            busy = self._hold_hive_mutexes(name)
+            if busy is not None:
+                self.release_lease(name, holder)
+                return LeaseState(False, f"Hive's {busy} (AUX_TABLE mutex {busy!r} is locked)", state.until_ms)
+        return state
+
+    def _hold_hive_mutexes(self, name: str) -> str | None:
+        """Lock Hive's mutexes of lease ``name`` for the cycle; the key of a busy one (nothing held then) or None."""
+        held = []
+        for key in HIVE_KEYS_OF_LEASE.get(name, (name,)):
+            mutex = hive_mutex.try_acquire(self.db, key)
+            if mutex is None:
+                for m in held:
+                    m.release()
+                return key
+            held.append(mutex)
+        self._held[name] = held
+        return None
 
     def release_lease(self, name: str, holder: str) -> None:
-        """Give the lease back (only if ``holder`` still holds it)."""
+        """Give the lease back (only if ``holder`` still holds it), and Hive's mutexes held with it."""
+        for mutex in self._held.pop(name, []):
+            stored = self._last_checked.pop(name, None) if mutex.key == name else None
+            mutex.release(stored)
         key = name + LEASE_SUFFIX
         self.db.run(lambda conn: conn.execute(
             sa.update(AUX_TABLE).where(AUX_TABLE.c.MT_KEY1 == key, AUX_TABLE.c.MT_COMMENT == holder[:255])
@@ -163,10 +193,18 @@ class InitiatorStore:
 
     def last_checked(self, name: str = INITIATOR_MUTEX) -> int:
         """MT_KEY2 of the mutex row: the start of the previous successful cycle (0 when none)."""
+        held = [m for m in self._held.get(name, []) if m.key == name]
+        if held:  # Hive's mutex row is locked by this process's own holding connection: read what it read
+            return held[0].last_update_ms
         return self.db.run(lambda conn: acquire_mutex(conn, name), what=f"read {name} last-checked time")
 
     def store_last_checked(self, value_ms: int, name: str = INITIATOR_MUTEX) -> None:
-        """Store the next cycle's last-checked time under the mutex row."""
+        """Store the next cycle's last-checked time under the mutex row (while Hive's mutex is held: written when
+        it is released, as Hive's releaseLocks(timestamp) does)."""
+        if any(m.key == name for m in self._held.get(name, [])):
+            self._last_checked[name] = int(value_ms)
+            return
+
         def work(conn: Connection) -> None:
             acquire_mutex(conn, name)
             set_mutex_value(conn, name, int(value_ms))
@@ -181,10 +219,11 @@ class InitiatorStore:
         when more were waiting, the latest-commit time of the last one taken (the next window must start there so
         nothing is lost), else None."""
         def work(conn: Connection) -> tuple[list[WriteCandidate], int | None]:
-            latest = sa.func.max(CTC.c.CTC_TIMESTAMP).label("latest")
+            profile = profile_of(conn)  # Hive: CTC_TIMESTAMP is a timestamp; compared and read back as epoch ms
+            latest = profile.commit_time_ms(sa.func.max(CTC.c.CTC_TIMESTAMP)).label("latest")
             query = sa.select(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION, latest)
             if since_ms is not None:
-                query = query.where(CTC.c.CTC_TIMESTAMP >= since_ms)
+                query = query.where(profile.commit_time_since(CTC.c.CTC_TIMESTAMP, since_ms))
             query = (query.group_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION)
                      .order_by(latest, CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION).limit(limit + 1))
             rows = conn.execute(query).all()
@@ -265,8 +304,9 @@ class InitiatorStore:
     # --- decisions --------------------------------------------------------------------------------------
 
     def record_decisions(self, records: Sequence[InitiatorDecisionRecord]) -> None:
-        """Replace the stored decision of every table/partition in ``records`` (one transaction)."""
-        if not records:
+        """Replace the stored decision of every table/partition in ``records`` (one transaction). A Hive metastore
+        without the decisions table records nothing (said once, when the metastore was first used)."""
+        if not records or not self.db.profile.decisions_table:
             return
         latest = {r.entity: r for r in records}
 
@@ -294,7 +334,11 @@ class InitiatorStore:
 
     def latest_decision(self, database: str, table: str, partition: str | None = None
                         ) -> InitiatorDecisionRecord | None:
-        """The stored decision for exactly this table/partition, or None if the Initiator never looked at it."""
+        """The stored decision for exactly this table/partition, or None if the Initiator never looked at it (or
+        decisions are not recorded: a Hive metastore without the decisions table)."""
+        if not self.db.profile.decisions_table:
+            return None
+
         def work(conn: Connection) -> InitiatorDecisionRecord | None:
             row = conn.execute(sa.select(AID).where(
                 _entity_filter(AID.c.AID_DATABASE, AID.c.AID_TABLE, AID.c.AID_PARTITION,
@@ -306,6 +350,9 @@ class InitiatorStore:
     def decisions(self, database: str | None = None, table: str | None = None,
                   outcome: Outcome | None = None) -> list[InitiatorDecisionRecord]:
         """Stored decisions filtered by database, table and outcome, by table then partition."""
+        if not self.db.profile.decisions_table:
+            return []
+
         def work(conn: Connection) -> list[InitiatorDecisionRecord]:
             conditions = []
             if database is not None:

@@ -29,6 +29,7 @@ from airflow_acid.metastore.errors import (
     TxnOpenError,
     TxnStateError,
 )
+from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import HIVE_LOCKS, NEXT_LOCK_ID, TXNS
 from airflow_acid.metastore.txns import insert_txn_components, lookup_write_id
@@ -272,13 +273,14 @@ class LockManager:
         lock_id = int(conn.execute(sa.select(NEXT_LOCK_ID.c.NL_NEXT).with_for_update()).scalar_one())
         conn.execute(sa.update(NEXT_LOCK_ID).values(NL_NEXT=lock_id + 1))
         now = now_ms(conn)
-        conn.execute(sa.insert(HIVE_LOCKS), [
+        profile = profile_of(conn)  # Hive 4.3+ adds HL_CATALOG (NOT NULL): filled with the default catalog
+        conn.execute(sa.insert(profile.writable(HIVE_LOCKS)), profile.with_extras(HIVE_LOCKS, [
             {"HL_LOCK_EXT_ID": lock_id, "HL_LOCK_INT_ID": i, "HL_TXNID": txn_id, "HL_DB": c.db,
              "HL_TABLE": c.table, "HL_PARTITION": c.partition, "HL_LOCK_STATE": LockState.WAITING.value,
              "HL_LOCK_TYPE": c.lock_type.value, "HL_LAST_HEARTBEAT": 0 if txn_id else now,
              "HL_USER": user[:128], "HL_HOST": host[:128], "HL_AGENT_INFO": agent_info[:128] if agent_info else None,
              "HL_HEARTBEAT_COUNT": 0}
-            for i, c in enumerate(components, start=1)])
+            for i, c in enumerate(components, start=1)]))
         return lock_id
 
     @staticmethod

@@ -10,6 +10,7 @@ from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.flavour import FLAVOUR_ENV, Flavour, SchemaProfile
 from airflow_acid.metastore.housekeeping import Housekeeping
 from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.locks import LockManager
@@ -34,13 +35,16 @@ class Metastore:
     tables is behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
-                 home: str | os.PathLike | None = None) -> None:
+                 home: str | os.PathLike | None = None, flavour: Flavour | str | None = None) -> None:
         self.conf = conf or MetastoreConf()
         if isinstance(url_or_db, Database):
             self.db = url_or_db
             self._owns_db = False
+            if flavour is not None:
+                self.db.flavour = Flavour.parse(flavour)
         else:
-            self.db = Database(url_or_db or default_url(home), retries=self.conf.transient_error_retries)
+            self.db = Database(url_or_db or default_url(home), retries=self.conf.transient_error_retries,
+                               flavour=flavour if flavour is not None else os.environ.get(FLAVOUR_ENV))
             self._owns_db = True
         self.txns = TxnStore(self.db, self.conf)
         self.snapshots = Snapshots(self.db, self.conf)
@@ -59,11 +63,28 @@ class Metastore:
         return Metastore(self.db, conf)
 
     def init(self) -> Metastore:
-        """Create or upgrade the schema to the latest migration (idempotent); returns self."""
+        """Create or upgrade the schema to the latest migration (idempotent); returns self. Refused on a Hive
+        metastore (:class:`HiveMetastoreError`): Hive's schematool owns that schema."""
         from airflow_acid.metastore.init import init_schema
 
         init_schema(self.db)
         return self
+
+    @property
+    def profile(self) -> SchemaProfile:
+        """The kind of metastore database (airflow-acid's own or Hive's) and the schema facts that matter."""
+        return self.db.profile
+
+    @property
+    def flavour(self) -> Flavour:
+        return self.profile.flavour
+
+    def create_decisions_table(self) -> bool:
+        """On a Hive metastore, create airflow-acid's ACID_INITIATOR_DECISIONS table (its only addition there, made
+        only on request). Returns False when it already existed."""
+        from airflow_acid.metastore.init import create_decisions_table
+
+        return create_decisions_table(self.db)
 
     @property
     def url(self) -> str:

@@ -26,6 +26,7 @@ from airflow_acid.metastore.errors import (
     TxnStateError,
     WriteConflictError,
 )
+from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
@@ -224,7 +225,8 @@ def insert_txn_components(
         if p not in existing
     ]
     if rows:
-        conn.execute(sa.insert(TXN_COMPONENTS), rows)
+        profile = profile_of(conn)
+        conn.execute(sa.insert(profile.writable(TXN_COMPONENTS)), profile.with_extras(TXN_COMPONENTS, rows))
     return len(rows)
 
 
@@ -280,9 +282,11 @@ def allocate_write_ids_in(conn: Connection, txn_ids: Sequence[int], db: str, tab
         return existing
     first = _reserve_write_ids(conn, db, table, len(missing))
     new = {txn_id: first + i for i, txn_id in enumerate(missing)}
+    profile = profile_of(conn)
     conn.execute(
-        sa.insert(TXN_TO_WRITE_ID),
-        [{"T2W_TXNID": t, "T2W_DATABASE": db, "T2W_TABLE": table, "T2W_WRITEID": w} for t, w in new.items()],
+        sa.insert(profile.writable(TXN_TO_WRITE_ID)),
+        profile.with_extras(TXN_TO_WRITE_ID, [{"T2W_TXNID": t, "T2W_DATABASE": db, "T2W_TABLE": table,
+                                               "T2W_WRITEID": w} for t, w in new.items()]),
     )
     return {**existing, **new}
 
@@ -295,7 +299,9 @@ def _reserve_write_ids(conn: Connection, db: str, table: str, count: int) -> int
     if current is None:
         try:
             with conn.begin_nested():
-                conn.execute(sa.insert(NEXT_WRITE_ID).values(NWI_DATABASE=db, NWI_TABLE=table, NWI_NEXT=1 + count))
+                profile = profile_of(conn)
+                conn.execute(sa.insert(profile.writable(NEXT_WRITE_ID)).values(profile.with_extras(
+                    NEXT_WRITE_ID, {"NWI_DATABASE": db, "NWI_TABLE": table, "NWI_NEXT": 1 + count})))
             return 1
         except sa.exc.IntegrityError:
             current = conn.execute(select_next).scalar_one()  # a concurrent first allocation won the insert
@@ -476,16 +482,18 @@ class TxnStore:
                                  winner_commit_id=int(conflict.WS_COMMIT_ID), database=conflict.WS_DATABASE,
                                  table=conflict.WS_TABLE, partition=conflict.WS_PARTITION,
                                  op=conflict.CUR_OP, winner_op=conflict.WS_OPERATION_TYPE)
+            ws_extras = profile_of(conn).extra_values(WRITE_SET.name)
             mine = (
                 sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,
                           TXN_COMPONENTS.c.TC_TXNID, sa.literal(commit_id, sa.BigInteger),
-                          TXN_COMPONENTS.c.TC_OPERATION_TYPE)
+                          TXN_COMPONENTS.c.TC_OPERATION_TYPE, *[sa.literal(v, sa.String()) for v in ws_extras.values()])
                 .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE),
                        TXN_COMPONENTS.c.TC_TABLE.is_not(None))
                 .distinct()
             )
-            conn.execute(sa.insert(WRITE_SET).from_select(
-                ["WS_DATABASE", "WS_TABLE", "WS_PARTITION", "WS_TXNID", "WS_COMMIT_ID", "WS_OPERATION_TYPE"], mine))
+            conn.execute(sa.insert(profile_of(conn).writable(WRITE_SET)).from_select(
+                ["WS_DATABASE", "WS_TABLE", "WS_PARTITION", "WS_TXNID", "WS_COMMIT_ID", "WS_OPERATION_TYPE",
+                 *ws_extras], mine))
 
         if txn_type in _COMPACTION_TYPES or txn_type is TxnType.SOFT_DELETE:
             if commit_id is None:
@@ -495,16 +503,21 @@ class TxnStore:
                          .values(CQ_NEXT_TXN_ID=commit_id, CQ_COMMIT_TIME=now))
         elif txn_type is not TxnType.READ_ONLY:
             flag = UpdateDelete.YES.value if has_update_delete else UpdateDelete.NO.value
+            # Hive's CTC_TIMESTAMP is a timestamp filled by its column default; airflow-acid's own is epoch ms.
+            profile = profile_of(conn)
+            stamp = profile.commit_time_value(now)
+            extras = profile.extra_values(COMPLETED_TXN_COMPONENTS.name)
             moved = (
                 sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE,
-                          TXN_COMPONENTS.c.TC_PARTITION, sa.literal(now, sa.BigInteger), TXN_COMPONENTS.c.TC_WRITEID,
-                          sa.literal(flag, sa.CHAR(1)))
+                          TXN_COMPONENTS.c.TC_PARTITION,
+                          *([] if stamp is None else [sa.literal(stamp, sa.BigInteger)]), TXN_COMPONENTS.c.TC_WRITEID,
+                          sa.literal(flag, sa.CHAR(1)), *[sa.literal(v, sa.String()) for v in extras.values()])
                 .where(TXN_COMPONENTS.c.TC_TXNID == txn_id,
                        TXN_COMPONENTS.c.TC_OPERATION_TYPE != OperationType.COMPACT.value)
             )
-            conn.execute(sa.insert(COMPLETED_TXN_COMPONENTS).from_select(
-                ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", "CTC_TIMESTAMP", "CTC_WRITEID",
-                 "CTC_UPDATE_DELETE"], moved))
+            conn.execute(sa.insert(profile.writable(COMPLETED_TXN_COMPONENTS)).from_select(
+                ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION",
+                 *([] if stamp is None else ["CTC_TIMESTAMP"]), "CTC_WRITEID", "CTC_UPDATE_DELETE", *extras], moved))
         if txn_type is not TxnType.READ_ONLY:
             conn.execute(sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == txn_id))
         conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == txn_id))

@@ -103,7 +103,8 @@ def explain(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] |
         summary=[], evaluation=evaluation,
         cleanup=[{"compaction_id": e.compaction_id, "status": e.status, "message": e.message,
                   "deletions": [{"path": d.path, "reason": d.reason} for d in e.deletions]} for e in cleanup])
-    explanation.summary = _summary(explanation, record, current, cleanup, ms.conf)
+    explanation.summary = _summary(explanation, record, current, cleanup, ms.conf,
+                                   decisions_recorded=ms.profile.decisions_table)
     return explanation
 
 
@@ -198,7 +199,7 @@ def _reason_body(reason: str) -> str:
 
 
 def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: CompactionInfo | None,
-             cleanup: list[CleanerEntry], conf: MetastoreConf) -> list[str]:
+             cleanup: list[CleanerEntry], conf: MetastoreConf, *, decisions_recorded: bool = True) -> list[str]:
     now = int(time.time() * 1000)
     out: list[str] = []
     if current is not None:
@@ -209,7 +210,10 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
             out.append(f"{current.type.display} compaction {current.id} of {e.name} is queued "
                        f"{_when(current.enqueue_time, now)} and waits for a worker of pool "
                        f"'{current.pool_name or 'default'}' (the acid_compaction DAG).")
-    if record is None:
+    if record is None and not decisions_recorded:
+        out.append("The Initiator's decisions are not recorded on this Hive metastore (no ACID_INITIATOR_DECISIONS "
+                   "table; create it with: airflow-acid hive create-decisions-table).")
+    elif record is None:
         out.append(f"The Initiator has not evaluated {e.name} yet: it only looks at tables and partitions with "
                    "writes committed since its previous cycle.")
     else:

@@ -257,5 +257,6 @@ def test_init_and_status_print_json(tmp_path, monkeypatch):
             w.create_table(name, COLUMNS)
     status = CliRunner().invoke(main, ["status", "--warehouse", str(tmp_path / "wh"), "--metastore-url", url, "--json"])
     assert status.exit_code == 0, status.output
-    assert json.loads(status.stdout) == {"tables": {"demo.customers": 3, "demo.sales": 0, "demo.audit_log": 0},
+    assert json.loads(status.stdout) == {"metastore": {"url": url, "flavour": "acid"},
+                                         "tables": {"demo.customers": 3, "demo.sales": 0, "demo.audit_log": 0},
                                          "compactions": []}

@@ -20,9 +20,21 @@ def run_offline() -> None:
         context.run_migrations()
 
 
+def _refuse_hive(connection) -> None:
+    """Never migrate a Hive metastore (Hive's schematool owns it), however Alembic was started."""
+    import sqlalchemy as sa
+
+    from airflow_acid.metastore.flavour import HiveMetastoreError
+
+    if {"VERSION", "CTLGS"} <= set(sa.inspect(connection).get_table_names()):
+        raise HiveMetastoreError("refusing to run airflow-acid migrations on a Hive metastore (it has Hive's VERSION "
+                                 "and CTLGS tables); its schema is managed by Hive's schematool")
+
+
 def run_online() -> None:
     connection = config.attributes.get("connection")
     if connection is not None:
+        _refuse_hive(connection)
         _configure(connection=connection)
         with context.begin_transaction():
             context.run_migrations()
@@ -32,6 +44,7 @@ def run_online() -> None:
     engine = create_engine(config.get_main_option("sqlalchemy.url"))
     try:
         with engine.begin() as conn:
+            _refuse_hive(conn)
             _configure(connection=conn)
             with context.begin_transaction():
                 context.run_migrations()

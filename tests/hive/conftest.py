@@ -1,0 +1,52 @@
+"""Fixtures of the Hive-metastore tests: a fresh database per Hive schema script (4.0.0 / 4.1.0 / 4.2.0 × PostgreSQL,
+MariaDB), loaded the way schematool loads it."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import SHARED, _server_database
+from tests.hive import hms
+
+MATRIX = [(backend, version) for backend in ("postgresql", "mariadb") for version in hms.VERSIONS]
+
+
+def load_hive_database(backend: str, version: str) -> tuple[str, callable]:
+    script = hms.script_path(SHARED, backend, version)
+    if not script.is_file():
+        pytest.fail(f"Hive schema script {script} not found; run the tests with ../shared beside the repository")
+    url, drop = _server_database(backend)
+    try:
+        hms.load_schema(url, script)
+    except BaseException:
+        drop()
+        raise
+    return url, drop
+
+
+@pytest.fixture(params=MATRIX, ids=[f"{b}-{v}" for b, v in MATRIX])
+def hive_url(request) -> str:
+    """A fresh database holding exactly what Hive's schematool creates for one version and engine."""
+    url, drop = load_hive_database(*request.param)
+    try:
+        yield url
+    finally:
+        drop()
+
+
+@pytest.fixture(scope="module", params=["postgresql", "mariadb"])
+def hive_42_url(request) -> str:
+    """One Hive 4.2.0 metastore database per engine, shared by a module (tests use their own database names)."""
+    url, drop = load_hive_database(request.param, "4.2.0")
+    try:
+        yield url
+    finally:
+        drop()
+
+
+@pytest.fixture
+def hive_engine(hive_url):
+    engine = sa.create_engine(hive_url)
+    yield engine
+    engine.dispose()
