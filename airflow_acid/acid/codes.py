@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import enum
 
+from airflow_acid.errors import AcidInputError
+
 
 class TxnState(str, enum.Enum):
     """TXNS.TXN_STATE."""
@@ -108,7 +110,7 @@ class CompactionType(str, enum.Enum):
         for member in cls:
             if value.upper() == member.name or value == member.value:
                 return member
-        raise ValueError(f"unknown compaction type {text!r}; use 'major' or 'minor'")
+        raise AcidInputError(f"unknown compaction type {text!r}; use 'major' or 'minor'")
 
 
 class CompactionState(str, enum.Enum):
@@ -134,7 +136,7 @@ class CompactionState(str, enum.Enum):
         for member in cls:
             if value == member.value or value.lower() in (member.display, member.name.lower()):
                 return member
-        raise ValueError(f"unknown compaction state {text!r}")
+        raise AcidInputError(f"unknown compaction state {text!r}")
 
     @property
     def is_queued(self) -> bool:

@@ -42,7 +42,7 @@ def test_partition_below_thresholds_then_compacted_and_blocked_by_a_reader(wh):
     assert e.decision["outcome"] == "queued" and e.decision["compaction_id"] == result.compaction_id
     assert e.current_compaction == {**e.current_compaction, "id": result.compaction_id, "state": "initiated",
                                     "type": "MAJOR", "pool": pool}
-    assert e.evaluation["blocked_by"] == f"compaction {result.compaction_id} of ops.{info.name}.ds=a is already " \
+    assert e.evaluation["blocked_by"] == f"compaction {result.compaction_id} of ops.{info.name}/ds=a is already " \
                                          "'initiated'"
     assert e.summary[0].startswith(f"MAJOR compaction {result.compaction_id} of ops.{info.name}/ds=a is queued")
 
