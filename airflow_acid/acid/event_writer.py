@@ -390,6 +390,7 @@ class EventFileWriter:
 
     def _end_stripe(self) -> int:
         length = self._writer.write_intermediate_footer()
+        assert self._last_key is not None, "a stripe ends only after rows were written"
         self._key_index.append(self._last_key)
         self._stripe_rows_done.append(self._stripe_rows)
         self._stripe_rows = 0
@@ -414,6 +415,7 @@ class EventFileWriter:
             raise ValueError(f"{self.path}: writer is already closed")
         try:
             if self._stripe_rows:
+                assert self._last_key is not None, "rows were written"
                 self._key_index.append(self._last_key)
                 self._stripe_rows_done.append(self._stripe_rows)
             stats = AcidStats(*(int(c) for c in self._counts))
@@ -484,4 +486,5 @@ def write_event_file(directory: str | Storage, bucket_id: int, events: pa.Table,
     with EventFileWriter(directory, bucket_id, row_schema, kind=kind, options=options, filesystem=filesystem,
                          attempt_id=attempt_id) as writer:
         writer.write(sort_events(events))
+    assert writer.info is not None, "set by close() when the with block ends"
     return writer.info

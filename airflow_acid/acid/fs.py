@@ -68,7 +68,8 @@ class Storage:
         """
         found = self.fs.find(self.root, withdirs=self.is_local, detail=True)
         prefix = self.root.rstrip("/") + "/"
-        files, links = [], []
+        files: list[ListedFile] = []
+        links: list[str] = []
         for name, info in sorted(found.items()):
             if not name.startswith(prefix):
                 continue

@@ -331,7 +331,7 @@ class _Reader:
             expect = FileFormat.ACID if src.kind is SourceKind.EVENTS else None
             f = self.open(src, expect)
             mapping = self.column_map(f)
-            wanted = sorted({mapping[j] for j in self.read_columns if mapping[j] is not None})
+            wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
             if f.format is FileFormat.ACID:
                 yield from self._event_batches(f, mapping, wanted, deleted)
             else:

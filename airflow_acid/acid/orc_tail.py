@@ -62,6 +62,7 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes, bytes]]:
         start = pos
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == _VARINT:
             value, pos = _varint(data, pos)
         elif wire == _LENGTH:
@@ -74,6 +75,13 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes, bytes]]:
         else:
             raise OrcTailError(f"unsupported protobuf wire type {wire}")
         yield number, wire, value, data[start:pos]
+
+
+def _submessage(value: int | bytes, what: str) -> bytes:
+    """A length-delimited field's bytes (a nested message); a number there means the Footer is malformed."""
+    if not isinstance(value, bytes):
+        raise OrcTailError(f"malformed ORC Footer: {what} is not a length-delimited field")
+    return value
 
 
 def _length_field(number: int, payload: bytes) -> bytes:
@@ -152,9 +160,9 @@ class OrcTail:
         for number, _wire, value, _raw in _fields(self.footer):
             if number == _FOOTER_STRIPES:
                 n = 0
-                for sub, _w, v, _r in _fields(value):  # type: ignore[arg-type]
+                for sub, _w, v, _r in _fields(_submessage(value, "a StripeInformation")):
                     if sub == _STRIPE_NUMBER_OF_ROWS:
-                        n = int(v)  # type: ignore[arg-type]
+                        n = int(v)
                 rows.append(n)
         return rows
 
@@ -163,7 +171,7 @@ class OrcTail:
         items: dict[str, bytes] = {}
         for number, _wire, value, _raw in _fields(self.footer):
             if number == _FOOTER_METADATA:
-                parts = {n: v for n, _w, v, _r in _fields(value)}  # type: ignore[arg-type]
+                parts = {n: v for n, _w, v, _r in _fields(_submessage(value, "a UserMetadataItem"))}
                 items[bytes(parts.get(1, b"")).decode()] = bytes(parts.get(2, b""))
         return items
 

@@ -22,7 +22,7 @@ import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import fsspec
 import numpy as np
@@ -59,7 +59,7 @@ DEFAULT_DATABASE = "default"
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """The partition value Hive uses for NULL partition keys."""
 
-ColumnsSpec = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
+ColumnsSpec: TypeAlias = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
 
 
 @dataclass(frozen=True)

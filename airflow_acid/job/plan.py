@@ -246,13 +246,13 @@ def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool
             if len(s.outputs) != 1 or not isinstance(outputs[0], DeltaDir) or outputs[0].is_delete:
                 raise PlanError(f"{where}: an insert-only minor compaction's output is [delta_a_b_vC], got "
                                 f"{list(s.outputs)}")
-        elif len(s.outputs) != 2 or not all(isinstance(o, DeltaDir) for o in outputs) \
-                or [o.is_delete for o in outputs] != [False, True]:
+        elif [o.is_delete if isinstance(o, DeltaDir) else None for o in outputs] != [False, True]:
             raise PlanError(f"{where}: a minor compaction's outputs are [delta_a_b_vC, delete_delta_a_b_vC], "
                             f"got {list(s.outputs)}")
     elif len(s.outputs) != 1 or not isinstance(outputs[0], names.BaseDir):
         raise PlanError(f"{where}: a major compaction's output is [base_N_vC], got {list(s.outputs)}")
-    for name, out in zip(s.outputs, outputs):
+    named = [o for o in outputs if o is not None]  # all of them: the checks above admit base/delta names only
+    for name, out in zip(s.outputs, named):
         if out.visibility_txn_id != txn:
             raise PlanError(f"{where}: output {name} must carry the compactor transaction's visibility suffix "
                             f"_v{txn:07d}")
@@ -265,7 +265,9 @@ def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool
         raise PlanError(f"{where}: a minor compaction needs input deltas")
     if s.type is CompactionType.MAJOR:
         expected = s.output_range[1] if s.output_range else LONG_MIN
-        if outputs[0].write_id != expected:
+        base_out = outputs[0]
+        assert isinstance(base_out, names.BaseDir), "checked above"
+        if base_out.write_id != expected:
             raise PlanError(f"{where}: output {s.outputs[0]} must be base_{expected} (the highest input write id)")
 
 

@@ -451,7 +451,7 @@ class Catalog:
             table = _load_table(conn, database, name)
             merged = merge_properties(table.properties, dict(properties or {}), unset)
             validate_table_properties(table.full_name, merged, previous=table.properties, unset=unset)
-            tbl_id = _table_id(conn, _require_database(conn, database), name)
+            tbl_id = _require_table_id(conn, database, name)
             conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
             _insert_table_params(conn, tbl_id, merged)
             return _load_table(conn, database, name)
@@ -470,7 +470,7 @@ class Catalog:
             info = _load_table(conn, database, table)
             part_spec = info.partition_spec(spec)
             part_name = make_partition_name(part_spec)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            tbl_id = _require_table_id(conn, database, table)
             if _partition_row(conn, tbl_id, part_name) is not None:
                 if if_not_exists:
                     return _load_partition(conn, info, tbl_id, part_name)
@@ -507,7 +507,7 @@ class Catalog:
         def work(conn: Connection) -> PartitionInfo:
             info = _load_table(conn, database, table)
             part_name = _name_of(info, spec)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            tbl_id = _require_table_id(conn, database, table)
             if _partition_row(conn, tbl_id, part_name) is None:
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
             return _load_partition(conn, info, tbl_id, part_name)
@@ -521,7 +521,7 @@ class Catalog:
 
         def work(conn: Connection) -> list[PartitionInfo]:
             info = _load_table(conn, database, table)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            tbl_id = _require_table_id(conn, database, table)
             names = conn.execute(sa.select(PARTITIONS.c.PART_NAME).where(PARTITIONS.c.TBL_ID == tbl_id)).scalars()
             return [_load_partition(conn, info, tbl_id, n) for n in sorted(names)]
 
@@ -597,7 +597,9 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
 def _insert(conn: Connection, table: sa.Table, values: dict, *, name: str) -> int:
     try:
         with conn.begin_nested():
-            return int(conn.execute(sa.insert(table).values(values)).inserted_primary_key[0])
+            key = conn.execute(sa.insert(table).values(values)).inserted_primary_key
+            assert key is not None, "a single-row INSERT always reports its primary key"
+            return int(key[0])
     except sa.exc.IntegrityError:
         raise AlreadyExistsError(f"{name} already exists (created concurrently)") from None
 
@@ -637,6 +639,13 @@ def _require_database(conn: Connection, name: str) -> int:
 def _table_id(conn: Connection, db_id: int, name: str) -> int | None:
     return conn.execute(sa.select(TBLS.c.TBL_ID).where(TBLS.c.DB_ID == db_id, TBLS.c.TBL_NAME == name)
                         ).scalar_one_or_none()
+
+
+def _require_table_id(conn: Connection, database: str, name: str) -> int:
+    tbl_id = _table_id(conn, _require_database(conn, database), name)
+    if tbl_id is None:
+        raise NoSuchObjectError(f"table {database}.{name} does not exist")
+    return tbl_id
 
 
 def _partition_row(conn: Connection, tbl_id: int, part_name: str):
@@ -689,7 +698,7 @@ def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[s
     """(table info, table id, partition name, PARTITIONS row or None) for a spec of an existing table."""
     info = _load_table(conn, database, table)
     part_name = _name_of(info, spec)
-    tbl_id = _table_id(conn, _require_database(conn, database), table)
+    tbl_id = _require_table_id(conn, database, table)
     return info, tbl_id, part_name, _partition_row(conn, tbl_id, part_name)
 
 

@@ -401,7 +401,7 @@ class CompactionQueue:
 
         def work(conn: Connection) -> CompactionInfo:
             info = self._queued(conn, cq_id, CompactionState.WORKING, "record the compactor transaction of")
-            values = {"CQ_TXN_ID": txn_id, "CQ_HIGHEST_WRITE_ID": highest_write_id}
+            values: dict[str, object] = {"CQ_TXN_ID": txn_id, "CQ_HIGHEST_WRITE_ID": highest_write_id}
             if run_as is not None:
                 values["CQ_RUN_AS"] = run_as
             if hadoop_job_id is not None:

@@ -185,6 +185,8 @@ def acquire_mutex(conn: Connection, key: str) -> int:
         row = conn.execute(
             sa.select(AUX_TABLE.c.MT_KEY2).where(AUX_TABLE.c.MT_KEY1 == key).with_for_update()
         ).first()
+        if row is None:  # inserted just above (by us or a racing process); rows are only replaced in one txn
+            raise RuntimeError(f"metastore mutex row {key!r} is missing from AUX_TABLE after creating it")
     return int(row[0])
 
 

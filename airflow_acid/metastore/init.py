@@ -41,7 +41,10 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
 
 def head_revision() -> str:
     """The newest migration in the package."""
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no Alembic revision in {MIGRATIONS_DIR}: the package is incomplete")
+    return head
 
 
 def current_revision(db: Database | str) -> str | None:

@@ -174,7 +174,7 @@ def _resource(db: str, table: str | None, partition: str | None) -> str:
     return text if partition is None else f"{text}/{partition}"
 
 
-def _conflict_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
+def _conflict_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElement[bool]:
     """Whether existing lock ``ex`` blocks requested component ``req`` (the §9.1 matrix, CheckLockFunction)."""
     r, w, x, e = (t.value for t in (LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCL_WRITE,
                                     LockType.EXCLUSIVE))
@@ -189,7 +189,7 @@ def _conflict_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
     )
 
 
-def _overlap_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
+def _overlap_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElement[bool]:
     """Same database and (either side a whole database, or same table and (either side a whole table or same
     partition))."""
     return sa.and_(

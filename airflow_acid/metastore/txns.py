@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Iterable, Sequence
+from typing import overload
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -630,19 +631,25 @@ class TxnStore:
 
     # write ids -----------------------------------------------------------------------------------------
 
+    @overload
+    def allocate_write_ids(self, txn_ids: int, db: str, table: str) -> int: ...
+
+    @overload
+    def allocate_write_ids(self, txn_ids: Sequence[int], db: str, table: str) -> list[int]: ...
+
     def allocate_write_ids(self, txn_ids: int | Sequence[int], db: str, table: str) -> int | list[int]:
         """Write ids of ``db.table`` for open, non-read-only txns: an id already held by a txn is reused, new ones
         are dense and follow txn order. One txn id in -> one write id out; a list in -> a list in the same order.
         """
         single = isinstance(txn_ids, int)
-        ids = [int(txn_ids)] if single else [int(t) for t in txn_ids]
+        ids = [int(txn_ids)] if isinstance(txn_ids, int) else [int(t) for t in txn_ids]
         mapping = self.db.run(lambda conn: allocate_write_ids_in(conn, ids, db, table),
                               what=f"allocate write ids on {db}.{table}")
         return mapping[ids[0]] if single else [mapping[t] for t in ids]
 
     def allocate_write_id(self, txn_id: int, db: str, table: str) -> int:
         """The write id of ``txn_id`` on ``db.table`` (allocated on first use)."""
-        return int(self.allocate_write_ids(int(txn_id), db, table))
+        return self.allocate_write_ids(int(txn_id), db, table)
 
     def write_id_of(self, txn_id: int, db: str, table: str) -> int | None:
         """The write id ``txn_id`` holds on ``db.table``, or None."""

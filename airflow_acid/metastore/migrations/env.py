@@ -29,7 +29,10 @@ def run_online() -> None:
         return
     from airflow_acid.metastore.db import create_engine
 
-    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("alembic needs a connection (config.attributes['connection']) or a sqlalchemy.url")
+    engine = create_engine(url)
     try:
         with engine.begin() as conn:
             _configure(connection=conn)
