@@ -395,10 +395,10 @@ class ReadSnapshot:
     def __enter__(self) -> ReadSnapshot:
         ms, wh, info = self._wh.metastore, self._wh, self.info
         self.targets = wh.partition_targets(info, self._partition)  # validates the partition spec first
-        self.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, txn_type=TxnType.READ_ONLY,
-                                       agent_info=f"airflow-acid read {info.full_name}")
+        txn_id = self.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, txn_type=TxnType.READ_ONLY,
+                                                agent_info=f"airflow-acid read {info.full_name}")
         try:
-            self._heartbeater = Heartbeater(ms.txns.heartbeat, lambda: [self.txn_id], wh.conf.txn_timeout_s / 2,
+            self._heartbeater = Heartbeater(ms.txns.heartbeat, lambda: [txn_id], wh.conf.txn_timeout_s / 2,
                                             name=f"acid-heartbeat-read-{self.txn_id}").start()
             parts = [t.name for t in self.targets] if self._partition is not None and self.targets else [None]
             comps = [lock_component_for(DataOperation.SELECT, info.database, info.name, p, conf=wh.conf)

@@ -676,7 +676,7 @@ class TxnStore:
 
         return self.db.run(work, what=f"add write components txn {txn_id}")
 
-    def add_dynamic_partitions(self, txn_id: int, db: str, table: str, partitions: Iterable[str],
+    def add_dynamic_partitions(self, txn_id: int, db: str, table: str, partitions: Iterable[str | None],
                                op: OperationType, write_id: int | None = None) -> int:
         """Hive's addDynamicPartitions: after a dynamic-partition write (locked at table level, which recorded one
         table-level TXN_COMPONENTS placeholder), replace the txn's table-level rows for ``db.table`` by one row
