@@ -68,7 +68,9 @@ def _delta_sort_key(name: str) -> tuple[int, int, int, str]:
 def _data_files(state: AcidState, inputs: Sequence[str]) -> tuple[str, ...]:
     """The listed data files of the base/deltas named in ``inputs`` (outputs of earlier steps are not listed yet)."""
     wanted = set(inputs)
-    dirs: list[BaseEntry | DeltaEntry] = [state.base_directory] if state.base_directory is not None and state.base in wanted else []
+    dirs: list[BaseEntry | DeltaEntry] = []
+    if state.base_directory is not None and state.base in wanted:
+        dirs.append(state.base_directory)
     dirs += [d for d in state.deltas if d.name in wanted]
     return tuple(sorted(f.path for d in dirs for f in (*d.files, *d.original_files)))
 

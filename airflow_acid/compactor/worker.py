@@ -630,7 +630,7 @@ def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,
 
 def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
     """Compactions that agree on every ``spark.*`` job conf value share one application."""
-    groups: dict[tuple, list[_Job]] = {}
+    groups: dict[tuple[tuple[str, str], ...], list[_Job]] = {}
     for j in jobs:
         key = tuple(sorted(spark_conf_of(j.planned).items()))
         groups.setdefault(key, []).append(j)

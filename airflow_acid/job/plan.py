@@ -277,12 +277,14 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def obj(self, value: Any, where: str) -> dict:
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise PlanError(f"{self.source}: {where or 'document'} must be a JSON object, got {type(value).__name__}")
         return value
 
-    def get(self, obj: dict, key: str, typ: type | tuple, where: str, *, optional: bool = False, default: Any = None):
+    def get(self, obj: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, *, optional: bool = False,
+            default: Any = None) -> Any:
+        """``obj[key]`` checked against ``typ`` (JSON values: the caller knows the type it asked for)."""
         path = f"{where}.{key}" if where else key
         if key not in obj:
             if optional:
@@ -296,13 +298,13 @@ class _Reader:
             raise PlanError(f"{self.source}: field {path} must be {want}, got {value!r}")
         return value
 
-    def strings(self, obj: dict, key: str, where: str) -> tuple[str, ...]:
+    def strings(self, obj: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
         items = self.get(obj, key, list, where, optional=True, default=[])
         if not all(isinstance(x, str) for x in items):
             raise PlanError(f"{self.source}: field {where}.{key} must be a list of strings")
         return tuple(items)
 
-    def mapping(self, obj: dict, key: str, where: str) -> dict[str, str]:
+    def mapping(self, obj: dict[str, Any], key: str, where: str) -> dict[str, str]:
         items = self.get(obj, key, dict, where, optional=True, default={})
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in items.items()):
             raise PlanError(f"{self.source}: field {where}.{key} must map strings to strings")

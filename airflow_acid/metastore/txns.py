@@ -9,8 +9,8 @@ from __future__ import annotations
 import enum
 import logging
 from collections.abc import Iterable, Sequence
-from typing import overload
 from dataclasses import dataclass
+from typing import overload
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
