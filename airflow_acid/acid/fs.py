@@ -101,9 +101,8 @@ class Storage:
     def read_bytes(self, relative: str, length: int | None = None) -> bytes:
         """The first ``length`` bytes of a file (all of it when None)."""
         path = self.full_path(relative)
-        if length is None:
-            return self.fs.cat_file(path)
-        return self.fs.cat_file(path, start=0, end=length)
+        data: bytes = self.fs.cat_file(path) if length is None else self.fs.cat_file(path, start=0, end=length)
+        return data
 
     def makedirs(self, relative: str) -> None:
         self.fs.makedirs(self.full_path(relative), exist_ok=True)

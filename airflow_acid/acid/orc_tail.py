@@ -109,10 +109,13 @@ def _zstd_length(chunk: bytes) -> int:
 def _decompress_chunk(kind: int, chunk: bytes, block_size: int) -> bytes:
     if kind == _ZLIB:
         return zlib.decompress(chunk, -15)
+    data: bytes  # pyarrow is untyped: asbytes=True makes decompress return bytes
     if kind == _SNAPPY:
-        return pa.Codec("snappy").decompress(chunk, decompressed_size=_snappy_length(chunk), asbytes=True)
+        data = pa.Codec("snappy").decompress(chunk, decompressed_size=_snappy_length(chunk), asbytes=True)
+        return data
     if kind == _ZSTD:
-        return pa.Codec("zstd").decompress(chunk, decompressed_size=_zstd_length(chunk), asbytes=True)
+        data = pa.Codec("zstd").decompress(chunk, decompressed_size=_zstd_length(chunk), asbytes=True)
+        return data
     raise OrcTailError(f"ORC compression kind {kind} (LZO/LZ4) is not supported for tail rewriting; "
                        "use NONE, ZLIB, SNAPPY or ZSTD")
 

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -594,7 +595,7 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
     return result
 
 
-def _insert(conn: Connection, table: sa.Table, values: dict, *, name: str) -> int:
+def _insert(conn: Connection, table: sa.Table, values: dict[str, Any], *, name: str) -> int:
     try:
         with conn.begin_nested():
             key = conn.execute(sa.insert(table).values(values)).inserted_primary_key
@@ -648,7 +649,7 @@ def _require_table_id(conn: Connection, database: str, name: str) -> int:
     return tbl_id
 
 
-def _partition_row(conn: Connection, tbl_id: int, part_name: str):
+def _partition_row(conn: Connection, tbl_id: int, part_name: str) -> sa.Row[*tuple[Any, ...]] | None:
     return conn.execute(sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.SD_ID).where(
         PARTITIONS.c.TBL_ID == tbl_id, PARTITIONS.c.PART_NAME == part_name)).first()
 
@@ -694,7 +695,8 @@ def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: s
                          params=params)
 
 
-def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[str, object] | str):
+def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[str, object] | str,
+                    ) -> tuple[TableInfo, int, str, sa.Row[*tuple[Any, ...]] | None]:
     """(table info, table id, partition name, PARTITIONS row or None) for a spec of an existing table."""
     info = _load_table(conn, database, table)
     part_name = _name_of(info, spec)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -135,7 +136,7 @@ _INFO_COLUMNS = {
 }
 
 
-def _info(row, prefix: str) -> CompactionInfo:
+def _info(row: sa.Row[*tuple[Any, ...]], prefix: str) -> CompactionInfo:
     mapping = row._mapping
     kwargs = {attr: mapping[f"{prefix}_{col}"] for col, attr in _INFO_COLUMNS.items() if f"{prefix}_{col}" in mapping}
     kwargs["retry_retention"] = int(kwargs.get("retry_retention") or 0)
@@ -228,7 +229,7 @@ def _latest_activity(info: CompactionInfo) -> int | None:
     return max(times) if times else None
 
 
-def _partition_filter(column: sa.Column, partition: str | None) -> sa.ColumnElement[bool]:
+def _partition_filter(column: sa.Column[Any], partition: str | None) -> sa.ColumnElement[bool]:
     """Exact entity match: a NULL partition matches only NULL."""
     return column.is_(None) if partition is None else column == partition
 
@@ -729,7 +730,7 @@ class CompactionQueue:
         cstate = None if state is None else (state if isinstance(state, CompactionState)
                                              else CompactionState.parse(state))
 
-        def query(table_obj: sa.Table, p: str):
+        def query(table_obj: sa.Table, p: str) -> sa.Select[Any]:
             c = table_obj.c
             conditions = []
             for value, column in ((id, "ID"), (db.lower() if db else None, "DATABASE"),

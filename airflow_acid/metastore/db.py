@@ -8,7 +8,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -51,7 +51,7 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
-def create_engine(url: str, **kwargs) -> Engine:
+def create_engine(url: str, **kwargs: Any) -> Engine:
     """An engine tuned for the metastore: SQLite in WAL mode with a busy timeout so several processes can
     share one file; servers with pre-ping pooling and READ COMMITTED isolation."""
     parsed = make_url(url)
@@ -60,7 +60,7 @@ def create_engine(url: str, **kwargs) -> Engine:
                                   **kwargs)
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # pragma: no cover - exercised by every SQLite test
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - exercised by every SQLite test
             cur = dbapi_conn.cursor()
             if parsed.database not in (None, "", ":memory:"):
                 cur.execute("PRAGMA journal_mode=WAL")
@@ -70,7 +70,7 @@ def create_engine(url: str, **kwargs) -> Engine:
             cur.close()
 
         @event.listens_for(engine, "begin")
-        def _sqlite_begin(conn):  # pragma: no cover
+        def _sqlite_begin(conn: Connection) -> None:  # pragma: no cover
             # Take the write lock at BEGIN so read-then-write units of work cannot deadlock on upgrade.
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
@@ -84,7 +84,7 @@ class Database:
     """An engine plus the rules for using it: every state change is one transaction, retried as a whole
     on transient errors a bounded number of times, each retry logged."""
 
-    def __init__(self, url: str | Engine, *, retries: int = 10, **engine_kwargs) -> None:
+    def __init__(self, url: str | Engine, *, retries: int = 10, **engine_kwargs: Any) -> None:
         self.engine = url if isinstance(url, Engine) else create_engine(url, **engine_kwargs)
         self.retries = retries
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -86,7 +86,7 @@ def _database(db: Database | str) -> tuple[Database, bool]:
     return (db, False) if isinstance(db, Database) else (Database(db), True)
 
 
-def _migrate(db: Database | str, action, what: str) -> None:
+def _migrate(db: Database | str, action: Callable[[Config], None], what: str) -> None:
     database, owned = _database(db)
     try:
         with database.engine.connect() as conn, _migration_lock(conn):

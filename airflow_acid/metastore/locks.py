@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -203,7 +204,7 @@ def _overlap_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElemen
     )
 
 
-def find_blocker(conn: Connection, lock_id: int):
+def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | None:
     """The earliest lock (smaller id, acquired or waiting) that conflicts with a component of ``lock_id``.
 
     Returns a row with the blocking lock's columns plus REQ_INT_ID / REQ_TYPE of the blocked component, or None.
@@ -441,7 +442,7 @@ class LockManager:
         return self.db.run(work, what="show locks")
 
     @staticmethod
-    def _show_row(r, extended: bool) -> ShowLocksRow:
+    def _show_row(r: sa.Row[*tuple[Any, ...]], extended: bool) -> ShowLocksRow:
         blocked = (f"{r.HL_BLOCKEDBY_EXT_ID}.{r.HL_BLOCKEDBY_INT_ID}"
                    if r.HL_BLOCKEDBY_EXT_ID is not None else None)
         return ShowLocksRow(

@@ -155,7 +155,7 @@ NEXT_LOCK_ID = Table(
 # --- compaction -------------------------------------------------------------------------------------
 
 
-def _compaction_columns(prefix: str) -> list[Column]:
+def _compaction_columns(prefix: str) -> list[Column[Any]]:
     p = prefix
     return [
         Column(f"{p}_ID", BigInteger, primary_key=True, autoincrement=False),

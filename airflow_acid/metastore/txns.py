@@ -10,7 +10,7 @@ import enum
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Any, overload
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -133,14 +133,14 @@ def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int |
     return min(candidates)
 
 
-def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row | None:
+def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row[*tuple[Any, ...]] | None:
     query = sa.select(TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO).where(TXNS.c.TXN_ID == txn_id)
     if lock:
         query = query.with_for_update()
     return conn.execute(query).first()
 
 
-def _not_open_error(txn_id: int, row: sa.Row | None, action: str) -> TxnStateError:
+def _not_open_error(txn_id: int, row: sa.Row[*tuple[Any, ...]] | None, action: str) -> TxnStateError:
     """The error for acting on a txn that is missing, committed or aborted (Hive's raiseTxnUnexpectedState)."""
     if row is None:
         return NoSuchTxnError(
@@ -513,7 +513,7 @@ class TxnStore:
         return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
 
     @staticmethod
-    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row | None:
+    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row[*tuple[Any, ...]] | None:
         """A committed update/delete on a partition this txn updated/deleted, committed after this txn began."""
         cur = (
             sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,

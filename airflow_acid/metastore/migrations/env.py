@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from alembic import context
 
 from airflow_acid.metastore.schema import metadata
@@ -9,7 +11,7 @@ from airflow_acid.metastore.schema import metadata
 config = context.config
 
 
-def _configure(**kwargs) -> None:
+def _configure(**kwargs: Any) -> None:
     context.configure(target_metadata=metadata, compare_type=True, **kwargs)
 
 
