@@ -45,7 +45,7 @@ def parse_flush_length(data: bytes, path: str) -> int:
     if count == 0:
         raise AcidFileError(path, f"side file holds {len(data)} bytes, no complete 8-byte length; "
                                   "the streaming writer died before its first flush")
-    (length,) = struct.unpack(">q", data[(count - 1) * 8:count * 8])
+    length: int = struct.unpack(">q", data[(count - 1) * 8:count * 8])[0]
     if length < 0:
         raise AcidFileError(path, f"side file records a negative length {length}")
     return length

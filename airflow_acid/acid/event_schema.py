@@ -122,7 +122,7 @@ def row_schema_of(event_schema: pa.Schema) -> pa.Schema:
     return pa.schema(list(event_schema.field(len(ACID_FIELDS) - 1).type))
 
 
-def _key_array(values, typ: pa.DataType, n: int) -> pa.Array:
+def _key_array(values: int | Sequence[int] | pa.Array | pa.ChunkedArray, typ: pa.DataType, n: int) -> pa.Array:
     if isinstance(values, int):
         return pa.array(np.full(n, values), type=typ)
     return pa.array(values, type=typ) if not isinstance(values, pa.Array | pa.ChunkedArray) else values.cast(typ)

@@ -10,8 +10,12 @@ from __future__ import annotations
 import enum
 import math
 import struct
+import zoneinfo
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from types import TracebackType
+from typing import Any
 
 import fsspec
 import numpy as np
@@ -65,16 +69,16 @@ class OrcWriteOptions:
     batch_size: int = 1024
 
     @classmethod
-    def base(cls, **overrides) -> OrcWriteOptions:
+    def base(cls, **overrides: Any) -> OrcWriteOptions:
         return replace(cls(), **overrides)
 
     @classmethod
-    def delta(cls, ratio: int = BASE_DELTA_RATIO, **overrides) -> OrcWriteOptions:
+    def delta(cls, ratio: int = BASE_DELTA_RATIO, **overrides: Any) -> OrcWriteOptions:
         return replace(cls(stripe_size=DEFAULT_STRIPE_SIZE // ratio, buffer_size=DEFAULT_BUFFER_SIZE // ratio),
                        **overrides)
 
     @classmethod
-    def for_kind(cls, kind: FileKind, **overrides) -> OrcWriteOptions:
+    def for_kind(cls, kind: FileKind, **overrides: Any) -> OrcWriteOptions:
         return cls.base(**overrides) if kind is FileKind.BASE else cls.delta(**overrides)
 
     def __post_init__(self) -> None:
@@ -137,11 +141,11 @@ class _NsTimestamp(pyorc.converters.ORCConverter):
     """Timestamps arrive as int nanoseconds since the epoch (UTC wall clock)."""
 
     @staticmethod
-    def from_orc(seconds, nanoseconds, timezone):  # pragma: no cover - this project reads with pyarrow
+    def from_orc(seconds: int, nanoseconds: int, timezone: zoneinfo.ZoneInfo) -> int:  # pragma: no cover - pyarrow reads
         return seconds * 1_000_000_000 + nanoseconds
 
     @staticmethod
-    def to_orc(obj, timezone):
+    def to_orc(obj: int, timezone: zoneinfo.ZoneInfo) -> tuple[int, int]:
         seconds, nanos = divmod(int(obj), 1_000_000_000)
         return seconds, nanos
 
@@ -150,11 +154,11 @@ class _DaysDate(pyorc.converters.ORCConverter):
     """Dates arrive as int days since the epoch."""
 
     @staticmethod
-    def from_orc(days):  # pragma: no cover
+    def from_orc(days: int) -> int:  # pragma: no cover
         return days
 
     @staticmethod
-    def to_orc(obj):
+    def to_orc(obj: int) -> int:
         return int(obj)
 
 
@@ -162,11 +166,11 @@ class _ExactDecimal(pyorc.converters.ORCConverter):
     """Decimals arrive as Python Decimals already at the column's scale (from Arrow)."""
 
     @staticmethod
-    def from_orc(decimal):  # pragma: no cover
+    def from_orc(decimal: str) -> str:  # pragma: no cover
         return decimal
 
     @staticmethod
-    def to_orc(precision, scale, obj):
+    def to_orc(precision: int, scale: int, obj: Decimal) -> int:
         return int(obj.scaleb(scale))
 
 
@@ -189,13 +193,13 @@ def _plain_type(t: pa.DataType, ns_only: bool) -> pa.DataType:
     return t
 
 
-def _fixer(t: pa.DataType) -> Callable | None:
+def _fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
     """A function turning ``to_pylist`` values into what pyorc expects (structs→tuples, maps→dicts), or None."""
     if pa.types.is_struct(t):
         subs = [_fixer(f.type) for f in t]
         keys = [f.name for f in t]
 
-        def fix_struct(v):
+        def fix_struct(v: dict[str, Any] | None) -> tuple[Any, ...] | None:
             if v is None:
                 return None
             return tuple(v[k] if s is None else s(v[k]) for k, s in zip(keys, subs))
@@ -212,7 +216,7 @@ def _fixer(t: pa.DataType) -> Callable | None:
     return None
 
 
-def _column_values(array: pa.Array) -> list:
+def _column_values(array: pa.Array) -> list[Any]:
     plain = _plain_type(array.type, ns_only=False)
     if plain != array.type:
         array = array.cast(_plain_type(array.type, ns_only=True)).cast(plain)
@@ -221,13 +225,13 @@ def _column_values(array: pa.Array) -> list:
     return values if fix is None else [fix(v) for v in values]
 
 
-def _orc_rows(batch: pa.RecordBatch) -> list[tuple]:
+def _orc_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
     """Event rows as pyorc tuples (top-level struct as a tuple, ``row`` as a tuple or None)."""
     n = batch.num_rows
     keys = [batch.column(i).to_pylist() for i in range(5)]
     row = batch.column(5)
     if row.null_count == n:
-        rows: Sequence = [None] * n
+        rows: Sequence[tuple[Any, ...] | None] = [None] * n
     else:
         children = row.flatten()
         rows = list(zip(*(_column_values(c) for c in children))) if children else [()] * n
@@ -317,7 +321,7 @@ class EventFileWriter:
                 compression=pyorc.CompressionKind[self.options.compression.upper()],
                 compression_block_size=self.options.buffer_size, memory_block_size=_memory_block(self.options.buffer_size),
                 converters=_CONVERTERS,
-                timezone=pyorc.converters.zoneinfo.ZoneInfo("UTC"))
+                timezone=zoneinfo.ZoneInfo("UTC"))
         except Exception as exc:
             self._handle.close()
             self._dir.remove(self.file_name)
@@ -326,7 +330,8 @@ class EventFileWriter:
     def __enter__(self) -> EventFileWriter:
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         if exc_type is None:
             self.close()
         else:
@@ -390,6 +395,7 @@ class EventFileWriter:
 
     def _end_stripe(self) -> int:
         length = self._writer.write_intermediate_footer()
+        assert self._last_key is not None, "a stripe ends only after rows were written"
         self._key_index.append(self._last_key)
         self._stripe_rows_done.append(self._stripe_rows)
         self._stripe_rows = 0
@@ -414,6 +420,7 @@ class EventFileWriter:
             raise ValueError(f"{self.path}: writer is already closed")
         try:
             if self._stripe_rows:
+                assert self._last_key is not None, "rows were written"
                 self._key_index.append(self._last_key)
                 self._stripe_rows_done.append(self._stripe_rows)
             stats = AcidStats(*(int(c) for c in self._counts))
@@ -485,4 +492,5 @@ def write_event_file(directory: str | Storage, bucket_id: int, events: pa.Table,
     with EventFileWriter(directory, bucket_id, row_schema, kind=kind, options=options, filesystem=filesystem,
                          attempt_id=attempt_id) as writer:
         writer.write(sort_events(events))
+    assert writer.info is not None, "set by close() when the with block ends"
     return writer.info

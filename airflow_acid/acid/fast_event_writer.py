@@ -12,6 +12,7 @@ sequential write (which also suits object stores). Streaming ingest keeps the py
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -49,7 +50,7 @@ class WrittenFile:
     stats: AcidStats
 
 
-def writer_options(orc: OrcSettings, kind: FileKind) -> dict:
+def writer_options(orc: OrcSettings, kind: FileKind) -> dict[str, Any]:
     """pyarrow ORCWriter arguments for a base or delta file (§2.4: deltas divide stripe and buffer by the ratio).
 
     The compression block is rounded up to a multiple of 64 KiB, the ORC C++ writer's memory block, which pyarrow
@@ -133,7 +134,8 @@ class AcidOrcFileWriter:
 def _np(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    return column.to_numpy(zero_copy_only=False)
+    values: np.ndarray = column.to_numpy(zero_copy_only=False)
+    return values
 
 
 def write_acid_orc(storage: Storage, relative: str, events: pa.Table, *, kind: FileKind,

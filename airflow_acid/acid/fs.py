@@ -101,7 +101,8 @@ class Storage:
         """
         found = self.fs.find(self.root, withdirs=self.is_local, detail=True)
         prefix = self.root.rstrip("/") + "/"
-        files, links = [], []
+        files: list[ListedFile] = []
+        links: list[str] = []
         for name, info in sorted(found.items()):
             if not name.startswith(prefix):
                 continue
@@ -136,16 +137,16 @@ class Storage:
         """The first ``length`` bytes of a file (all of it when None)."""
         path = self.full_path(relative)
         if self.cache is not None and path in self.cache:
-            data = self.cache[path]
-            return data if length is None else data[:length]
-        if length is None:
-            return self.fs.cat_file(path)
-        return self.fs.cat_file(path, start=0, end=length)
+            cached: bytes = self.cache[path]
+            return cached if length is None else cached[:length]
+        data: bytes = self.fs.cat_file(path) if length is None else self.fs.cat_file(path, start=0, end=length)
+        return data
 
     def _whole(self, path: str) -> bytes:
         if self.cache is None:
-            return self.fs.cat_file(path)
-        data = self.cache.get(path)
+            whole: bytes = self.fs.cat_file(path)
+            return whole
+        data: bytes | None = self.cache.get(path)
         if data is None:
             data = self.cache[path] = self.fs.cat_file(path)
         return data

@@ -200,7 +200,8 @@ def pack_keys(o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array:
 
 
 def _np(array: pa.Array) -> np.ndarray:
-    return array.to_numpy(zero_copy_only=False)
+    values: np.ndarray = array.to_numpy(zero_copy_only=False)
+    return values
 
 
 _MAX_RUNS = 256
@@ -211,7 +212,8 @@ def _sorted_hits(deleted_row_ids: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Which values of ``r`` occur in the sorted, distinct ``deleted_row_ids`` (binary search, no hash table)."""
     pos = np.searchsorted(deleted_row_ids, r)
     np.minimum(pos, len(deleted_row_ids) - 1, out=pos)
-    return deleted_row_ids[pos] == r
+    hits: np.ndarray = deleted_row_ids[pos] == r
+    return hits
 
 
 @dataclass(frozen=True)
@@ -331,7 +333,7 @@ class _Reader:
             expect = FileFormat.ACID if src.kind is SourceKind.EVENTS else None
             f = self.open(src, expect)
             mapping = self.column_map(f)
-            wanted = sorted({mapping[j] for j in self.read_columns if mapping[j] is not None})
+            wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
             if f.format is FileFormat.ACID:
                 yield from self._event_batches(f, mapping, wanted, deleted)
             else:
@@ -350,7 +352,8 @@ class _Reader:
                     cols = self._columns(batch, f, mapping, wanted)
                     yield self._finish(cols, (o, b, r), keep)
 
-    def _event_batches(self, f: OrcDataFile, mapping, wanted, deleted) -> Iterator[pa.RecordBatch]:
+    def _event_batches(self, f: OrcDataFile, mapping: Sequence[int | None], wanted: Sequence[int],
+                       deleted: _DeleteSet | None) -> Iterator[pa.RecordBatch]:
         for batch in f.iter_batches(row_columns=wanted, keys=True):
             ops = batch.column(OPERATION)
             keep = None
@@ -369,11 +372,13 @@ class _Reader:
             cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
             yield self._finish(cols, tuple(batch.column(k) for k in KEY_FIELDS), keep)
 
-    def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping, wanted) -> list[pa.Array]:
+    def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping: Sequence[int | None],
+                 wanted: Sequence[int]) -> list[pa.Array]:
         children = {name: batch.column(name) for name in batch.schema.names}
         return self._columns_from(children, f, mapping, wanted, batch.num_rows)
 
-    def _columns_from(self, children: Mapping[str, pa.Array], f: OrcDataFile, mapping, wanted, n) -> list[pa.Array]:
+    def _columns_from(self, children: Mapping[str, pa.Array], f: OrcDataFile, mapping: Sequence[int | None],
+                      wanted: Sequence[int], n: int) -> list[pa.Array]:
         cols = []
         for j in self.read_columns:
             field = self.schema.field(j)
@@ -391,7 +396,8 @@ class _Reader:
             cols.append(arr)
         return cols
 
-    def _finish(self, cols: list[pa.Array], keys: tuple, keep) -> pa.RecordBatch:
+    def _finish(self, cols: list[pa.Array], keys: tuple[pa.Array | np.ndarray, ...],
+                keep: pa.Array | None) -> pa.RecordBatch:
         """ROW__ID columns + read columns, with the surviving rows only."""
         fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS]
         fields += [self.schema.field(j) for j in self.read_columns]
@@ -410,9 +416,9 @@ def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
         return True
     t = pa.types
     if t.is_integer(file_type) and t.is_integer(table_type):
-        return file_type.bit_width <= table_type.bit_width
+        return bool(file_type.bit_width <= table_type.bit_width)
     if t.is_floating(file_type) and t.is_floating(table_type):
-        return file_type.bit_width <= table_type.bit_width
+        return bool(file_type.bit_width <= table_type.bit_width)
     if (t.is_string(file_type) or t.is_large_string(file_type)) and \
             (t.is_string(table_type) or t.is_large_string(table_type)):
         return True
@@ -422,7 +428,7 @@ def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
     if t.is_timestamp(file_type) and t.is_timestamp(table_type) and table_type.tz is None:
         return True
     if t.is_decimal(file_type) and t.is_decimal(table_type):
-        return file_type.scale == table_type.scale and file_type.precision <= table_type.precision
+        return bool(file_type.scale == table_type.scale and file_type.precision <= table_type.precision)
     if t.is_nested(file_type) and t.is_nested(table_type) and type(file_type) is type(table_type):
         try:
             pa.array([], file_type).cast(table_type)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from airflow_acid.acid.event_writer import (
     BASE_DELTA_RATIO,
@@ -51,7 +51,7 @@ class OrcSettings:
             raise self.error(f"ORC setting row_index_stride must be >= 0, got {self.row_index_stride!r}")
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, str]) -> OrcSettings:
+    def from_properties(cls, props: Mapping[str, str]) -> Self:
         """Hive table properties ``orc.compress``, ``orc.stripe.size``, ``orc.compress.size``,
         ``orc.row.index.stride`` and ``orc.base.delta.ratio`` / ``hive.exec.orc.base.delta.ratio``."""
         def number(*keys: str, default: int) -> int:

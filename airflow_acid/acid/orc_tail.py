@@ -62,6 +62,7 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes, bytes]]:
         start = pos
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == _VARINT:
             value, pos = _varint(data, pos)
         elif wire == _LENGTH:
@@ -74,6 +75,13 @@ def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes, bytes]]:
         else:
             raise OrcTailError(f"unsupported protobuf wire type {wire}")
         yield number, wire, value, data[start:pos]
+
+
+def _submessage(value: int | bytes, what: str) -> bytes:
+    """A length-delimited field's bytes (a nested message); a number there means the Footer is malformed."""
+    if not isinstance(value, bytes):
+        raise OrcTailError(f"malformed ORC Footer: {what} is not a length-delimited field")
+    return value
 
 
 def _length_field(number: int, payload: bytes) -> bytes:
@@ -101,10 +109,13 @@ def _zstd_length(chunk: bytes) -> int:
 def _decompress_chunk(kind: int, chunk: bytes, block_size: int) -> bytes:
     if kind == _ZLIB:
         return zlib.decompress(chunk, -15)
+    data: bytes  # pyarrow is untyped: asbytes=True makes decompress return bytes
     if kind == _SNAPPY:
-        return pa.Codec("snappy").decompress(chunk, decompressed_size=_snappy_length(chunk), asbytes=True)
+        data = pa.Codec("snappy").decompress(chunk, decompressed_size=_snappy_length(chunk), asbytes=True)
+        return data
     if kind == _ZSTD:
-        return pa.Codec("zstd").decompress(chunk, decompressed_size=_zstd_length(chunk), asbytes=True)
+        data = pa.Codec("zstd").decompress(chunk, decompressed_size=_zstd_length(chunk), asbytes=True)
+        return data
     raise OrcTailError(f"ORC compression kind {kind} (LZO/LZ4) is not supported for tail rewriting; "
                        "use NONE, ZLIB, SNAPPY or ZSTD")
 
@@ -152,9 +163,9 @@ class OrcTail:
         for number, _wire, value, _raw in _fields(self.footer):
             if number == _FOOTER_STRIPES:
                 n = 0
-                for sub, _w, v, _r in _fields(value):  # type: ignore[arg-type]
+                for sub, _w, v, _r in _fields(_submessage(value, "a StripeInformation")):
                     if sub == _STRIPE_NUMBER_OF_ROWS:
-                        n = int(v)  # type: ignore[arg-type]
+                        n = int(v)
                 rows.append(n)
         return rows
 
@@ -163,7 +174,7 @@ class OrcTail:
         items: dict[str, bytes] = {}
         for number, _wire, value, _raw in _fields(self.footer):
             if number == _FOOTER_METADATA:
-                parts = {n: v for n, _w, v, _r in _fields(value)}  # type: ignore[arg-type]
+                parts = {n: v for n, _w, v, _r in _fields(_submessage(value, "a UserMetadataItem"))}
                 items[bytes(parts.get(1, b"")).decode()] = bytes(parts.get(2, b""))
         return items
 

@@ -448,17 +448,17 @@ def get_acid_state(
             aborted_write_ids.add(b.write_id)
         else:
             live_bases.append(b)
-    usable = {b.name: _is_usable_base(b, write_ids) for b in live_bases}
+    usable_base = {b.name: _is_usable_base(b, write_ids) for b in live_bases}
     chosen: BaseEntry | None = None
     for b in live_bases:
         # Highest write id; on a tie the compacted base wins (HIVE-25777), then the later compaction.
-        if usable[b.name] and (chosen is None or (b.write_id, b.is_compacted, b.visibility_txn_id)
+        if usable_base[b.name] and (chosen is None or (b.write_id, b.is_compacted, b.visibility_txn_id)
                                > (chosen.write_id, chosen.is_compacted, chosen.visibility_txn_id)):
             chosen = b
     if chosen is not None:
         for b in live_bases:
             if b is not chosen and (b.write_id < chosen.write_id
-                                    or (b.write_id == chosen.write_id and usable[b.name])):
+                                    or (b.write_id == chosen.write_id and usable_base[b.name])):
                 obsolete.append(b.name)
 
     # Rule 12: a compacted oldest base but nothing usable.

@@ -52,7 +52,7 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
     delta = delete_delta = None
     n_ins = inserts.num_rows if inserts is not None else 0
     n_del = deletes.num_rows if deletes is not None else 0
-    if n_ins:
+    if inserts is not None and n_ins:
         delta = names.format_delta(write_id, write_id, statement_id)
         buckets = np.zeros(n_ins, dtype=np.int64) if bucket_of is None else np.asarray(bucket_of(inserts))
         for bucket_id in np.unique(buckets):
@@ -61,7 +61,7 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
             written.append(_write_bucket(posixpath.join(location, delta), int(bucket_id),
                                          insert_events(rows.select(row_schema.names), write_id, prop), row_schema,
                                          filesystem))
-    if n_del:
+    if deletes is not None and n_del:
         delete_delta = names.format_delta(write_id, write_id, statement_id, delete=True)
         bucket_ids = np.array([bucket_codec.bucket_id_of(int(v)) for v in deletes.column(BUCKET).to_pylist()])
         for bucket_id in np.unique(bucket_ids):

@@ -15,6 +15,7 @@ import bisect
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Self
 
 from airflow_acid.errors import AcidInputError
 
@@ -205,7 +206,7 @@ class ValidWriteIdList(_IdSnapshot):
     __str__ = to_string
 
     @classmethod
-    def from_string(cls, value: str):
+    def from_string(cls, value: str) -> Self:
         if not value:
             return cls(high_watermark=LONG_MAX)
         parts = value.split(":")
@@ -275,7 +276,7 @@ class ValidCompactorWriteIdList(ValidWriteIdList):
                           LONG_MAX if min_open is None else min_open)
 
     @classmethod
-    def _build(cls, table, hwm, aborted, min_open_write_id):
+    def _build(cls, table: str | None, hwm: int, aborted: tuple[int, ...], min_open_write_id: int) -> Self:
         obj = cls(table=table, high_watermark=hwm, aborted=aborted)
         # Hive keeps the min open write id (it is what made the HWM drop) even though no open id is listed.
         object.__setattr__(obj, "min_open_write_id", min_open_write_id)

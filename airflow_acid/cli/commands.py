@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -274,7 +274,7 @@ def _echo_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
 
 
-def _table(title: str | None, columns: list[str], rows: list[list[Any]]) -> Table:
+def _table(title: str | None, columns: list[str], rows: Iterable[Sequence[Any]]) -> Table:
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in columns:
         table.add_column(column, overflow="fold")

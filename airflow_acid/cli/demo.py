@@ -86,7 +86,7 @@ def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
         note("snapshot S1", str(s1.write_ids), "a reader's snapshot of demo.sales taken here")
         with wh.transaction() as txn:
             r = txn.delete(SALES, where=pc.field("amount") < 15)
-        note(f"txn {txn.txn_id}", f"DELETE sales amount < 15 across {', '.join(r.partitions)}", "committed")
+        note(f"txn {txn.txn_id}", f"DELETE sales amount < 15 across {', '.join(str(p) for p in r.partitions)}", "committed")
     with wh.transaction() as txn:
         txn.insert(AUDIT, [("sales cleaned",)])
     note(f"txn {txn.txn_id}", "INSERT into the insert-only audit_log (plain ORC, no ACID columns)", "committed")

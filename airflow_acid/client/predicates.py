@@ -14,7 +14,7 @@ source row's columns are ``source("col")`` (a field named ``source.col``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,7 +24,7 @@ from airflow_acid.client.errors import SchemaMismatchError
 
 SOURCE_PREFIX = "source."
 
-Predicate = pc.Expression | Mapping[str, Any] | None
+Predicate: TypeAlias = pc.Expression | Mapping[str, Any] | None
 
 
 def source(column: str) -> pc.Expression:

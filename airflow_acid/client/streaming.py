@@ -186,7 +186,9 @@ class StreamingConnection:
     def _writer(self, bucket: int) -> EventFileWriter:
         writer = self._writers.get(bucket)
         if writer is None:
-            directory = posixpath.join(self.target.location, self.directory)
+            current = self.directory
+            assert current is not None, "set once a batch is open, which begin() does first"
+            directory = posixpath.join(self.target.location, current)
             writer = EventFileWriter(directory, bucket, self.schema, kind=FileKind.DELTA,
                                      filesystem=self._wh.filesystem, streaming=not self.per_transaction_files)
             self._writers[bucket] = writer
@@ -196,11 +198,10 @@ class StreamingConnection:
         """Append rows to the current transaction (begun automatically); returns the number of rows."""
         self._check_open("write")
         rows = to_arrow_table(data, self.schema, table=self.info.full_name)  # bad input: nothing written
-        if self._current is None:
-            self.begin()
+        txn = self._current if self._current is not None else self.begin()
         if not rows.num_rows:
             return 0
-        write_id = self._write_ids[self._current]
+        write_id = self._write_ids[txn]
         buckets = np.zeros(rows.num_rows, dtype=np.int64) if self._bucket_of is None else self._bucket_of(rows)
         try:
             for bucket in np.unique(buckets):

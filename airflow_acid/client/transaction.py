@@ -225,6 +225,7 @@ class Transaction:
             self._track(target, d)
         schema = self._wh.data_schema(info)
         if info.is_insert_only:
+            assert inserts is not None, "insert-only tables take INSERTs only (UPDATE/DELETE/MERGE refuse them)"
             self._write_insert_only(info, target, dirs[0], inserts.select(schema.names))
         else:
             write_statement(target.location, write_id, stmt, schema,
@@ -418,6 +419,7 @@ class Transaction:
                 inserted += rows.num_rows
             self._register(info, [t for t, _ in new_groups])
             for target, joined in matched:
+                assert updates is not None, "rows are matched only for when_matched_update"
                 kept = {c: pc.field(c) for c in data_schema.names if c not in updates}
                 new_rows = project(joined, {**kept, **updates}, full, table=info.full_name)
                 written += self._write(info, target, write_id, stmt_update, inserts=new_rows,

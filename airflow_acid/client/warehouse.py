@@ -22,7 +22,7 @@ import socket
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import fsspec
 import numpy as np
@@ -60,7 +60,7 @@ DEFAULT_DATABASE = "default"
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 """The partition value Hive uses for NULL partition keys."""
 
-ColumnsSpec = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
+ColumnsSpec: TypeAlias = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
 
 
 @dataclass(frozen=True)
@@ -407,10 +407,10 @@ class ReadSnapshot:
     def __enter__(self) -> ReadSnapshot:
         ms, wh, info = self._wh.metastore, self._wh, self.info
         self.targets = wh.partition_targets(info, self._partition)  # validates the partition spec first
-        self.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, txn_type=TxnType.READ_ONLY,
-                                       agent_info=f"airflow-acid read {info.full_name}")
+        txn_id = self.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, txn_type=TxnType.READ_ONLY,
+                                                agent_info=f"airflow-acid read {info.full_name}")
         try:
-            self._heartbeater = Heartbeater(ms.txns.heartbeat, lambda: [self.txn_id], wh.conf.txn_timeout_s / 2,
+            self._heartbeater = Heartbeater(ms.txns.heartbeat, lambda: [txn_id], wh.conf.txn_timeout_s / 2,
                                             name=f"acid-heartbeat-read-{self.txn_id}").start()
             parts = [t.name for t in self.targets] if self._partition is not None and self.targets else [None]
             comps = [lock_component_for(DataOperation.SELECT, info.database, info.name, p, conf=wh.conf)

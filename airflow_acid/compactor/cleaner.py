@@ -256,10 +256,10 @@ class Cleaner:
         ms, entity = self.metastore, info.full_partition_name
         entry = CleanerEntry(info.id, entity, CleanerStatus.CLEANED)
         if info.txn_id is not None:
-            state = ms.txns.txn_state(info.txn_id)
-            if state is TxnState.OPEN:
+            txn_state = ms.txns.txn_state(info.txn_id)
+            if txn_state is TxnState.OPEN:
                 return self._waiting(info)
-            if state is TxnState.ABORTED:  # HIVE-29572: its output is invisible; nothing of its inputs is obsolete
+            if txn_state is TxnState.ABORTED:  # HIVE-29572: its output is invisible; nothing of its inputs is obsolete
                 entry.status = CleanerStatus.FAILED
                 entry.message = (f"the compactor transaction {info.txn_id} of compaction {info.id} was aborted after "
                                  f"the compaction was marked compacted; its output is invisible and is removed by "
@@ -436,6 +436,7 @@ class Cleaner:
         return entries
 
     def _record_abort_failure(self, entry: CleanerEntry, c: AbortCleanupCandidate) -> None:
+        entry.message = entry.message or "cleaning aborted writes failed"
         try:
             row = self.metastore.compactions.abort_cleanup_failed(
                 c.database, c.table, c.partition, entry.message[:4000],
@@ -484,7 +485,7 @@ def _obsolete_reason(path: str, state: AcidState) -> str:
         return f"obsolete: original data superseded by {state.base}"
     if isinstance(parsed, names.BaseDir):
         return f"obsolete: older base superseded by {state.base}"
-    if state.base is not None and parsed.max_write_id <= state.base_directory.write_id:
+    if state.base_directory is not None and parsed.max_write_id <= state.base_directory.write_id:
         return f"obsolete: write ids {parsed.min_write_id}-{parsed.max_write_id} are in {state.base}"
     for d in sorted(state.deltas, key=lambda d: d.is_delete != parsed.is_delete):  # same kind first
         if d.min_write_id <= parsed.min_write_id and d.max_write_id >= parsed.max_write_id:

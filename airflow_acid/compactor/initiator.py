@@ -211,6 +211,7 @@ class Initiator:
         db_info = self.catalog.get_database(database)
         txns = self.snapshots.valid_txn_list()
         write_ids = self.snapshots.compactor_write_ids(info.full_name, txns)
+        targets: list[tuple[str | None, str]]
         if info.is_partitioned:
             targets = [(name, loc.location) for name, loc in self.store.partition_locations(database, table).items()]
         else:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.names import LONG_MIN
-from airflow_acid.acid.state import AcidState
+from airflow_acid.acid.state import AcidState, BaseEntry, DeltaEntry
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import (
     Compaction,
@@ -68,7 +68,9 @@ def _delta_sort_key(name: str) -> tuple[int, int, int, str]:
 def _data_files(state: AcidState, inputs: Sequence[str]) -> tuple[str, ...]:
     """The listed data files of the base/deltas named in ``inputs`` (outputs of earlier steps are not listed yet)."""
     wanted = set(inputs)
-    dirs = [state.base_directory] if state.base_directory is not None and state.base in wanted else []
+    dirs: list[BaseEntry | DeltaEntry] = []
+    if state.base_directory is not None and state.base in wanted:
+        dirs.append(state.base_directory)
     dirs += [d for d in state.deltas if d.name in wanted]
     return tuple(sorted(f.path for d in dirs for f in (*d.files, *d.original_files)))
 
@@ -77,7 +79,7 @@ def _minor_step(state: AcidState, deltas: Sequence[str], txn: int, optional: Seq
                 insert_only: bool = False) -> CompactionStep:
     parsed = [names.parse_delta(d) for d in deltas]
     lo, hi = min(d.min_write_id for d in parsed), max(d.max_write_id for d in parsed)
-    outputs = (names.format_delta(lo, hi, None, txn),)
+    outputs: tuple[str, ...] = (names.format_delta(lo, hi, None, txn),)
     if not insert_only:
         outputs += (names.format_delta(lo, hi, None, txn, delete=True),)
     return CompactionStep(CompactionType.MINOR, None, (), tuple(deltas), outputs,

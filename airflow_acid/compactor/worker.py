@@ -161,6 +161,18 @@ class _Job:
     def entity(self) -> str:
         return self.info.full_partition_name
 
+    @property
+    def planned(self) -> Compaction:
+        """The plan of a job that reached execution (``Worker._plan`` set it; the others have an outcome)."""
+        assert self.compaction is not None, f"compaction {self.info.id} was not planned"
+        return self.compaction
+
+    @property
+    def open_txn_id(self) -> int:
+        """The compactor txn C of a job past ``Worker._prepare``'s open_txn."""
+        assert self.txn_id is not None, f"compaction {self.info.id} has no compactor transaction"
+        return self.txn_id
+
 
 class Worker:
     """Hive's compaction Worker over one metastore; ``runner`` executes its plans (``airflow_acid.spark.runners``
@@ -299,8 +311,9 @@ class Worker:
     def _plan(self, job: _Job, table: TableInfo) -> None:
         info = job.info
         request = dict(info.properties)
+        assert job.location is not None and job.write_ids is not None, "set by _resolve and _prepare"
         plan = plan_directory(
-            job.location, job.write_ids, job.txn_id, info.type,
+            job.location, job.write_ids, job.open_txn_id, info.type,
             compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
             table_properties=table.properties, request_properties=request,
             max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem,
@@ -331,17 +344,18 @@ class Worker:
             ms.compactions.mark_refused(job.info.id, f"{NOTHING_TO_COMPACT} {nothing.reason}")
             status, message = WorkerStatus.REFUSED, f"{NOTHING_TO_COMPACT} {nothing.reason}"
         job.commit_attempted = True
-        ms.txns.commit(job.txn_id)
+        ms.txns.commit(job.open_txn_id)
         self._forget(job)
         job.outcome = self._outcome(job, status, message)
 
     # --- running the job ---------------------------------------------------------------------------------
 
     def _execute(self, jobs: list[_Job]) -> None:
-        plan = CompactionPlan(tuple(j.compaction for j in jobs))
+        plan = CompactionPlan(tuple(j.planned for j in jobs))
         first = jobs[0]
+        assert first.job_name is not None, "set by _prepare"
         name = first.job_name if len(jobs) == 1 else f"{first.job_name}+{len(jobs) - 1}"
-        spark_conf = spark_conf_of(first.compaction)
+        spark_conf = spark_conf_of(first.planned)
         try:
             for j in jobs:
                 j.job_name = name
@@ -367,19 +381,21 @@ class Worker:
         if result.status != JobStatus.SUCCEEDED:
             raise CompactionAttemptError(f"compaction job {job.job_name} failed for {job.location}: "
                                          f"{result.error or result.status}")
-        lost = self._heartbeater.lost.get(job.txn_id) if self._heartbeater else None
+        txn_id = job.open_txn_id
+        lost = self._heartbeater.lost.get(txn_id) if self._heartbeater else None
         if lost:
             raise CompactionAttemptError(f"the compactor transaction {job.txn_id} is no longer open ({lost}); "
                                          "the output is discarded")
-        self.verify_output(job.compaction, result, job.txns, filesystem=self.filesystem)
+        assert job.txns is not None, "set by _prepare"
+        self.verify_output(job.planned, result, job.txns, filesystem=self.filesystem)
         if not self._mark_compacted_if_owner(job):
             self._lost(job)
             return
         job.commit_attempted = True
         try:
-            self.metastore.txns.commit(job.txn_id)
+            self.metastore.txns.commit(txn_id)
         except Exception as exc:  # noqa: BLE001 - did the commit happen? ask, then undo if it did not
-            if self._txn_state(job.txn_id) is not TxnState.COMMITTED:
+            if self._txn_state(txn_id) is not TxnState.COMMITTED:
                 raise CompactionAttemptError(f"committing the compactor transaction {job.txn_id} failed: "
                                              f"{_describe(exc)}") from None
         self._forget(job)
@@ -476,7 +492,7 @@ class Worker:
         with self._live_lock:
             self._live.discard(job.txn_id)
 
-    def _outcome(self, job: _Job, status: str, message: str | None,
+    def _outcome(self, job: _Job, status: WorkerStatus, message: str | None,
                  result: CompactionResult | None = None) -> WorkerOutcome:
         return WorkerOutcome(
             compaction_id=job.info.id, entity=job.entity, status=status, message=message, txn_id=job.txn_id,
@@ -618,9 +634,9 @@ def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,
 
 def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
     """Compactions that agree on every ``spark.*`` job conf value share one application."""
-    groups: dict[tuple, list[_Job]] = {}
+    groups: dict[tuple[tuple[str, str], ...], list[_Job]] = {}
     for j in jobs:
-        key = tuple(sorted(spark_conf_of(j.compaction).items()))
+        key = tuple(sorted(spark_conf_of(j.planned).items()))
         groups.setdefault(key, []).append(j)
     return list(groups.values())
 

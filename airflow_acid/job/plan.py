@@ -246,13 +246,13 @@ def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool
             if len(s.outputs) != 1 or not isinstance(outputs[0], DeltaDir) or outputs[0].is_delete:
                 raise PlanError(f"{where}: an insert-only minor compaction's output is [delta_a_b_vC], got "
                                 f"{list(s.outputs)}")
-        elif len(s.outputs) != 2 or not all(isinstance(o, DeltaDir) for o in outputs) \
-                or [o.is_delete for o in outputs] != [False, True]:
+        elif [o.is_delete if isinstance(o, DeltaDir) else None for o in outputs] != [False, True]:
             raise PlanError(f"{where}: a minor compaction's outputs are [delta_a_b_vC, delete_delta_a_b_vC], "
                             f"got {list(s.outputs)}")
     elif len(s.outputs) != 1 or not isinstance(outputs[0], names.BaseDir):
         raise PlanError(f"{where}: a major compaction's output is [base_N_vC], got {list(s.outputs)}")
-    for name, out in zip(s.outputs, outputs):
+    named = [o for o in outputs if o is not None]  # all of them: the checks above admit base/delta names only
+    for name, out in zip(s.outputs, named):
         if out.visibility_txn_id != txn:
             raise PlanError(f"{where}: output {name} must carry the compactor transaction's visibility suffix "
                             f"_v{txn:07d}")
@@ -265,7 +265,9 @@ def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool
         raise PlanError(f"{where}: a minor compaction needs input deltas")
     if s.type is CompactionType.MAJOR:
         expected = s.output_range[1] if s.output_range else LONG_MIN
-        if outputs[0].write_id != expected:
+        base_out = outputs[0]
+        assert isinstance(base_out, names.BaseDir), "checked above"
+        if base_out.write_id != expected:
             raise PlanError(f"{where}: output {s.outputs[0]} must be base_{expected} (the highest input write id)")
 
 
@@ -275,12 +277,14 @@ class _Reader:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def obj(self, value: Any, where: str) -> dict:
+    def obj(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):
             raise PlanError(f"{self.source}: {where or 'document'} must be a JSON object, got {type(value).__name__}")
         return value
 
-    def get(self, obj: dict, key: str, typ: type | tuple, where: str, *, optional: bool = False, default: Any = None):
+    def get(self, obj: dict[str, Any], key: str, typ: type | tuple[type, ...], where: str, *, optional: bool = False,
+            default: Any = None) -> Any:
+        """``obj[key]`` checked against ``typ`` (JSON values: the caller knows the type it asked for)."""
         path = f"{where}.{key}" if where else key
         if key not in obj:
             if optional:
@@ -294,13 +298,13 @@ class _Reader:
             raise PlanError(f"{self.source}: field {path} must be {want}, got {value!r}")
         return value
 
-    def strings(self, obj: dict, key: str, where: str) -> tuple[str, ...]:
+    def strings(self, obj: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
         items = self.get(obj, key, list, where, optional=True, default=[])
         if not all(isinstance(x, str) for x in items):
             raise PlanError(f"{self.source}: field {where}.{key} must be a list of strings")
         return tuple(items)
 
-    def mapping(self, obj: dict, key: str, where: str) -> dict[str, str]:
+    def mapping(self, obj: dict[str, Any], key: str, where: str) -> dict[str, str]:
         items = self.get(obj, key, dict, where, optional=True, default={})
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in items.items()):
             raise PlanError(f"{self.source}: field {where}.{key} must map strings to strings")

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -476,7 +477,7 @@ class Catalog:
             table = _load_table(conn, database, name)
             merged = merge_properties(table.properties, dict(properties or {}), unset)
             validate_table_properties(table.full_name, merged, previous=table.properties, unset=unset)
-            tbl_id = _table_id(conn, _require_database(conn, database), name)
+            tbl_id = _require_table_id(conn, database, name)
             conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
             _insert_table_params(conn, tbl_id, merged)
             return _load_table(conn, database, name)
@@ -495,7 +496,7 @@ class Catalog:
             info = _load_table(conn, database, table)
             part_spec = info.partition_spec(spec)
             part_name = make_partition_name(part_spec)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            tbl_id = _require_table_id(conn, database, table)
             if _partition_row(conn, tbl_id, part_name) is not None:
                 if if_not_exists:
                     _warn_collation_twins(conn, info, tbl_id, part_name)
@@ -540,7 +541,7 @@ class Catalog:
         def work(conn: Connection) -> PartitionInfo:
             info = _load_table(conn, database, table)
             part_name = _name_of(info, spec)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            tbl_id = _require_table_id(conn, database, table)
             if _partition_row(conn, tbl_id, part_name) is None:
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
             return _load_partition(conn, info, tbl_id, part_name)
@@ -554,7 +555,7 @@ class Catalog:
 
         def work(conn: Connection) -> list[PartitionInfo]:
             info = _load_table(conn, database, table)
-            tbl_id = _table_id(conn, _require_database(conn, database), table)
+            tbl_id = _require_table_id(conn, database, table)
             names = conn.execute(sa.select(PARTITIONS.c.PART_NAME).where(PARTITIONS.c.TBL_ID == tbl_id)).scalars()
             return [_load_partition(conn, info, tbl_id, n) for n in sorted(names)]
 
@@ -629,10 +630,12 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
     return result
 
 
-def _insert(conn: Connection, table: sa.Table, values: dict, *, name: str) -> int:
+def _insert(conn: Connection, table: sa.Table, values: dict[str, Any], *, name: str) -> int:
     try:
         with conn.begin_nested():
-            return int(conn.execute(sa.insert(table).values(values)).inserted_primary_key[0])
+            key = conn.execute(sa.insert(table).values(values)).inserted_primary_key
+            assert key is not None, "a single-row INSERT always reports its primary key"
+            return int(key[0])
     except sa.exc.IntegrityError as exc:
         if is_unique_violation(exc):
             raise AlreadyExistsError(f"{name} already exists (created concurrently)") from None
@@ -647,9 +650,10 @@ _MYSQL_DUPLICATE_KEYS = (1062, 1586)
 def is_unique_violation(exc: sa.exc.IntegrityError) -> bool:
     """Whether an IntegrityError is a duplicate key (not a NOT NULL, foreign key or check violation)."""
     orig = exc.orig
-    if getattr(orig, "pgcode", None) is not None:
-        return orig.pgcode == _PG_UNIQUE_VIOLATION
-    args = getattr(orig, "args", ())
+    pgcode = getattr(orig, "pgcode", None)
+    if pgcode is not None:
+        return bool(pgcode == _PG_UNIQUE_VIOLATION)
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
     if args and isinstance(args[0], int):
         return args[0] in _MYSQL_DUPLICATE_KEYS
     text = str(orig)
@@ -734,7 +738,14 @@ def _table_id(conn: Connection, db_id: int, name: str) -> int | None:
                         ).scalar_one_or_none()
 
 
-def _partition_row(conn: Connection, tbl_id: int, part_name: str):
+def _require_table_id(conn: Connection, database: str, name: str) -> int:
+    tbl_id = _table_id(conn, _require_database(conn, database), name)
+    if tbl_id is None:
+        raise NoSuchObjectError(f"table {database}.{name} does not exist")
+    return tbl_id
+
+
+def _partition_row(conn: Connection, tbl_id: int, part_name: str) -> sa.Row[*tuple[Any, ...]] | None:
     return conn.execute(sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.SD_ID).where(
         PARTITIONS.c.TBL_ID == tbl_id, PARTITIONS.c.PART_NAME == part_name)).first()
 
@@ -781,15 +792,16 @@ def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: s
         .where(PARTITION_PARAMS.c.PART_ID == row.PART_ID))}
     return PartitionInfo(database=info.database, table=info.name, name=part_name,
                          spec=parse_partition_name(part_name), location=row.LOCATION,
-                         create_time=_to_ms(conn, row.CREATE_TIME),
+                         create_time=_to_ms(conn, row.CREATE_TIME) or 0,
                          params=params)
 
 
-def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[str, object] | str):
+def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[str, object] | str,
+                    ) -> tuple[TableInfo, int, str, sa.Row[*tuple[Any, ...]] | None]:
     """(table info, table id, partition name, PARTITIONS row or None) for a spec of an existing table."""
     info = _load_table(conn, database, table)
     part_name = _name_of(info, spec)
-    tbl_id = _table_id(conn, _require_database(conn, database), table)
+    tbl_id = _require_table_id(conn, database, table)
     return info, tbl_id, part_name, _partition_row(conn, tbl_id, part_name)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -139,7 +140,7 @@ _INFO_COLUMNS = {
 }
 
 
-def _info(row, prefix: str) -> CompactionInfo:
+def _info(row: sa.Row[*tuple[Any, ...]], prefix: str) -> CompactionInfo:
     mapping = row._mapping
     kwargs = {attr: mapping[f"{prefix}_{col}"] for col, attr in _INFO_COLUMNS.items() if f"{prefix}_{col}" in mapping}
     kwargs["retry_retention"] = int(kwargs.get("retry_retention") or 0)
@@ -249,7 +250,7 @@ def _latest_activity(info: CompactionInfo) -> int | None:
     return max(times) if times else None
 
 
-def _partition_filter(column: sa.Column, partition: str | None) -> sa.ColumnElement[bool]:
+def _partition_filter(column: sa.Column[Any], partition: str | None) -> sa.ColumnElement[bool]:
     """Exact entity match: a NULL partition matches only NULL."""
     return column.is_(None) if partition is None else column == partition
 
@@ -424,7 +425,7 @@ class CompactionQueue:
 
         def work(conn: Connection) -> CompactionInfo:
             info = self._queued(conn, cq_id, CompactionState.WORKING, "record the compactor transaction of")
-            values = {"CQ_TXN_ID": txn_id, "CQ_HIGHEST_WRITE_ID": highest_write_id}
+            values: dict[str, object] = {"CQ_TXN_ID": txn_id, "CQ_HIGHEST_WRITE_ID": highest_write_id}
             if run_as is not None:
                 values["CQ_RUN_AS"] = run_as
             if hadoop_job_id is not None:
@@ -638,8 +639,7 @@ class CompactionQueue:
         most metastore.compactor.fetch.size."""
         def work(conn: Connection) -> list[AbortCleanupCandidate]:
             now = now_ms(conn)
-            groups = [g for g in abort_groups(conn, aborted_threshold, aborted_time_threshold_ms)
-                      if g.table is not None]
+            groups = abort_groups(conn, aborted_threshold, aborted_time_threshold_ms)
             retries = {(r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION): r for r in conn.execute(
                 sa.select(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, sa.func.max(CQ.c.CQ_ID).label("ID"),
                           sa.func.max(CQ.c.CQ_RETRY_RETENTION).label("RETENTION"),
@@ -648,6 +648,8 @@ class CompactionQueue:
                 .group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION))}
             result = []
             for g in groups:
+                if g.table is None:  # a database-level component: nothing to clean in a directory
+                    continue
                 retry = retries.get(g.entity)
                 waiting = retry is not None and (retry.SINCE or 0) + int(retry.RETENTION or 0) > now
                 if not waiting:
@@ -855,7 +857,7 @@ class CompactionQueue:
         cstate = None if state is None else (state if isinstance(state, CompactionState)
                                              else CompactionState.parse(state))
 
-        def query(table_obj: sa.Table, p: str):
+        def query(table_obj: sa.Table, p: str) -> sa.Select[Any]:
             c = table_obj.c
             conditions = []
             for value, column in ((id, "ID"), (db.lower() if db else None, "DATABASE"),

@@ -8,7 +8,7 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -52,7 +52,7 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
-def create_engine(url: str, **kwargs) -> Engine:
+def create_engine(url: str, **kwargs: Any) -> Engine:
     """An engine tuned for the metastore: SQLite in WAL mode with a busy timeout so several processes can
     share one file; servers with pre-ping pooling and READ COMMITTED isolation."""
     parsed = make_url(url)
@@ -61,7 +61,7 @@ def create_engine(url: str, **kwargs) -> Engine:
                                   **kwargs)
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # pragma: no cover - exercised by every SQLite test
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:  # pragma: no cover - exercised by every SQLite test
             cur = dbapi_conn.cursor()
             if parsed.database not in (None, "", ":memory:"):
                 cur.execute("PRAGMA journal_mode=WAL")
@@ -71,7 +71,7 @@ def create_engine(url: str, **kwargs) -> Engine:
             cur.close()
 
         @event.listens_for(engine, "begin")
-        def _sqlite_begin(conn):  # pragma: no cover
+        def _sqlite_begin(conn: Connection) -> None:  # pragma: no cover
             # Take the write lock at BEGIN so read-then-write units of work cannot deadlock on upgrade.
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
@@ -86,7 +86,7 @@ class Database:
     on transient errors a bounded number of times, each retry logged."""
 
     def __init__(self, url: str | Engine, *, retries: int = 10, flavour: Flavour | str | None = None,
-                 **engine_kwargs) -> None:
+                 **engine_kwargs: Any) -> None:
         self.engine = url if isinstance(url, Engine) else create_engine(url, **engine_kwargs)
         self.retries = retries
         self.flavour = Flavour.parse(flavour)
@@ -202,6 +202,8 @@ def acquire_mutex(conn: Connection, key: str) -> int:
         row = conn.execute(
             sa.select(AUX_TABLE.c.MT_KEY2).where(AUX_TABLE.c.MT_KEY1 == key).with_for_update()
         ).first()
+        if row is None:  # inserted just above (by us or a racing process); rows are only replaced in one txn
+            raise RuntimeError(f"metastore mutex row {key!r} is missing from AUX_TABLE after creating it")
     return int(row[0])
 
 

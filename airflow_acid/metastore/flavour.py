@@ -99,7 +99,7 @@ class SchemaProfile:
         """The CTC_TIMESTAMP value to insert, or None: leave it to the column default (Hive)."""
         return None if self.commit_time_is_timestamp else now_ms
 
-    def commit_time_ms(self, column: sa.ColumnElement) -> sa.ColumnElement:
+    def commit_time_ms(self, column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
         """``column`` (CTC_TIMESTAMP) as epoch milliseconds. Hive's timestamps are in the writer's session time zone;
         they convert back with the same zone (PostgreSQL: timestamp → timestamptz; MySQL: UNIX_TIMESTAMP)."""
         if not self.commit_time_is_timestamp:
@@ -108,12 +108,13 @@ class SchemaProfile:
             return sa.cast(sa.extract("epoch", sa.cast(column, sa.TIMESTAMP(timezone=True))) * 1000, sa.BigInteger)
         return sa.cast(sa.func.unix_timestamp(column) * 1000, sa.BigInteger)
 
-    def commit_time_since(self, column: sa.ColumnElement, since_ms: int) -> sa.ColumnElement[bool]:
+    def commit_time_since(self, column: sa.ColumnElement[Any], since_ms: int) -> sa.ColumnElement[bool]:
         """``column >= since_ms`` for CTC_TIMESTAMP. A Hive timestamp may hold whole seconds only (MySQL
         ``timestamp``), so the bound moves back one second: a table looked at twice costs less than one missed."""
         if not self.commit_time_is_timestamp:
             return column >= since_ms
         seconds = max(0, since_ms - 1000) / 1000.0
+        bound: sa.ColumnElement[Any]
         if self.dialect == "postgresql":
             bound = sa.cast(sa.func.to_timestamp(seconds), sa.TIMESTAMP(timezone=False))
         else:
@@ -144,7 +145,8 @@ class SchemaProfile:
         return sa.table(table.name, *[sa.column(c.name, c.type) for c in table.columns],
                         *[sa.column(name, sa.String()) for name in extra])
 
-    def with_extras(self, table: sa.Table, rows: dict | list[dict]) -> dict | list[dict]:
+    def with_extras(self, table: sa.Table, rows: dict[str, Any] | list[dict[str, Any]]
+                    ) -> dict[str, Any] | list[dict[str, Any]]:
         """Rows for :meth:`writable` with the extra columns filled in."""
         extra = self.extra_values(table.name)
         if not extra:

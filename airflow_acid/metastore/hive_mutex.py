@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -92,5 +93,5 @@ def _busy(exc: DBAPIError) -> bool:
     orig = exc.orig
     if getattr(orig, "pgcode", None) == _PG_LOCK_NOT_AVAILABLE:
         return True
-    args = getattr(orig, "args", ())
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
     return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_LOCK_BUSY

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -42,7 +42,10 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
 
 def head_revision() -> str:
     """The newest migration in the package."""
-    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no Alembic revision in {MIGRATIONS_DIR}: the package is incomplete")
+    return head
 
 
 def current_revision(db: Database | str) -> str | None:
@@ -113,7 +116,7 @@ def _database(db: Database | str) -> tuple[Database, bool]:
     return (db, False) if isinstance(db, Database) else (Database(db), True)
 
 
-def _migrate(db: Database | str, action, what: str) -> None:
+def _migrate(db: Database | str, action: Callable[[Config], None], what: str) -> None:
     database, owned = _database(db)
     try:
         refuse_hive(database, f"run the schema {what}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -122,11 +123,12 @@ class LeaseState:
     until_ms: int
 
 
-def _same_partition(column: sa.Column, other: sa.ColumnElement) -> sa.ColumnElement[bool]:
+def _same_partition(column: sa.Column[Any], other: sa.ColumnElement[Any]) -> sa.ColumnElement[bool]:
     return sa.or_(sa.and_(column.is_(None), other.is_(None)), column == other)
 
 
-def _entity_filter(db_col, table_col, part_col, entity: Entity) -> sa.ColumnElement[bool]:
+def _entity_filter(db_col: sa.ColumnElement[Any], table_col: sa.ColumnElement[Any], part_col: sa.ColumnElement[Any],
+                   entity: Entity) -> sa.ColumnElement[bool]:
     db, table, part = entity
     return sa.and_(db_col == db, table_col == table, part_col.is_(None) if part is None else part_col == part)
 
@@ -170,7 +172,7 @@ class InitiatorStore:
 
     def _hold_hive_mutexes(self, name: str) -> str | None:
         """Lock Hive's mutexes of lease ``name`` for the cycle; the key of a busy one (nothing held then) or None."""
-        held = []
+        held: list[hive_mutex.HeldMutex] = []
         for key in HIVE_KEYS_OF_LEASE.get(name, (name,)):
             mutex = hive_mutex.try_acquire(self.db, key)
             if mutex is None:
@@ -368,7 +370,7 @@ class InitiatorStore:
         return self.db.run(work, what="list Initiator decisions")
 
 
-def _record(row) -> InitiatorDecisionRecord:
+def _record(row: sa.Row[*tuple[Any, ...]]) -> InitiatorDecisionRecord:
     return InitiatorDecisionRecord(
         database=row.AID_DATABASE, table=row.AID_TABLE, partition=row.AID_PARTITION, outcome=Outcome(row.AID_OUTCOME),
         reason=row.AID_REASON, decided_at=row.AID_DECIDED_AT,

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -177,7 +178,7 @@ def _resource(db: str, table: str | None, partition: str | None) -> str:
     return text if partition is None else f"{text}/{partition}"
 
 
-def _conflict_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
+def _conflict_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElement[bool]:
     """Whether existing lock ``ex`` blocks requested component ``req`` (the §9.1 matrix, CheckLockFunction)."""
     r, w, x, e = (t.value for t in (LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCL_WRITE,
                                     LockType.EXCLUSIVE))
@@ -192,7 +193,7 @@ def _conflict_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
     )
 
 
-def _overlap_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
+def _overlap_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElement[bool]:
     """Same database and (either side a whole database, or same table and (either side a whole table or same
     partition))."""
     return sa.and_(
@@ -206,7 +207,7 @@ def _overlap_condition(req: sa.Alias, ex: sa.Alias) -> sa.ColumnElement[bool]:
     )
 
 
-def find_blocker(conn: Connection, lock_id: int):
+def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | None:
     """The earliest lock (smaller id, acquired or waiting) that conflicts with a component of ``lock_id``.
 
     Returns a row with the blocking lock's columns plus REQ_INT_ID / REQ_TYPE of the blocked component, or None.
@@ -445,7 +446,7 @@ class LockManager:
         return self.db.run(work, what="show locks")
 
     @staticmethod
-    def _show_row(r, extended: bool) -> ShowLocksRow:
+    def _show_row(r: sa.Row[*tuple[Any, ...]], extended: bool) -> ShowLocksRow:
         blocked = (f"{r.HL_BLOCKEDBY_EXT_ID}.{r.HL_BLOCKEDBY_INT_ID}"
                    if r.HL_BLOCKEDBY_EXT_ID is not None else None)
         return ShowLocksRow(

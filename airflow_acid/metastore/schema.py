@@ -6,6 +6,8 @@ Hive metastore database. Alembic migrations in ``migrations/`` create exactly th
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import (
     CHAR,
     BigInteger,
@@ -38,7 +40,7 @@ TABLE_NAME = String(256)
 PART_NAME = String(767)
 """Partition names; on MySQL/MariaDB migration 0003 gives these columns a binary no-pad collation (byte-exact, as Hive)."""
 # MariaDB/MySQL cap index keys at 3072 bytes (utf8mb4: 4 bytes a character): index prefixes there.
-_MYSQL_ENTITY_PREFIX = {"mysql_length": {"CTC_DATABASE": 128, "CTC_TABLE": 256, "CTC_PARTITION": 300}}
+_MYSQL_ENTITY_PREFIX: dict[str, Any] = {"mysql_length": {"CTC_DATABASE": 128, "CTC_TABLE": 256, "CTC_PARTITION": 300}}
 
 # --- transactions -----------------------------------------------------------------------------------
 
@@ -153,7 +155,7 @@ NEXT_LOCK_ID = Table(
 # --- compaction -------------------------------------------------------------------------------------
 
 
-def _compaction_columns(prefix: str) -> list[Column]:
+def _compaction_columns(prefix: str) -> list[Column[Any]]:
     p = prefix
     return [
         Column(f"{p}_ID", BigInteger, primary_key=True, autoincrement=False),

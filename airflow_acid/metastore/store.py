@@ -21,7 +21,7 @@ METASTORE_FILE = "metastore.db"
 HOME_ENV = "AIRFLOW_ACID_HOME"
 
 
-def default_url(home: str | os.PathLike | None = None) -> str:
+def default_url(home: str | os.PathLike[str] | None = None) -> str:
     """The embedded SQLite metastore under ``home`` (default ``$AIRFLOW_ACID_HOME`` or ``~/airflow-acid``)."""
     base = Path(home if home is not None else os.environ.get(HOME_ENV, Path.home() / "airflow-acid")).expanduser()
     base.mkdir(parents=True, exist_ok=True)
@@ -35,7 +35,7 @@ class Metastore:
     tables is behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
-                 home: str | os.PathLike | None = None, flavour: Flavour | str | None = None) -> None:
+                 home: str | os.PathLike[str] | None = None, flavour: Flavour | str | None = None) -> None:
         self.conf = conf or MetastoreConf()
         if isinstance(url_or_db, Database):
             self.db = url_or_db

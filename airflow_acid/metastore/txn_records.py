@@ -43,6 +43,6 @@ def delete_txn_records(conn: Connection, database: str, table: str | None = None
         cond = tbl.c[db_col] == database
         if table is not None:
             cond = sa.and_(cond, tbl.c[table_col] == table)
-        if partition is not None:
+        if partition is not None and part_col is not None:
             cond = sa.and_(cond, tbl.c[part_col] == partition)
         conn.execute(sa.delete(tbl).where(cond))

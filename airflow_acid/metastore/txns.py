@@ -10,6 +10,7 @@ import enum
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, overload
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -134,14 +135,14 @@ def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int |
     return min(candidates)
 
 
-def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row | None:
+def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row[*tuple[Any, ...]] | None:
     query = sa.select(TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO).where(TXNS.c.TXN_ID == txn_id)
     if lock:
         query = query.with_for_update()
     return conn.execute(query).first()
 
 
-def _not_open_error(txn_id: int, row: sa.Row | None, action: str) -> TxnStateError:
+def _not_open_error(txn_id: int, row: sa.Row[*tuple[Any, ...]] | None, action: str) -> TxnStateError:
     """The error for acting on a txn that is missing, committed or aborted (Hive's raiseTxnUnexpectedState)."""
     if row is None:
         return NoSuchTxnError(
@@ -526,7 +527,7 @@ class TxnStore:
         return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
 
     @staticmethod
-    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row | None:
+    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row[*tuple[Any, ...]] | None:
         """A committed update/delete on a partition this txn updated/deleted, committed after this txn began."""
         cur = (
             sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,
@@ -644,19 +645,25 @@ class TxnStore:
 
     # write ids -----------------------------------------------------------------------------------------
 
+    @overload
+    def allocate_write_ids(self, txn_ids: int, db: str, table: str) -> int: ...
+
+    @overload
+    def allocate_write_ids(self, txn_ids: Sequence[int], db: str, table: str) -> list[int]: ...
+
     def allocate_write_ids(self, txn_ids: int | Sequence[int], db: str, table: str) -> int | list[int]:
         """Write ids of ``db.table`` for open, non-read-only txns: an id already held by a txn is reused, new ones
         are dense and follow txn order. One txn id in -> one write id out; a list in -> a list in the same order.
         """
         single = isinstance(txn_ids, int)
-        ids = [int(txn_ids)] if single else [int(t) for t in txn_ids]
+        ids = [int(txn_ids)] if isinstance(txn_ids, int) else [int(t) for t in txn_ids]
         mapping = self.db.run(lambda conn: allocate_write_ids_in(conn, ids, db, table),
                               what=f"allocate write ids on {db}.{table}")
         return mapping[ids[0]] if single else [mapping[t] for t in ids]
 
     def allocate_write_id(self, txn_id: int, db: str, table: str) -> int:
         """The write id of ``txn_id`` on ``db.table`` (allocated on first use)."""
-        return int(self.allocate_write_ids(int(txn_id), db, table))
+        return self.allocate_write_ids(int(txn_id), db, table)
 
     def write_id_of(self, txn_id: int, db: str, table: str) -> int | None:
         """The write id ``txn_id`` holds on ``db.table``, or None."""
@@ -683,7 +690,7 @@ class TxnStore:
 
         return self.db.run(work, what=f"add write components txn {txn_id}")
 
-    def add_dynamic_partitions(self, txn_id: int, db: str, table: str, partitions: Iterable[str],
+    def add_dynamic_partitions(self, txn_id: int, db: str, table: str, partitions: Iterable[str | None],
                                op: OperationType, write_id: int | None = None) -> int:
         """Hive's addDynamicPartitions: after a dynamic-partition write (locked at table level, which recorded one
         table-level TXN_COMPONENTS placeholder), replace the txn's table-level rows for ``db.table`` by one row

@@ -126,6 +126,7 @@ class _Scan:
                 and (table is None or g.table == table)}
 
     def table(self, info: TableInfo, aborted: dict[Entity, int]) -> list[PartitionHealth]:
+        targets: list[tuple[str | None, str]]
         if info.is_partitioned:
             targets = [(name, p.location) for name, p in
                        sorted(self.store.partition_locations(info.database, info.name).items())]
@@ -138,7 +139,7 @@ class _Scan:
             entity = (info.database, info.name, partition)
             current = queue.get(partition)
             last = history.get(partition)
-            common = dict(database=info.database, table=info.name, partition=partition, location=location,
+            common: dict[str, Any] = dict(database=info.database, table=info.name, partition=partition, location=location,
                           aborted_txns=aborted.get(entity, 0),
                           current_compaction=None if current is None else
                           f"{current.type.display} compaction {current.id} {current.state.display}",

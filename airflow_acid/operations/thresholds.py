@@ -107,6 +107,7 @@ class ThresholdCheck:
             raise RuntimeError(f"could not look at {result.name}: {result.reason}")
         thresholds = table_thresholds(metastore.conf, info.properties, table=info.full_name)
         stats: DirectoryStats = result.stats
+        limit: int | float
         if self.kind is ThresholdKind.DELTA_COUNT:
             limit = int(self.threshold) if self.threshold is not None else thresholds.delta_num_threshold
             source = "sensor threshold" if self.threshold is not None else thresholds.sources[DELTA_NUM_KEY].split()[-1]

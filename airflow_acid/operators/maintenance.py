@@ -19,14 +19,15 @@ def _entry(e: CleanerEntry) -> dict[str, Any]:
 
 class AcidCleanerOperator(BaseOperator):
     """One Cleaner cycle: deletes obsolete and aborted directories no reader can still see; rows still blocked
-    are logged with the transaction that blocks them. ``dry_run`` only reports what would go."""
+    are logged with the transaction that blocks them. ``dry_run`` only reports what would go (kept as
+    ``report_only``: ``BaseOperator.dry_run()`` is a method, which a ``dry_run`` attribute would shadow)."""
 
-    template_fields = ("dry_run",)
+    template_fields = ("report_only",)
 
     def __init__(self, *, dry_run: bool = False, acid_conn_id: str = AcidMetastoreHook.default_conn_name,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.dry_run = dry_run
+        self.report_only = dry_run
         self.acid_conn_id = acid_conn_id
 
     @cached_property
@@ -34,7 +35,7 @@ class AcidCleanerOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Any) -> dict[str, Any]:
-        dry_run = self.dry_run in (True, "True", "true")
+        dry_run = self.report_only in (True, "True", "true")
         report = Cleaner(self.hook.get_metastore()).run_cycle(dry_run=dry_run)
         for e in report.entries + report.abort_cleanups:
             self.log.info("%s %s: %s%s", "would clean" if dry_run else "cleaned", e.entity, e.status,

@@ -150,20 +150,19 @@ def history_chart(rows: Sequence[ShowCompactionsRow], now_ms: int | None = None)
     """A table's compactions over time: one lane per partition, a mark per compaction at its latest activity
     (square MAJOR, circle MINOR, diamond other), coloured by state; a run's start-to-end span as a bar."""
     now_ms = now_ms or int(time.time() * 1000)
-    dated = [(r, _latest(r)) for r in rows]
-    dated = [(r, t) for r, t in dated if t is not None]
+    dated = [(r, t) for r in rows if (t := _latest(r)) is not None]
     lanes = sorted({r.partname or TABLE_LABEL for r, _ in dated})
     if len(lanes) > MAX_LANES:  # keep the most recently active partitions
         recent: dict[str, int] = {}
         for r, t in dated:
             lane = r.partname or TABLE_LABEL
             recent[lane] = max(recent.get(lane, 0), t)
-        lanes = sorted(sorted(recent, key=recent.get, reverse=True)[:MAX_LANES])
+        lanes = sorted(sorted(recent, key=lambda lane: recent[lane], reverse=True)[:MAX_LANES])
         dated = [(r, t) for r, t in dated if (r.partname or TABLE_LABEL) in lanes]
-    start = min([r.enqueuetime or t for r, t in dated] or [now_ms - 3_600_000])
-    end = max([t for _, t in dated] + [start + 60_000])
-    pad = (end - start) * 0.04
-    start, end = start - pad, end + pad
+    first = min([r.enqueuetime or t for r, t in dated] or [now_ms - 3_600_000])
+    last = max([t for _, t in dated] + [first + 60_000])
+    pad = (last - first) * 0.04
+    start, end = first - pad, last + pad
     x0, width = LABEL_W, WIDTH - LABEL_W - 30
     scale = width / (end - start)
     states = sorted({r.state for r, _ in dated})

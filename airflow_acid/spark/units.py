@@ -247,7 +247,7 @@ def run_unit(unit: WorkUnit) -> UnitResult:
     storage = storage_for(unit.location, unit.filesystem).reading_once()  # row counts, then the merge: one GET each
     write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
     rows_in = _rows_in(storage, unit.bucket.data) + _rows_in(storage, unit.bucket.deletes)
-    files: list[OutputFile] = []
+    files: list[OutputFile | None] = []  # None: a writer with no rows wrote no file
     if unit.insert_only:
         kind = FileKind.DELTA if unit.type is CompactionType.MINOR else FileKind.BASE
         files.append(write_plain_union(storage, unit, unit.outputs[0], kind, write_ids))

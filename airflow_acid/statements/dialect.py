@@ -9,6 +9,7 @@ DESCRIBE keep sqlglot's own nodes. :mod:`airflow_acid.statements.parse` turns bo
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.hive import Hive
@@ -30,7 +31,7 @@ class ShowCompactions(exp.Expression):
 class ShowTransactions(exp.Expression):
     """SHOW TRANSACTIONS."""
 
-    arg_types: dict[str, bool] = {}
+    arg_types: ClassVar[dict[str, bool]] = {}
 
 
 class ShowLocks(exp.Expression):
@@ -170,12 +171,14 @@ class AcidHiveParser(HiveParser):
         node = parse()
         if node is None:
             self.raise_error(f"Expecting {what}")
+        assert node is not None, "raise_error raises: sqlglot.parse runs at ErrorLevel.IMMEDIATE"
         return node
 
     def _quoted(self, message: str) -> exp.Literal:
         node = self._parse_string()
         if not isinstance(node, exp.Literal) or not node.is_string:
             self.raise_error(message)
+        assert isinstance(node, exp.Literal), "raise_error raises: sqlglot.parse runs at ErrorLevel.IMMEDIATE"
         return node
 
 

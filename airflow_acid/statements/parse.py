@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import overload
 
 import sqlglot
 from sqlglot import exp
@@ -227,7 +228,8 @@ def _create(node: exp.Create) -> CreateTable:
     num_buckets = None
     properties: dict[str, str] = {}
     location = None
-    for prop in (node.args.get("properties").expressions if node.args.get("properties") else []):
+    properties_node = node.args.get("properties")
+    for prop in (properties_node.expressions if properties_node else []):
         if isinstance(prop, exp.PartitionedByProperty):
             partitioned_by = tuple(_column(c) for c in prop.this.expressions)
         elif isinstance(prop, exp.ClusteredByProperty):
@@ -253,6 +255,14 @@ def _create(node: exp.Create) -> CreateTable:
 
 
 # --- pieces -------------------------------------------------------------------------------------------------------
+
+
+@overload
+def _table_name(node: exp.Expr) -> TableName: ...
+@overload
+def _table_name(node: None) -> None: ...
+@overload
+def _table_name(node: exp.Expr | None) -> TableName | None: ...
 
 
 def _table_name(node: exp.Expr | None) -> TableName | None:
@@ -299,8 +309,19 @@ def _properties(items: list[exp.Expr]) -> dict[str, str]:
         key = item.this.name if isinstance(item.this, (exp.Literal, exp.Identifier, exp.Var)) else None
         if not key:
             raise _malformed(f"property names are quoted strings: {item.sql(dialect=acid.HiveAcid)!r}")
-        result[key] = _text(item.args.get("value"))
+        value = _text(item.args.get("value"))
+        if value is None:
+            raise _malformed(f"property {key!r} has no value: {item.sql(dialect=acid.HiveAcid)!r}")
+        result[key] = value
     return result
+
+
+@overload
+def _text(node: exp.Expr) -> str: ...
+@overload
+def _text(node: None) -> None: ...
+@overload
+def _text(node: exp.Expr | None) -> str | None: ...
 
 
 def _text(node: exp.Expr | None) -> str | None:

@@ -186,3 +186,10 @@ def test_cleaner_dry_run_and_housekeeper(two_tables):
     assert _state(wh, cq_id) == "ready for cleaning"
     report = AcidHouseKeeperOperator(task_id="hk").execute({})
     assert report["ran"] is True
+
+
+def test_cleaner_operator_keeps_base_operator_dry_run_callable():
+    """The ``dry_run`` argument must not shadow ``BaseOperator.dry_run()`` (it did: 'bool' is not callable)."""
+    op = AcidCleanerOperator(task_id="clean", dry_run="{{ params.dry_run }}")
+    op.dry_run()  # renders nothing, just logs the template fields
+    assert op.report_only == "{{ params.dry_run }}" and "report_only" in op.template_fields

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from alembic import context
 
 from airflow_acid.metastore.schema import metadata
@@ -9,7 +11,7 @@ from airflow_acid.metastore.schema import metadata
 config = context.config
 
 
-def _configure(**kwargs) -> None:
+def _configure(**kwargs: Any) -> None:
     context.configure(target_metadata=metadata, compare_type=True, **kwargs)
 
 
@@ -20,7 +22,7 @@ def run_offline() -> None:
         context.run_migrations()
 
 
-def _refuse_hive(connection) -> None:
+def _refuse_hive(connection: Any) -> None:
     """Never migrate a Hive metastore (Hive's schematool owns it), however Alembic was started."""
     import sqlalchemy as sa
 
@@ -41,7 +43,10 @@ def run_online() -> None:
         return
     from airflow_acid.metastore.db import create_engine
 
-    engine = create_engine(config.get_main_option("sqlalchemy.url"))
+    url = config.get_main_option("sqlalchemy.url")
+    if url is None:
+        raise RuntimeError("alembic needs a connection (config.attributes['connection']) or a sqlalchemy.url")
+    engine = create_engine(url)
     try:
         with engine.begin() as conn:
             _refuse_hive(conn)
