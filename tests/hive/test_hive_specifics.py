@@ -187,7 +187,7 @@ def test_partitions_differing_only_in_case_or_accents(engine, ms, tmp_path, capl
             assert result.accepted, result.message
             while (outcome := worker.run_next()) is not None:
                 compacted[outcome.entity] = outcome
-    assert {f"{db}.t.{n}" for n in names} <= set(compacted), sorted(compacted)
+    assert {f"{db}.t/{n}" for n in names} <= set(compacted), sorted(compacted)
     assert all(o.status == WorkerStatus.COMPACTED for o in compacted.values()), compacted
     Cleaner(ms, CONF).run_cycle()
     for n in names:  # each partition's own directory was compacted into a base
