@@ -34,6 +34,7 @@ from airflow_acid.acid.event_schema import (
 )
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.orc_tail import TailFinishingStream
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -314,9 +315,10 @@ class EventFileWriter:
         self.info: EventFileInfo | None = None
         self._dir.makedirs("")  # nothing on object stores
         self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
+        self._stream = TailFinishingStream(self._handle)  # pyorc cannot set the footer's calendar
         try:
             self._writer = pyorc.Writer(
-                self._handle, orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
+                self._stream, orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
                 row_index_stride=self.options.row_index_stride,
                 compression=pyorc.CompressionKind[self.options.compression.upper()],
                 compression_block_size=self.options.buffer_size, memory_block_size=_memory_block(self.options.buffer_size),
@@ -429,7 +431,9 @@ class EventFileWriter:
                 STATS_KEY: stats.to_string().encode(),
                 ACID_VERSION_KEY: ORC_ACID_VERSION.encode(),
             })
+            self._stream.hold_tail()
             self._writer.close()
+            self._stream.finish()
             size = self._handle.tell()
             self._handle.close()
             self._closed = True

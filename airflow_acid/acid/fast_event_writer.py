@@ -32,7 +32,7 @@ from airflow_acid.acid.event_writer import (
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_settings import OrcSettings
-from airflow_acid.acid.orc_tail import read_tail, user_metadata_tail
+from airflow_acid.acid.orc_tail import finished_tail, read_tail
 
 _MEMORY_BLOCK = 64 * 1024
 """The ORC C++ writer needs the compression block to be a multiple of this."""
@@ -122,9 +122,9 @@ class AcidOrcFileWriter:
         key_index = [AcidKey(int(o[i]), int(b[i]), int(r[i])) for i in ends]
         self._keys = []
         stats = AcidStats(int(self._ops[0]), int(self._ops[1]), int(self._ops[2]))
-        start, new_tail = user_metadata_tail(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
-                                                    STATS_KEY: stats.to_string().encode(),
-                                                    ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
+        start, new_tail = finished_tail(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
+                                               STATS_KEY: stats.to_string().encode(),
+                                               ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
         with self.storage.open_output(self.relative) as fh:
             fh.write(memoryview(data)[:start])
             fh.write(new_tail)

@@ -1,17 +1,23 @@
-"""Add ORC user metadata to a finished ORC file by rewriting its tail (Footer + PostScript), and read its stripes.
+"""Finish an ORC file by rewriting its tail (Footer + PostScript): add user metadata and mark the calendar.
 
 pyarrow's ORC writer is ~10× faster than the pyorc event writer but cannot set user metadata. An ORC file ends
 with ``[stripes][metadata][Footer][PostScript][1 byte: PostScript length]``; the Footer is a protobuf message
 (compressed in chunks) whose repeated field 5 holds ``UserMetadataItem {1: name, 2: value}``. Protobuf allows a
 repeated field's items anywhere in a message, so appending items to the decompressed Footer is a valid Footer.
-The new Footer is stored as *original* (uncompressed) chunks, which every ORC reader accepts, and the PostScript
-is re-encoded with the new ``footerLength``. Stripes and stripe statistics are untouched.
+The new Footer is stored deflated (ZLIB files) or as *original* (uncompressed) chunks, which every ORC reader
+accepts, and the PostScript is re-encoded with the new ``footerLength``. Stripes and stripe statistics are untouched.
+
+Neither pyarrow nor pyorc (ORC C++) records the Footer's ``calendar`` (field 11); Java readers (Hive 4, Spark) then
+take dates and timestamps before 1582-10-15 as hybrid Julian and shift them (1500-01-01 reads as 1499-12-23). Every
+file written here is proleptic Gregorian, so :func:`finished_tail` always sets ``calendar = PROLEPTIC_GREGORIAN``,
+as ORC 1.5+/Hive 3+ Java writers do.
 """
 
 from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Mapping
+from typing import BinaryIO
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -22,7 +28,9 @@ _MAGIC = b"ORC"
 _VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
 _NONE, _ZLIB, _SNAPPY, _LZO, _LZ4, _ZSTD = range(6)
 _PS_FOOTER_LENGTH, _PS_COMPRESSION, _PS_BLOCK_SIZE = 1, 2, 3
-_FOOTER_STRIPES, _FOOTER_METADATA = 3, 5
+_FOOTER_STRIPES, _FOOTER_METADATA, _FOOTER_CALENDAR = 3, 5, 11
+PROLEPTIC_GREGORIAN = 2
+"""ORC's ``CalendarKind`` value for the proleptic Gregorian calendar (0 is unknown, 1 hybrid Julian/Gregorian)."""
 _STRIPE_NUMBER_OF_ROWS = 5
 
 
@@ -134,14 +142,26 @@ def _decompress(kind: int, data: bytes, block_size: int) -> bytes:
     return bytes(out)
 
 
-def _as_original_chunks(kind: int, data: bytes, block_size: int) -> bytes:
-    """Stream bytes as uncompressed ('original') chunks of at most ``block_size`` bytes."""
+def _compress_chunk(kind: int, piece: bytes) -> bytes | None:
+    """``piece`` deflated for a ZLIB file (as ORC's writers do); None for other kinds (stored as original)."""
+    if kind != _ZLIB:
+        return None
+    deflate = zlib.compressobj(zlib.Z_DEFAULT_COMPRESSION, zlib.DEFLATED, -15)
+    return deflate.compress(piece) + deflate.flush()
+
+
+def _as_chunks(kind: int, data: bytes, block_size: int) -> bytes:
+    """Stream bytes as chunks of at most ``block_size`` bytes: deflated for ZLIB when smaller, else 'original'."""
     if kind == _NONE:
         return data
     out = bytearray()
     for start in range(0, len(data), block_size):
         piece = data[start:start + block_size]
-        out += ((len(piece) << 1) | 1).to_bytes(3, "little") + piece
+        packed = _compress_chunk(kind, piece)
+        if packed is not None and len(packed) < len(piece):
+            out += (len(packed) << 1).to_bytes(3, "little") + packed
+        else:
+            out += ((len(piece) << 1) | 1).to_bytes(3, "little") + piece
     return bytes(out)
 
 
@@ -170,6 +190,12 @@ class OrcTail:
         return rows
 
     @property
+    def calendar(self) -> int | None:
+        """The Footer's ``CalendarKind`` number, or None when the writer recorded none."""
+        kinds = [int(v) for n, _w, v, _r in _fields(self.footer) if n == _FOOTER_CALENDAR]
+        return kinds[-1] if kinds else None
+
+    @property
     def user_metadata(self) -> dict[str, bytes]:
         items: dict[str, bytes] = {}
         for number, _wire, value, _raw in _fields(self.footer):
@@ -179,11 +205,17 @@ class OrcTail:
         return items
 
 
-def read_tail(data: bytes | memoryview | pa.Buffer) -> OrcTail:
-    """Decode the PostScript and Footer of an ORC file held in memory (only the tail is copied)."""
+def read_tail(data: bytes | memoryview | pa.Buffer, *, whole_file: bool = True) -> OrcTail:
+    """Decode the PostScript and Footer of an ORC file held in memory (only the tail is copied).
+
+    ``whole_file=False`` accepts just the file's last bytes (at least Footer + PostScript); ``footer_start`` is then
+    relative to them.
+    """
     data = memoryview(data)
-    if len(data) < 4 or bytes(data[:3]) != _MAGIC:
+    if whole_file and (len(data) < 4 or bytes(data[:3]) != _MAGIC):
         raise OrcTailError("not an ORC file (no 'ORC' magic at the start)")
+    if not len(data):
+        raise OrcTailError("no ORC tail: no bytes")
     ps_len = data[-1]
     postscript = bytes(data[-1 - ps_len:-1])
     ps = {n: v for n, _w, v, _r in _fields(postscript)}
@@ -191,24 +223,30 @@ def read_tail(data: bytes | memoryview | pa.Buffer) -> OrcTail:
     kind = int(ps.get(_PS_COMPRESSION, _NONE))
     block = int(ps.get(_PS_BLOCK_SIZE, 256 * 1024))
     footer_start = len(data) - 1 - ps_len - footer_len
-    if footer_start < 3:
+    if footer_start < (3 if whole_file else 0):
         raise OrcTailError(f"PostScript footer length {footer_len} does not fit a {len(data)}-byte file")
     footer = _decompress(kind, bytes(data[footer_start:footer_start + footer_len]), block)
     return OrcTail(footer_start, postscript, footer, kind, block)
 
 
-def user_metadata_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes]) -> tuple[int, bytes]:
-    """Where the Footer of ``data`` starts, and the new Footer + PostScript (with ``metadata`` appended) to put there.
+def finished_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None = None, *,
+                  whole_file: bool = True) -> tuple[int, bytes]:
+    """Where the Footer of ``data`` starts, and the new Footer + PostScript to put there: ``metadata`` appended
+    (names must not exist yet) and the calendar set to proleptic Gregorian.
 
-    ``data[:start] + tail`` is the new file; writing the two pieces avoids copying the stripes.
+    ``data[:start] + tail`` is the new file; writing the two pieces avoids copying the stripes. With
+    ``whole_file=False`` ``data`` is only the file's last bytes (see :func:`read_tail`).
     """
-    tail = read_tail(data)
+    tail = read_tail(data, whole_file=whole_file)
+    metadata = metadata or {}
     clash = set(metadata) & set(tail.user_metadata)
     if clash:
         raise OrcTailError(f"user metadata keys {sorted(clash)} are already present")
+    kept = b"".join(raw for number, _wire, _value, raw in _fields(tail.footer) if number != _FOOTER_CALENDAR)
     items = b"".join(_length_field(_FOOTER_METADATA, _length_field(1, k.encode()) + _length_field(2, bytes(v)))
                      for k, v in metadata.items())
-    footer = _as_original_chunks(tail.compression, tail.footer + items, tail.block_size)
+    calendar = _encode_varint(_FOOTER_CALENDAR << 3 | _VARINT) + _encode_varint(PROLEPTIC_GREGORIAN)
+    footer = _as_chunks(tail.compression, kept + items + calendar, tail.block_size)
     ps = bytearray()
     for number, _wire, _value, raw in _fields(tail.postscript):
         if number == _PS_FOOTER_LENGTH:
@@ -220,7 +258,53 @@ def user_metadata_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[s
     return tail.footer_start, footer + bytes(ps) + bytes([len(ps)])
 
 
-def with_user_metadata(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes]) -> bytes:
-    """The ORC file ``data`` with ``metadata`` items appended to its Footer (names must not exist yet)."""
-    start, tail = user_metadata_tail(data, metadata)
+def finished_file(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None = None) -> bytes:
+    """The ORC file ``data`` finished by :func:`finished_tail` (metadata appended, proleptic Gregorian calendar)."""
+    start, tail = finished_tail(data, metadata)
     return bytes(memoryview(data)[:start]) + tail
+
+
+class TailFinishingStream:
+    """A binary output stream for writers that write the ORC tail themselves (pyorc): bytes pass through to
+    ``handle`` until :meth:`hold_tail`, then are held until :meth:`finish` writes them with :func:`finished_tail`.
+
+    Call :meth:`hold_tail` just before the writer's ``close()`` (which writes any last stripe, then the tail).
+    """
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self._handle = handle
+        self._held: bytearray | None = None
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:
+        if self._held is not None:
+            self._held += data
+        else:
+            self._handle.write(data)
+        return len(data)
+
+    def flush(self) -> None:
+        if self._held is None:
+            self._handle.flush()
+
+    def tell(self) -> int:
+        return self._handle.tell() + (len(self._held) if self._held is not None else 0)
+
+    @property
+    def closed(self) -> bool:
+        return self._handle.closed
+
+    def writable(self) -> bool:
+        return True
+
+    def hold_tail(self) -> None:
+        self._held = bytearray()
+
+    def finish(self) -> None:
+        """Write the held bytes with the finished Footer (proleptic Gregorian calendar) to the handle."""
+        if self._held is None:
+            raise OrcTailError("finish() needs hold_tail() before the ORC writer closed")
+        held, self._held = bytes(self._held), None
+        start, tail = finished_tail(held, whole_file=False)
+        self._handle.write(held[:start])
+        self._handle.write(tail)
+        self._handle.flush()

@@ -17,7 +17,7 @@ from airflow_acid.acid.event_writer import FileKind
 from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
-from airflow_acid.acid.orc_tail import read_tail
+from airflow_acid.acid.orc_tail import finished_tail, read_tail
 from airflow_acid.job.plan import OrcSettings
 
 
@@ -54,7 +54,7 @@ class PlainOrcFileWriter:
         self.rows += rows.num_rows
 
     def close(self) -> PlainFile:
-        """Finish the file, check its footer's row count and store it."""
+        """Finish the file (proleptic Gregorian calendar in the footer), check its row count and store it."""
         path = self.storage.url(self.relative)
         if self.rows == 0:
             raise AcidFileError(path, "refusing to write an empty compaction output file")
@@ -64,6 +64,8 @@ class PlainOrcFileWriter:
         if int(sum(tail.stripe_rows)) != self.rows:
             raise AcidFileError(path, f"ORC footer lists {int(sum(tail.stripe_rows))} rows in stripes, "
                                       f"expected {self.rows}")
+        start, new_tail = finished_tail(data)
         with self.storage.open_output(self.relative) as fh:
-            fh.write(memoryview(data))
-        return PlainFile(path, self.rows, len(data), len(tail.stripe_rows))
+            fh.write(memoryview(data)[:start])
+            fh.write(new_tail)
+        return PlainFile(path, self.rows, start + len(new_tail), len(tail.stripe_rows))
