@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import fsspec
 import numpy as np
@@ -318,7 +318,7 @@ class EventFileWriter:
         self._stream = TailFinishingStream(self._handle)  # pyorc cannot set the footer's calendar
         try:
             self._writer = pyorc.Writer(
-                self._stream, orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
+                cast(BinaryIO, self._stream), orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
                 row_index_stride=self.options.row_index_stride,
                 compression=pyorc.CompressionKind[self.options.compression.upper()],
                 compression_block_size=self.options.buffer_size, memory_block_size=_memory_block(self.options.buffer_size),

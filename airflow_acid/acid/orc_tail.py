@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterator, Mapping
-from typing import BinaryIO
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import pyarrow as pa
 
