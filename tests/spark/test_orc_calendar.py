@@ -7,7 +7,6 @@ compaction (LocalRunner) and an insert-only compaction; the slow test reads them
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -95,7 +94,6 @@ def _java_reads(files: list[Path], work: Path) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (shutil.which("javac") and shutil.which("java")), reason="needs a JDK (javac, java)")
 def test_java_orc_reader_reads_dates_as_written(tmp_path):
     files = _written_files(tmp_path)
     lines = _java_reads(list(files.values()), tmp_path)
