@@ -23,7 +23,10 @@ with DAG(
     render_template_as_native_obj=True,
     params={
         "database": Param("default", type="string", minLength=1, title="Database"),
-        "table": Param("", type="string", minLength=1, title="Table"),
+        # No default table: null validates, so `airflow tasks test … -t '{"table": …}'` can supply it; the
+        # request task refuses a missing table, naming the param.
+        "table": Param(None, type=["null", "string"], minLength=1, title="Table (required)",
+                       description="The ACID table to compact (required)"),
         "partition": Param(None, type=["null", "string"], title="Partition",
                            description="e.g. ds=2024-01-01; empty on a partitioned table: every partition is "
                                        "checked against the thresholds"),
@@ -36,7 +39,7 @@ with DAG(
 ) as dag:
     request = AcidRequestCompactionOperator(
         task_id="request",
-        table="{{ params.database }}.{{ params.table }}",
+        table="{{ params.database }}.{{ params.table or '' }}",
         partition="{{ params.partition }}",
         compaction_type="{{ params.type }}",
         properties="{{ params.properties }}",

@@ -191,6 +191,10 @@ class AcidRequestCompactionOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Any) -> dict[str, Any]:
+        database, _, name = str(self.table or "").rpartition(".")
+        if not database or not name:  # e.g. the DAG's form/params left the database or table empty
+            raise AirflowFailException(f"table {self.table!r}: give both a database and a table name "
+                                       "(params 'database' and 'table' are required)")
         warehouse = self.hook.get_warehouse()
         metastore = warehouse.metastore
         try:
