@@ -110,7 +110,7 @@ class CompactionType(str, enum.Enum):
         for member in cls:
             if value.upper() == member.name or value == member.value:
                 return member
-        raise AcidInputError(f"unknown compaction type {text!r}; use 'major' or 'minor'")
+        raise AcidInputError(f"unknown compaction type {text!r}; use 'major', 'minor' or 'rebalance'")
 
 
 class CompactionState(str, enum.Enum):
@@ -160,3 +160,5 @@ class DataOperation(enum.Enum):
     UPDATE = "update"
     DELETE = "delete"
     COMPACT = "compact"
+    REBALANCE = "rebalance"
+    """A REBALANCE compaction: rewrites every row with new ROW__IDs, so it takes EXCL_WRITE (§5.2 step 3)."""

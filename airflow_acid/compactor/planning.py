@@ -119,15 +119,20 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
                     requested_type: CompactionType | str, *, location: str, compaction_id: str,
                     row_schema: str | None = None, table_properties: Mapping[str, str] = {},
                     request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
-                    insert_only: bool = False) -> Compaction | NothingToCompact:
+                    insert_only: bool = False, number_of_buckets: int | None = None,
+                    order_by: Sequence[tuple[str, bool]] = ()) -> Compaction | NothingToCompact:
     """Plan one compaction of one directory from its compactor-snapshot AcidState (pure; §5.2 step 8, §5.3).
 
     ``state`` must come from ``get_acid_state`` with ``write_ids`` (the compactor list, ignore_empty_files=True
     as Hive does). ``insert_only`` plans an MM table's compaction (plain files; a minor writes no delete delta).
+    REBALANCE is one step over the same inputs as MAJOR (no partial minors), spreading the rows over
+    ``number_of_buckets`` files ordered by ``order_by``; on an insert-only table it is a MAJOR, as in Hive.
     ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
     (``compactor.`` properties) or 500.
     """
     ctype = compaction_type(requested_type)
+    if ctype is CompactionType.REBALANCE and insert_only:
+        ctype, number_of_buckets, order_by = CompactionType.MAJOR, None, ()  # Hive: REBALANCE on MM = MAJOR
     if not isinstance(write_ids, ValidCompactorWriteIdList):
         raise PlanError("plan_compaction needs the compactor write-id list (ValidCompactorWriteIdList.from_reader)")
     if compactor_txn_id <= 0:
@@ -152,7 +157,8 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
     steps: list[CompactionStep] = []
     remaining = list(deltas)
     produced: list[str] = []
-    for piece in partial_minor_slices(deltas, max_num_delta):
+    slices = [] if ctype is CompactionType.REBALANCE else partial_minor_slices(deltas, max_num_delta)
+    for piece in slices:
         if not_enough_reason(CompactionType.MINOR, has_base=False, has_originals=False, deltas=piece) is not None:
             continue  # such a slice stays as it is for the final step
         step = _minor_step(state, piece, compactor_txn_id, insert_only=insert_only)
@@ -166,15 +172,18 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
         else:
             final = _minor_step(state, final_deltas, compactor_txn_id, produced, insert_only=insert_only)
     else:
-        top = max((names.parse_delta(d).max_write_id for d in final_deltas), default=LONG_MIN)
+        base_write_id = state.base_directory.dir.write_id if state.base_directory is not None else LONG_MIN
+        top = max((names.parse_delta(d).max_write_id for d in final_deltas), default=base_write_id)
         compacted = state.base_directory.is_compacted if state.base_directory is not None else False
-        final = CompactionStep(CompactionType.MAJOR, state.base, tuple(state.original_files), tuple(final_deltas),
+        final = CompactionStep(ctype, state.base, tuple(state.original_files), tuple(final_deltas),
                                (names.format_base(top, compactor_txn_id),), tuple(produced), compacted,
                                _data_files(state, [*final_deltas, *([state.base] if state.base else [])]))
     if final is not None:
         steps.append(final)
     compaction = Compaction(id=str(compaction_id), location=location, type=ctype, compactor_txn_id=compactor_txn_id,
                             write_ids=write_ids.to_string(), steps=tuple(steps), row_schema=row_schema, orc=orc,
-                            job_conf=job_conf, table_properties=props, insert_only=insert_only)
+                            job_conf=job_conf, table_properties=props, insert_only=insert_only,
+                            number_of_buckets=number_of_buckets if ctype is CompactionType.REBALANCE else None,
+                            order_by=tuple(order_by) if ctype is CompactionType.REBALANCE else ())
     CompactionPlan((compaction,)).validate(source=f"plan for {location}")
     return compaction

@@ -1,7 +1,8 @@
 """The compaction Worker: one queue row from 'working' to 'ready for cleaning' (HIVE_ACID_SPEC.md §5.1–5.6, Hive 4).
 
 For each claimed row: resolve the table/partition (missing ⇒ refused), open the compactor transaction C
-(TxnType.COMPACTION) and a SHARED_READ lock in it (not granted at once ⇒ failed attempt), heartbeat C for the
+(TxnType.COMPACTION; REBALANCE_COMPACTION for a rebalance) and a SHARED_READ lock in it (EXCL_WRITE for a
+rebalance, which rewrites every ROW__ID; not granted at once ⇒ failed attempt), heartbeat C for the
 whole run, take C's snapshot (TL) and the table's compactor write-id list (WIL), record C and the compacted high
 watermark on the row, apply the "nothing to do" rule, build the plan, run it through a :class:`Runner`, verify
 the output, then mark the row compacted and commit C (the commit records CQ_NEXT_TXN_ID / CQ_COMMIT_TIME).
@@ -38,7 +39,14 @@ from airflow_acid.compactor.listing import plan_directory
 from airflow_acid.compactor.planning import MAX_NUM_DELTA_KEY, NothingToCompact, effective_properties
 from airflow_acid.errors import AcidError
 from airflow_acid.job.layout import tmp_dir_name
-from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, arrow_row_schema
+from airflow_acid.job.plan import (
+    BASE_WRITING_TYPES,
+    EXECUTABLE_TYPES,
+    Compaction,
+    CompactionPlan,
+    arrow_row_schema,
+    parse_order_by,
+)
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.job.runner import Runner, bind_filesystem, spark_conf_of
 from airflow_acid.metastore import Metastore
@@ -261,17 +269,19 @@ class Worker:
             table = self._resolve(job)
             run_as = info.run_as or table.owner or getpass.getuser()
             job.job_name = job_name_for(self.host, info.database, info.table, info.partition)
-            job.txn_id = ms.txns.open_txn(user=run_as, host=self.host, txn_type=TxnType.COMPACTION,
+            rebalance = info.type is CompactionType.REBALANCE
+            job.txn_id = ms.txns.open_txn(user=run_as, host=self.host,
+                                          txn_type=TxnType.REBALANCE_COMPACTION if rebalance else TxnType.COMPACTION,
                                           agent_info=f"compactor {self.worker_id} compaction {info.id}")
             with self._live_lock:
                 self._live.add(job.txn_id)
-            lock = lock_component_for(DataOperation.COMPACT, info.database, info.table, info.partition,
-                                      conf=self.conf)
+            lock = lock_component_for(DataOperation.REBALANCE if rebalance else DataOperation.COMPACT, info.database,
+                                      info.table, info.partition, conf=self.conf)
             response = ms.locks.lock([lock], txn_id=job.txn_id, user=run_as, host=self.host, wait=False,
                                      agent_info=f"compactor {self.worker_id}")
             if response.state is not LockState.ACQUIRED:
                 blocker = f" (blocked by {response.blocked_by.describe()})" if response.blocked_by else ""
-                raise CompactionAttemptError(f"could not acquire the SHARED_READ lock on {job.entity} for the "
+                raise CompactionAttemptError(f"could not acquire the {lock.lock_type.display} lock on {job.entity} for the "
                                              f"compactor transaction {job.txn_id}{blocker}; the Initiator will "
                                              "schedule the compaction again")
             job.txns = ms.snapshots.valid_txn_list(job.txn_id)
@@ -292,7 +302,11 @@ class Worker:
             raise _Refused(f"table {info.database}.{info.table} does not exist any more") from None
         if info.type not in EXECUTABLE_TYPES:
             raise _Refused(f"{info.type.display} compaction of {job.entity} is not supported by the Spark "
-                           "compactor; request MAJOR or MINOR")
+                           "compactor; request MAJOR, MINOR or REBALANCE")
+        if info.type is CompactionType.REBALANCE and table.num_buckets > 0 and table.bucket_cols:
+            raise _Refused(f"REBALANCE compaction of {job.entity} is refused: {table.full_name} is bucketed "
+                           f"(CLUSTERED BY {', '.join(table.bucket_cols)} INTO {table.num_buckets} BUCKETS) and "
+                           "rebalancing would break its bucketing; request MAJOR instead")
         if info.partition is None:
             if table.is_partitioned:
                 raise _Refused(f"{table.full_name} is partitioned: a compaction request must name a partition")
@@ -317,7 +331,8 @@ class Worker:
             compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
             table_properties=table.properties, request_properties=request,
             max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem,
-            insert_only=table.is_insert_only)
+            insert_only=table.is_insert_only, number_of_buckets=info.number_of_buckets,
+            order_by=parse_order_by(info.order_by))
         if isinstance(plan, NothingToCompact):
             self._nothing_to_do(job, plan)
             return
@@ -430,8 +445,8 @@ class Worker:
         if unexpected:
             raise OutputVerificationError(f"{where}: the job reports outputs {unexpected} the plan does not name")
         final = compaction.final_outputs
-        if compaction.type is CompactionType.MAJOR and final[0] not in result.outputs:
-            raise OutputVerificationError(f"{where}: the major compaction reports no {final[0]}")
+        if compaction.type in BASE_WRITING_TYPES and final[0] not in result.outputs:
+            raise OutputVerificationError(f"{where}: the {compaction.type.keyword} compaction reports no {final[0]}")
         check = _check_plain_output if compaction.insert_only else _check_acid_output
         rows = n_files = final_rows = 0
         for out in result.outputs:
@@ -454,7 +469,7 @@ class Worker:
         reader = ValidReaderWriteIdList(table=wil.table, high_watermark=wil.high_watermark, aborted=wil.aborted)
         state = get_acid_state(files, reader, txns, metadata_reader=lambda p: storage.read_bytes(p).decode())
         written = [o for o in final if o in result.outputs]
-        if compaction.type is CompactionType.MAJOR:
+        if compaction.type in BASE_WRITING_TYPES:
             picked = state.base == final[0]
         else:
             picked = all(o in state.current_deltas for o in written)

@@ -9,7 +9,10 @@ MINOR or MAJOR inside the compactor transaction C with the compactor write-id li
 deltas (``hive.compactor.max.num.delta``, statement siblings never split — HIVE-25441), then the requested
 compaction. A step lists its inputs by name (base, original files, deltas in getAcidState order) and the directories
 it may create (MR names, §1.3): MINOR ``delta_min_max_vC`` + ``delete_delta_min_max_vC`` (each only if it receives
-rows), MAJOR ``base_max_vC``. Insert-only (MM) tables (``insert_only``) hold plain files with no ACID columns and no
+rows), MAJOR ``base_max_vC``. REBALANCE (one step, inputs as MAJOR, output ``base_max_vC``) reads every row visible
+to the compactor snapshot, orders it (``order_by``, else by ROW__ID), gives it a new ROW__ID and spreads the rows
+evenly over ``number_of_buckets`` bucket files (None: as many as the directory has bucket ids) — Hive's
+RebalanceQueryCompactor. Insert-only (MM) tables (``insert_only``) hold plain files with no ACID columns and no
 deletes: their steps are a union of the inputs' rows — MINOR writes only ``delta_min_max_vC``, MAJOR
 ``base_max_vC``, both of plain ORC files named like Hive's ``000000_0`` (§2.5). Inputs produced by an earlier step
 are *optional*: the job drops those that were not created (a partial minor without delete events writes no delete
@@ -26,6 +29,7 @@ JSON form (``version`` 2; version 1 documents, which predate ``insert_only``, ar
         "row_schema": "struct<id:int,name:string>",            # ORC type of the table columns, or null
         "orc": {"compression": "ZLIB", "stripe_size": 67108864, "buffer_size": 262144,
                 "row_index_stride": 10000, "base_delta_ratio": 8},
+        "number_of_buckets": null, "order_by": [],              # REBALANCE only: [["col", true (= DESC)], …]
         "job_conf": {"spark.executor.memory": "2g"},            # compactor.* properties, prefix stripped
         "table_properties": {"orc.compress": "ZLIB"},           # table properties after tblprops.* overrides
         "steps": [{"type": "major", "base": "base_0000005_v0000011", "original_files": [],
@@ -58,8 +62,36 @@ PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
 READABLE_PLAN_VERSIONS = (1, 2)
 """Versions :meth:`CompactionPlan.from_json` reads; a version 1 document has no insert-only compactions."""
-EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR)
-"""The compaction types a plan may name (REBALANCE and ABORT_TXN_CLEANUP are not executed by this job)."""
+EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR, CompactionType.REBALANCE)
+"""The compaction types a plan may name (ABORT_TXN_CLEANUP is the Cleaner's, never a job's)."""
+BASE_WRITING_TYPES = (CompactionType.MAJOR, CompactionType.REBALANCE)
+"""Types whose step reads base (or originals) + deltas and writes ``base_max_vC``."""
+
+
+def format_order_by(order_by: Sequence[tuple[str, bool]]) -> str | None:
+    """CQ_ORDER_BY text of (column, descending) pairs: ``ORDER BY a DESC, b ASC``; None when empty."""
+    if not order_by:
+        return None
+    return "ORDER BY " + ", ".join(f"{c} {'DESC' if desc else 'ASC'}" for c, desc in order_by)
+
+
+def parse_order_by(text: str | None) -> tuple[tuple[str, bool], ...]:
+    """The (column, descending) pairs of a CQ_ORDER_BY text written by :func:`format_order_by` (or by Hive, when it
+    names plain columns); PlanError for anything else."""
+    if not text or not text.strip():
+        return ()
+    words = text.strip()
+    if words[:8].upper() == "ORDER BY":
+        words = words[8:]
+    result = []
+    for item in words.split(","):
+        parts = item.split()
+        direction = parts[1].upper() if len(parts) == 2 else "ASC"
+        if len(parts) not in (1, 2) or direction not in ("ASC", "DESC") or not parts[0].strip("`"):
+            raise PlanError(f"ORDER BY clause {text!r} of a rebalance request is not a list of column names with "
+                            "optional ASC/DESC")
+        result.append((parts[0].strip("`"), direction == "DESC"))
+    return tuple(result)
 
 
 class PlanError(AcidInputError):
@@ -133,6 +165,10 @@ class Compaction:
     table_properties: Mapping[str, str] = field(default_factory=dict)
     insert_only: bool = False
     """An insert-only (MM) table: inputs and outputs are plain ORC files, a step is the union of its inputs."""
+    number_of_buckets: int | None = None
+    """REBALANCE: bucket files to spread the rows over (None: the number of bucket ids in the directory)."""
+    order_by: tuple[tuple[str, bool], ...] = ()
+    """REBALANCE: (column, descending) pairs the rows are ordered by before new ROW__IDs are given."""
 
     @property
     def write_id_list(self) -> ValidCompactorWriteIdList:
@@ -213,6 +249,12 @@ class CompactionPlan:
                 raise PlanError(f"{where}: no steps")
             if c.steps[-1].type is not c.type:
                 raise PlanError(f"{where}: the last step must be the requested {c.type.keyword} compaction")
+            if c.type is CompactionType.REBALANCE and (len(c.steps) != 1 or c.insert_only):
+                raise PlanError(f"{where}: a rebalance compaction is one step on a full-ACID table")
+            if (c.number_of_buckets is not None or c.order_by) and c.type is not CompactionType.REBALANCE:
+                raise PlanError(f"{where}: number_of_buckets and order_by are only for a rebalance compaction")
+            if c.number_of_buckets is not None and c.number_of_buckets <= 0:
+                raise PlanError(f"{where}: number_of_buckets must be positive, got {c.number_of_buckets}")
             produced: set[str] = set()
             for j, s in enumerate(c.steps):
                 _validate_step(s, c.compactor_txn_id, f"{where}.steps[{j}]", insert_only=c.insert_only)
@@ -250,7 +292,7 @@ def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool
             raise PlanError(f"{where}: a minor compaction's outputs are [delta_a_b_vC, delete_delta_a_b_vC], "
                             f"got {list(s.outputs)}")
     elif len(s.outputs) != 1 or not isinstance(outputs[0], names.BaseDir):
-        raise PlanError(f"{where}: a major compaction's output is [base_N_vC], got {list(s.outputs)}")
+        raise PlanError(f"{where}: a {s.type.keyword} compaction's output is [base_N_vC], got {list(s.outputs)}")
     named = [o for o in outputs if o is not None]  # all of them: the checks above admit base/delta names only
     for name, out in zip(s.outputs, named):
         if out.visibility_txn_id != txn:
@@ -263,12 +305,17 @@ def _validate_step(s: CompactionStep, txn: int, where: str, *, insert_only: bool
                 raise PlanError(f"{where}: output {name} does not span the input range {s.output_range}")
     if not parsed_deltas and s.type is CompactionType.MINOR:
         raise PlanError(f"{where}: a minor compaction needs input deltas")
-    if s.type is CompactionType.MAJOR:
-        expected = s.output_range[1] if s.output_range else LONG_MIN
+    if s.type in BASE_WRITING_TYPES:
         base_out = outputs[0]
         assert isinstance(base_out, names.BaseDir), "checked above"
+        if s.output_range:
+            expected, what = s.output_range[1], "the highest input write id"
+        elif s.type is CompactionType.REBALANCE and base is not None:
+            expected, what = base.write_id, "the input base's write id: a rebalance of a base alone"
+        else:
+            expected, what = LONG_MIN, "original files only"
         if base_out.write_id != expected:
-            raise PlanError(f"{where}: output {s.outputs[0]} must be base_{expected} (the highest input write id)")
+            raise PlanError(f"{where}: output {s.outputs[0]} must be base_{expected} ({what})")
 
 
 class _Reader:
@@ -343,7 +390,17 @@ def _compaction_from(r: _Reader, doc: Any, where: str, version: int = PLAN_VERSI
         compactor_txn_id=r.get(obj, "compactor_txn_id", int, where), write_ids=r.get(obj, "write_ids", str, where),
         steps=tuple(steps), row_schema=r.get(obj, "row_schema", str, where, optional=True), orc=orc,
         job_conf=r.mapping(obj, "job_conf", where), table_properties=r.mapping(obj, "table_properties", where),
-        insert_only=version >= 2 and r.get(obj, "insert_only", bool, where, optional=True, default=False))
+        insert_only=version >= 2 and r.get(obj, "insert_only", bool, where, optional=True, default=False),
+        number_of_buckets=r.get(obj, "number_of_buckets", int, where, optional=True),
+        order_by=_order_by_from(r, obj, where))
+
+
+def _order_by_from(r: _Reader, obj: dict[str, Any], where: str) -> tuple[tuple[str, bool], ...]:
+    items = r.get(obj, "order_by", list, where, optional=True, default=[])
+    if not all(isinstance(i, list) and len(i) == 2 and isinstance(i[0], str) and isinstance(i[1], bool)
+               for i in items):
+        raise PlanError(f"{r.source}: field {where}.order_by must be a list of [column, descending] pairs")
+    return tuple((i[0], i[1]) for i in items)
 
 
 def _parsed(delta_names: Sequence[str]) -> list[DeltaDir]:
@@ -357,6 +414,10 @@ def not_enough_reason(ctype: CompactionType, *, has_base: bool, has_originals: b
     Returns None when there is enough to compact, else the reason.
     """
     parsed = _parsed(deltas)
+    if ctype is CompactionType.REBALANCE:  # REBALANCE always proceeds (§5.2 step 8) — unless there are no rows at all
+        if has_base or has_originals or parsed:
+            return None
+        return "rebalance compaction found no base, original files or current deltas: there are no rows to spread"
     if ctype is CompactionType.MAJOR:
         if has_originals or len(parsed) + (1 if has_base else 0) > 1:
             return None

@@ -141,6 +141,8 @@ def lock_type_for(operation: DataOperation, *, xlock_write: bool = False, xlock_
         return LockType.EXCL_WRITE if xlock_write else LockType.SHARED_WRITE
     if operation is DataOperation.INSERT_OVERWRITE:
         return LockType.EXCLUSIVE if (xlock_write and xlock_iow) else LockType.EXCL_WRITE
+    if operation is DataOperation.REBALANCE:
+        return LockType.EXCL_WRITE
     raise InvalidInputError(f"no lock type for operation {operation}")  # pragma: no cover - enum is closed
 
 
@@ -153,6 +155,7 @@ def operation_type_for(operation: DataOperation) -> OperationType:
         DataOperation.UPDATE: OperationType.UPDATE,
         DataOperation.DELETE: OperationType.DELETE,
         DataOperation.INSERT_OVERWRITE: OperationType.UPDATE,
+        DataOperation.REBALANCE: OperationType.SELECT,  # the compactor's output is recorded by its 'c' component
     }[DataOperation(operation)]
 
 

@@ -1,5 +1,10 @@
-"""Manual compaction requests — ALTER TABLE t [PARTITION (…)] COMPACT 'major'|'minor' [POOL] [WITH OVERWRITE
-TBLPROPERTIES] [AND WAIT] (HIVE_ACID_SPEC.md §9) — shared by the CLI and the UI.
+"""Manual compaction requests — ALTER TABLE t [PARTITION (…)] COMPACT 'major'|'minor'|'rebalance' [CLUSTERED INTO n
+BUCKETS] [POOL] [WITH OVERWRITE TBLPROPERTIES] [ORDER BY …] [AND WAIT] (HIVE_ACID_SPEC.md §9) — shared by the CLI and
+the UI (which offer MAJOR and MINOR; REBALANCE is requested with the statement, passing ``CompactionType.REBALANCE``).
+
+REBALANCE is never initiated automatically: only this request queues it, for an unpartitioned table or one named
+partition of a table that is not explicitly bucketed (Hive refuses to rebalance a CLUSTERED BY table), with the
+optional bucket count and ORDER BY columns stored in CQ_NUMBER_OF_BUCKETS / CQ_ORDER_BY.
 
 An unpartitioned table or a named partition is queued directly (no thresholds; refused when already queued, §4.3),
 in the given pool or else the table's (then the database's) hive.compactor.worker.pool, as the Initiator does.
@@ -12,7 +17,7 @@ from __future__ import annotations
 
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -22,6 +27,8 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import WORKER_POOL_KEY, validate_request_properties
 from airflow_acid.errors import AcidTimeoutError
+from airflow_acid.job.plan import format_order_by
+from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome
@@ -62,7 +69,8 @@ class RequestedCompaction:
 
 
 def parse_compaction_type(text: str) -> CompactionType:
-    """'major' or 'minor' (any case); InvalidInputError for anything else (REBALANCE is not supported)."""
+    """'major' or 'minor' (any case); InvalidInputError for anything else (REBALANCE is requested only with the
+    ALTER TABLE statement, whose options it needs)."""
     try:
         ctype = CompactionType.parse(str(text))
     except ValueError:
@@ -74,8 +82,9 @@ def parse_compaction_type(text: str) -> CompactionType:
 
 def request_compaction(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] | str | None = None,
                        compaction_type: str | CompactionType = "major", *, pool: str | None = None,
-                       properties: Mapping[str, Any] | None = None,
-                       initiator_id: str | None = None) -> list[RequestedCompaction]:
+                       properties: Mapping[str, Any] | None = None, initiator_id: str | None = None,
+                       number_of_buckets: int | None = None,
+                       order_by: Sequence[tuple[str, bool]] = ()) -> list[RequestedCompaction]:
     """Queue compactions as ALTER TABLE … COMPACT does (see the module doc); one result per table/partition.
 
     Errors before anything is queued: NoSuchObjectError (table, partition), NotTransactionalError,
@@ -83,11 +92,15 @@ def request_compaction(warehouse: AcidWarehouse, table: str, partition: Mapping[
     """
     ms = warehouse.metastore
     ctype = compaction_type if isinstance(compaction_type, CompactionType) else parse_compaction_type(compaction_type)
-    if ctype not in (CompactionType.MAJOR, CompactionType.MINOR):
+    if ctype not in (CompactionType.MAJOR, CompactionType.MINOR, CompactionType.REBALANCE):
         raise InvalidInputError(f"compaction type {ctype.display} is not supported; use 'major' or 'minor'")
     info = warehouse.transactional_table(table)
     props = validate_request_properties(dict(properties or {}), table=info.full_name)
     db, name = info.database, info.name
+    if ctype is CompactionType.REBALANCE:
+        _check_rebalance(info, partition, number_of_buckets, order_by)
+    elif number_of_buckets is not None or order_by:
+        raise InvalidInputError("CLUSTERED INTO … BUCKETS and ORDER BY are only allowed for a 'rebalance' compaction")
     if partition is None and info.is_partitioned:
         results = Initiator(ms).evaluate_table(db, name, pool=pool, properties=props)
         return [RequestedCompaction(db, name, r.partition, r.type.display if r.type else None, r.compaction_id,
@@ -102,12 +115,36 @@ def request_compaction(warehouse: AcidWarehouse, table: str, partition: Mapping[
     pool = pool or info.property(WORKER_POOL_KEY) or ms.catalog.get_database(db).param(WORKER_POOL_KEY)
     answer = ms.compactions.enqueue(db, name, part_name, ctype, pool=pool, properties=props,
                                     initiator_id=initiator_id or f"{socket.gethostname()}-manual",
-                                    initiator_version=__version__, run_as=info.owner)
+                                    initiator_version=__version__, run_as=info.owner,
+                                    number_of_buckets=number_of_buckets, order_by=format_order_by(order_by))
     if answer.accepted:
         return [RequestedCompaction(db, name, part_name, ctype.display, answer.id, answer.state.display,
                                     f"Compaction enqueued with id {answer.id}")]
     return [RequestedCompaction(db, name, part_name, ctype.display, None, answer.state.display,
                                 answer.message or "refused")]
+
+
+def _check_rebalance(info: TableInfo, partition: Mapping[str, Any] | str | None, number_of_buckets: int | None,
+                     order_by: Sequence[tuple[str, bool]]) -> None:
+    """Hive's rules for REBALANCE requests, checked before anything is queued."""
+    if info.num_buckets > 0 and info.bucket_cols:
+        raise InvalidInputError(f"REBALANCE compaction of {info.full_name} is refused: the table is bucketed "
+                                f"(CLUSTERED BY {', '.join(info.bucket_cols)} INTO {info.num_buckets} BUCKETS) and "
+                                "rebalancing would break its bucketing; request MAJOR instead")
+    if partition is None and info.is_partitioned:
+        raise InvalidInputError(f"REBALANCE compaction of the partitioned table {info.full_name} needs a partition: "
+                                "ALTER TABLE … PARTITION (key='value') COMPACT 'rebalance'")
+    if number_of_buckets is not None and number_of_buckets <= 0:
+        raise InvalidInputError(f"CLUSTERED INTO needs a positive number of buckets, not {number_of_buckets}")
+    columns = {c.name.lower(): c for c in info.columns}
+    for column, _ in order_by:
+        if column.lower() not in columns:
+            raise InvalidInputError(f"REBALANCE … ORDER BY {column}: {info.full_name} has no column {column!r}; "
+                                    f"order by one of {', '.join(columns)}")
+        ctype = columns[column.lower()].type.lower()
+        if ctype.startswith(("struct", "array", "map", "uniontype")):
+            raise InvalidInputError(f"REBALANCE … ORDER BY {column}: a {ctype} column cannot be ordered; order by "
+                                    "primitive columns")
 
 
 _STATE_OF_OUTCOME = {Outcome.QUEUED: CompactionState.INITIATED.display, Outcome.REFUSED: "refused",

@@ -33,6 +33,7 @@ from airflow_acid.acid.merge import MergePlan, plan_merge
 from airflow_acid.acid.names import METADATA_ACID_FILE
 from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import (
+    BASE_WRITING_TYPES,
     Compaction,
     CompactionPlan,
     CompactionStep,
@@ -41,6 +42,7 @@ from airflow_acid.job.plan import (
     not_enough_reason,
 )
 from airflow_acid.job.result import CompactionResult, JobStatus, PlanResult, StepResult
+from airflow_acid.spark.rebalance import Rebalance
 from airflow_acid.spark.units import UnitResult, WorkUnit, execute_unit
 
 RunUnits = Callable[[list[WorkUnit]], list[UnitResult]]
@@ -156,14 +158,29 @@ class _Run:
             if self.schema is None:
                 self.schema = pa.schema([])
         self.pending[number] = (step, sr)
+        if step.type is CompactionType.REBALANCE:
+            return self._rebalance_units(number, step, merge)
         units = []
         for bucket in merge.buckets:
-            if step.type is CompactionType.MAJOR and not bucket.data:
+            if step.type in BASE_WRITING_TYPES and not bucket.data:
                 continue
             units.append(WorkUnit(self.index, number, bucket, step.type, self.c.location, self.c.write_ids,
                                   self.schema, self.c.orc, "" if self.in_place else self.tmp, step.outputs,
                                   self.c.insert_only, filesystem=self.filesystem))
         return units
+
+    def _rebalance_units(self, number: int, step: CompactionStep, merge: MergePlan) -> list[WorkUnit]:
+        """One unit over every bucket: N = the request's CLUSTERED INTO, else the directory's bucket ids (as Hive
+        counts the bucket files it finds), at least 1."""
+        assert self.schema is not None, "set by units_for"
+        count = self.c.number_of_buckets or max(1, len({b.bucket_id for b in merge.buckets}))
+        buckets = tuple(b for b in merge.buckets if b.data)
+        if not buckets:
+            return []
+        spec = Rebalance(buckets, count, self.c.order_by)
+        return [WorkUnit(self.index, number, buckets[0], step.type, self.c.location, self.c.write_ids, self.schema,
+                         self.c.orc, "" if self.in_place else self.tmp, step.outputs, False,
+                         filesystem=self.filesystem, rebalance=spec)]
 
     def publish(self, number: int, results: list[UnitResult]) -> None:
         """Account for the step's unit results, mark its complete outputs and (where renames are atomic) rename
@@ -173,7 +190,7 @@ class _Run:
         if errors:
             raise RuntimeError("; ".join(errors[:3]) + (f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""))
         written = {f.directory for r in results for f in r.files}
-        if step.type is CompactionType.MAJOR:
+        if step.type in BASE_WRITING_TYPES:
             written.add(step.outputs[0])  # an empty base still hides what it replaces (Hive's commitJob)
         for r in results:
             sr.rows_in += r.rows_in

@@ -10,6 +10,8 @@ the table-format layer and writes the bucket's output files under the compaction
   rowId) and keep their bucket property, statement bits included.
 * MAJOR: merge-on-read at the compactor snapshot → ``<tmp>/base_N_vC/bucket_N`` with operation 0, the ROW__ID
   triple preserved and currentTransaction = originalTransaction (original files keep their synthetic ROW__IDs).
+* REBALANCE: one unit for the whole step (every bucket): the rows of a MAJOR, ordered and spread evenly over N
+  bucket files with new ROW__IDs (see ``spark/rebalance.py``) → ``<tmp>/base_N_vC/bucket_0000b``.
 * Insert-only (MM) tables, MINOR or MAJOR: the union of the bucket's plain files in plan order (base, then deltas in
   getAcidState order, files by name) → ``<tmp>/<output>/00000N_0``, a plain ORC file with the table's columns
   (no ACID columns, no ``hive.acid.*`` metadata), as Hive's MM compactors write (§2.5).
@@ -60,6 +62,7 @@ from airflow_acid.acid.merge import (
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import OrcSettings
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
+from airflow_acid.spark.rebalance import Rebalance, write_rebalanced
 
 FAULT_DELAY_ENV = "AIRFLOW_ACID_COMPACTOR_FAULT_DELAY"
 """Test seam: seconds a unit sleeps after writing its output into the temporary directory (crash tests)."""
@@ -86,10 +89,13 @@ class WorkUnit:
     filesystem: Any = None
     """The fsspec filesystem of ``location`` for in-process runs; None = from the URL and fsspec's config (the
     ``FSSPEC_<PROTOCOL>`` environment a Spark executor gets, see ``acid/storage_options.py``)."""
+    rebalance: Rebalance | None = None
+    """A REBALANCE unit: every bucket of the step (``bucket`` is the first), spread over N files."""
 
     @property
     def estimated_bytes(self) -> int:
-        return sum(max(s.size, 0) for s in self.bucket.data + self.bucket.deletes)
+        buckets = self.rebalance.buckets if self.rebalance is not None else (self.bucket,)
+        return sum(max(s.size, 0) for b in buckets for s in b.data + b.deletes)
 
 
 @dataclass(frozen=True)
@@ -246,9 +252,14 @@ def run_unit(unit: WorkUnit) -> UnitResult:
     start = time.monotonic()
     storage = storage_for(unit.location, unit.filesystem).reading_once()  # row counts, then the merge: one GET each
     write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
-    rows_in = _rows_in(storage, unit.bucket.data) + _rows_in(storage, unit.bucket.deletes)
+    buckets = unit.rebalance.buckets if unit.rebalance is not None else (unit.bucket,)
+    rows_in = sum(_rows_in(storage, b.data) + _rows_in(storage, b.deletes) for b in buckets)
     files: list[OutputFile | None] = []  # None: a writer with no rows wrote no file
-    if unit.insert_only:
+    if unit.rebalance is not None:
+        (base,) = unit.outputs
+        files.extend(OutputFile(base, f.name, f.rows, f.bytes) for f in write_rebalanced(
+            storage, unit.rebalance, posixpath.join(unit.tmp_dir, base), write_ids, unit.row_schema, unit.orc))
+    elif unit.insert_only:
         kind = FileKind.DELTA if unit.type is CompactionType.MINOR else FileKind.BASE
         files.append(write_plain_union(storage, unit, unit.outputs[0], kind, write_ids))
     elif unit.type is CompactionType.MINOR:

@@ -41,9 +41,10 @@ class ShowLocks(exp.Expression):
 
 
 class Compact(exp.Expression):
-    """The ALTER TABLE action COMPACT 'type' [AND WAIT] [POOL 'p'] [WITH OVERWRITE TBLPROPERTIES (…)]."""
+    """The ALTER TABLE action COMPACT 'type' [CLUSTERED INTO n BUCKETS] [AND WAIT] [POOL 'p']
+    [WITH OVERWRITE TBLPROPERTIES (…)] [ORDER BY …]."""
 
-    arg_types = {"this": True, "wait": False, "pool": False, "properties": False}
+    arg_types = {"this": True, "wait": False, "pool": False, "properties": False, "buckets": False, "order": False}
 
 
 class UnsetProperties(exp.Expression):
@@ -127,7 +128,7 @@ class AcidHiveParser(HiveParser):
     # --- ALTER TABLE actions -------------------------------------------------------------------------------------
 
     def _parse_compact(self) -> Compact:
-        kind = self._quoted("Expecting the compaction type in quotes after COMPACT: 'major' or 'minor'")
+        kind = self._quoted("Expecting the compaction type in quotes after COMPACT: 'major', 'minor' or 'rebalance'")
         args: dict[str, object] = {}
         while self._curr and self._curr.token_type is not TokenType.SEMICOLON:
             if "wait" not in args and self._match_text_seq("AND", "WAIT"):
@@ -136,9 +137,15 @@ class AcidHiveParser(HiveParser):
                 args["pool"] = self._quoted("Expecting the pool name in quotes after POOL")
             elif "properties" not in args and self._match_text_seq("WITH", "OVERWRITE", "TBLPROPERTIES"):
                 args["properties"] = self.expression(exp.Properties(expressions=self._parse_wrapped_properties()))
+            elif "buckets" not in args and self._match_text_seq("CLUSTERED", "INTO"):
+                args["buckets"] = self._required(self._parse_number, "a bucket count after CLUSTERED INTO")
+                if not self._match_text_seq("BUCKETS"):
+                    self.raise_error("Expecting BUCKETS after CLUSTERED INTO <n>")
+            elif "order" not in args and self._match(TokenType.ORDER_BY, advance=False):
+                args["order"] = self._parse_order()
             else:
-                self.raise_error("Expecting AND WAIT, POOL '<name>' or WITH OVERWRITE TBLPROPERTIES (…) after COMPACT "
-                                 f"'{kind.name}'")
+                self.raise_error("Expecting CLUSTERED INTO <n> BUCKETS, AND WAIT, POOL '<name>', WITH OVERWRITE "
+                                 f"TBLPROPERTIES (…) or ORDER BY … after COMPACT '{kind.name}'")
         return self.expression(Compact(this=kind, **args))
 
     def _parse_unset_properties(self) -> UnsetProperties:

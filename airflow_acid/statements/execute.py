@@ -114,8 +114,11 @@ class StatementExecutor:
     # --- ALTER TABLE -----------------------------------------------------------------------------------------------
 
     def compact(self, s: AlterTableCompact) -> Result:
-        requested = request_compaction(self.warehouse, s.table.qualified, s.partition, s.compaction_type,
-                                       pool=s.pool, properties=s.properties)
+        ctype = _parse_enum(CompactionType.parse, s.compaction_type, "compaction type", "COMPACT",
+                            ["major", "minor", "rebalance"])
+        requested = request_compaction(self.warehouse, s.table.qualified, s.partition, ctype,
+                                       pool=s.pool, properties=s.properties, number_of_buckets=s.number_of_buckets,
+                                       order_by=s.order_by)
         result = Result(s.TITLE, list(COMPACT_COLUMNS), null="---")
         result.rows = [[r.compaction_id, r.database, r.table, r.partition, r.type, r.state, r.message]
                        for r in requested]

@@ -68,6 +68,10 @@ class AlterTableCompact:
     pool: str | None = None
     properties: dict[str, str] = field(default_factory=dict)
     """WITH OVERWRITE TBLPROPERTIES."""
+    number_of_buckets: int | None = None
+    """CLUSTERED INTO n BUCKETS (REBALANCE only)."""
+    order_by: tuple[tuple[str, bool], ...] = ()
+    """ORDER BY (column, descending) pairs (REBALANCE only)."""
 
 
 @dataclass(frozen=True)

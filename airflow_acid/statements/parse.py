@@ -191,10 +191,7 @@ def _alter(node: exp.Alter) -> Statement:
     table = _table_name(node.this)
     partition = _partition(node.this.args.get("partition"))
     if isinstance(action, acid.Compact):
-        props = action.args.get("properties")
-        return AlterTableCompact(table, _text(action.this), partition=partition, wait=bool(action.args.get("wait")),
-                                 pool=_text(action.args.get("pool")),
-                                 properties=_properties(props.expressions) if props is not None else {})
+        return _compact(table, partition, action)
     if isinstance(action, acid.UnsetProperties):
         return AlterTableProperties(table, unset=tuple(_text(k) for k in action.expressions),
                                     unset_if_exists=bool(action.args.get("exists")), partition=partition)
@@ -209,6 +206,30 @@ def _alter(node: exp.Alter) -> Statement:
                  for p in e.expressions if type(p) is not exp.Property]
         clause = "SET " + " ".join(named + inner or ["…"])
     raise _unsupported(f"ALTER TABLE … {clause}".rstrip())
+
+
+def _compact(table: TableName, partition: PartitionSpec | None, action: acid.Compact) -> AlterTableCompact:
+    """COMPACT 'type' …; CLUSTERED INTO and ORDER BY only with 'rebalance' (Hive's AlterTableCompactAnalyzer)."""
+    props = action.args.get("properties")
+    kind = _text(action.this)
+    buckets = action.args.get("buckets")
+    number_of_buckets = _integer(buckets, "a bucket count") if buckets is not None else None
+    order: list[tuple[str, bool]] = []
+    if action.args.get("order") is not None:
+        for item in action.args["order"].expressions:
+            if not isinstance(item.this, exp.Column) or item.this.table:
+                raise _unsupported(f"ORDER BY {item.this.sql(dialect=acid.HiveAcid)}",
+                                   "a REBALANCE compaction is ordered by column names only")
+            order.append((item.this.name, bool(item.args.get("desc"))))
+    if (number_of_buckets is not None or order) and kind.strip().lower() != "rebalance":
+        clause = "CLUSTERED INTO … BUCKETS" if number_of_buckets is not None else "ORDER BY"
+        raise _malformed(f"{clause} is only allowed for a 'rebalance' compaction, not {kind!r}")
+    if number_of_buckets is not None and number_of_buckets <= 0:
+        raise _malformed(f"CLUSTERED INTO needs a positive number of buckets, not {number_of_buckets}")
+    return AlterTableCompact(table, kind, partition=partition, wait=bool(action.args.get("wait")),
+                             pool=_text(action.args.get("pool")),
+                             properties=_properties(props.expressions) if props is not None else {},
+                             number_of_buckets=number_of_buckets, order_by=tuple(order))
 
 
 def _create(node: exp.Create) -> CreateTable:

@@ -197,7 +197,10 @@ def test_plan_json_round_trip_and_version():
 
 @pytest.mark.parametrize(("mutate", "message"), [
     (lambda d: d["compactions"][0].pop("location"), "missing field compactions\\[0\\].location"),
-    (lambda d: d["compactions"][0].update(type="rebalance"), "compactions\\[0\\].type"),
+    (lambda d: d["compactions"][0].update(type="abort_txn_cleanup"), "compactions\\[0\\].type"),
+    (lambda d: d["compactions"][0].update(type="rebalance"), "last step must be the requested rebalance"),
+    (lambda d: d["compactions"][0].update(number_of_buckets=2), "only for a rebalance compaction"),
+    (lambda d: d["compactions"][0].update(order_by=[["a"]]), "order_by must be a list of"),
     (lambda d: d["compactions"][0].update(compactor_txn_id="7"), "compactor_txn_id must be int"),
     (lambda d: d["compactions"][0]["steps"][0].update(outputs=["delta_0000001_0000002_v0000049",
                                                                 "delete_delta_0000001_0000002_v0000049"]),

@@ -24,6 +24,7 @@ from airflow_acid.metastore.errors import AlreadyExistsError, MetastoreError
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.schema import DBS
 from airflow_acid.spark.runners import LocalRunner
+from airflow_acid.statements import StatementExecutor, parse_statement
 from tests.hive import hms
 
 pytestmark = pytest.mark.slow
@@ -193,6 +194,34 @@ def test_partitions_differing_only_in_case_or_accents(engine, ms, tmp_path, capl
     for n in names:  # each partition's own directory was compacted into a base
         assert any(p.name.startswith("base_") for p in (root / "t" / n).iterdir()), n
     assert sorted(tuple(r.values()) for r in wh.read(f"{db}.t").to_pylist()) == sorted(model)
+
+
+def test_rebalance_on_a_hive_metastore(engine, ms, tmp_path):
+    """ALTER TABLE … COMPACT 'rebalance' on Hive's own schema: CQ_NUMBER_OF_BUCKETS / CQ_ORDER_BY (Hive 4 columns)
+    carry the options to the Worker and into COMPLETED_COMPACTIONS; CQ_TYPE is Hive's 'r'."""
+    db = f"r{uuid.uuid4().hex[:8]}"
+    db_id = hms.register_database(engine, db, str(tmp_path / f"{db}.db"))
+    hms.register_table(engine, db_id, "t", COLUMNS, str(tmp_path / f"{db}.db" / "t"))
+    wh = AcidWarehouse(ms, tmp_path, host="testhost")
+    for i in range(3):
+        with wh.transaction() as t:
+            t.insert(f"{db}.t", [{"id": i * 2 + j, "name": f"n{i}{j}"} for j in range(2)])
+    [row] = StatementExecutor(wh).run(parse_statement(
+        f"ALTER TABLE {db}.t COMPACT 'rebalance' CLUSTERED INTO 2 BUCKETS ORDER BY id DESC")).records()
+    cq = sa.table("COMPACTION_QUEUE", sa.column("CQ_ID"), sa.column("CQ_TYPE"), sa.column("CQ_NUMBER_OF_BUCKETS"),
+                  sa.column("CQ_ORDER_BY"))
+    with engine.connect() as conn:
+        assert conn.execute(sa.select(cq.c.CQ_TYPE, cq.c.CQ_NUMBER_OF_BUCKETS, cq.c.CQ_ORDER_BY)
+                            .where(cq.c.CQ_ID == row["compactionid"])).one() == ("r", 2, "ORDER BY id DESC")
+    outcome = Worker(ms, runner=LocalRunner(), host="testhost").run_next()
+    assert outcome.status == WorkerStatus.COMPACTED, outcome.message
+    Cleaner(ms, CONF).run_cycle()
+    done = ms.compactions.get(row["compactionid"])
+    assert (done.state.value, done.number_of_buckets, done.order_by) == ("s", 2, "ORDER BY id DESC")
+    location = tmp_path / f"{db}.db" / "t"
+    [base] = [p for p in location.iterdir() if p.name.startswith("base_")]
+    assert sorted(p.name for p in base.glob("bucket_*")) == ["bucket_00000", "bucket_00001"]
+    assert sorted(r["id"] for r in wh.read(f"{db}.t").to_pylist()) == list(range(6))
 
 
 NEWER_CATALOG_COLUMNS = {"HIVE_LOCKS": "HL_CATALOG", "TXN_COMPONENTS": "TC_CATALOG",

@@ -166,8 +166,9 @@ def test_compact_a_partitioned_table_without_partition(wh):
         run(wh, f"ALTER TABLE {table} PARTITION (ds='zz') COMPACT 'major'")
     with pytest.raises(InvalidInputError, match="unknown key 'hr'"):
         run(wh, f"ALTER TABLE {table} PARTITION (hr='1') COMPACT 'major'")
-    with pytest.raises(InvalidInputError, match="'rebalance' is not supported"):
-        run(wh, f"ALTER TABLE {table} PARTITION (ds='x') COMPACT 'rebalance'")
+    with pytest.raises(InvalidInputError, match="unknown compaction type 'medium' after COMPACT; use one of 'major', "
+                                                "'minor', 'rebalance'"):
+        run(wh, f"ALTER TABLE {table} PARTITION (ds='x') COMPACT 'medium'")
     with pytest.raises(InvalidInputError, match="request property 'mapreduce.x' is not understood"):
         run(wh, f"ALTER TABLE {table} COMPACT 'major' WITH OVERWRITE TBLPROPERTIES ('mapreduce.x'='1')")
     with pytest.raises(NoSuchObjectError, match="st.nosuch"):

@@ -50,6 +50,10 @@ SUPPORTED_LIST = "supported: SHOW COMPACTIONS, SHOW TRANSACTIONS, SHOW LOCKS, AL
      "with overwrite tblproperties ('compactor.mapreduce.map.memory.mb'='2048', 'tblprops.orc.compress'='ZLIB')",
      AlterTableCompact(TableName("orders", "sales"), "MINOR", partition={"ds": "2024-01-01"}, wait=True, pool="etl",
                        properties={"compactor.mapreduce.map.memory.mb": "2048", "tblprops.orc.compress": "ZLIB"})),
+    ("ALTER TABLE t PARTITION (ds='a') COMPACT 'rebalance' CLUSTERED INTO 4 BUCKETS AND WAIT POOL 'p' "
+     "ORDER BY b DESC, a",
+     AlterTableCompact(TableName("t"), "rebalance", partition={"ds": "a"}, wait=True, pool="p", number_of_buckets=4,
+                       order_by=(("b", True), ("a", False)))),
     ("ALTER TABLE t SET TBLPROPERTIES ('no_auto_compaction'=TRUE, 'compactorthreshold.hive.compactor.delta.pct."
      "threshold'=0.5)", AlterTableProperties(TableName("t"), set={
          "no_auto_compaction": "true", "compactorthreshold.hive.compactor.delta.pct.threshold": "0.5"})),
@@ -113,9 +117,12 @@ def test_unsupported_statements_name_what_and_list_what_is_supported(text, names
 
 @pytest.mark.parametrize("text, names", [
     ("ALTER TABLE t COMPACT major", "line 1, column 23 near 'major': Expecting the compaction type in quotes after "
-                                    "COMPACT: 'major' or 'minor'"),
-    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW': Expecting AND WAIT, POOL '<name>' or WITH OVERWRITE "
-                                          "TBLPROPERTIES (…) after COMPACT 'major'"),
+                                    "COMPACT: 'major', 'minor' or 'rebalance'"),
+    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW': Expecting CLUSTERED INTO <n> BUCKETS, AND WAIT, POOL '<name>', "
+                                          "WITH OVERWRITE TBLPROPERTIES (…) or ORDER BY … after COMPACT 'major'"),
+    ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 2", "Expecting BUCKETS after CLUSTERED INTO <n>"),
+    ("ALTER TABLE t COMPACT 'minor' ORDER BY a", "ORDER BY is only allowed for a 'rebalance' compaction, not 'minor'"),
+    ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 0 BUCKETS", "needs a positive number of buckets, not 0"),
     ("SHOW COMPACTIONS COMPACTIONID 5", "Expecting '=' after COMPACTIONID"),
     ("SHOW COMPACTIONS WHERE state='failed'", "near 'WHERE': Expecting COMPACTIONID=<id>, DATABASE <name>, a table "
                                               "name, POOL, TYPE, STATUS, ORDER BY or LIMIT"),
