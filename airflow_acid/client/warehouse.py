@@ -234,6 +234,19 @@ class AcidWarehouse:
         """ALTER TABLE … SET / UNSET TBLPROPERTIES (transactional rules enforced by the catalog)."""
         return self.metastore.catalog.alter_table_properties(*self.split_name(name), dict(set or {}), unset=unset)
 
+    def add_columns(self, name: str, columns: ColumnsSpec) -> TableInfo:
+        """ALTER TABLE … ADD COLUMNS (…): appended; rows written before read NULL for them."""
+        return self.metastore.catalog.alter_table_columns(*self.split_name(name), "add", _columns(columns))
+
+    def replace_columns(self, name: str, columns: ColumnsSpec) -> TableInfo:
+        """ALTER TABLE … REPLACE COLUMNS (…): rename, widen or append by position; never drop (Hive's ORC rule)."""
+        return self.metastore.catalog.alter_table_columns(*self.split_name(name), "replace", _columns(columns))
+
+    def change_column(self, name: str, column: str, new_name: str, new_type: str, comment: str | None = None) -> TableInfo:
+        """ALTER TABLE … CHANGE COLUMN column new_name new_type [COMMENT …]: rename and/or widen one column."""
+        return self.metastore.catalog.alter_table_columns(*self.split_name(name), "change",
+                                                          [ColumnInfo(new_name, new_type, comment)], old_name=column)
+
     def list_partitions(self, name: str) -> list[PartitionInfo]:
         """The table's registered partitions, by name."""
         return self.metastore.catalog.list_partitions(*self.split_name(name))

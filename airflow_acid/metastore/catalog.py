@@ -18,6 +18,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from airflow_acid.metastore import column_changes
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, MetastoreError, NoSuchObjectError
@@ -483,6 +484,42 @@ class Catalog:
             return _load_table(conn, database, name)
 
         return self.db.run(work, what=f"alter table {database}.{name}")
+
+    def alter_table_columns(self, database: str, name: str, action: str, columns: Sequence[tuple[str, str] | ColumnInfo],
+                            *, old_name: str | None = None, position: str | None = None) -> TableInfo:
+        """ALTER TABLE … ADD COLUMNS / REPLACE COLUMNS / CHANGE COLUMN (``action`` 'add', 'replace', 'change') with
+        Hive's rules for ACID ORC tables (:mod:`airflow_acid.metastore.column_changes`); one database transaction."""
+        self._refuse_ddl(f"change the columns of table {database}.{name}")
+        database = validate_name("database", database)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
+        full = f"{database}.{name}"
+        given = _columns(full, columns, "column")
+
+        def work(conn: Connection) -> TableInfo:
+            table = _load_table(conn, database, name)
+            keys = [k.name for k in table.partition_keys]
+            if action == "add":
+                new = column_changes.add_columns(full, table.columns, given, keys)
+            elif action == "replace":
+                new = column_changes.replace_columns(full, table.columns, given, keys)
+            elif action == "change" and old_name is not None and len(given) == 1:
+                new = column_changes.change_column(full, table.columns, validate_name("column", old_name), given[0],
+                                                   position=position, partition_keys=keys)
+            else:
+                raise InvalidInputError(f"unknown column change {action!r} of table {full}")
+            for old, now in zip(table.columns, new):
+                if old.name in table.bucket_cols and (old.name, old.type) != (now.name, now.type):
+                    raise InvalidInputError(f"table {full}: bucket column {old.name} cannot be renamed or change its "
+                                            "type (rows are assigned to buckets by its name and typed hash)")
+            sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == _require_table_id(conn, database, name))
+                                 ).scalar_one()
+            conn.execute(sa.delete(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd_id))
+            conn.execute(sa.insert(COLUMNS_V2), [
+                {"CD_ID": sd_id, "COLUMN_NAME": c.name, "TYPE_NAME": c.type, "COMMENT": c.comment, "INTEGER_IDX": i}
+                for i, c in enumerate(new)])
+            return _load_table(conn, database, name)
+
+        return self.db.run(work, what=f"alter the columns of table {full}")
 
     # --- partitions ---------------------------------------------------------------------------------
 

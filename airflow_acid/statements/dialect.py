@@ -53,6 +53,13 @@ class UnsetProperties(exp.Expression):
     arg_types = {"expressions": True, "exists": False}
 
 
+class ChangeColumn(exp.Expression):
+    """The ALTER TABLE action CHANGE [COLUMN] old new type [COMMENT 'c'] [FIRST | AFTER col] [CASCADE | RESTRICT]."""
+
+    arg_types = {"this": True, "rename_to": True, "dtype": True, "comment": False, "position": False,
+                 "cascade": False}
+
+
 class AbortTransactions(exp.Expression):
     """ABORT TRANSACTIONS id [id …]."""
 
@@ -83,6 +90,7 @@ class AcidHiveParser(HiveParser):
         **HiveParser.ALTER_PARSERS,
         "COMPACT": lambda self: self._parse_compact(),
         "UNSET": lambda self: self._parse_unset_properties(),
+        "CHANGE": lambda self: self._parse_change_column(),
     }
 
     def _parse_statement(self) -> exp.Expr | None:
@@ -147,6 +155,24 @@ class AcidHiveParser(HiveParser):
                 self.raise_error("Expecting CLUSTERED INTO <n> BUCKETS, AND WAIT, POOL '<name>', WITH OVERWRITE "
                                  f"TBLPROPERTIES (…) or ORDER BY … after COMPACT '{kind.name}'")
         return self.expression(Compact(this=kind, **args))
+
+    def _parse_change_column(self) -> ChangeColumn:
+        self._match(TokenType.COLUMN)
+        this = self._required(lambda: self._parse_id_var(any_token=False), "the column to change after CHANGE")
+        new = self._required(lambda: self._parse_id_var(any_token=False), "the new column name")
+        dtype = self._required(lambda: self._parse_types(schema=True), "the column's type")
+        comment = self._parse_string() if self._match(TokenType.COMMENT) else None
+        position: exp.Expr | None = None
+        if self._match_text_seq("FIRST"):
+            position = exp.Var(this="FIRST")
+        elif self._match_text_seq("AFTER"):
+            after = self._required(lambda: self._parse_id_var(any_token=False), "a column name after AFTER")
+            position = exp.Var(this=f"AFTER {after.name}")
+        cascade = self._match_text_seq("CASCADE")
+        if not cascade:
+            self._match_text_seq("RESTRICT")
+        return self.expression(ChangeColumn(this=this, rename_to=new, dtype=dtype, comment=comment,
+                                            position=position, cascade=cascade))
 
     def _parse_unset_properties(self) -> UnsetProperties:
         if not self._match_text_seq("TBLPROPERTIES"):

@@ -15,7 +15,7 @@ from typing import Any
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.errors import AcidUserError
-from airflow_acid.metastore.catalog import PartitionInfo, TableInfo
+from airflow_acid.metastore.catalog import ColumnInfo, PartitionInfo, TableInfo
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
@@ -29,6 +29,7 @@ from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableColumns,
     AlterTableCompact,
     AlterTableProperties,
     CreateTable,
@@ -157,6 +158,17 @@ class StatementExecutor:
         done = [f"set {k}={v}" for k, v in s.set.items()] + [f"unset {k}" for k in s.unset if k not in missing]
         return Result(s.TITLE, messages=[f"{where}: {', '.join(done) or 'nothing to change'}"])
 
+    def alter_columns(self, s: AlterTableColumns) -> Result:
+        info = self._table(s.table)
+        if s.partition is not None:
+            raise InvalidInputError(f"ALTER TABLE {info.full_name} PARTITION (…) {s.action.upper()} COLUMNS: the "
+                                    "partitions of a table share its columns here; change the table's columns")
+        columns = [ColumnInfo(c.name, c.type, c.comment) for c in s.columns]
+        after = self.metastore.catalog.alter_table_columns(info.database, info.name, s.action, columns,
+                                                           old_name=s.old_name, position=s.position)
+        listing = ", ".join(f"{c.name} {c.type}" for c in after.columns)
+        return Result(s.TITLE, messages=[f"table {after.full_name}: columns are now ({listing})"])
+
     # --- ABORT -----------------------------------------------------------------------------------------------------
 
     def abort_transactions(self, s: AbortTransactions) -> Result:
@@ -235,6 +247,7 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     ShowLocks: StatementExecutor.show_locks,
     AlterTableCompact: StatementExecutor.compact,
     AlterTableProperties: StatementExecutor.alter_properties,
+    AlterTableColumns: StatementExecutor.alter_columns,
     AbortTransactions: StatementExecutor.abort_transactions,
     AbortCompactions: StatementExecutor.abort_compactions,
     CreateTable: StatementExecutor.create_table,

@@ -87,6 +87,23 @@ class AlterTableProperties:
 
 
 @dataclass(frozen=True)
+class AlterTableColumns:
+    """ALTER TABLE t ADD COLUMNS (…) / REPLACE COLUMNS (…) / CHANGE [COLUMN] old new type [COMMENT …] [FIRST|AFTER c]
+    [CASCADE|RESTRICT]."""
+
+    TITLE: ClassVar[str] = "ALTER TABLE COLUMNS"
+    table: TableName
+    action: str
+    """'add', 'replace' or 'change'."""
+    columns: tuple[Column, ...]
+    old_name: str | None = None
+    """CHANGE: the column changed."""
+    position: str | None = None
+    """CHANGE: 'FIRST' or 'AFTER col' (refused for transactional ORC tables)."""
+    partition: PartitionSpec | None = None
+
+
+@dataclass(frozen=True)
 class AbortTransactions:
     TITLE: ClassVar[str] = "ABORT TRANSACTIONS"
     ids: tuple[int, ...]
@@ -129,9 +146,10 @@ class Describe:
 
 
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
-             | AbortTransactions | AbortCompactions | CreateTable | Describe)
+             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe)
 
 SUPPORTED = ("SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
-             "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE",
+             "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
+             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE",
              "DESCRIBE [FORMATTED]")
 """What ``airflow-acid sql`` understands, for error messages and help."""

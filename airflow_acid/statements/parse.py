@@ -23,6 +23,7 @@ from airflow_acid.statements.model import (
     SUPPORTED,
     AbortCompactions,
     AbortTransactions,
+    AlterTableColumns,
     AlterTableCompact,
     AlterTableProperties,
     Column,
@@ -192,6 +193,15 @@ def _alter(node: exp.Alter) -> Statement:
     partition = _partition(node.this.args.get("partition"))
     if isinstance(action, acid.Compact):
         return _compact(table, partition, action)
+    if isinstance(action, (exp.Schema, exp.ReplaceColumns)):
+        return AlterTableColumns(table, "add" if isinstance(action, exp.Schema) else "replace",
+                                 tuple(_column(c) for c in action.expressions), partition=partition)
+    if isinstance(action, acid.ChangeColumn):
+        new = Column(action.args["rename_to"].name, action.args["dtype"].sql(dialect=acid.HiveAcid),
+                     _text(action.args.get("comment")))
+        position = action.args.get("position")
+        return AlterTableColumns(table, "change", (new,), old_name=action.this.name,
+                                 position=position.name if position is not None else None, partition=partition)
     if isinstance(action, acid.UnsetProperties):
         return AlterTableProperties(table, unset=tuple(_text(k) for k in action.expressions),
                                     unset_if_exists=bool(action.args.get("exists")), partition=partition)

@@ -14,6 +14,7 @@ from airflow_acid.statements import (
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableColumns,
     AlterTableCompact,
     AlterTableProperties,
     Column,
@@ -54,6 +55,12 @@ SUPPORTED_LIST = "supported: SHOW COMPACTIONS, SHOW TRANSACTIONS, SHOW LOCKS, AL
      "ORDER BY b DESC, a",
      AlterTableCompact(TableName("t"), "rebalance", partition={"ds": "a"}, wait=True, pool="p", number_of_buckets=4,
                        order_by=(("b", True), ("a", False)))),
+    ("ALTER TABLE db.t ADD COLUMNS (c INT COMMENT 'x', d STRING) CASCADE",
+     AlterTableColumns(TableName("t", "db"), "add", (Column("c", "INT", "x"), Column("d", "STRING")))),
+    ("ALTER TABLE t REPLACE COLUMNS (a BIGINT, b DECIMAL(10,2))",
+     AlterTableColumns(TableName("t"), "replace", (Column("a", "BIGINT"), Column("b", "DECIMAL(10, 2)")))),
+    ("alter table t change column a b bigint comment 'c' after x restrict",
+     AlterTableColumns(TableName("t"), "change", (Column("b", "BIGINT", "c"),), old_name="a", position="AFTER x")),
     ("ALTER TABLE t SET TBLPROPERTIES ('no_auto_compaction'=TRUE, 'compactorthreshold.hive.compactor.delta.pct."
      "threshold'=0.5)", AlterTableProperties(TableName("t"), set={
          "no_auto_compaction": "true", "compactorthreshold.hive.compactor.delta.pct.threshold": "0.5"})),
