@@ -35,6 +35,7 @@ from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.storage_options import StorageOptions, protocol_of
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
 from airflow_acid.client.bucketing import assign_buckets
+from airflow_acid.client.conversion import check_convertible
 from airflow_acid.client.errors import NotTransactionalError, ReadLockError, SchemaMismatchError
 from airflow_acid.client.predicates import Predicate, as_expression, check_predicate
 from airflow_acid.client.streaming import StreamingConnection
@@ -46,6 +47,7 @@ from airflow_acid.metastore.catalog import (
     ColumnInfo,
     PartitionInfo,
     TableInfo,
+    merge_properties,
 )
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
@@ -176,7 +178,9 @@ class AcidWarehouse:
                      bucket_by: Sequence[str] = (), num_buckets: int | None = None,
                      transactional_properties: str = "default", properties: Mapping[str, Any] | None = None,
                      location: str | None = None, if_not_exists: bool = False) -> TableInfo:
-        """CREATE TABLE … STORED AS ORC TBLPROPERTIES ('transactional'='true', …).
+        """CREATE TABLE … STORED AS ORC TBLPROPERTIES ('transactional'='true', …); with ``properties``
+        ``{"transactional": "false"}`` a plain (non-ACID) ORC table, e.g. over an existing ``location`` of ORC files,
+        which :meth:`alter_table_properties` can convert later.
 
         ``columns`` / ``partition_by``: ``[(name, hive type[, comment])]``, ``{name: hive type}`` or a pyarrow schema.
         ``bucket_by`` + ``num_buckets``: CLUSTERED BY … INTO n BUCKETS (bucketing_version 2).
@@ -184,8 +188,11 @@ class AcidWarehouse:
         """
         db, table = self.split_name(name)
         self.create_database(db)  # if it does not exist yet
-        props = {"transactional": "true", TRANSACTIONAL_PROPERTIES: transactional_properties,
-                 "bucketing_version": "2", **dict(properties or {})}
+        given = merge_properties({}, dict(properties or {}))  # Hive's keys lower-cased
+        props = {"transactional": "true", "bucketing_version": "2"}
+        if str(given.get("transactional", "true")).strip().lower() != "false":
+            props[TRANSACTIONAL_PROPERTIES] = transactional_properties
+        props.update(given)
         return self.metastore.catalog.create_table(
             db, table, _columns(columns), partition_keys=_columns(partition_by), bucket_cols=list(bucket_by),
             num_buckets=num_buckets if bucket_by else None, location=location, properties=props, owner=self.user,
@@ -205,7 +212,7 @@ class AcidWarehouse:
             raise NotTransactionalError(
                 f"table {info.full_name} is not transactional (transactional={info.property('transactional')!r}); "
                 "airflow-acid reads and writes only ACID tables — convert it with "
-                "ALTER TABLE … SET TBLPROPERTIES ('transactional'='true') in Hive, or create a transactional table")
+                "ALTER TABLE … SET TBLPROPERTIES ('transactional'='true'), or create a transactional table")
         return info
 
     def drop_table(self, name: str, *, if_exists: bool = False, purge: bool = True) -> None:
@@ -231,7 +238,14 @@ class AcidWarehouse:
 
     def alter_table_properties(self, name: str, set: Mapping[str, Any] | None = None, *,
                                unset: Sequence[str] = ()) -> TableInfo:
-        """ALTER TABLE … SET / UNSET TBLPROPERTIES (transactional rules enforced by the catalog)."""
+        """ALTER TABLE … SET / UNSET TBLPROPERTIES (transactional rules enforced by the catalog). Setting
+        ``transactional=true`` on a plain ORC table converts it (see :mod:`airflow_acid.client.conversion`)."""
+        info = self.table(name)
+        after = merge_properties(info.properties, dict(set or {}), unset)
+        if not info.is_transactional and str(after.get("transactional", "")).strip().lower() == "true":
+            locations = [t.location for t in self.partition_targets(info)] if info.is_partitioned else [info.location]
+            check_convertible(info, locations, filesystem=self.filesystem,
+                              insert_only=str(after.get(TRANSACTIONAL_PROPERTIES, "")).strip().lower() == "insert_only")
         return self.metastore.catalog.alter_table_properties(*self.split_name(name), dict(set or {}), unset=unset)
 
     def add_columns(self, name: str, columns: ColumnsSpec) -> TableInfo:

@@ -1,9 +1,10 @@
 """The catalog: databases, transactional tables and partitions in Hive's DBS/TBLS/SDS/… tables.
 
 Every call is one database transaction: a failing call leaves nothing half-written. Names follow Hive's
-identifier rules and are stored lower-cased. Tables created here are always transactional
-(``transactional=true``); ``transactional_properties`` is ``default`` (full ACID) or ``insert_only`` and
-cannot change after creation.
+identifier rules and are stored lower-cased. Tables created here are transactional (``transactional=true``, the
+default; ``transactional_properties`` is ``default`` (full ACID) or ``insert_only`` and cannot change after
+creation), or plain ORC tables (``transactional=false``) that ``SET TBLPROPERTIES ('transactional'='true')``
+converts.
 """
 
 from __future__ import annotations
@@ -220,35 +221,49 @@ def merge_properties(existing: Mapping[str, str], updates: Mapping[str, object],
 
 def validate_table_properties(table: str, properties: Mapping[str, str], *, previous: Mapping[str, str] | None = None,
                               unset: Iterable[str] = ()) -> None:
-    """Check TBLPROPERTIES of a transactional table (after merging); ``previous`` is set when altering."""
+    """Check TBLPROPERTIES (after merging); ``previous`` is set when altering.
+
+    A table is transactional (``transactional=true``, full ACID or ``insert_only``) or a plain ORC table
+    (``transactional=false``, Hive's non-ACID table). A plain table may become transactional (Hive's conversion
+    with ``SET TBLPROPERTIES ('transactional'='true')``); a transactional one never becomes plain again.
+    """
     unset_keys = {str(k).lower() for k in unset}
     for key in (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES):
         if key in unset_keys:
             raise InvalidInputError(f"table {table}: property {key!r} cannot be unset")
     transactional = _get_ci(properties, TRANSACTIONAL)
-    if transactional is None or transactional.strip().lower() != "true":
-        if previous is not None:
+    value = (transactional or "").strip().lower()
+    if transactional is None and previous is not None:
+        value = "false"  # a plain table Hive registered without the key stays plain
+    was_transactional = previous is not None and (_get_ci(previous, TRANSACTIONAL) or "").strip().lower() == "true"
+    given = _get_ci(properties, TRANSACTIONAL_PROPERTIES)
+    if value != "true":
+        if was_transactional:
             raise InvalidInputError(
                 f"table {table} is transactional; transactional={transactional!r} is not allowed "
                 "(a transactional table cannot be turned into a non-transactional one)")
-        raise InvalidInputError(
-            f"table {table}: transactional={transactional!r} is not supported; tables created here must be "
-            "transactional (set transactional=true or leave it out)")
-    given = _get_ci(properties, TRANSACTIONAL_PROPERTIES)
-    kind = "default" if given is None else given.strip().lower()  # an empty value is refused, not read as default
-    if kind not in TRANSACTIONAL_PROPERTY_VALUES:
-        raise InvalidInputError(
-            f"table {table}: transactional_properties={kind!r} is not supported; use one of "
-            f"{', '.join(TRANSACTIONAL_PROPERTY_VALUES)}")
-    if previous is not None:
-        before = (_get_ci(previous, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
-        if before != kind:
+        if value != "false":
             raise InvalidInputError(
-                f"table {table}: transactional_properties cannot change after creation ({before!r} -> {kind!r}); "
-                "create a new table and copy the data instead")
-    for key, value in properties.items():
+                f"table {table}: transactional={transactional!r} is not supported; use 'true' (an ACID table) or "
+                "'false' (a plain ORC table, which can be converted later)")
+        if given is not None:
+            raise InvalidInputError(f"table {table}: transactional_properties={given!r} needs transactional=true")
+    else:
+        kind = "default" if given is None else given.strip().lower()  # an empty value is refused, not read as default
+        if kind not in TRANSACTIONAL_PROPERTY_VALUES:
+            raise InvalidInputError(
+                f"table {table}: transactional_properties={kind!r} is not supported; use one of "
+                f"{', '.join(TRANSACTIONAL_PROPERTY_VALUES)}")
+        if was_transactional:
+            assert previous is not None, "was_transactional implies previous"
+            before = (_get_ci(previous, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
+            if before != kind:
+                raise InvalidInputError(
+                    f"table {table}: transactional_properties cannot change after creation ({before!r} -> {kind!r}); "
+                    "create a new table and copy the data instead")
+    for key, value_ in properties.items():
         if key.lower().startswith(COMPACTOR_THRESHOLD_PREFIX):
-            _validate_threshold(table, key, value)
+            _validate_threshold(table, key, value_)
 
 
 def _validate_threshold(table: str, key: str, value: str) -> None:

@@ -218,11 +218,11 @@ def test_create_describe_and_alter_properties(wh):
     assert exists.messages == [f"table {name} already exists"]
     with pytest.raises(AlreadyExistsError):
         run(wh, f"CREATE TABLE {name} (id INT)")
-    with pytest.raises(InvalidInputError, match="transactional='false' is not supported"):
-        run(wh, f"CREATE TABLE {db}.plain (id INT) TBLPROPERTIES ('transactional'='false')")
+    run(wh, f"CREATE TABLE {db}.plain (id INT) TBLPROPERTIES ('transactional'='false')")  # a plain ORC table
+    assert not wh.table(f"{db}.plain").is_transactional
     with pytest.raises(InvalidInputError, match="insert_only2"):
         run(wh, f"CREATE TABLE {db}.bad (id INT) TBLPROPERTIES ('transactional_properties'='insert_only2')")
-    assert not wh.metastore.catalog.table_exists(db, "plain")
+    assert not wh.metastore.catalog.table_exists(db, "bad")
 
     plain = run(wh, f"DESCRIBE {name}")
     assert plain.columns == ["col_name", "data_type", "comment"]
