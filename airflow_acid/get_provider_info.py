@@ -65,6 +65,33 @@ DESCRIPTIONS: dict[str, str] = {
     "acid_housekeeper_interval_s": "How often the ACID housekeeper aborts timed-out transactions.",
     "compaction_housekeeper_interval_s": "How often compaction history is purged (the acid_housekeeping DAG).",
     "txn_cleaner_interval_s": "How often empty aborted/committed transaction rows are removed.",
+    "acidmetrics_ext_on": "The metrics task also lists table/partition directories for the delta metrics "
+                          "(compaction_num_active_deltas / obsolete_deltas / small_deltas).",
+    "acidmetrics_table_aborted_txns_threshold": "A table counts in tables_with_x_aborted_transactions when more "
+                                                "aborted transactions than this wrote it.",
+    "deltametrics_max_cache_size": "Most tables/partitions reported per delta metric (those with the most; 0-500).",
+    "deltametrics_delta_num_threshold": "A table/partition is reported in compaction_num_active_deltas (and "
+                                        "small_deltas) when it has at least this many current deltas.",
+    "deltametrics_obsolete_delta_num_threshold": "A table/partition is reported in compaction_num_obsolete_deltas "
+                                                 "when it has at least this many obsolete directories.",
+    "deltametrics_delta_pct_threshold": "A delta smaller than this fraction of its base counts as small.",
+    "long_running_initiator_warning_s": "An Initiator cycle longer than this logs a warning.",
+    "long_running_initiator_error_s": "An Initiator cycle longer than this logs an error.",
+    "oldest_open_txn_warning_s": "The metrics task warns when the oldest open transaction is older than this.",
+    "oldest_open_txn_error_s": "The metrics task logs an error when the oldest open transaction is older than this.",
+    "oldest_uncleaned_aborted_txn_warning_s": "Warn when the oldest aborted transaction is older than this.",
+    "oldest_uncleaned_aborted_txn_error_s": "Error when the oldest aborted transaction is older than this.",
+    "oldest_uncleaned_compaction_s": "Warn when a compaction has been 'ready for cleaning' for longer than this.",
+    "oldest_initiated_compaction_warning_s": "Warn when a compaction has waited 'initiated' for longer than this.",
+    "oldest_initiated_compaction_error_s": "Error when a compaction has waited 'initiated' for longer than this.",
+    "failed_compaction_ratio_threshold": "Warn when (failed + did not initiate) / (those + succeeded) of the "
+                                         "latest compactions per table/partition exceeds this.",
+    "tables_with_aborted_txn_threshold": "Warn when at least this many tables have more aborted transactions than "
+                                         "metastore.acidmetrics.table.aborted.txns.threshold.",
+    "completed_txn_components_warning": "Warn when COMPLETED_TXN_COMPONENTS holds more rows than this.",
+    "completed_txn_components_error": "Error when COMPLETED_TXN_COMPONENTS holds more rows than this.",
+    "txn_to_writeid_warning": "Warn when TXN_TO_WRITE_ID holds more rows than this.",
+    "txn_to_writeid_error": "Error when TXN_TO_WRITE_ID holds more rows than this.",
 }
 
 

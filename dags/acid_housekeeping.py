@@ -1,4 +1,5 @@
-"""acid_housekeeping: abort transactions whose heartbeat stopped, retire locks, purge compaction history."""
+"""acid_housekeeping: abort transactions whose heartbeat stopped, retire locks, purge compaction history; then send
+Hive's ACID metrics (``acid.*``) through Airflow's metrics interface and log the figures past their thresholds."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from airflow.sdk import DAG
 
 from airflow_acid.operators.defaults import START_DATE, TAGS, default_args, interval, settings
 from airflow_acid.operators.maintenance import AcidHouseKeeperOperator
+from airflow_acid.operators.metrics import AcidMetricsOperator
 
 SETTINGS = settings()
 
@@ -20,4 +22,4 @@ with DAG(
     tags=TAGS,
     doc_md=__doc__,
 ) as dag:
-    AcidHouseKeeperOperator(task_id="housekeeping")
+    AcidHouseKeeperOperator(task_id="housekeeping") >> AcidMetricsOperator(task_id="metrics", trigger_rule="all_done")

@@ -10,7 +10,7 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import Asset, AssetAlias, BaseOperator
+from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid import __version__
@@ -18,6 +18,7 @@ from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import NoSuchObjectError
@@ -30,6 +31,7 @@ from airflow_acid.operations.compact import (
     request_compaction,
     wait_for_compactions,
 )
+from airflow_acid.operations.metrics import worker_metrics
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.spark.submit import SparkSubmitOptions
 
@@ -101,7 +103,7 @@ class AcidCompactionOperator(BaseOperator):
         return self.runner or SparkSubmitHookRunner(self.spark_conn_id, options,
                                                     timeout_s=self.job_timeout, hook_kwargs=self.spark_hook_kwargs)
 
-    def execute(self, context: Any) -> list[dict[str, Any]]:
+    def execute(self, context: Context) -> list[dict[str, Any]]:
         metastore = self.hook.get_metastore()
         worker = Worker(metastore, runner=self.job_runner)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
@@ -136,7 +138,8 @@ class AcidCompactionOperator(BaseOperator):
         except NoSuchObjectError:
             return "unknown"
 
-    def _report(self, context: Any, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
+    def _report(self, context: Context, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
+        emit_metrics(worker_metrics(outcomes), self.log)
         failed = []
         for outcome in outcomes:
             self.log.info("compaction %s of %s: %s%s (%d row(s) in, %d out, %d file(s), %.1f s)",
@@ -190,7 +193,7 @@ class AcidRequestCompactionOperator(BaseOperator):
     def hook(self) -> AcidMetastoreHook:
         return AcidMetastoreHook(self.acid_conn_id)
 
-    def execute(self, context: Any) -> dict[str, Any]:
+    def execute(self, context: Context) -> dict[str, Any]:
         database, _, name = str(self.table or "").rpartition(".")
         if not database or not name:  # e.g. the DAG's form/params left the database or table empty
             raise AirflowFailException(f"table {self.table!r}: give both a database and a table name "

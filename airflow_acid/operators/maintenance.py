@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseOperator
+from airflow.sdk import BaseOperator, Context
 
 from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry
 from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.hooks.metrics import emit_metrics
+from airflow_acid.operations.metrics import cleaner_cycle_metrics
 
 
 def _entry(e: CleanerEntry) -> dict[str, Any]:
@@ -34,9 +37,17 @@ class AcidCleanerOperator(BaseOperator):
     def hook(self) -> AcidMetastoreHook:
         return AcidMetastoreHook(self.acid_conn_id)
 
-    def execute(self, context: Any) -> dict[str, Any]:
+    def execute(self, context: Context) -> dict[str, Any]:
         dry_run = self.report_only in (True, "True", "true")
-        report = Cleaner(self.hook.get_metastore()).run_cycle(dry_run=dry_run)
+        started = time.monotonic()
+        try:
+            report = Cleaner(self.hook.get_metastore()).run_cycle(dry_run=dry_run)
+        except Exception:
+            emit_metrics(cleaner_cycle_metrics(time.monotonic() - started, failed=True), self.log)
+            raise
+        if not dry_run and report.skipped is None:
+            emit_metrics(cleaner_cycle_metrics(time.monotonic() - started, deletions=len(report.deletions)),
+                         self.log)
         for e in report.entries + report.abort_cleanups:
             self.log.info("%s %s: %s%s", "would clean" if dry_run else "cleaned", e.entity, e.status,
                           f" ({len(e.deletions)} deletion(s))" if e.deletions else "")
@@ -61,7 +72,7 @@ class AcidHouseKeeperOperator(BaseOperator):
     def hook(self) -> AcidMetastoreHook:
         return AcidMetastoreHook(self.acid_conn_id)
 
-    def execute(self, context: Any) -> dict[str, Any]:
+    def execute(self, context: Context) -> dict[str, Any]:
         report = HouseKeeper(self.hook.get_metastore()).run_once()
         self.log.info("housekeeping: %s", report.to_dict())
         return report.to_dict()

@@ -3,15 +3,18 @@ queue (just queued, left from earlier runs, or requested by hand) as a JSON list
 
 from __future__ import annotations
 
+import time
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.operations.compact import compaction_payload
+from airflow_acid.operations.metrics import initiator_cycle_metrics
 
 
 class AcidInitiatorSensor(BaseSensorOperator):
@@ -29,9 +32,16 @@ class AcidInitiatorSensor(BaseSensorOperator):
     def hook(self) -> AcidMetastoreHook:
         return AcidMetastoreHook(self.acid_conn_id)
 
-    def poke(self, context: Any) -> PokeReturnValue | bool:
+    def poke(self, context: Context) -> PokeReturnValue | bool:
         metastore = self.hook.get_metastore()
-        report = Initiator(metastore).run_cycle()
+        started = time.monotonic()
+        try:
+            report = Initiator(metastore).run_cycle()
+        except Exception:
+            emit_metrics(initiator_cycle_metrics(time.monotonic() - started, metastore.conf, failed=True), self.log)
+            raise
+        emit_metrics(initiator_cycle_metrics(report.seconds or time.monotonic() - started, metastore.conf,
+                                             ran=report.ran), self.log)
         if not report.ran:
             self.log.info("Initiator cycle skipped: %s", report.message)
         for declined in report.declined:
