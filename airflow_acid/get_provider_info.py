@@ -163,8 +163,10 @@ def get_provider_info() -> dict[str, Any]:
         "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.sensors.initiator",
                                                                          "airflow_acid.sensors.threshold"]}],
         "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.operators.compaction",
-                                                                           "airflow_acid.operators.maintenance"]}],
-        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.triggers.threshold"]}],
+                                                                           "airflow_acid.operators.maintenance",
+                                                                           "airflow_acid.operators.metrics"]}],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.triggers.threshold",
+                                                                          "airflow_acid.triggers.initiator"]}],
         "connection-types": [{
             "connection-type": "acid_metastore",
             "hook-class-name": "airflow_acid.hooks.metastore.AcidMetastoreHook",

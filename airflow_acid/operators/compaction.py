@@ -39,8 +39,12 @@ COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
 """Compaction operators add the Asset of every table they compacted to this alias (``acid://<db>/<table>``)."""
 
 
-def table_asset(database: str, table: str) -> Asset:
-    """The Airflow Asset of an ACID table."""
+def table_asset(database: str, table: str, partition: str | None = None) -> Asset:
+    """The Airflow Asset of an ACID table (``acid://<db>/<table>``) or of one of its partitions
+    (``acid://<db>/<table>/<partition name>``, e.g. ``acid://sales/orders/ds=2024-01-01``)."""
+    if partition:
+        return Asset(uri=f"acid://{database}/{table}/{partition}", name=f"acid.{database}.{table}/{partition}",
+                     group="acid")
     return Asset(uri=f"acid://{database}/{table}", name=f"acid.{database}.{table}", group="acid")
 
 
@@ -63,12 +67,24 @@ def _compaction_id(value: Any) -> int:
 
 
 class AcidCompactionOperator(BaseOperator):
-    """Runs compactions through the Worker: ``compaction`` (an id or an item of the Initiator sensor's XCom), or
-    ``compactions`` (several, in ONE Spark application), or — neither given — the next queued row of
-    ``pool_name``. Spark is launched through SparkSubmitHook on ``spark_conn_id`` (``local[*]`` when that
-    connection is not configured) unless ``runner`` is given. A failed compaction fails the task without retries
-    (the row is in the history as 'failed'; the Initiator re-queues it under its failure rules); other errors, such
-    as the metastore being unreachable, are retried with the task's back-off."""
+    """Runs queued compactions through the Worker; Spark is launched through SparkSubmitHook on ``spark_conn_id``
+    (``local[*]`` when that connection is not configured) unless ``runner`` is given. A failed compaction fails the
+    task without retries (the row is in the history as 'failed'; the Initiator re-queues it under its failure
+    rules); other errors, such as the metastore being unreachable, are retried with the task's back-off. Each
+    compacted table and partition is added as an Asset (``acid://<db>/<table>[/<partition>]``) to the
+    :data:`COMPACTED_TABLES` alias, so downstream DAGs can be scheduled on "table compacted".
+
+    :param compaction: one compaction id, or an item of the Initiator sensor's XCom; templated.
+    :param compactions: several (ids or items), compacted in ONE Spark application; templated.
+    :param pool_name: with neither given, the next queued row of this compaction pool runs; templated.
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :param spark_conn_id: the Spark connection (master, deploy mode, queue …).
+    :param spark_options: Spark conf, code shipping and interpreter of the job (default: this interpreter).
+    :param spark_hook_kwargs: more SparkSubmitHook arguments (``executor_memory``, ``num_executors`` …).
+    :param job_timeout: kill a Spark job running longer than this (seconds or a timedelta).
+    :param runner: run plans with this Runner instead of spark-submit (tests, notebooks).
+    :return: (XCom) one outcome per compaction: status, rows in/out, files, bytes, seconds, outputs.
+    """
 
     template_fields: Sequence[str] = ("compaction", "compactions", "pool_name")
     ui_color = "#e8c66b"
@@ -152,9 +168,13 @@ class AcidCompactionOperator(BaseOperator):
                 info = metastore.compactions.get(outcome.compaction_id)
                 events = (context or {}).get("outlet_events")
                 if events is not None:
-                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table),
-                                                 extra={"compaction_id": info.id, "partition": info.partition,
-                                                        "type": info.type.display})
+                    extra: dict[str, Any] = {"compaction_id": info.id, "partition": info.partition,
+                                             "type": info.type.display, "rows_out": outcome.rows_out,
+                                             "bytes": outcome.bytes}
+                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table), extra=extra)
+                    if info.partition:
+                        events[COMPACTED_TABLES].add(table_asset(info.database, info.table, info.partition),
+                                                     extra=extra)
         if failed:
             # The row is already in the history as 'failed' (or was taken over): a task retry could not run it
             # again — the Initiator re-queues it under its failure rules. Retries are for errors before that.
@@ -171,7 +191,18 @@ class AcidCompactionOperator(BaseOperator):
 class AcidRequestCompactionOperator(BaseOperator):
     """ALTER TABLE ``table`` [PARTITION (``partition``)] COMPACT ``compaction_type`` [POOL] [WITH OVERWRITE
     TBLPROPERTIES (``properties``)] [AND WAIT]. A partitioned table without a partition gets the Initiator's
-    threshold logic for each of its partitions (Hive 4). Returns the queued compactions (Initiator sensor items)."""
+    threshold logic for each of its partitions (Hive 4).
+
+    :param table: ``db.table``; templated.
+    :param partition: ``ds=2024-01-01``; None on a partitioned table: every partition is checked; templated.
+    :param compaction_type: ``major`` or ``minor``; templated.
+    :param properties: WITH OVERWRITE TBLPROPERTIES (``compactor.<spark conf>`` / ``tblprops.<property>``); templated.
+    :param wait: AND WAIT: poll until the compactions leave the queue, fail unless they succeeded; templated.
+    :param pool_name: the compaction pool (default: the table's, then the database's ``hive.compactor.worker.pool``).
+    :param wait_timeout: seconds to wait (default hive.compactor.wait.timeout).
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :return: (XCom) ``{"compactions": [Initiator sensor items], "messages": [...], "states": {...}}``.
+    """
 
     template_fields: Sequence[str] = ("table", "partition", "compaction_type", "properties", "wait", "pool_name")
 

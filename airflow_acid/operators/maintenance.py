@@ -22,8 +22,13 @@ def _entry(e: CleanerEntry) -> dict[str, Any]:
 
 class AcidCleanerOperator(BaseOperator):
     """One Cleaner cycle: deletes obsolete and aborted directories no reader can still see; rows still blocked
-    are logged with the transaction that blocks them. ``dry_run`` only reports what would go (kept as
-    ``report_only``: ``BaseOperator.dry_run()`` is a method, which a ``dry_run`` attribute would shadow)."""
+    are logged with the transaction that blocks them. Sends ``acid.compaction_cleaner_*`` metrics.
+
+    :param dry_run: only report what would go (kept as ``report_only``: ``BaseOperator.dry_run()`` is a method,
+        which a ``dry_run`` attribute would shadow); templated.
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :return: (XCom) what was cleaned, what waits and for which transaction, the number of deletions.
+    """
 
     template_fields = ("report_only",)
 
@@ -62,7 +67,11 @@ class AcidCleanerOperator(BaseOperator):
 
 
 class AcidHouseKeeperOperator(BaseOperator):
-    """One HouseKeeper pass: aborts timed-out transactions, retires locks, purges compaction history."""
+    """One HouseKeeper pass: aborts timed-out transactions, retires locks, purges compaction history.
+
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :return: (XCom) what the pass did (counts per kind).
+    """
 
     def __init__(self, *, acid_conn_id: str = AcidMetastoreHook.default_conn_name, **kwargs: Any) -> None:
         super().__init__(**kwargs)
