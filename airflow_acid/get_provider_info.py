@@ -130,6 +130,19 @@ DAG_OPTIONS: dict[str, dict[str, Any]] = {
                        "per table/partition, as Hive's workers do; a larger value saves a Spark start-up per row "
                        "when many small partitions are compacted at once.",
         "version_added": VERSION_ADDED, "type": "integer", "example": "8", "default": "1"},
+    "alert_max_backlog": {
+        "description": "When set, acid_housekeeping's backlog_check task fails (and Airflow's failure callbacks / "
+                       "email alert) once more compactions than this are 'initiated', 'working' or 'ready for "
+                       "cleaning'; the message names the transaction that blocks cleanup.",
+        "version_added": VERSION_ADDED, "type": "integer", "example": "200", "default": ""},
+    "alert_max_ready_for_cleaning_age": {
+        "description": "When set (seconds, or with a unit: 24h), backlog_check fails once a compaction has been "
+                       "'ready for cleaning' for longer than this, naming the open transaction that blocks it.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "24h", "default": ""},
+    "alert_max_initiated_age": {
+        "description": "When set (seconds, or with a unit: 12h), backlog_check fails once a compaction has waited "
+                       "'initiated' for longer than this.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "12h", "default": ""},
     "storage_options": {
         "description": "Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, "
                        "profile, or any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They "
@@ -164,7 +177,8 @@ def get_provider_info() -> dict[str, Any]:
                                                                          "airflow_acid.sensors.threshold"]}],
         "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.operators.compaction",
                                                                            "airflow_acid.operators.maintenance",
-                                                                           "airflow_acid.operators.metrics"]}],
+                                                                           "airflow_acid.operators.metrics",
+                                                                           "airflow_acid.operators.alerts"]}],
         "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.triggers.threshold",
                                                                           "airflow_acid.triggers.initiator"]}],
         "connection-types": [{

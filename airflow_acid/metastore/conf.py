@@ -242,6 +242,11 @@ def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int
     return value
 
 
+def parse_duration_s(key: str, raw: Any) -> float:
+    """Seconds from a number (seconds) or ``<number><unit>`` (``300s``, ``12h``, ``7d``); ValueError naming ``key``."""
+    return _parse_time(key, raw, 1.0)
+
+
 def _parse_time(key: str, raw: Any, unit_seconds: float) -> float:
     """A duration in the field's unit (``unit_seconds`` seconds each) from a number or ``<number><unit>``."""
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
