@@ -31,7 +31,9 @@ from airflow_acid.operations.compact import (
     request_compaction,
     wait_for_compactions,
 )
+from airflow_acid.operations.lineage import compaction_datasets
 from airflow_acid.operations.metrics import worker_metrics
+from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.spark.submit import SparkSubmitOptions
 
@@ -83,6 +85,10 @@ class AcidCompactionOperator(BaseOperator):
     :param spark_hook_kwargs: more SparkSubmitHook arguments (``executor_memory``, ``num_executors`` …).
     :param job_timeout: kill a Spark job running longer than this (seconds or a timedelta).
     :param runner: run plans with this Runner instead of spark-submit (tests, notebooks).
+    :param openlineage_inject_parent_job_info: give the Spark job this task's OpenLineage parent job information
+        (``spark.openlineage.parent*`` conf), as the Spark provider's operators do; default ``[openlineage]
+        spark_inject_parent_job_info``. OpenLineage events of the task list each compacted table/partition
+        directory as input and output.
     :return: (XCom) one outcome per compaction: status, rows in/out, files, bytes, seconds, outputs.
     """
 
@@ -92,7 +98,8 @@ class AcidCompactionOperator(BaseOperator):
     def __init__(self, *, compaction: Any = None, compactions: Any = None, pool_name: str | None = None,
                  acid_conn_id: str = AcidMetastoreHook.default_conn_name, spark_conn_id: str = "spark_default",
                  spark_options: SparkSubmitOptions | None = None, spark_hook_kwargs: dict[str, Any] | None = None,
-                 job_timeout: timedelta | float | None = None, runner: Runner | None = None, **kwargs: Any) -> None:
+                 job_timeout: timedelta | float | None = None, runner: Runner | None = None,
+                 openlineage_inject_parent_job_info: bool | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("outlets", [COMPACTED_TABLES])
         super().__init__(**kwargs)
         self.compaction = compaction
@@ -104,6 +111,11 @@ class AcidCompactionOperator(BaseOperator):
         self.spark_hook_kwargs = spark_hook_kwargs or {}
         self.job_timeout = job_timeout.total_seconds() if isinstance(job_timeout, timedelta) else job_timeout
         self.runner = runner
+        self.openlineage_inject_parent_job_info = (inject_parent_job_info_default()
+                                                   if openlineage_inject_parent_job_info is None
+                                                   else openlineage_inject_parent_job_info)
+        self._lineage_conf: dict[str, str] = {}
+        self._compacted_ids: list[int] = []
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
@@ -116,10 +128,15 @@ class AcidCompactionOperator(BaseOperator):
         options = self.spark_options or default_spark_options()
         if options.storage_options is None:
             options = dataclasses.replace(options, storage_options=self.hook.get_storage_options())
+        if self._lineage_conf:  # the job's own OpenLineage events point at this task as their parent
+            options = dataclasses.replace(options, conf={**self._lineage_conf, **dict(options.conf)})
         return self.runner or SparkSubmitHookRunner(self.spark_conn_id, options,
                                                     timeout_s=self.job_timeout, hook_kwargs=self.spark_hook_kwargs)
 
     def execute(self, context: Context) -> list[dict[str, Any]]:
+        if self.openlineage_inject_parent_job_info and self.runner is None:
+            self._lineage_conf = parent_job_spark_conf(context)
+            self.log.info("OpenLineage parent job information for the Spark job: %s", self._lineage_conf)
         metastore = self.hook.get_metastore()
         worker = Worker(metastore, runner=self.job_runner)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
@@ -165,6 +182,7 @@ class AcidCompactionOperator(BaseOperator):
             if outcome.status in (WorkerStatus.FAILED, WorkerStatus.REVOKED):
                 failed.append(outcome)
             elif outcome.status == WorkerStatus.COMPACTED:
+                self._compacted_ids.append(outcome.compaction_id)
                 info = metastore.compactions.get(outcome.compaction_id)
                 events = (context or {}).get("outlet_events")
                 if events is not None:
@@ -181,6 +199,11 @@ class AcidCompactionOperator(BaseOperator):
             raise AirflowFailException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: "
                                                  f"{o.message}" for o in failed))
         return [outcome_dict(o) for o in outcomes]
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: every compacted table/partition directory, read and rewritten in place (input and output)."""
+        datasets = compaction_datasets(self.hook.get_metastore(), self._compacted_ids)
+        return operator_lineage(datasets, datasets)
 
     def on_kill(self) -> None:
         kill = getattr(self.job_runner, "kill", None)

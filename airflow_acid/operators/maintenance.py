@@ -12,7 +12,9 @@ from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry
 from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.hooks.metrics import emit_metrics
+from airflow_acid.operations.lineage import LineageDataset, dataset_name
 from airflow_acid.operations.metrics import cleaner_cycle_metrics
+from airflow_acid.operators.lineage import operator_lineage
 
 
 def _entry(e: CleanerEntry) -> dict[str, Any]:
@@ -27,6 +29,7 @@ class AcidCleanerOperator(BaseOperator):
     :param dry_run: only report what would go (kept as ``report_only``: ``BaseOperator.dry_run()`` is a method,
         which a ``dry_run`` attribute would shadow); templated.
     :param acid_conn_id: the ``acid_metastore`` connection.
+    OpenLineage events of the task list each table/partition directory it deleted from as input and output.
     :return: (XCom) what was cleaned, what waits and for which transaction, the number of deletions.
     """
 
@@ -37,6 +40,7 @@ class AcidCleanerOperator(BaseOperator):
         super().__init__(**kwargs)
         self.report_only = dry_run
         self.acid_conn_id = acid_conn_id
+        self._cleaned: list[LineageDataset] = []
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
@@ -53,6 +57,7 @@ class AcidCleanerOperator(BaseOperator):
         if not dry_run and report.skipped is None:
             emit_metrics(cleaner_cycle_metrics(time.monotonic() - started, deletions=len(report.deletions)),
                          self.log)
+        self._cleaned = _cleaned_datasets(report.entries + report.abort_cleanups) if not dry_run else []
         for e in report.entries + report.abort_cleanups:
             self.log.info("%s %s: %s%s", "would clean" if dry_run else "cleaned", e.entity, e.status,
                           f" ({len(e.deletions)} deletion(s))" if e.deletions else "")
@@ -64,6 +69,22 @@ class AcidCleanerOperator(BaseOperator):
         return {"dry_run": dry_run, "cleaned": [_entry(e) for e in report.entries],
                 "abort_cleanups": [_entry(e) for e in report.abort_cleanups],
                 "waiting": [_entry(e) for e in report.waiting], "deletions": len(report.deletions)}
+
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: every table/partition directory the cycle deleted from (input and output: its listing was
+        read, obsolete and aborted directories removed)."""
+        return operator_lineage(self._cleaned, self._cleaned)
+
+
+def _cleaned_datasets(entries: list[CleanerEntry]) -> list[LineageDataset]:
+    found: dict[tuple[str, str], LineageDataset] = {}
+    for e in entries:
+        if e.deletions and e.location:
+            namespace, name = dataset_name(e.location)
+            table, _, partition = e.entity.partition("/")
+            found.setdefault((namespace, name), LineageDataset(namespace, name, table, partition or None))
+    return list(found.values())
 
 
 class AcidHouseKeeperOperator(BaseOperator):
