@@ -65,6 +65,33 @@ DESCRIPTIONS: dict[str, str] = {
     "acid_housekeeper_interval_s": "How often the ACID housekeeper aborts timed-out transactions.",
     "compaction_housekeeper_interval_s": "How often compaction history is purged (the acid_housekeeping DAG).",
     "txn_cleaner_interval_s": "How often empty aborted/committed transaction rows are removed.",
+    "acidmetrics_ext_on": "The metrics task also lists table/partition directories for the delta metrics "
+                          "(compaction_num_active_deltas / obsolete_deltas / small_deltas).",
+    "acidmetrics_table_aborted_txns_threshold": "A table counts in tables_with_x_aborted_transactions when more "
+                                                "aborted transactions than this wrote it.",
+    "deltametrics_max_cache_size": "Most tables/partitions reported per delta metric (those with the most; 0-500).",
+    "deltametrics_delta_num_threshold": "A table/partition is reported in compaction_num_active_deltas (and "
+                                        "small_deltas) when it has at least this many current deltas.",
+    "deltametrics_obsolete_delta_num_threshold": "A table/partition is reported in compaction_num_obsolete_deltas "
+                                                 "when it has at least this many obsolete directories.",
+    "deltametrics_delta_pct_threshold": "A delta smaller than this fraction of its base counts as small.",
+    "long_running_initiator_warning_s": "An Initiator cycle longer than this logs a warning.",
+    "long_running_initiator_error_s": "An Initiator cycle longer than this logs an error.",
+    "oldest_open_txn_warning_s": "The metrics task warns when the oldest open transaction is older than this.",
+    "oldest_open_txn_error_s": "The metrics task logs an error when the oldest open transaction is older than this.",
+    "oldest_uncleaned_aborted_txn_warning_s": "Warn when the oldest aborted transaction is older than this.",
+    "oldest_uncleaned_aborted_txn_error_s": "Error when the oldest aborted transaction is older than this.",
+    "oldest_uncleaned_compaction_s": "Warn when a compaction has been 'ready for cleaning' for longer than this.",
+    "oldest_initiated_compaction_warning_s": "Warn when a compaction has waited 'initiated' for longer than this.",
+    "oldest_initiated_compaction_error_s": "Error when a compaction has waited 'initiated' for longer than this.",
+    "failed_compaction_ratio_threshold": "Warn when (failed + did not initiate) / (those + succeeded) of the "
+                                         "latest compactions per table/partition exceeds this.",
+    "tables_with_aborted_txn_threshold": "Warn when at least this many tables have more aborted transactions than "
+                                         "metastore.acidmetrics.table.aborted.txns.threshold.",
+    "completed_txn_components_warning": "Warn when COMPLETED_TXN_COMPONENTS holds more rows than this.",
+    "completed_txn_components_error": "Error when COMPLETED_TXN_COMPONENTS holds more rows than this.",
+    "txn_to_writeid_warning": "Warn when TXN_TO_WRITE_ID holds more rows than this.",
+    "txn_to_writeid_error": "Error when TXN_TO_WRITE_ID holds more rows than this.",
 }
 
 
@@ -103,6 +130,19 @@ DAG_OPTIONS: dict[str, dict[str, Any]] = {
                        "per table/partition, as Hive's workers do; a larger value saves a Spark start-up per row "
                        "when many small partitions are compacted at once.",
         "version_added": VERSION_ADDED, "type": "integer", "example": "8", "default": "1"},
+    "alert_max_backlog": {
+        "description": "When set, acid_housekeeping's backlog_check task fails (and Airflow's failure callbacks / "
+                       "email alert) once more compactions than this are 'initiated', 'working' or 'ready for "
+                       "cleaning'; the message names the transaction that blocks cleanup.",
+        "version_added": VERSION_ADDED, "type": "integer", "example": "200", "default": ""},
+    "alert_max_ready_for_cleaning_age": {
+        "description": "When set (seconds, or with a unit: 24h), backlog_check fails once a compaction has been "
+                       "'ready for cleaning' for longer than this, naming the open transaction that blocks it.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "24h", "default": ""},
+    "alert_max_initiated_age": {
+        "description": "When set (seconds, or with a unit: 12h), backlog_check fails once a compaction has waited "
+                       "'initiated' for longer than this.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "12h", "default": ""},
     "storage_options": {
         "description": "Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, "
                        "profile, or any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They "
@@ -136,8 +176,11 @@ def get_provider_info() -> dict[str, Any]:
         "sensors": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.sensors.initiator",
                                                                          "airflow_acid.sensors.threshold"]}],
         "operators": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.operators.compaction",
-                                                                           "airflow_acid.operators.maintenance"]}],
-        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.triggers.threshold"]}],
+                                                                           "airflow_acid.operators.maintenance",
+                                                                           "airflow_acid.operators.metrics",
+                                                                           "airflow_acid.operators.alerts"]}],
+        "triggers": [{"integration-name": INTEGRATION, "python-modules": ["airflow_acid.triggers.threshold",
+                                                                          "airflow_acid.triggers.initiator"]}],
         "connection-types": [{
             "connection-type": "acid_metastore",
             "hook-class-name": "airflow_acid.hooks.metastore.AcidMetastoreHook",

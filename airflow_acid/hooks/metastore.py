@@ -49,6 +49,13 @@ def embedded_home() -> Path:
     return Path(AIRFLOW_HOME).expanduser() / "acid"
 
 
+def default_deferrable() -> bool:
+    """``[operators] default_deferrable``: whether sensors defer when the DAG does not say."""
+    from airflow.configuration import conf
+
+    return conf.getboolean("operators", "default_deferrable", fallback=False)
+
+
 def acid_settings() -> MetastoreConf:
     """Hive's settings from the ``[acid]`` Airflow config section (provider defaults, airflow.cfg, env vars)."""
     from airflow.configuration import conf

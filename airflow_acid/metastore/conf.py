@@ -63,6 +63,28 @@ class MetastoreConf:
     acid_housekeeper_interval_s: float = 60.0
     compaction_housekeeper_interval_s: float = 300.0
     txn_cleaner_interval_s: float = 10.0
+    # ACID metrics and their warnings (Hive's AcidMetricService / AcidMetricLogger)
+    acidmetrics_ext_on: bool = True
+    acidmetrics_table_aborted_txns_threshold: int = 1500
+    deltametrics_max_cache_size: int = 100
+    deltametrics_delta_num_threshold: int = 100
+    deltametrics_obsolete_delta_num_threshold: int = 100
+    deltametrics_delta_pct_threshold: float = 0.01
+    long_running_initiator_warning_s: float = 6 * 3600.0
+    long_running_initiator_error_s: float = 12 * 3600.0
+    oldest_open_txn_warning_s: float = 24 * 3600.0
+    oldest_open_txn_error_s: float = 72 * 3600.0
+    oldest_uncleaned_aborted_txn_warning_s: float = 24 * 3600.0
+    oldest_uncleaned_aborted_txn_error_s: float = 48 * 3600.0
+    oldest_uncleaned_compaction_s: float = 24 * 3600.0
+    oldest_initiated_compaction_warning_s: float = 3600.0
+    oldest_initiated_compaction_error_s: float = 12 * 3600.0
+    failed_compaction_ratio_threshold: float = 0.01
+    tables_with_aborted_txn_threshold: int = 1
+    completed_txn_components_warning: int = 500_000
+    completed_txn_components_error: int = 1_000_000
+    txn_to_writeid_warning: int = 500_000
+    txn_to_writeid_error: int = 1_000_000
 
     KEYS = {
         "txn_timeout_s": "hive.txn.timeout",
@@ -105,6 +127,28 @@ class MetastoreConf:
         "acid_housekeeper_interval_s": "metastore.acid.housekeeper.interval",
         "compaction_housekeeper_interval_s": "metastore.compaction.housekeeper.interval",
         "txn_cleaner_interval_s": "metastore.acid.txn.cleaner.interval",
+        "acidmetrics_ext_on": "metastore.acidmetrics.ext.on",
+        "acidmetrics_table_aborted_txns_threshold": "metastore.acidmetrics.table.aborted.txns.threshold",
+        "deltametrics_max_cache_size": "metastore.deltametrics.max.cache.size",
+        "deltametrics_delta_num_threshold": "metastore.deltametrics.delta.num.threshold",
+        "deltametrics_obsolete_delta_num_threshold": "metastore.deltametrics.obsolete.delta.num.threshold",
+        "deltametrics_delta_pct_threshold": "metastore.deltametrics.delta.pct.threshold",
+        "long_running_initiator_warning_s": "metastore.compactor.long.running.initiator.threshold.warning",
+        "long_running_initiator_error_s": "metastore.compactor.long.running.initiator.threshold.error",
+        "oldest_open_txn_warning_s": "metastore.compactor.oldest.open.txn.threshold.warning",
+        "oldest_open_txn_error_s": "metastore.compactor.oldest.open.txn.threshold.error",
+        "oldest_uncleaned_aborted_txn_warning_s": "metastore.compactor.oldest.uncleaned.aborted.txn.time.threshold.warning",
+        "oldest_uncleaned_aborted_txn_error_s": "metastore.compactor.oldest.uncleaned.aborted.txn.time.threshold.error",
+        "oldest_uncleaned_compaction_s": "metastore.compactor.oldest.uncleaned.compaction.time.threshold",
+        "oldest_initiated_compaction_warning_s":
+            "metastore.compactor.oldest.initiated.compaction.time.threshold.warning",
+        "oldest_initiated_compaction_error_s": "metastore.compactor.oldest.initiated.compaction.time.threshold.error",
+        "failed_compaction_ratio_threshold": "metastore.compactor.failed.compaction.ratio.threshold",
+        "tables_with_aborted_txn_threshold": "metastore.compactor.tables.with.aborted.txn.threshold",
+        "completed_txn_components_warning": "metastore.compactor.completed.txn.components.record.threshold.warning",
+        "completed_txn_components_error": "metastore.compactor.completed.txn.components.record.threshold.error",
+        "txn_to_writeid_warning": "metastore.compactor.txn.to.writeid.record.threshold.warning",
+        "txn_to_writeid_error": "metastore.compactor.txn.to.writeid.record.threshold.error",
     }
 
     @classmethod
@@ -162,7 +206,8 @@ _TIME = re.compile(r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([a-z
 _NEGATIVE_ALLOWED = frozenset({"aborted_txn_time_threshold_s", "failed_retry_time_s"})
 # Hive's RangeValidator bounds (inclusive).
 _RANGES = {"failed_compacts_threshold": (1, 20), "compactor_fetch_size": (100, 5000),
-           "cleaner_retry_max_attempts": (0, 10)}
+           "cleaner_retry_max_attempts": (0, 10),
+           "deltametrics_max_cache_size": (0, 500)}
 
 
 def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float:
@@ -195,6 +240,11 @@ def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int
         if not low <= value <= high:
             raise ValueError(f"setting {key}={raw!r} is out of range; Hive accepts {low} to {high}")
     return value
+
+
+def parse_duration_s(key: str, raw: Any) -> float:
+    """Seconds from a number (seconds) or ``<number><unit>`` (``300s``, ``12h``, ``7d``); ValueError naming ``key``."""
+    return _parse_time(key, raw, 1.0)
 
 
 def _parse_time(key: str, raw: Any, unit_seconds: float) -> float:

@@ -74,6 +74,8 @@ class PartitionHealth:
     last_compaction: LastCompaction | None
     error: str | None = None
     """Why the directory could not be read (the counts are then 0)."""
+    small_deltas: int = 0
+    """Current deltas smaller than metastore.deltametrics.delta.pct.threshold of the base (Hive's small deltas)."""
 
     @property
     def name(self) -> str:
@@ -153,11 +155,13 @@ class _Scan:
                                             error=f"cannot read {location}: {exc}", **common))
                 continue
             base_bytes, delta_bytes = state.base_size, state.delta_size
+            small_limit = base_bytes * self.metastore.conf.deltametrics_delta_pct_threshold
+            small = sum(1 for d in state.deltas if d.size < small_limit) if base_bytes else 0
             rows.append(PartitionHealth(
                 base_write_id=state.base_directory.write_id if state.base_directory is not None else None,
                 base_bytes=base_bytes, deltas=len(state.insert_deltas), delete_deltas=len(state.delete_deltas),
                 delta_bytes=delta_bytes, delta_base_ratio=delta_bytes / base_bytes if base_bytes else None,
-                obsolete_dirs=len(state.obsolete), aborted_dirs=len(state.aborted), **common))
+                obsolete_dirs=len(state.obsolete), aborted_dirs=len(state.aborted), small_deltas=small, **common))
         return rows
 
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import Asset, AssetAlias, BaseOperator
+from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid import __version__
@@ -18,6 +18,7 @@ from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import NoSuchObjectError
@@ -30,6 +31,9 @@ from airflow_acid.operations.compact import (
     request_compaction,
     wait_for_compactions,
 )
+from airflow_acid.operations.lineage import compaction_datasets
+from airflow_acid.operations.metrics import worker_metrics
+from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.spark.submit import SparkSubmitOptions
 
@@ -37,8 +41,12 @@ COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
 """Compaction operators add the Asset of every table they compacted to this alias (``acid://<db>/<table>``)."""
 
 
-def table_asset(database: str, table: str) -> Asset:
-    """The Airflow Asset of an ACID table."""
+def table_asset(database: str, table: str, partition: str | None = None) -> Asset:
+    """The Airflow Asset of an ACID table (``acid://<db>/<table>``) or of one of its partitions
+    (``acid://<db>/<table>/<partition name>``, e.g. ``acid://sales/orders/ds=2024-01-01``)."""
+    if partition:
+        return Asset(uri=f"acid://{database}/{table}/{partition}", name=f"acid.{database}.{table}/{partition}",
+                     group="acid")
     return Asset(uri=f"acid://{database}/{table}", name=f"acid.{database}.{table}", group="acid")
 
 
@@ -61,12 +69,28 @@ def _compaction_id(value: Any) -> int:
 
 
 class AcidCompactionOperator(BaseOperator):
-    """Runs compactions through the Worker: ``compaction`` (an id or an item of the Initiator sensor's XCom), or
-    ``compactions`` (several, in ONE Spark application), or — neither given — the next queued row of
-    ``pool_name``. Spark is launched through SparkSubmitHook on ``spark_conn_id`` (``local[*]`` when that
-    connection is not configured) unless ``runner`` is given. A failed compaction fails the task without retries
-    (the row is in the history as 'failed'; the Initiator re-queues it under its failure rules); other errors, such
-    as the metastore being unreachable, are retried with the task's back-off."""
+    """Runs queued compactions through the Worker; Spark is launched through SparkSubmitHook on ``spark_conn_id``
+    (``local[*]`` when that connection is not configured) unless ``runner`` is given. A failed compaction fails the
+    task without retries (the row is in the history as 'failed'; the Initiator re-queues it under its failure
+    rules); other errors, such as the metastore being unreachable, are retried with the task's back-off. Each
+    compacted table and partition is added as an Asset (``acid://<db>/<table>[/<partition>]``) to the
+    :data:`COMPACTED_TABLES` alias, so downstream DAGs can be scheduled on "table compacted".
+
+    :param compaction: one compaction id, or an item of the Initiator sensor's XCom; templated.
+    :param compactions: several (ids or items), compacted in ONE Spark application; templated.
+    :param pool_name: with neither given, the next queued row of this compaction pool runs; templated.
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :param spark_conn_id: the Spark connection (master, deploy mode, queue …).
+    :param spark_options: Spark conf, code shipping and interpreter of the job (default: this interpreter).
+    :param spark_hook_kwargs: more SparkSubmitHook arguments (``executor_memory``, ``num_executors`` …).
+    :param job_timeout: kill a Spark job running longer than this (seconds or a timedelta).
+    :param runner: run plans with this Runner instead of spark-submit (tests, notebooks).
+    :param openlineage_inject_parent_job_info: give the Spark job this task's OpenLineage parent job information
+        (``spark.openlineage.parent*`` conf), as the Spark provider's operators do; default ``[openlineage]
+        spark_inject_parent_job_info``. OpenLineage events of the task list each compacted table/partition
+        directory as input and output.
+    :return: (XCom) one outcome per compaction: status, rows in/out, files, bytes, seconds, outputs.
+    """
 
     template_fields: Sequence[str] = ("compaction", "compactions", "pool_name")
     ui_color = "#e8c66b"
@@ -74,7 +98,8 @@ class AcidCompactionOperator(BaseOperator):
     def __init__(self, *, compaction: Any = None, compactions: Any = None, pool_name: str | None = None,
                  acid_conn_id: str = AcidMetastoreHook.default_conn_name, spark_conn_id: str = "spark_default",
                  spark_options: SparkSubmitOptions | None = None, spark_hook_kwargs: dict[str, Any] | None = None,
-                 job_timeout: timedelta | float | None = None, runner: Runner | None = None, **kwargs: Any) -> None:
+                 job_timeout: timedelta | float | None = None, runner: Runner | None = None,
+                 openlineage_inject_parent_job_info: bool | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("outlets", [COMPACTED_TABLES])
         super().__init__(**kwargs)
         self.compaction = compaction
@@ -86,6 +111,11 @@ class AcidCompactionOperator(BaseOperator):
         self.spark_hook_kwargs = spark_hook_kwargs or {}
         self.job_timeout = job_timeout.total_seconds() if isinstance(job_timeout, timedelta) else job_timeout
         self.runner = runner
+        self.openlineage_inject_parent_job_info = (inject_parent_job_info_default()
+                                                   if openlineage_inject_parent_job_info is None
+                                                   else openlineage_inject_parent_job_info)
+        self._lineage_conf: dict[str, str] = {}
+        self._compacted_ids: list[int] = []
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
@@ -98,10 +128,15 @@ class AcidCompactionOperator(BaseOperator):
         options = self.spark_options or default_spark_options()
         if options.storage_options is None:
             options = dataclasses.replace(options, storage_options=self.hook.get_storage_options())
+        if self._lineage_conf:  # the job's own OpenLineage events point at this task as their parent
+            options = dataclasses.replace(options, conf={**self._lineage_conf, **dict(options.conf)})
         return self.runner or SparkSubmitHookRunner(self.spark_conn_id, options,
                                                     timeout_s=self.job_timeout, hook_kwargs=self.spark_hook_kwargs)
 
-    def execute(self, context: Any) -> list[dict[str, Any]]:
+    def execute(self, context: Context) -> list[dict[str, Any]]:
+        if self.openlineage_inject_parent_job_info and self.runner is None:
+            self._lineage_conf = parent_job_spark_conf(context)
+            self.log.info("OpenLineage parent job information for the Spark job: %s", self._lineage_conf)
         metastore = self.hook.get_metastore()
         worker = Worker(metastore, runner=self.job_runner)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
@@ -136,7 +171,8 @@ class AcidCompactionOperator(BaseOperator):
         except NoSuchObjectError:
             return "unknown"
 
-    def _report(self, context: Any, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
+    def _report(self, context: Context, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
+        emit_metrics(worker_metrics(outcomes), self.log)
         failed = []
         for outcome in outcomes:
             self.log.info("compaction %s of %s: %s%s (%d row(s) in, %d out, %d file(s), %.1f s)",
@@ -146,18 +182,28 @@ class AcidCompactionOperator(BaseOperator):
             if outcome.status in (WorkerStatus.FAILED, WorkerStatus.REVOKED):
                 failed.append(outcome)
             elif outcome.status == WorkerStatus.COMPACTED:
+                self._compacted_ids.append(outcome.compaction_id)
                 info = metastore.compactions.get(outcome.compaction_id)
                 events = (context or {}).get("outlet_events")
                 if events is not None:
-                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table),
-                                                 extra={"compaction_id": info.id, "partition": info.partition,
-                                                        "type": info.type.display})
+                    extra: dict[str, Any] = {"compaction_id": info.id, "partition": info.partition,
+                                             "type": info.type.display, "rows_out": outcome.rows_out,
+                                             "bytes": outcome.bytes}
+                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table), extra=extra)
+                    if info.partition:
+                        events[COMPACTED_TABLES].add(table_asset(info.database, info.table, info.partition),
+                                                     extra=extra)
         if failed:
             # The row is already in the history as 'failed' (or was taken over): a task retry could not run it
             # again — the Initiator re-queues it under its failure rules. Retries are for errors before that.
             raise AirflowFailException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: "
                                                  f"{o.message}" for o in failed))
         return [outcome_dict(o) for o in outcomes]
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        """OpenLineage: every compacted table/partition directory, read and rewritten in place (input and output)."""
+        datasets = compaction_datasets(self.hook.get_metastore(), self._compacted_ids)
+        return operator_lineage(datasets, datasets)
 
     def on_kill(self) -> None:
         kill = getattr(self.job_runner, "kill", None)
@@ -168,7 +214,18 @@ class AcidCompactionOperator(BaseOperator):
 class AcidRequestCompactionOperator(BaseOperator):
     """ALTER TABLE ``table`` [PARTITION (``partition``)] COMPACT ``compaction_type`` [POOL] [WITH OVERWRITE
     TBLPROPERTIES (``properties``)] [AND WAIT]. A partitioned table without a partition gets the Initiator's
-    threshold logic for each of its partitions (Hive 4). Returns the queued compactions (Initiator sensor items)."""
+    threshold logic for each of its partitions (Hive 4).
+
+    :param table: ``db.table``; templated.
+    :param partition: ``ds=2024-01-01``; None on a partitioned table: every partition is checked; templated.
+    :param compaction_type: ``major`` or ``minor``; templated.
+    :param properties: WITH OVERWRITE TBLPROPERTIES (``compactor.<spark conf>`` / ``tblprops.<property>``); templated.
+    :param wait: AND WAIT: poll until the compactions leave the queue, fail unless they succeeded; templated.
+    :param pool_name: the compaction pool (default: the table's, then the database's ``hive.compactor.worker.pool``).
+    :param wait_timeout: seconds to wait (default hive.compactor.wait.timeout).
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :return: (XCom) ``{"compactions": [Initiator sensor items], "messages": [...], "states": {...}}``.
+    """
 
     template_fields: Sequence[str] = ("table", "partition", "compaction_type", "properties", "wait", "pool_name")
 
@@ -190,7 +247,7 @@ class AcidRequestCompactionOperator(BaseOperator):
     def hook(self) -> AcidMetastoreHook:
         return AcidMetastoreHook(self.acid_conn_id)
 
-    def execute(self, context: Any) -> dict[str, Any]:
+    def execute(self, context: Context) -> dict[str, Any]:
         database, _, name = str(self.table or "").rpartition(".")
         if not database or not name:  # e.g. the DAG's form/params left the database or table empty
             raise AirflowFailException(f"table {self.table!r}: give both a database and a table name "

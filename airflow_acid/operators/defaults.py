@@ -8,8 +8,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import CONFIG_SECTION, acid_settings
-from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
+from airflow_acid.operations.alerts import BacklogLimits
 
 START_DATE = datetime(2024, 1, 1)
 TAGS = ["acid"]
@@ -77,3 +79,23 @@ def interval(seconds: float, minimum: float = 60.0) -> timedelta:
 def settings() -> MetastoreConf:
     """Hive's settings from the ``[acid]`` section."""
     return acid_settings()
+
+
+def backlog_limits() -> BacklogLimits:
+    """``[acid] alert_max_backlog`` / ``alert_max_ready_for_cleaning_age`` / ``alert_max_initiated_age`` (times in
+    seconds or with a unit: ``24h``); unset ones are not checked."""
+    from airflow.configuration import conf
+
+    def raw(option: str) -> str:
+        return (conf.get(CONFIG_SECTION, option, fallback="") or "").strip()
+
+    def seconds(option: str) -> float | None:
+        text = raw(option)
+        return parse_duration_s(f"{CONFIG_SECTION}.{option}", text) if text else None
+
+    backlog = raw("alert_max_backlog")
+    try:
+        return BacklogLimits(int(backlog) if backlog else None, seconds("alert_max_ready_for_cleaning_age"),
+                             seconds("alert_max_initiated_age"))
+    except (ValueError, AcidUserError) as exc:
+        raise ValueError(f"[acid] alert limits: {exc}") from None

@@ -1,49 +1,75 @@
 """The Initiator as a sensor: each poke runs one Initiator cycle; it fires with the compactions waiting in the
-queue (just queued, left from earlier runs, or requested by hand) as a JSON list for dynamic task mapping."""
+queue (just queued, left from earlier runs, or requested by hand) as a JSON list for dynamic task mapping.
+Poke, reschedule or deferrable (``[operators] default_deferrable`` by default)."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Sequence
+from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
+from airflow.sdk.exceptions import AirflowException
 
-from airflow_acid.acid.codes import CompactionState
-from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.operations.compact import compaction_payload
+from airflow_acid.hooks.metastore import AcidMetastoreHook, default_deferrable
+from airflow_acid.hooks.metrics import emit_metrics
+from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
+from airflow_acid.triggers.initiator import AcidInitiatorTrigger
 
 
 class AcidInitiatorSensor(BaseSensorOperator):
-    """Runs one Initiator cycle per poke; fires when compactions wait in the queue (XCom: list of
-    :func:`compaction_payload` dicts, oldest first), otherwise keeps waiting. ``pool`` limits the rows to one
-    compaction pool (``hive.compactor.worker.pool``)."""
+    """Runs one Initiator cycle per poke; fires when compactions wait in the queue, otherwise keeps waiting. Each
+    cycle's figures go out as ``acid.compaction_initiator_*`` metrics.
+
+    :param pool_name: only rows of this compaction pool (``hive.compactor.worker.pool``); None: every row.
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :param deferrable: wait in the triggerer (:class:`AcidInitiatorTrigger`) between cycles instead of a worker
+        slot; default ``[operators] default_deferrable``.
+    :return: (XCom) the waiting compactions, oldest first, as
+        :func:`~airflow_acid.operations.compact.compaction_payload` items.
+    """
+
+    template_fields: Sequence[str] = ("pool_name",)
 
     def __init__(self, *, acid_conn_id: str = AcidMetastoreHook.default_conn_name, pool_name: str | None = None,
+                 deferrable: bool | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.acid_conn_id = acid_conn_id
         self.pool_name = pool_name
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
         return AcidMetastoreHook(self.acid_conn_id)
 
-    def poke(self, context: Any) -> PokeReturnValue | bool:
+    def poke(self, context: Context) -> PokeReturnValue | bool:
         metastore = self.hook.get_metastore()
-        report = Initiator(metastore).run_cycle()
-        if not report.ran:
-            self.log.info("Initiator cycle skipped: %s", report.message)
-        for declined in report.declined:
-            self.log.info("not queued: %s — %s", declined.name, declined.reason)
-        reasons = {r.compaction_id: r.reason for r in report.queued}
-        waiting = sorted(metastore.compactions.find(state=CompactionState.INITIATED, pool=self.pool_name),
-                         key=lambda i: i.id)
-        if not waiting:
-            self.log.info("nothing to compact (%d candidate(s) looked at)", report.candidates)
-            return False
-        payload = [compaction_payload(info, reasons.get(info.id)) for info in waiting]
-        for item in payload:
-            self.log.info("to compact: #%s %s%s", item["compaction_id"], item["label"],
-                          f" — {item['reason']}" if item["reason"] else "")
-        return PokeReturnValue(True, xcom_value=payload)
+        started = time.monotonic()
+        try:
+            poke = initiator_poke(metastore, self.pool_name or None)
+        except Exception:
+            emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
+            raise
+        emit_metrics(poke.metrics, self.log)
+        for line in poke.log_lines():
+            self.log.info("%s", line)
+        return PokeReturnValue(True, xcom_value=poke.waiting) if poke.waiting else False
+
+    def execute(self, context: Context) -> Any:
+        if not self.deferrable:
+            return super().execute(context)
+        fired = self.poke(context)
+        if isinstance(fired, PokeReturnValue) and fired.is_done:
+            return fired.xcom_value
+        self.defer(trigger=AcidInitiatorTrigger(acid_conn_id=self.acid_conn_id, pool_name=self.pool_name or None,
+                                                poll_interval=float(self.poke_interval)),
+                   method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout)))
+
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> list[dict[str, Any]]:
+        """The trigger's event: the waiting compactions as XCom, or the cycle's error as a task failure."""
+        if event.get("status") == "waiting":
+            return list(event["compactions"])
+        raise AirflowException(f"Initiator cycle failed: {event.get('message')}")

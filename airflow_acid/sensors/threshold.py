@@ -8,32 +8,40 @@ from datetime import timedelta
 from functools import cached_property
 from typing import Any
 
-from airflow.sdk import BaseSensorOperator, PokeReturnValue
+from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from airflow_acid.errors import AcidUserError
-from airflow_acid.hooks.metastore import AcidMetastoreHook
+from airflow_acid.hooks.metastore import AcidMetastoreHook, default_deferrable
 from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 
 
 class AcidThresholdSensor(BaseSensorOperator):
-    """Waits until ``table`` (``db.table``) / ``partition`` crosses the ``kind`` threshold; XCom: the verdict
-    (reason, numbers, suggested compaction type). ``threshold`` None: the table's own threshold.
-    ``deferrable=True`` hands the waiting to the triggerer (:class:`AcidThresholdTrigger`)."""
+    """Waits until ``table`` / ``partition`` crosses the ``kind`` threshold.
+
+    :param table: ``db.table`` (or ``table`` in database ``default``); templated.
+    :param partition: the partition to watch (``ds=2024-01-01``); required on a partitioned table; templated.
+    :param threshold: the limit; None: the table's own (``compactorthreshold.*`` property or ``[acid]`` setting).
+    :param acid_conn_id: the ``acid_metastore`` connection.
+    :param deferrable: wait in the triggerer (:class:`AcidThresholdTrigger`) instead of a worker slot; default
+        ``[operators] default_deferrable``.
+    :return: (XCom) the verdict: reason, numbers, suggested compaction type.
+    """
 
     template_fields: Sequence[str] = ("table", "partition", "threshold")
     kind: ThresholdKind
 
     def __init__(self, *, table: str, partition: str | None = None, threshold: float | None = None,
-                 acid_conn_id: str = AcidMetastoreHook.default_conn_name, deferrable: bool = False,
+                 acid_conn_id: str = AcidMetastoreHook.default_conn_name,
+                 deferrable: bool | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.table = table
         self.partition = partition
         self.threshold = threshold
         self.acid_conn_id = acid_conn_id
-        self.deferrable = deferrable
+        self.deferrable = default_deferrable() if deferrable is None else deferrable
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
@@ -46,7 +54,7 @@ class AcidThresholdSensor(BaseSensorOperator):
         except ValueError as exc:
             raise AirflowFailException(str(exc)) from None
 
-    def poke(self, context: Any) -> PokeReturnValue | bool:
+    def poke(self, context: Context) -> PokeReturnValue | bool:
         try:
             result = self.make_check().evaluate(self.hook.get_metastore())
         except AcidUserError as exc:  # e.g. the table or partition does not exist: retrying cannot help
@@ -56,7 +64,7 @@ class AcidThresholdSensor(BaseSensorOperator):
             return PokeReturnValue(True, xcom_value=result.to_dict())
         return False
 
-    def execute(self, context: Any) -> Any:
+    def execute(self, context: Context) -> Any:
         if not self.deferrable:
             return super().execute(context)
         fired = self.poke(context)
@@ -66,7 +74,7 @@ class AcidThresholdSensor(BaseSensorOperator):
                                                 poll_interval=float(self.poke_interval)),
                    method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout)))
 
-    def execute_complete(self, context: Any, event: dict[str, Any]) -> dict[str, Any]:
+    def execute_complete(self, context: Context, event: dict[str, Any]) -> dict[str, Any]:
         """The trigger's event: the verdict as XCom, or the check's error as a task failure."""
         if event.get("status") == "met":
             self.log.info("%s", event["result"]["reason"])
@@ -88,7 +96,10 @@ class AcidDeltaRatioSensor(AcidThresholdSensor):
 
 class AcidAbortedTxnSensor(AcidThresholdSensor):
     """More aborted transactions than hive.compactor.abortedtxn.threshold (or ``threshold``), or one older than
-    hive.compactor.aborted.txn.time.threshold (or ``age_threshold_s``)."""
+    hive.compactor.aborted.txn.time.threshold (or ``age_threshold_s``).
+
+    :param age_threshold_s: the age limit in seconds; None: hive.compactor.aborted.txn.time.threshold.
+    """
 
     kind = ThresholdKind.ABORTED_TXNS
 

@@ -55,7 +55,7 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
     assert any(" + " in label and "demo.customers MAJOR" in label for label in labels), labels  # batches, labelled
     with sqlite3.connect(tmp_path / "airflow" / "airflow.db") as db:  # each compacted table is an updated Asset
         updated = {uri for (uri,) in db.execute("SELECT a.uri FROM asset_event e JOIN asset a ON a.id = e.asset_id")}
-    assert {"acid://demo/customers", "acid://demo/sales"} <= updated
+    assert {"acid://demo/customers", "acid://demo/sales", "acid://demo/sales/ds=2024-01-01"} <= updated
     _run(env, "airflow", "dags", "test", "acid_cleanup")
     assert _reads(home) == before
 

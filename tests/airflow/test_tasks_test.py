@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,20 @@ def test_readme_airflow_tasks_test_commands(tmp_path):
     assert "params 'database' and 'table' are required" in missing.stdout + missing.stderr
     with AcidWarehouse(url, home / "warehouse", init=False) as wh:
         assert len(wh.metastore.compactions.show_compactions()) == 1
+
+    # The metrics task through Airflow's own task runner, Airflow configured for StatsD on a loopback socket.
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.settimeout(0.5)
+        statsd = {**env, "AIRFLOW__METRICS__STATSD_ON": "True", "AIRFLOW__METRICS__STATSD_HOST": "127.0.0.1",
+                  "AIRFLOW__METRICS__STATSD_PORT": str(sock.getsockname()[1]),
+                  "AIRFLOW__ACID__METASTORE.DELTAMETRICS.DELTA.NUM.THRESHOLD": "1"}
+        _run(statsd, "airflow", "tasks", "test", "acid_housekeeping", "metrics")
+        lines = []
+        while True:
+            try:
+                lines += sock.recv(65535).decode().splitlines()
+            except TimeoutError:
+                break
+    assert "airflow.acid.compaction_queue_initiated:1|g" in lines  # the MINOR request above is still queued
+    assert any(line.startswith("airflow.acid.compaction_num_active_deltas.demo.") for line in lines)

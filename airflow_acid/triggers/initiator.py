@@ -1,0 +1,68 @@
+"""The trigger behind the deferrable Initiator sensor: runs an Initiator cycle every ``poll_interval`` seconds until
+compactions wait in the queue.
+
+A cycle reads the metastore and lists directories (blocking I/O), so it runs in a worker thread
+(``asyncio.to_thread``) and the triggerer's event loop stays free. Its metrics go out from the triggerer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from airflow_acid.operations.initiate import InitiatorPoke
+
+
+class AcidInitiatorTrigger(BaseTrigger):
+    """Fires ``{"status": "waiting", "compactions": [...]}`` once rows wait in the queue (of ``pool_name``), or
+    ``{"status": "error", "message": …}`` when a cycle fails (the sensor fails with that message)."""
+
+    def __init__(self, *, acid_conn_id: str = "acid_metastore_default", pool_name: str | None = None,
+                 poll_interval: float = 60.0) -> None:
+        super().__init__()
+        self.acid_conn_id = acid_conn_id
+        self.pool_name = pool_name
+        self.poll_interval = float(poll_interval)
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return ("airflow_acid.triggers.initiator.AcidInitiatorTrigger",
+                {"acid_conn_id": self.acid_conn_id, "pool_name": self.pool_name,
+                 "poll_interval": self.poll_interval})
+
+    def cycle(self) -> InitiatorPoke:
+        """One synchronous cycle (runs in a thread); its metrics are sent from here."""
+        from airflow_acid.hooks.metastore import AcidMetastoreHook
+        from airflow_acid.hooks.metrics import emit_metrics
+        from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
+
+        hook = AcidMetastoreHook(self.acid_conn_id)
+        started = time.monotonic()
+        try:
+            metastore = hook.get_metastore()
+            try:
+                poke = initiator_poke(metastore, self.pool_name)
+            except Exception:
+                emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
+                raise
+            emit_metrics(poke.metrics, self.log)
+            return poke
+        finally:
+            hook.close()
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        while True:
+            try:
+                poke = await asyncio.to_thread(self.cycle)
+            except Exception as exc:  # noqa: BLE001 - reported to the sensor, which fails with the message
+                yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
+                return
+            for line in poke.log_lines():
+                self.log.info("%s", line)
+            if poke.waiting:
+                yield TriggerEvent({"status": "waiting", "compactions": poke.waiting})
+                return
+            await asyncio.sleep(self.poll_interval)
