@@ -514,3 +514,15 @@ def create_decisions_table(metastore_url: str) -> None:
     with _metastore(metastore_url, flavour="hive") as ms:
         created = ms.create_decisions_table()
     _say(f"{'created' if created else 'already present:'} ACID_INITIATOR_DECISIONS in {ms.url}")
+
+
+@hive.command("create-extra-tables")
+@click.option("--metastore-url", envvar=METASTORE_URL_ENV, required=True,
+              help=f"SQLAlchemy URL of the Hive metastore database (env {METASTORE_URL_ENV}).")
+@_handles_errors
+def create_extra_tables(metastore_url: str) -> None:
+    """Add airflow-acid's own tables that are missing — ACID_INITIATOR_DECISIONS ('why') and ACID_COMPACTION_RUNS
+    (run figures in SHOW COMPACTIONS) — to a Hive metastore database, beside Hive's. Hive's tables are not touched."""
+    with _metastore(metastore_url, flavour="hive") as ms:
+        created = ms.create_extra_tables()
+    _say(f"created {', '.join(created)} in {ms.url}" if created else f"already present: every extra table in {ms.url}")

@@ -65,7 +65,7 @@ def test_sql_create_compact_and_show(cli, wh):
     cq_id = row["compactionid"]
 
     shown = as_json(cli("sql", f"SHOW COMPACTIONS {table} PARTITION (ds='2024-01-01')", "--json"))
-    assert shown[0]["columns"] == [
+    assert shown[0]["columns"][:20] == [
         "compactionid", "dbname", "tabname", "partname", "type", "state", "workerhost", "workerid", "enqueuetime",
         "starttime", "duration", "hadoopjobid", "errormessage", "initiatorhost", "initiatorid", "poolname", "txnid",
         "nexttxnid", "committime", "hightestwriteid"]
