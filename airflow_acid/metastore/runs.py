@@ -127,6 +127,21 @@ class RunHistory:
 
         return self.db.run(work, what="read compaction run figures")
 
+    def throughput(self, limit: int = 50) -> float | None:
+        """Bytes read per executor core-second over the latest ``limit`` recorded runs (None before any run)."""
+        if not self.recorded:
+            return None
+
+        def work(conn: Connection) -> float | None:
+            latest = (sa.select(ACR.c.ACR_BYTES_IN, ACR.c.ACR_CORE_SECONDS)
+                      .where(ACR.c.ACR_BYTES_IN > 0, ACR.c.ACR_CORE_SECONDS > 0)
+                      .order_by(ACR.c.ACR_CQ_ID.desc()).limit(limit).subquery())
+            total_bytes, total_seconds = conn.execute(
+                sa.select(sa.func.sum(latest.c.ACR_BYTES_IN), sa.func.sum(latest.c.ACR_CORE_SECONDS))).one()
+            return float(total_bytes) / float(total_seconds) if total_bytes and total_seconds else None
+
+        return self.db.run(work, what="read compaction throughput")
+
     def delete_orphans(self) -> int:
         """:func:`delete_orphans` in its own transaction."""
         if not self.recorded:
