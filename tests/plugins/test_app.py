@@ -162,7 +162,8 @@ def test_pages(clients, scene):
     assert "<fieldset disabled>" in viewer_page and "may not run <code>acid_manual_compaction</code>" in viewer_page
 
     table = clients.admin.get("/acid/tables/default/sales?partition=ds%3D2024-01-02").text
-    assert table.count('<svg class="chart"') == 2 and "threshold 10" in table and "Compactions over time" in table
+    assert table.count('<svg class="chart"') == 3 and "Bytes read → written per run" in table
+    assert "threshold 10" in table and "Compactions over time" in table
     assert 'name="partition" value="ds=2024-01-02"' in table  # the row's "compact…" link fills in the form
     why = clients.admin.get("/acid/tables/default/sales/why?partition=ds%3D2024-01-01").text
     assert "default.sales/ds=2024-01-01" in why and "Looking at the directory now" in why
