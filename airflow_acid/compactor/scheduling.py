@@ -21,8 +21,9 @@ from typing import Any
 import fsspec
 
 from airflow_acid.acid.codes import CompactionState
-from airflow_acid.compactor.dry_run import PlannedCompaction, queued_plans
+from airflow_acid.compactor.dry_run import DryRunReport, PlannedCompaction, dry_run, queued_plans
 from airflow_acid.metastore.compactions import CompactionInfo
+from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import Metastore
 
 DEFAULT_AGING_S = 3600.0
@@ -148,3 +149,11 @@ def schedule_queue(metastore: Metastore, budgets: Budgets, *, pool: str | None =
         sorted(metastore.compactions.find(state=CompactionState.INITIATED, pool=pool), key=lambda i: i.id)
     plans = queued_plans(metastore, waiting, filesystem=filesystem, bytes_per_core_second=metastore.runs.throughput())
     return schedule(plans, budgets, metastore.initiator.now_ms())
+
+
+def plan_next_run(metastore: Metastore, budgets: Budgets, conf: MetastoreConf | None = None, *,
+                  filesystem: fsspec.AbstractFileSystem | None = None) -> tuple[DryRunReport, RunSchedule]:
+    """The plan dry run and the order the next compaction run would take: rows already waiting and those the next
+    Initiator cycle would queue, estimated, scored and admitted within ``budgets`` (writes nothing)."""
+    report = dry_run(metastore, conf, filesystem=filesystem)
+    return report, schedule(report.plans, budgets, metastore.initiator.now_ms())
