@@ -109,3 +109,28 @@ def test_batches_of_keeps_order_and_size():
     assert batches_of([], 3) == []
     with pytest.raises(ValueError, match="positive"):
         batches_of(items, 0)
+
+
+def test_compaction_dag_dry_run_plans_and_writes_nothing(dagbag, acid_wh):
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    from tests.airflow.conftest import insert_rows
+    from tests.compactor.test_dry_run import metastore_fingerprint
+
+    dag = dagbag.dags["acid_compaction"]
+    assert _validated(dag, {})["dry_run"] is False  # scheduled runs are real runs
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.t", [("id", "int")])
+    insert_rows(acid_wh, "db.t", 11)
+    dry = dag.get_task("dry_run")
+    sensor = dag.get_task("initiator")
+    before = metastore_fingerprint(acid_wh.metastore)
+    with pytest.raises(AirflowSkipException):
+        sensor._pre_execute_hook({"params": {"dry_run": True}})  # a dry run never starts the Initiator
+    result = dry.python_callable(params={"dry_run": True})
+    assert metastore_fingerprint(acid_wh.metastore) == before
+    assert [w["table"] for w in result["would_queue"]] == ["db.t"]
+    assert result["plans"][0]["estimate"]["files_in"] == 11 and result["plans"][0]["admitted"]
+    with pytest.raises(AirflowSkipException):
+        dry.python_callable(params={"dry_run": False})
+    sensor._pre_execute_hook({"params": {"dry_run": False}})  # a real run goes on
