@@ -12,8 +12,8 @@ from airflow_acid.metastore.compactions import ShowCompactionsRow
 from tests.plugins.console_support import acid_connection
 
 GET_JSON = ["/acid/api/overview", "/acid/api/compactions", "/acid/api/transactions", "/acid/api/locks",
-            "/acid/api/health", "/acid/api/health/default/sales", "/acid/api/why/default/customers"]
-PAGES = ["/acid/", "/acid/compactions", "/acid/transactions", "/acid/tables/default/sales",
+            "/acid/api/health", "/acid/api/health/default/sales", "/acid/api/why/default/customers", "/acid/api/plan"]
+PAGES = ["/acid/", "/acid/compactions", "/acid/transactions", "/acid/plan", "/acid/tables/default/sales",
          "/acid/tables/default/sales/why?partition=ds%3D2024-01-01", "/acid/dag/acid_compaction",
          "/acid/dag/acid_manual_compaction", "/acid/dag/acid_cleanup", "/acid/dag/acid_housekeeping",
          "/acid/dag/some_other_dag", "/acid/static/acid.css", "/acid/static/acid.js", "/acid/static/acid.svg"]
@@ -195,3 +195,16 @@ def test_an_unusable_metastore_is_a_clear_503(clients, tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", json.dumps({"conn_type": "postgres"}))
     unconfigured = clients.admin.get("/acid/api/transactions")
     assert unconfigured.status_code == 503 and "names no metastore database" in unconfigured.json()["detail"]
+
+
+def test_plan_dry_run_in_the_console_writes_nothing(clients, scene):
+    from tests.compactor.test_dry_run import metastore_fingerprint
+
+    ms = scene.warehouse.metastore
+    before = metastore_fingerprint(ms)
+    plan = clients.viewer.get("/acid/api/plan").json()
+    page = clients.viewer.get("/acid/plan").text
+    assert metastore_fingerprint(ms) == before
+    waiting = [p for p in plan["plans"] if p["compaction_id"] == scene.queued_id]
+    assert waiting and waiting[0]["steps"] and waiting[0]["estimate"]["bytes_in"] > 0 and waiting[0]["admitted"]
+    assert "The Worker would run, in this order" in page and 'id="run-order"' in page
