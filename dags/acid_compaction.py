@@ -28,6 +28,7 @@ from airflow_acid.operators.defaults import (
     rows_for_pool,
     settings,
 )
+from airflow_acid.plugins.priority import ACID_QUEUE_ORDER
 from airflow_acid.sensors.initiator import AcidInitiatorSensor, compaction_budgets
 
 SETTINGS = settings()
@@ -85,6 +86,7 @@ def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
         max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
         job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
         outlets=[COMPACTED_TABLES],  # each compacted table's Asset is added to this alias
+        weight_rule=ACID_QUEUE_ORDER,  # rows come best first: map index 0 weighs most
     )
     if BATCH_SIZE == 1:
         return AcidCompactionOperator.partial(

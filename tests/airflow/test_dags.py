@@ -134,3 +134,22 @@ def test_compaction_dag_dry_run_plans_and_writes_nothing(dagbag, acid_wh):
     with pytest.raises(AirflowSkipException):
         dry.python_callable(params={"dry_run": False})
     sensor._pre_execute_hook({"params": {"dry_run": False}})  # a real run goes on
+
+
+def test_mapped_compactions_carry_the_order_as_priority_weight(dagbag):
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from airflow_acid.plugins.priority import ACID_QUEUE_ORDER, MAX_MAPPED, AcidQueueOrder, weight_for
+
+    compact = dagbag.dags["acid_compaction"].get_task("compact")
+    assert compact.partial_kwargs["weight_rule"] == ACID_QUEUE_ORDER
+    restored = DagSerialization.from_dict(DagSerialization.to_dict(dagbag.dags["acid_compaction"]))
+    assert isinstance(restored.get_task("compact").weight_rule, AcidQueueOrder)  # registered by the plugin
+
+    class _Ti:
+        def __init__(self, index):
+            self.task, self.map_index = compact, index
+
+    weights = [AcidQueueOrder().get_weight(_Ti(i)) for i in range(3)]
+    assert weights == sorted(weights, reverse=True) and weights[0] == compact.priority_weight + MAX_MAPPED
+    assert weight_for(5, -1) == 5 and weight_for(5, MAX_MAPPED + 3) == 5
