@@ -99,7 +99,8 @@ def score_of(plan: PlannedCompaction, age_s: float, aging_s: float) -> float:
         return float("inf")
     # a row with no benefit still ages: it must run eventually (the Initiator queued it for a reason)
     base = max(plan.estimate.benefit_per_cost, 1e-6)
-    return base * 2.0 ** min(max(age_s, 0.0) / aging_s, 1000.0)
+    factor: float = 2.0 ** min(max(age_s, 0.0) / aging_s, 1000.0)
+    return base * factor
 
 
 def schedule(plans: Iterable[PlannedCompaction], budgets: Budgets, now_ms: int) -> RunSchedule:
