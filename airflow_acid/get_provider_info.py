@@ -143,6 +143,27 @@ DAG_OPTIONS: dict[str, dict[str, Any]] = {
         "description": "When set (seconds, or with a unit: 12h), backlog_check fails once a compaction has waited "
                        "'initiated' for longer than this.",
         "version_added": VERSION_ADDED, "type": "string", "example": "12h", "default": ""},
+    "compaction_budget_bytes": {
+        "description": "Bytes the compactions of one acid_compaction run may read in total (estimated from one listing "
+                       "of each queued directory); rows run highest benefit per cost first, those that do not fit "
+                       "wait for the next run. Unset: no limit. Units b, kb, mb, gb, tb.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "50gb", "default": ""},
+    "compaction_budget_core_seconds": {
+        "description": "Estimated executor core-seconds the compactions of one acid_compaction run may use in total "
+                       "(throughput learnt from the recorded runs). Unset: no limit.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "7200", "default": ""},
+    "compaction_budget_pool_bytes": {
+        "description": "Bytes per compaction pool (hive.compactor.worker.pool) in one acid_compaction run. Unset: no "
+                       "limit.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "20gb", "default": ""},
+    "compaction_budget_table_bytes": {
+        "description": "Bytes per table in one acid_compaction run, so one table's partitions cannot take the whole "
+                       "run. Unset: no limit.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "10gb", "default": ""},
+    "compaction_aging": {
+        "description": "A waiting compaction's priority doubles for every such period it waited (s, m, h, d), so "
+                       "no table starves behind cheaper ones.",
+        "version_added": VERSION_ADDED, "type": "string", "example": "30m", "default": "1h"},
     "storage_options": {
         "description": "Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, "
                        "profile, or any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They "

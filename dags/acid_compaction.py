@@ -2,14 +2,18 @@
 then one mapped compaction task per queued row runs it with Spark. Rows run in the Airflow pool
 ``[acid] compaction_pool``; compaction pools listed in ``[acid] compaction_pools`` get a mapped task of their own in
 the Airflow pool of the same name (Hive's worker pools). With ``[acid] compaction_batch_size`` > 1 each mapped task
-runs up to that many rows in one Spark application."""
+runs up to that many rows in one Spark application. Rows run highest benefit per cost first, within the ``[acid]``
+compaction budgets (``compaction_budget_*``; rows that do not fit wait for the next run). Triggered with
+``dry_run`` set, the run only plans: the ``dry_run`` task logs and returns what the next Initiator cycle would queue
+and the Worker's plan of every waiting row in the order it would run them; nothing is queued or compacted."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
 
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, Param, task
+from airflow.sdk.exceptions import AirflowSkipException
 
 from airflow_acid.operators.compaction import COMPACTED_TABLES, AcidCompactionOperator
 from airflow_acid.operators.defaults import (
@@ -24,7 +28,8 @@ from airflow_acid.operators.defaults import (
     rows_for_pool,
     settings,
 )
-from airflow_acid.sensors.initiator import AcidInitiatorSensor
+from airflow_acid.plugins.priority import ACID_QUEUE_ORDER
+from airflow_acid.sensors.initiator import AcidInitiatorSensor, compaction_budgets
 
 SETTINGS = settings()
 CHECK_INTERVAL = interval(SETTINGS.check_interval_s)
@@ -44,6 +49,34 @@ def batch_rows(items: list[dict[str, Any]], size: int) -> list[list[dict[str, An
     return batches_of(items, size)
 
 
+def skip_on_dry_run(context: Any) -> None:
+    """pre_execute of the Initiator sensor: a dry run neither queues nor compacts."""
+    if (context.get("params") or {}).get("dry_run"):
+        raise AirflowSkipException("dry run: nothing is queued or compacted; see the dry_run task")
+
+
+@task(task_id="dry_run")
+def plan_dry_run(params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """With the dry_run param: what the next Initiator cycle would queue and what the Worker would run, in order,
+    within the compaction budgets (writes nothing); skipped otherwise."""
+    if not (params or {}).get("dry_run"):
+        raise AirflowSkipException("not a dry run")
+    from airflow_acid.compactor.scheduling import plan_next_run
+    from airflow_acid.hooks.metastore import AcidMetastoreHook
+
+    hook = AcidMetastoreHook()
+    report, order = plan_next_run(hook.get_metastore(), compaction_budgets())
+    for r in report.would_queue:
+        print(f"would queue: {r.name} {r.type.display if r.type else ''} — {r.reason}")
+    for rank, item in enumerate(order.items, 1):
+        e = item.plan.estimate
+        figures = f"{e.bytes_in} bytes in {e.files_in} files, ~{e.core_seconds:.1f} core-s, benefit {e.benefit:g}" \
+            if e else (item.plan.nothing_to_do or item.plan.error or "")
+        print(f"{rank if item.admitted else 'held'}: #{item.plan.compaction_id or 'new'} {item.plan.name} "
+              f"{item.plan.type.display}: {figures}{' — ' + item.held if item.held else ''}")
+    return {**report.as_dict(), "plans": [i.as_dict() for i in order.items]}
+
+
 def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
     """One compaction task per row (mapped), labelled ``db.table/partition TYPE`` — or, with a batch size above 1,
     one task per batch of rows, labelled with the rows' labels."""
@@ -53,6 +86,7 @@ def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
         max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
         job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
         outlets=[COMPACTED_TABLES],  # each compacted table's Asset is added to this alias
+        weight_rule=ACID_QUEUE_ORDER,  # rows come best first: map index 0 weighs most
     )
     if BATCH_SIZE == 1:
         return AcidCompactionOperator.partial(
@@ -73,7 +107,10 @@ with DAG(
     default_args=default_args(),
     tags=TAGS,
     doc_md=__doc__,
+    params={"dry_run": Param(False, type="boolean", title="Dry run",
+                             description="Only plan: show what would be queued and compacted, change nothing.")},
 ) as dag:
+    plan_dry_run()
     initiator = AcidInitiatorSensor(
         task_id="initiator",
         mode="reschedule",
@@ -81,6 +118,7 @@ with DAG(
         timeout=CHECK_INTERVAL.total_seconds(),
         soft_fail=True,  # nothing to compact within one interval: skip, the next run looks again
         retries=1,
+        pre_execute=skip_on_dry_run,
     )
     if not DEDICATED_POOLS:
         compaction_tasks(initiator.output, task_id="compact", pool=compaction_pool())

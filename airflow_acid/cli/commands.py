@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -492,6 +493,48 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
                                                                     "open for", "why"], blockers))
 
 
+BUDGET_ENV_PREFIX = "AIRFLOW__ACID__"
+
+
+@main.command()
+@warehouse_options
+@_handles_errors
+def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
+    """Dry run: what the next Initiator cycle would queue (and why not the rest), and the Worker's plan of every
+    waiting compaction — inputs, outputs, bytes, files, estimated core-seconds, benefit — in the order the next
+    compaction run takes them within the compaction budgets (env AIRFLOW__ACID__COMPACTION_BUDGET_*, as the DAG's
+    [acid] options). Nothing is written: no queue row, decision, lock, transaction or file."""
+    from airflow_acid.compactor.scheduling import plan_next_run
+    from airflow_acid.compactor.settings import budgets_from_mapping
+
+    env = {k[len(BUDGET_ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(BUDGET_ENV_PREFIX)}
+    budgets = budgets_from_mapping(env, source="environment")
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        report, order = plan_next_run(wh.metastore, budgets, filesystem=wh.filesystem)
+    if as_json:
+        _echo_json({**report.as_dict(), "plans": [i.as_dict() for i in order.items]})
+        return
+    would = report.would_queue
+    _show(_table("the next Initiator cycle would queue (dry run: nothing was queued)",
+                 ["table/partition", "type", "reason"],
+                 [[r.name, r.type.display if r.type else "", r.reason] for r in would]))
+    declined = [r for r in report.initiator.results if r not in would]
+    if declined:
+        _show(_table("and would not queue", ["table/partition", "outcome", "reason"],
+                     [[r.name, r.outcome.display, r.reason] for r in declined]))
+    rows = []
+    for rank, item in enumerate(order.items, 1):
+        p, e = item.plan, item.plan.estimate
+        last = p.steps[-1] if p.steps else {"inputs": [], "outputs": []}
+        rows.append([rank if item.admitted else "held", p.compaction_id if p.compaction_id is not None else "new",
+                     p.name, p.type.display, len(last["inputs"]), " ".join(last["outputs"]),
+                     e.bytes_in if e else "", e.files_in if e else "", f"{e.core_seconds:.1f}" if e else "",
+                     f"{e.benefit:g}" if e else "", p.nothing_to_do or p.error or item.held or ""])
+    _show(_table("the Worker would run, in this order", ["order", "compaction", "table/partition", "type", "inputs",
+                                                         "outputs", "bytes in", "files in", "est. core-s",
+                                                         "benefit", "note"], rows))
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
 
@@ -514,3 +557,15 @@ def create_decisions_table(metastore_url: str) -> None:
     with _metastore(metastore_url, flavour="hive") as ms:
         created = ms.create_decisions_table()
     _say(f"{'created' if created else 'already present:'} ACID_INITIATOR_DECISIONS in {ms.url}")
+
+
+@hive.command("create-extra-tables")
+@click.option("--metastore-url", envvar=METASTORE_URL_ENV, required=True,
+              help=f"SQLAlchemy URL of the Hive metastore database (env {METASTORE_URL_ENV}).")
+@_handles_errors
+def create_extra_tables(metastore_url: str) -> None:
+    """Add airflow-acid's own tables that are missing — ACID_INITIATOR_DECISIONS ('why') and ACID_COMPACTION_RUNS
+    (run figures in SHOW COMPACTIONS) — to a Hive metastore database, beside Hive's. Hive's tables are not touched."""
+    with _metastore(metastore_url, flavour="hive") as ms:
+        created = ms.create_extra_tables()
+    _say(f"created {', '.join(created)} in {ms.url}" if created else f"already present: every extra table in {ms.url}")

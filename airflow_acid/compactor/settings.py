@@ -173,3 +173,66 @@ def settings_from_mapping(values: Mapping[str, Any], *, base: MetastoreConf | No
     given = {MetastoreConf.field_of(k) for k in hive_values}
     changes = {name: getattr(parsed, name) for name in given if name is not None}
     return dataclasses.replace(base, **changes)
+
+
+# --- compaction budgets of the compaction DAG (issue 19, cost-aware scheduling) ------------------------------------
+
+BUDGET_OPTIONS = {
+    "compaction_budget_bytes": "bytes_per_run",
+    "compaction_budget_core_seconds": "core_seconds_per_run",
+    "compaction_budget_pool_bytes": "bytes_per_pool",
+    "compaction_budget_table_bytes": "bytes_per_table",
+    "compaction_aging": "aging_s",
+}
+"""``[acid]`` options of the compaction budgets → :class:`~airflow_acid.compactor.scheduling.Budgets` fields."""
+
+
+def budgets_from_mapping(values: Mapping[str, Any], *, source: str = "[acid]") -> Any:
+    """The compaction budgets from a config mapping (unset or empty: unlimited; aging in seconds, or with a unit
+    such as ``30m``); CompactorSettingsError names a bad option."""
+    from airflow_acid.compactor.scheduling import Budgets
+
+    lowered = {str(k).strip().lower(): v for k, v in values.items()}
+    kwargs: dict[str, Any] = {}
+    for option, name in BUDGET_OPTIONS.items():
+        raw = lowered.get(option)
+        if raw is None or str(raw).strip() == "":
+            continue
+        text = str(raw).strip().lower()
+        try:
+            if name == "aging_s":
+                kwargs[name] = _seconds(text)
+            elif name == "core_seconds_per_run":
+                kwargs[name] = float(text)
+            else:
+                kwargs[name] = _bytes(text)
+        except ValueError:
+            raise CompactorSettingsError(f"{source} {option}={raw!r} is not a valid value") from None
+    try:
+        return Budgets(**kwargs)
+    except ValueError as exc:
+        raise CompactorSettingsError(f"{source}: {exc}") from None
+
+
+_BYTE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2, "g": 1024 ** 3,
+               "gb": 1024 ** 3, "t": 1024 ** 4, "tb": 1024 ** 4}
+_TIME_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+
+
+def _split_unit(text: str) -> tuple[float, str]:
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz").strip()
+    return float(number), text[len(number):].strip()
+
+
+def _bytes(text: str) -> int:
+    number, unit = _split_unit(text)
+    if unit not in _BYTE_UNITS:
+        raise ValueError(text)
+    return int(number * _BYTE_UNITS[unit])
+
+
+def _seconds(text: str) -> float:
+    number, unit = _split_unit(text)
+    if unit not in _TIME_UNITS:
+        raise ValueError(text)
+    return number * _TIME_UNITS[unit]

@@ -56,6 +56,7 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
+from airflow_acid.metastore.runs import RunFigures
 from airflow_acid.metastore.txns import AbortReason
 
 log = logging.getLogger(__name__)
@@ -415,6 +416,7 @@ class Worker:
                                              f"{_describe(exc)}") from None
         self._forget(job)
         job.outcome = self._outcome(job, WorkerStatus.COMPACTED, None, result)
+        self._record_figures(job, result, job.outcome.seconds)
         log.info("compaction %s of %s committed in txn %s: %s", job.info.id, job.entity, job.txn_id,
                  ", ".join(result.outputs) or "no output")
 
@@ -478,6 +480,14 @@ class Worker:
                                           f"(it selects base {state.base} and deltas {list(state.current_deltas)})")
 
     # --- bookkeeping -------------------------------------------------------------------------------------
+
+    def _record_figures(self, job: _Job, result: CompactionResult, wall_seconds: float) -> None:
+        """Store the run's figures (ACID_COMPACTION_RUNS); best effort: the compaction is committed already."""
+        try:
+            self.metastore.runs.record(job.info.id, run_figures(job.planned, result, wall_seconds))
+        except Exception as exc:  # noqa: BLE001 - figures are reporting, never a reason to fail a compaction
+            log.warning("compaction %s of %s: recording its run figures failed: %s", job.info.id, job.entity,
+                        _describe(exc))
 
     def _mark_compacted_if_owner(self, job: _Job) -> bool:
         """'working' → 'ready for cleaning' only while the row still records this attempt's txn C."""
@@ -581,6 +591,19 @@ class Worker:
         return notes
 
 
+def run_figures(compaction: Compaction, result: CompactionResult, wall_seconds: float) -> RunFigures:
+    """What one compaction read and wrote: inputs and outputs from the job's result, deltas before (the delta
+    directories the plan reads from the directory) and after (the deltas it wrote in their place)."""
+    produced = {o for step in compaction.steps for o in step.outputs}
+    read = {d for step in compaction.steps for d in step.deltas if d not in produced}
+    final = set(compaction.final_outputs)
+    after = [o for o in result.outputs if o in final and isinstance(names.parse_dir(o), names.DeltaDir)]
+    return RunFigures(files_in=result.files_in, bytes_in=result.bytes_in, rows_in=result.rows_in,
+                      files_out=result.files, bytes_out=result.bytes, rows_out=result.rows_out,
+                      deltas_before=len(read), deltas_after=len(after), spark_app_id=result.app_id,
+                      core_seconds=round(result.core_seconds, 3), wall_seconds=round(wall_seconds, 3))
+
+
 def _check_acid_output(storage: Storage, out: str, listed: Sequence[ListedFile], where: str) -> tuple[int, int]:
     """A full-ACID output directory: ``_orc_acid_version`` = 2 and ACID event files with the hive.acid.* keys;
     returns (events, files)."""
@@ -663,4 +686,4 @@ def _describe(exc: BaseException) -> str:
 
 
 __all__ = ["CompactionAttemptError", "OutputVerificationError", "Worker", "WorkerOutcome", "WorkerStatus",
-           "job_name_for", "max_num_delta_for", "remove_outputs", "row_schema_of"]
+           "job_name_for", "max_num_delta_for", "remove_outputs", "row_schema_of", "run_figures"]

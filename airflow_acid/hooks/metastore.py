@@ -20,7 +20,8 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.acid.storage_options import StorageOptions, protocols_for
-from airflow_acid.compactor.settings import settings_from_mapping
+from airflow_acid.compactor.scheduling import Budgets
+from airflow_acid.compactor.settings import budgets_from_mapping, settings_from_mapping
 from airflow_acid.errors import AcidUnavailableError
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
@@ -62,6 +63,16 @@ def acid_settings() -> MetastoreConf:
 
     section = conf.getsection(CONFIG_SECTION) or {}
     return settings_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]")
+
+
+def compaction_budgets() -> Budgets:
+    """The ``[acid]`` compaction budgets (compaction_budget_bytes, …_core_seconds, …_pool_bytes, …_table_bytes,
+    compaction_aging)."""
+    from airflow.configuration import conf
+
+    section = conf.getsection(CONFIG_SECTION) or {}
+    result: Budgets = budgets_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]")
+    return result
 
 
 def acid_storage_options() -> StorageOptions:

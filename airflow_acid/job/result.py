@@ -36,7 +36,8 @@ class StepResult:
 
 @dataclass
 class CompactionResult:
-    """Per compaction: rows in/out, files, bytes, seconds, status, error, and the directories created."""
+    """Per compaction: rows in/out, files and bytes written and read, seconds, executor core-seconds, the Spark
+    application, status, error, and the directories created."""
 
     id: str
     location: str
@@ -50,6 +51,13 @@ class CompactionResult:
     error: str | None = None
     outputs: list[str] = field(default_factory=list)
     steps: list[StepResult] = field(default_factory=list)
+    files_in: int = 0
+    """Data files read from the directory (base, original files, deltas; not a step's own earlier output)."""
+    bytes_in: int = 0
+    core_seconds: float = 0.0
+    """Executor core-seconds of this compaction's tasks (task run time × ``spark.task.cpus``)."""
+    app_id: str | None = None
+    """The Spark application that ran it (None outside Spark)."""
 
 
 @dataclass
@@ -59,6 +67,8 @@ class PlanResult:
     compactions: list[CompactionResult]
     seconds: float = 0.0
     version: int = RESULT_VERSION
+    app_id: str | None = None
+    """The Spark application id (``SparkContext.applicationId``), None outside Spark."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -73,7 +83,13 @@ class PlanResult:
             steps = [StepResult(**s) for s in c.pop("steps", [])]
             status = JobStatus(c.pop("status", JobStatus.RUNNING))
             comps.append(CompactionResult(**c, status=status, steps=steps))
-        return cls(comps, doc.get("seconds", 0.0))
+        return cls(comps, doc.get("seconds", 0.0), app_id=doc.get("app_id"))
+
+    def set_app(self, app_id: str | None) -> None:
+        """Stamp the Spark application on the document and every compaction."""
+        self.app_id = app_id
+        for c in self.compactions:
+            c.app_id = app_id
 
     def by_id(self) -> dict[str, CompactionResult]:
         return {c.id: c for c in self.compactions}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -26,6 +26,7 @@ from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.hive_schema import HIVE_CQ_META
 from airflow_acid.metastore.partitions import entity_name, normalize_partition_name
+from airflow_acid.metastore.runs import RunFigures, RunHistory, delete_figures, delete_orphans
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -212,14 +213,44 @@ class ShowCompactionsRow:
     nexttxnid: int | None
     committime: int | None
     hightestwriteid: int | None
+    # airflow-acid's run figures (ACID_COMPACTION_RUNS), after Hive's columns; None until a run recorded them
+    filesin: int | None = None
+    bytesin: int | None = None
+    rowsin: int | None = None
+    filesout: int | None = None
+    bytesout: int | None = None
+    rowsout: int | None = None
+    deltasbefore: int | None = None
+    deltasafter: int | None = None
+    sparkappid: str | None = None
+    coreseconds: float | None = None
+    wallseconds: float | None = None
 
     @classmethod
     def columns(cls) -> list[str]:
         return [f.name for f in fields(cls)]
 
+    @classmethod
+    def hive_columns(cls) -> list[str]:
+        """Hive 4's SHOW COMPACTIONS columns (the leading ones)."""
+        return cls.columns()[:len(cls.columns()) - len(RUN_COLUMNS)]
+
+    def with_figures(self, figures: RunFigures | None) -> ShowCompactionsRow:
+        """This row with a run's figures filled into the extra columns."""
+        if figures is None:
+            return self
+        return replace(self, **{column: getattr(figures, attr) for column, attr in RUN_COLUMNS.items()})
+
     def as_strings(self) -> list[str]:
         """The row as SHOW COMPACTIONS prints it: every value a string, missing ones as ``---``."""
         return [NO_VALUE if getattr(self, c) is None else str(getattr(self, c)) for c in self.columns()]
+
+
+RUN_COLUMNS = {"filesin": "files_in", "bytesin": "bytes_in", "rowsin": "rows_in", "filesout": "files_out",
+               "bytesout": "bytes_out", "rowsout": "rows_out", "deltasbefore": "deltas_before",
+               "deltasafter": "deltas_after", "sparkappid": "spark_app_id", "coreseconds": "core_seconds",
+               "wallseconds": "wall_seconds"}
+"""SHOW COMPACTIONS' extra columns (after Hive's) → :class:`RunFigures` fields."""
 
 
 def _split_id(worker_or_initiator_id: str | None) -> tuple[str | None, str | None]:
@@ -830,6 +861,8 @@ class CompactionQueue:
                         minor_done = True
             for start in range(0, len(doomed), 500):
                 conn.execute(sa.delete(CC).where(CC.c.CC_ID.in_(doomed[start:start + 500])))
+            delete_figures(conn, doomed)  # run figures go with their history rows
+            delete_orphans(conn)
             return len(doomed)
 
         return self.db.run(work, what="purge compaction history")
@@ -887,8 +920,9 @@ class CompactionQueue:
         ``"enqueuetime desc, compactionid"``); by default the most recently active first, then by enqueue time.
         """
         infos = self.find(id=id, pool=pool, db=db, table=table, partition=partition, type=type, state=state)
+        figures = RunHistory(self.db, self.conf).many(i.id for i in infos)
         if order_by:
-            rows = [_show_row(i) for i in infos]
+            rows = [_show_row(i).with_figures(figures.get(i.id)) for i in infos]
             for column, descending in reversed(_parse_order_by(order_by)):
                 present = [r for r in rows if getattr(r, column) is not None]
                 missing = [r for r in rows if getattr(r, column) is None]
@@ -897,7 +931,7 @@ class CompactionQueue:
         else:
             infos.sort(key=lambda i: i.enqueue_time if i.enqueue_time is not None else 0)
             infos.sort(key=lambda i: _latest_activity(i) or -1, reverse=True)
-            rows = [_show_row(i) for i in infos]
+            rows = [_show_row(i).with_figures(figures.get(i.id)) for i in infos]
         if limit is not None:
             if limit < 0:
                 raise InvalidInputError(f"SHOW COMPACTIONS limit must be non-negative, got {limit}")

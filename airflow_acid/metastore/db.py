@@ -207,6 +207,12 @@ def acquire_mutex(conn: Connection, key: str) -> int:
     return int(row[0])
 
 
+def peek_mutex_value(conn: Connection, key: str) -> int:
+    """MT_KEY2 of the named AUX_TABLE row without locking or creating it (0 when missing): for dry runs."""
+    value = conn.execute(sa.select(AUX_TABLE.c.MT_KEY2).where(AUX_TABLE.c.MT_KEY1 == key)).scalar()
+    return int(value or 0)
+
+
 def set_mutex_value(conn: Connection, key: str, value: int) -> None:
     """Store MT_KEY2 for a mutex held by ``conn`` (key column is part of the primary key: replace the row)."""
     conn.execute(sa.delete(AUX_TABLE).where(AUX_TABLE.c.MT_KEY1 == key))

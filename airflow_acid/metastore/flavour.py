@@ -29,6 +29,9 @@ FLAVOUR_ENV = "AIRFLOW_ACID_METASTORE_FLAVOUR"
 DECISIONS_TABLE = "ACID_INITIATOR_DECISIONS"
 """airflow-acid's own table (not Hive's); on a Hive metastore it exists only after ``airflow-acid hive
 create-decisions-table``."""
+RUNS_TABLE = "ACID_COMPACTION_RUNS"
+"""airflow-acid's own table of compaction run figures; on a Hive metastore it exists only after ``airflow-acid hive
+create-extra-tables``."""
 _OWN_JOB_ID_WIDTH = 128
 # Transactional tables whose inserts may need a 4.3+ catalog column filled in.
 _CATALOG_TABLES = ("TXN_COMPONENTS", "COMPLETED_TXN_COMPONENTS", "HIVE_LOCKS", "COMPACTION_QUEUE",
@@ -76,6 +79,8 @@ class SchemaProfile:
     """NOT NULL catalog columns without a default (Hive 4.3+, e.g. HIVE_LOCKS.HL_CATALOG) per table."""
     decisions_table: bool = True
     """ACID_INITIATOR_DECISIONS exists (always on airflow-acid's own schema)."""
+    runs_table: bool = True
+    """ACID_COMPACTION_RUNS exists (always on airflow-acid's own schema): run figures are recorded."""
     case_insensitive_names: bool = False
     """Names in the transactional tables compare case- and accent-insensitively (Hive's MySQL latin1 tables)."""
     entity_collation: str | None = None
@@ -91,6 +96,7 @@ class SchemaProfile:
         if not self.is_hive:
             return "airflow-acid metastore (schema managed by airflow-acid init)"
         extra = "" if self.decisions_table else "; Initiator decisions not recorded (no ACID_INITIATOR_DECISIONS)"
+        extra += "" if self.runs_table else "; run figures not recorded (no ACID_COMPACTION_RUNS)"
         return f"Hive metastore, schema {self.hive_version or 'unknown'} (read-only catalog, schema never altered{extra})"
 
     # --- commit timestamps (CTC_TIMESTAMP) ---------------------------------------------------------------
@@ -221,6 +227,7 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
         and "CC_META_INFO" in columns.get("COMPLETED_COMPACTIONS", {}),
         catalog_columns=catalog_columns,
         decisions_table=DECISIONS_TABLE in names,
+        runs_table=RUNS_TABLE in names,
         case_insensitive_names=ci,
         entity_collation=collation if ci else None,
         dialect=engine.dialect.name,

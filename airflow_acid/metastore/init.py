@@ -20,7 +20,13 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.db import Database
 from airflow_acid.metastore.flavour import HiveMetastoreError
-from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS, NEXT_COMPACTION_QUEUE_ID, NEXT_LOCK_ID, TXN_LOCK_TBL
+from airflow_acid.metastore.schema import (
+    ACID_COMPACTION_RUNS,
+    ACID_INITIATOR_DECISIONS,
+    NEXT_COMPACTION_QUEUE_ID,
+    NEXT_LOCK_ID,
+    TXN_LOCK_TBL,
+)
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +116,25 @@ def create_decisions_table(database: Database) -> bool:
     log.warning("created %s in the Hive metastore at %s (airflow-acid's Initiator decisions)",
                 ACID_INITIATOR_DECISIONS.name, database.url)
     return True
+
+
+def create_extra_tables(database: Database) -> list[str]:
+    """Create airflow-acid's own tables missing from a Hive metastore (ACID_INITIATOR_DECISIONS,
+    ACID_COMPACTION_RUNS; explicit request only); returns the names created. Hive's tables are never touched."""
+    profile = database.profile
+    if not profile.is_hive:
+        raise HiveMetastoreError(f"{database.url} is not a Hive metastore; airflow-acid init creates its own tables "
+                                 "with the rest of its schema")
+    wanted = [t for t, present in ((ACID_INITIATOR_DECISIONS, profile.decisions_table),
+                                   (ACID_COMPACTION_RUNS, profile.runs_table)) if not present]
+    with database.engine.begin() as conn:
+        for table in wanted:
+            table.create(conn, checkfirst=True)
+    database.forget_profile()
+    if wanted:
+        log.warning("created %s in the Hive metastore at %s (airflow-acid's own tables)",
+                    ", ".join(t.name for t in wanted), database.url)
+    return [t.name for t in wanted]
 
 
 def _database(db: Database | str) -> tuple[Database, bool]:

@@ -22,7 +22,7 @@ from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore import hive_mutex
 from airflow_acid.metastore.aborts import AbortGroup, abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, set_mutex_value
+from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, peek_mutex_value, set_mutex_value
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.schema import (
     ACID_INITIATOR_DECISIONS,
@@ -199,6 +199,10 @@ class InitiatorStore:
         if held:  # Hive's mutex row is locked by this process's own holding connection: read what it read
             return held[0].last_update_ms
         return self.db.run(lambda conn: acquire_mutex(conn, name), what=f"read {name} last-checked time")
+
+    def peek_last_checked(self, name: str = INITIATOR_MUTEX) -> int:
+        """:meth:`last_checked` read only: no lock, no row created (the plan dry run)."""
+        return self.db.run(lambda conn: peek_mutex_value(conn, name), what=f"peek {name} last-checked time")
 
     def store_last_checked(self, value_ms: int, name: str = INITIATOR_MUTEX) -> None:
         """Store the next cycle's last-checked time under the mutex row (while Hive's mutex is held: written when

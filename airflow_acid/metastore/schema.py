@@ -12,6 +12,7 @@ from sqlalchemy import (
     CHAR,
     BigInteger,
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -233,6 +234,25 @@ ACID_INITIATOR_DECISIONS = Table(
     Column("AID_DELTA_COUNT", Integer),
     Index("ACID_INITIATOR_DECISIONS_ENTITY", "AID_DATABASE", "AID_TABLE", "AID_PARTITION",
           mysql_length={"AID_DATABASE": 128, "AID_TABLE": 256, "AID_PARTITION": 300}),
+)
+
+# Not a Hive table: the figures of each compaction run (files/bytes/rows in and out, deltas before/after, Spark
+# application, executor core-seconds, wall time), keyed by the compaction id; trimmed with the history rows.
+ACID_COMPACTION_RUNS = Table(
+    "ACID_COMPACTION_RUNS", metadata,
+    Column("ACR_CQ_ID", BigInteger, primary_key=True, autoincrement=False),
+    Column("ACR_RECORDED_AT", BigInteger, nullable=False),  # epoch ms, database clock
+    Column("ACR_FILES_IN", BigInteger),
+    Column("ACR_BYTES_IN", BigInteger),
+    Column("ACR_ROWS_IN", BigInteger),
+    Column("ACR_FILES_OUT", BigInteger),
+    Column("ACR_BYTES_OUT", BigInteger),
+    Column("ACR_ROWS_OUT", BigInteger),
+    Column("ACR_DELTAS_BEFORE", Integer),
+    Column("ACR_DELTAS_AFTER", Integer),
+    Column("ACR_APP_ID", String(128)),
+    Column("ACR_CORE_SECONDS", Float),
+    Column("ACR_WALL_SECONDS", Float),
 )
 
 # --- catalog (reduced) ------------------------------------------------------------------------------

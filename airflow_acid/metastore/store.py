@@ -14,6 +14,7 @@ from airflow_acid.metastore.flavour import FLAVOUR_ENV, Flavour, SchemaProfile
 from airflow_acid.metastore.housekeeping import Housekeeping
 from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.locks import LockManager
+from airflow_acid.metastore.runs import RunHistory
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
 
@@ -30,9 +31,9 @@ def default_url(home: str | os.PathLike[str] | None = None) -> str:
 
 class Metastore:
     """``Metastore(url_or_db, conf)``: ``.txns``, ``.snapshots``, ``.housekeeping``, ``.locks``, ``.compactions``,
-    ``.catalog``, ``.initiator`` (candidates, decisions, leases) and ``.cleaning`` over one :class:`Database`.
-    ``url_or_db`` None means the embedded SQLite file of :func:`default_url`. Every SQL statement on the metastore's
-    tables is behind one of these services."""
+    ``.catalog``, ``.initiator`` (candidates, decisions, leases), ``.cleaning`` and ``.runs`` (run figures) over one
+    :class:`Database`. ``url_or_db`` None means the embedded SQLite file of :func:`default_url`. Every SQL
+    statement on the metastore's tables is behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
                  home: str | os.PathLike[str] | None = None, flavour: Flavour | str | None = None) -> None:
@@ -54,6 +55,7 @@ class Metastore:
         self.catalog = Catalog(self.db, self.conf)
         self.initiator = InitiatorStore(self.db, self.conf)
         self.cleaning = CleaningStore(self.db, self.conf)
+        self.runs = RunHistory(self.db, self.conf)
 
     def with_conf(self, conf: MetastoreConf | None) -> Metastore:
         """The same database seen with other settings (an Initiator, Cleaner or HouseKeeper given its own conf);
@@ -85,6 +87,13 @@ class Metastore:
         from airflow_acid.metastore.init import create_decisions_table
 
         return create_decisions_table(self.db)
+
+    def create_extra_tables(self) -> list[str]:
+        """On a Hive metastore, create every table of airflow-acid's own that is missing (decisions, run figures);
+        returns the names created."""
+        from airflow_acid.metastore.init import create_extra_tables
+
+        return create_extra_tables(self.db)
 
     @property
     def url(self) -> str:

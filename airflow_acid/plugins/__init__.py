@@ -13,12 +13,15 @@ from typing import Any
 
 from airflow.plugins_manager import AirflowPlugin
 
+from airflow_acid.plugins.priority import AcidQueueOrder
+
 URL_PREFIX = "/acid"
 ACID_DAG_IDS = ("acid_compaction", "acid_manual_compaction", "acid_cleanup", "acid_housekeeping")
 
 
 class AcidPlugin(AirflowPlugin):
     name = "airflow_acid"
+    priority_weight_strategies = [AcidQueueOrder]  # the compaction DAG's mapped tasks: best rows first
 
     # Relative hrefs resolve against the UI's base URL, so a deployment under a path prefix keeps working. Airflow
     # 3.3 shows a "dag" view on every DAG (no per-DAG filter): the page says when a DAG is not an ACID DAG.

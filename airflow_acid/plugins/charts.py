@@ -214,3 +214,64 @@ def history_chart(rows: Sequence[ShowCompactionsRow], now_ms: int | None = None)
         out.append(_el("text", "no compactions recorded yet", x=x0 + width / 2, y=TOP + ROW_H / 2 + 4,
                        class_="muted", text_anchor="middle"))
     return _svg(height, out, "compactions over time")
+
+
+def _bytes(value: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(value) < 1024 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"  # pragma: no cover - the loop returns
+
+
+def figures_chart(rows: Sequence[ShowCompactionsRow]) -> Markup:
+    """The recorded runs of a table (SHOW COMPACTIONS' figure columns), newest first: bytes read and written, and
+    files and deltas before and after, as paired bars; each row also says the executor core-seconds."""
+    runs = [r for r in rows if r.bytesin is not None][:MAX_ROWS]
+    gap, right = 36, 70
+    panel = (WIDTH - LABEL_W - gap - 2 * right) / 2
+    x_bytes, x_files = LABEL_W, LABEL_W + panel + right + gap
+    max_bytes = nice_ceiling(max([max(r.bytesin or 0, r.bytesout or 0) for r in runs] + [1]))
+    max_files = nice_ceiling(max([max(r.filesin or 0, r.filesout or 0, r.deltasbefore or 0) for r in runs] + [1]))
+    height = TOP + ROW_H * max(len(runs), 1) + 30
+    out = [
+        _el("text", "Bytes read → written per run", x=x_bytes, y=16, class_="chart-title"),
+        _el("text", "Files read → written (deltas before → after)", x=x_files, y=16, class_="chart-title"),
+        _legend_item(x_bytes, 32, "bar-ratio", "in"),
+        _legend_item(x_bytes + 50, 32, "bar-delta", "out"),
+        _legend_item(x_files, 32, "bar-ratio", "in"),
+        _legend_item(x_files + 50, 32, "bar-delta", "out"),
+    ]
+    half = BAR_H / 2
+    for i, row in enumerate(runs):
+        y = TOP + i * ROW_H
+        label = f"#{row.compactionid} {row.type} {row.partname or ''}".strip()
+        tip = (f"compaction {row.compactionid}: {row.filesin} files / {_bytes(row.bytesin or 0)} / {row.rowsin} rows "
+               f"in, {row.filesout} files / {_bytes(row.bytesout or 0)} / {row.rowsout} rows out, deltas "
+               f"{row.deltasbefore} → {row.deltasafter}, {row.coreseconds or 0:.1f} core-s, "
+               f"{row.wallseconds or 0:.1f} s wall" + (f", {row.sparkappid}" if row.sparkappid else ""))
+        parts = [_el("title", tip)]
+        if i % 2 == 0:
+            parts.append(_el("rect", x=0, y=y, width=WIDTH, height=ROW_H, class_="stripe"))
+        parts.append(_el("text", _short(label), x=LABEL_W - 10, y=y + ROW_H / 2 + 4, class_="row-label",
+                         text_anchor="end"))
+        by = y + (ROW_H - BAR_H) / 2
+        for x0, maximum, before, after, text in (
+                (x_bytes, max_bytes, row.bytesin or 0, row.bytesout or 0,
+                 f"{_bytes(row.bytesout or 0)} · {row.coreseconds or 0:.1f} core-s"),
+                (x_files, max_files, row.filesin or 0, row.filesout or 0,
+                 f"{row.filesout} (Δ {row.deltasbefore}→{row.deltasafter})")):
+            w_in, w_out = panel * before / maximum, panel * after / maximum
+            parts.append(_el("rect", x=x0, y=by, width=f"{w_in:.1f}", height=half, class_="bar-ratio"))
+            parts.append(_el("rect", x=x0, y=f"{by + half:.1f}", width=f"{w_out:.1f}", height=half,
+                             class_="bar-delta"))
+            parts.append(_el("text", text, x=f"{x0 + max(w_in, w_out) + 5:.1f}", y=y + ROW_H / 2 + 4,
+                             class_="value"))
+        out.append(f"<g>{''.join(parts)}</g>")
+    bottom = TOP + ROW_H * max(len(runs), 1)
+    out += _axis(x_bytes, panel, bottom, max_bytes, _bytes)
+    out += _axis(x_files, panel, bottom, max_files, lambda v: f"{v:g}")
+    if not runs:
+        out.append(_el("text", "no run figures recorded yet", x=WIDTH / 2, y=TOP + ROW_H / 2 + 4, class_="muted",
+                       text_anchor="middle"))
+    return _svg(height, out, "compaction run figures")

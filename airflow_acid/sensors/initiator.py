@@ -5,6 +5,7 @@ Poke, reschedule or deferrable (``[operators] default_deferrable`` by default)."
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from collections.abc import Sequence
 from datetime import timedelta
 from functools import cached_property
@@ -13,7 +14,8 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_acid.hooks.metastore import AcidMetastoreHook, default_deferrable
+from airflow_acid.compactor.scheduling import Budgets
+from airflow_acid.hooks.metastore import AcidMetastoreHook, compaction_budgets, default_deferrable
 from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
@@ -27,19 +29,22 @@ class AcidInitiatorSensor(BaseSensorOperator):
     :param acid_conn_id: the ``acid_metastore`` connection.
     :param deferrable: wait in the triggerer (:class:`AcidInitiatorTrigger`) between cycles instead of a worker
         slot; default ``[operators] default_deferrable``.
-    :return: (XCom) the waiting compactions, oldest first, as
+    :param budgets: the compaction budgets of this run (rows run highest benefit per cost first, those that do not
+        fit wait for a later run); default the ``[acid]`` ``compaction_budget_*`` options.
+    :return: (XCom) the waiting compactions in running order, as
         :func:`~airflow_acid.operations.compact.compaction_payload` items.
     """
 
     template_fields: Sequence[str] = ("pool_name",)
 
     def __init__(self, *, acid_conn_id: str = AcidMetastoreHook.default_conn_name, pool_name: str | None = None,
-                 deferrable: bool | None = None,
+                 deferrable: bool | None = None, budgets: Budgets | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.acid_conn_id = acid_conn_id
         self.pool_name = pool_name
         self.deferrable = default_deferrable() if deferrable is None else deferrable
+        self.budgets = budgets
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:
@@ -49,7 +54,8 @@ class AcidInitiatorSensor(BaseSensorOperator):
         metastore = self.hook.get_metastore()
         started = time.monotonic()
         try:
-            poke = initiator_poke(metastore, self.pool_name or None)
+            poke = initiator_poke(metastore, self.pool_name or None,
+                                  self.budgets if self.budgets is not None else compaction_budgets())
         except Exception:
             emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
             raise
@@ -65,6 +71,7 @@ class AcidInitiatorSensor(BaseSensorOperator):
         if isinstance(fired, PokeReturnValue) and fired.is_done:
             return fired.xcom_value
         self.defer(trigger=AcidInitiatorTrigger(acid_conn_id=self.acid_conn_id, pool_name=self.pool_name or None,
+                                                budgets=None if self.budgets is None else asdict(self.budgets),
                                                 poll_interval=float(self.poke_interval)),
                    method_name="execute_complete", timeout=timedelta(seconds=float(self.timeout)))
 

@@ -72,7 +72,16 @@ def run_plan(plan, spark, on_progress=None):
                              f"{len({u.compaction for u in units})} compaction(s)")
         return sc.parallelize(units, len(units)).map(execute_unit).collect()
 
-    return execute_plan(plan, run_units, on_progress=on_progress)
+    app_id, task_cpus = sc.applicationId, int(sc.getConf().get("spark.task.cpus", "1"))
+
+    def progress(result):
+        result.set_app(app_id)
+        if on_progress is not None:
+            on_progress(result)
+
+    result = execute_plan(plan, run_units, on_progress=progress, task_cpus=task_cpus)
+    result.set_app(app_id)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:

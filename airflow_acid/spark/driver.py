@@ -77,8 +77,9 @@ class _Run:
     """Mutable state of one compaction while the job runs."""
 
     def __init__(self, index: int, compaction: Compaction,
-                 filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+                 filesystem: fsspec.AbstractFileSystem | None = None, task_cpus: int = 1) -> None:
         self.index = index
+        self.task_cpus = task_cpus
         self.c = compaction
         self.result = CompactionResult(compaction.id, compaction.location, compaction.type.keyword)
         self.storage = storage_for(compaction.location, filesystem)
@@ -153,6 +154,10 @@ class _Run:
                 return []
         merge = plan_merge(files, base=step.base, original_files=step.original_files, deltas=deltas,
                            compacted_base=step.compacted_base)
+        read = {s.path: s for b in merge.buckets for s in (*b.data, *b.deletes)
+                if s.directory not in step.optional_inputs}.values()  # not a step's own earlier output
+        self.result.files_in += len(read)
+        self.result.bytes_in += sum(max(s.size, 0) for s in read)
         if self.schema is None:
             self.schema = _infer_row_schema(self.storage, merge, step)
             if self.schema is None:
@@ -193,6 +198,7 @@ class _Run:
         if step.type in BASE_WRITING_TYPES:
             written.add(step.outputs[0])  # an empty base still hides what it replaces (Hive's commitJob)
         for r in results:
+            self.result.core_seconds += r.seconds * self.task_cpus
             sr.rows_in += r.rows_in
             sr.rows_out += r.rows_out
             sr.files += len(r.files)
@@ -220,13 +226,14 @@ class _Run:
 
 def execute_plan(plan: CompactionPlan, run_units: RunUnits = run_locally, *,
                  on_progress: Callable[[PlanResult], None] | None = None,
-                 filesystem: fsspec.AbstractFileSystem | None = None) -> PlanResult:
+                 filesystem: fsspec.AbstractFileSystem | None = None, task_cpus: int = 1) -> PlanResult:
     """Run every compaction of ``plan``; returns the result document (also passed to ``on_progress`` per wave).
 
     ``filesystem``: the fsspec filesystem of the plan's locations (in-process runs only; a Spark job in another
-    process reaches its store through storage options in its environment, see ``acid/storage_options.py``)."""
+    process reaches its store through storage options in its environment, see ``acid/storage_options.py``).
+    ``task_cpus``: cores each task holds (``spark.task.cpus``), for the results' executor core-seconds."""
     started = time.monotonic()
-    runs = [_Run(i, c, filesystem) for i, c in enumerate(plan.compactions)]
+    runs = [_Run(i, c, filesystem, task_cpus) for i, c in enumerate(plan.compactions)]
     result = PlanResult([r.result for r in runs])
     for run in runs:
         try:

@@ -22,8 +22,9 @@ class AcidInitiatorTrigger(BaseTrigger):
     ``{"status": "error", "message": …}`` when a cycle fails (the sensor fails with that message)."""
 
     def __init__(self, *, acid_conn_id: str = "acid_metastore_default", pool_name: str | None = None,
-                 poll_interval: float = 60.0) -> None:
+                 budgets: dict[str, Any] | None = None, poll_interval: float = 60.0) -> None:
         super().__init__()
+        self.budgets = budgets
         self.acid_conn_id = acid_conn_id
         self.pool_name = pool_name
         self.poll_interval = float(poll_interval)
@@ -31,11 +32,12 @@ class AcidInitiatorTrigger(BaseTrigger):
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return ("airflow_acid.triggers.initiator.AcidInitiatorTrigger",
                 {"acid_conn_id": self.acid_conn_id, "pool_name": self.pool_name,
-                 "poll_interval": self.poll_interval})
+                 "budgets": self.budgets, "poll_interval": self.poll_interval})
 
     def cycle(self) -> InitiatorPoke:
         """One synchronous cycle (runs in a thread); its metrics are sent from here."""
-        from airflow_acid.hooks.metastore import AcidMetastoreHook
+        from airflow_acid.compactor.scheduling import Budgets
+        from airflow_acid.hooks.metastore import AcidMetastoreHook, compaction_budgets
         from airflow_acid.hooks.metrics import emit_metrics
         from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
 
@@ -44,7 +46,8 @@ class AcidInitiatorTrigger(BaseTrigger):
         try:
             metastore = hook.get_metastore()
             try:
-                poke = initiator_poke(metastore, self.pool_name)
+                budgets = compaction_budgets() if self.budgets is None else Budgets(**self.budgets)
+                poke = initiator_poke(metastore, self.pool_name, budgets)
             except Exception:
                 emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
                 raise

@@ -109,3 +109,47 @@ def test_batches_of_keeps_order_and_size():
     assert batches_of([], 3) == []
     with pytest.raises(ValueError, match="positive"):
         batches_of(items, 0)
+
+
+def test_compaction_dag_dry_run_plans_and_writes_nothing(dagbag, acid_wh):
+    from airflow.sdk.exceptions import AirflowSkipException
+
+    from tests.airflow.conftest import insert_rows
+    from tests.compactor.test_dry_run import metastore_fingerprint
+
+    dag = dagbag.dags["acid_compaction"]
+    assert _validated(dag, {})["dry_run"] is False  # scheduled runs are real runs
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.t", [("id", "int")])
+    insert_rows(acid_wh, "db.t", 11)
+    dry = dag.get_task("dry_run")
+    sensor = dag.get_task("initiator")
+    before = metastore_fingerprint(acid_wh.metastore)
+    with pytest.raises(AirflowSkipException):
+        sensor._pre_execute_hook({"params": {"dry_run": True}})  # a dry run never starts the Initiator
+    result = dry.python_callable(params={"dry_run": True})
+    assert metastore_fingerprint(acid_wh.metastore) == before
+    assert [w["table"] for w in result["would_queue"]] == ["db.t"]
+    assert result["plans"][0]["estimate"]["files_in"] == 11 and result["plans"][0]["admitted"]
+    with pytest.raises(AirflowSkipException):
+        dry.python_callable(params={"dry_run": False})
+    sensor._pre_execute_hook({"params": {"dry_run": False}})  # a real run goes on
+
+
+def test_mapped_compactions_carry_the_order_as_priority_weight(dagbag):
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    from airflow_acid.plugins.priority import ACID_QUEUE_ORDER, MAX_MAPPED, AcidQueueOrder, weight_for
+
+    compact = dagbag.dags["acid_compaction"].get_task("compact")
+    assert compact.partial_kwargs["weight_rule"] == ACID_QUEUE_ORDER
+    restored = DagSerialization.from_dict(DagSerialization.to_dict(dagbag.dags["acid_compaction"]))
+    assert isinstance(restored.get_task("compact").weight_rule, AcidQueueOrder)  # registered by the plugin
+
+    class _Ti:
+        def __init__(self, index):
+            self.task, self.map_index = compact, index
+
+    weights = [AcidQueueOrder().get_weight(_Ti(i)) for i in range(3)]
+    assert weights == sorted(weights, reverse=True) and weights[0] == compact.priority_weight + MAX_MAPPED
+    assert weight_for(5, -1) == 5 and weight_for(5, MAX_MAPPED + 3) == 5

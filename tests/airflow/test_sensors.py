@@ -11,8 +11,9 @@ import pytest
 from airflow.sdk import PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowRescheduleException, TaskDeferred
 
+from airflow_acid.compactor.scheduling import Budgets
 from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
-from airflow_acid.sensors.initiator import AcidInitiatorSensor
+from airflow_acid.sensors.initiator import AcidInitiatorSensor, compaction_budgets
 from airflow_acid.sensors.threshold import AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 from tests.airflow.conftest import insert_rows
@@ -177,6 +178,23 @@ def test_initiator_sensor_fires_with_the_queue(table_t):
     json.dumps(fired.xcom_value)
     again = sensor.poke({}).xcom_value  # still waiting in the queue: offered again, not queued twice
     assert [i["compaction_id"] for i in again] == [item["compaction_id"]]
+
+
+def test_initiator_sensor_orders_by_benefit_per_cost_within_the_budget(table_t, monkeypatch):
+    """Three queued tables: the budget admits the two with the best benefit per cost, best first; the third
+    waits for the next run. The [acid] options set the same budget."""
+    ms = table_t.metastore
+    for name, deltas in (("few", 2), ("many", 8), ("big", 2)):
+        info = table_t.create_table(f"db.{name}", [("id", "int")])
+        for _ in range(deltas):
+            synthetic_write(ms, info.location, "db", name, None, size=(200_000 if name == "big" else 1000))
+        ms.compactions.enqueue("db", name, None)
+    budgets = Budgets(bytes_per_run=300_000)
+    fired = AcidInitiatorSensor(task_id="initiator", budgets=budgets).poke({})
+    assert [i["table"] for i in fired.xcom_value] == ["many", "few"]  # "big" (400 kB) does not fit next to them
+    monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_BUDGET_BYTES", "300000")
+    assert compaction_budgets() == budgets
+    assert [i["table"] for i in AcidInitiatorSensor(task_id="i").poke({}).xcom_value] == ["many", "few"]
 
 
 async def _first_event(trigger):

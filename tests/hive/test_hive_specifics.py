@@ -270,3 +270,47 @@ def test_catalog_columns_of_newer_schemas_are_filled(engine, hive_42_url, tmp_pa
         for table, column in NEWER_CATALOG_COLUMNS.items():
             values = set(conn.execute(sa.select(sa.column(column)).select_from(sa.table(table))).scalars())
             assert values <= {"hive"}, (table, values)
+
+
+def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine, hive_42_url, tmp_path):
+    """Hive's COMPLETED_COMPACTIONS gets no columns: the figures live in ACID_COMPACTION_RUNS, created beside Hive's
+    tables by ``airflow-acid hive create-extra-tables``; before that compactions run and record nothing."""
+    from click.testing import CliRunner
+
+    from airflow_acid.cli import main
+
+    db = f"d{uuid.uuid4().hex[:8]}"
+    db_id = hms.register_database(engine, db, str(tmp_path / f"{db}.db"))
+    hms.register_table(engine, db_id, "t", COLUMNS, str(tmp_path / f"{db}.db" / "t"))
+
+    def compact(ms: Metastore) -> int:
+        wh = AcidWarehouse(ms, tmp_path, host="testhost")
+        for i in range(2):
+            with wh.transaction() as t:
+                t.insert(f"{db}.t", [{"id": i, "name": "x"}])
+        cq = ms.compactions.enqueue(db, "t", None, CompactionType.MAJOR).id
+        worker = Worker(ms, runner=LocalRunner())
+        assert ms.compactions.claim(cq, worker.worker_id) is not None  # this row, not another test's
+        assert worker.compact(cq).status is WorkerStatus.COMPACTED
+        return cq
+
+    with Metastore(hive_42_url, CONF) as ms:
+        assert not ms.profile.runs_table
+        first = compact(ms)
+        assert ms.runs.get(first) is None and ms.compactions.purge_history() >= 0
+        (row,) = ms.compactions.show_compactions(id=first)
+        assert row.filesin is None and row.hightestwriteid is not None
+    before = hms.schema_fingerprint(engine)
+    result = CliRunner().invoke(main, ["hive", "create-extra-tables", "--metastore-url", hive_42_url])
+    assert result.exit_code == 0, result.output
+    assert "ACID_COMPACTION_RUNS" in result.output
+    hive_tables = {c[0] for c in before["columns"]}
+    assert hms.schema_fingerprint(engine, hive_tables) == before  # nothing of Hive's changed
+    with Metastore(hive_42_url, CONF) as ms:
+        assert ms.profile.runs_table
+        second = compact(ms)
+        (row,) = ms.compactions.show_compactions(id=second)
+        assert (row.filesin, row.rowsout, row.deltasbefore, row.deltasafter) == (3, 4, 2, 0)  # base + 2 deltas
+    with engine.begin() as conn:  # leave the shared database as Hive made it for the next tests
+        for name in ("ACID_COMPACTION_RUNS", "ACID_INITIATOR_DECISIONS"):
+            conn.exec_driver_sql(f"DROP TABLE {name}" if engine.dialect.name == "mysql" else f'DROP TABLE "{name}"')

@@ -12,8 +12,8 @@ from airflow_acid.metastore.compactions import ShowCompactionsRow
 from tests.plugins.console_support import acid_connection
 
 GET_JSON = ["/acid/api/overview", "/acid/api/compactions", "/acid/api/transactions", "/acid/api/locks",
-            "/acid/api/health", "/acid/api/health/default/sales", "/acid/api/why/default/customers"]
-PAGES = ["/acid/", "/acid/compactions", "/acid/transactions", "/acid/tables/default/sales",
+            "/acid/api/health", "/acid/api/health/default/sales", "/acid/api/why/default/customers", "/acid/api/plan"]
+PAGES = ["/acid/", "/acid/compactions", "/acid/transactions", "/acid/plan", "/acid/tables/default/sales",
          "/acid/tables/default/sales/why?partition=ds%3D2024-01-01", "/acid/dag/acid_compaction",
          "/acid/dag/acid_manual_compaction", "/acid/dag/acid_cleanup", "/acid/dag/acid_housekeeping",
          "/acid/dag/some_other_dag", "/acid/static/acid.css", "/acid/static/acid.js", "/acid/static/acid.svg"]
@@ -45,7 +45,7 @@ def test_json_of_every_route(clients, scene):
     api = clients.admin
 
     shown = api.get("/acid/api/compactions").json()
-    assert shown["columns"] == ShowCompactionsRow.columns() and len(shown["columns"]) == 20
+    assert shown["columns"] == ShowCompactionsRow.columns() and len(ShowCompactionsRow.hive_columns()) == 20
     rows = {r["compactionid"]: r for r in shown["compactions"]}
     assert set(rows) == {scene.compacted_id, scene.queued_id}
     wanted = ("dbname", "tabname", "partname", "type", "state", "workerhost", "poolname")
@@ -162,7 +162,8 @@ def test_pages(clients, scene):
     assert "<fieldset disabled>" in viewer_page and "may not run <code>acid_manual_compaction</code>" in viewer_page
 
     table = clients.admin.get("/acid/tables/default/sales?partition=ds%3D2024-01-02").text
-    assert table.count('<svg class="chart"') == 2 and "threshold 10" in table and "Compactions over time" in table
+    assert table.count('<svg class="chart"') == 3 and "Bytes read → written per run" in table
+    assert "threshold 10" in table and "Compactions over time" in table
     assert 'name="partition" value="ds=2024-01-02"' in table  # the row's "compact…" link fills in the form
     why = clients.admin.get("/acid/tables/default/sales/why?partition=ds%3D2024-01-01").text
     assert "default.sales/ds=2024-01-01" in why and "Looking at the directory now" in why
@@ -194,3 +195,16 @@ def test_an_unusable_metastore_is_a_clear_503(clients, tmp_path, monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", json.dumps({"conn_type": "postgres"}))
     unconfigured = clients.admin.get("/acid/api/transactions")
     assert unconfigured.status_code == 503 and "names no metastore database" in unconfigured.json()["detail"]
+
+
+def test_plan_dry_run_in_the_console_writes_nothing(clients, scene):
+    from tests.compactor.test_dry_run import metastore_fingerprint
+
+    ms = scene.warehouse.metastore
+    before = metastore_fingerprint(ms)
+    plan = clients.viewer.get("/acid/api/plan").json()
+    page = clients.viewer.get("/acid/plan").text
+    assert metastore_fingerprint(ms) == before
+    waiting = [p for p in plan["plans"] if p["compaction_id"] == scene.queued_id]
+    assert waiting and waiting[0]["steps"] and waiting[0]["estimate"]["bytes_in"] > 0 and waiting[0]["admitted"]
+    assert "The Worker would run, in this order" in page and 'id="run-order"' in page

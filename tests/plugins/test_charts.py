@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from airflow_acid.metastore.compactions import ShowCompactionsRow
-from airflow_acid.plugins.charts import MAX_LANES, MAX_ROWS, history_chart, nice_ceiling, partition_chart
+from airflow_acid.plugins.charts import (
+    MAX_LANES,
+    MAX_ROWS,
+    figures_chart,
+    history_chart,
+    nice_ceiling,
+    partition_chart,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -71,3 +79,19 @@ def test_history_chart_keeps_the_most_recent_lanes_and_says_when_empty():
     labels = {t.text for t in _parse(history_chart(rows)).iter(f"{SVG}text") if t.get("class") == "row-label"}
     assert labels == {f"p={i:03d}" for i in range(6, MAX_LANES + 6)}
     assert "no compactions recorded yet" in _texts(_parse(history_chart([])))
+
+
+def test_figures_chart_draws_each_recorded_run_and_skips_the_others():
+    ran = dataclasses.replace(_compaction(7, "p=1", "succeeded"), filesin=6, bytesin=3 * 1024 * 1024, rowsin=900,
+                              filesout=1, bytesout=1024 * 1024, rowsout=880, deltasbefore=6, deltasafter=0,
+                              sparkappid="local-1", coreseconds=2.5, wallseconds=4.0)
+    root = _parse(figures_chart([ran, _compaction(8, "p=2", "failed")]))
+    texts = _texts(root)
+    assert "#7 MAJOR p=1" in texts and not any(t and t.startswith("#8") for t in texts)  # no figures: no row
+    assert "1.0 MB · 2.5 core-s" in texts and "1 (Δ 6→0)" in texts
+    bars = [float(r.get("width")) for r in root.iter(f"{SVG}rect") if r.get("class") in ("bar-ratio", "bar-delta")
+            and r.get("height") != "10"]
+    assert bars[0] == pytest.approx(3 * bars[1])  # bytes in is three times bytes out
+    tip = next(t.text for t in root.iter(f"{SVG}title"))
+    assert "900 rows in" in tip and "local-1" in tip
+    assert "no run figures recorded yet" in _texts(_parse(figures_chart([_compaction(8, "p=2", "failed")])))

@@ -67,6 +67,9 @@ def _check_two_partitions(p1: Path, p2: Path, txn: int, result, before1, before2
     assert check_acid_output(str(p2), by_id["p2"].outputs[0]) == 23000
     assert rows_with_ids(str(p1), snapshot(2)) == before1
     assert rows_with_ids(str(p2), snapshot(4)) == before2
+    # run figures: the Spark application and the executor core-seconds of each compaction's tasks
+    assert result.app_id and {c.app_id for c in result.compactions} == {result.app_id}
+    assert all(c.core_seconds > 0 and c.files_in > 0 and c.bytes_in > 0 for c in result.compactions)
 
 
 def test_plan_in_a_shared_session(spark, interop, tmp_path):

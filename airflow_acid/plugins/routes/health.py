@@ -13,7 +13,7 @@ from fastapi.responses import HTMLResponse
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.settings import table_thresholds
 from airflow_acid.operations import explain, table_health, warehouse_health
-from airflow_acid.plugins.charts import history_chart, partition_chart
+from airflow_acid.plugins.charts import figures_chart, history_chart, partition_chart
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, user_may_request
 from airflow_acid.plugins.templating import render
@@ -77,6 +77,7 @@ def table_page(request: Request, user: GetUserDep, database: str, table: str,
         "partition_chart": partition_chart(health["partitions"], limits["delta_num_threshold"],
                                            limits["delta_pct_threshold"]),
         "history_chart": history_chart(history),
+        "figures_chart": figures_chart(history),
         "may_request": user_may_request(request, user),
         "request_defaults": {"database": info_db, "table": info_table, "partition": where.partition}})
 

@@ -1,0 +1,36 @@
+"""The plan dry run in the console: what the next Initiator cycle would queue and what the Worker would run, in the
+order of the next compaction run within the ``[acid]`` budgets, with each plan's inputs, outputs, bytes and
+estimated core-seconds. Reads only (the same dry run as ``airflow-acid plan``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.compactor.scheduling import plan_next_run
+from airflow_acid.plugins.routes import WarehouseDep
+from airflow_acid.plugins.security import authenticated
+from airflow_acid.plugins.templating import render
+from airflow_acid.sensors.initiator import compaction_budgets
+
+router = APIRouter(dependencies=[authenticated])
+
+
+def next_run(warehouse: AcidWarehouse) -> dict[str, Any]:
+    """The dry run as a JSON-friendly dict: would_queue, declined, plans (in running order)."""
+    report, order = plan_next_run(warehouse.metastore, compaction_budgets(), filesystem=warehouse.filesystem)
+    return {**report.as_dict(), "plans": [i.as_dict() for i in order.items]}
+
+
+@router.get("/api/plan")
+def plan_json(warehouse: WarehouseDep) -> dict[str, Any]:
+    """Dry run of the next Initiator cycle and compaction run; writes nothing."""
+    return next_run(warehouse)
+
+
+@router.get("/plan", response_class=HTMLResponse)
+def plan_page(request: Request, warehouse: WarehouseDep) -> HTMLResponse:
+    return render(request, "plan.html", {"plan": next_run(warehouse)})
