@@ -5,8 +5,8 @@ Poke, reschedule or deferrable (``[operators] default_deferrable`` by default)."
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
 from collections.abc import Sequence
+from dataclasses import asdict
 from datetime import timedelta
 from functools import cached_property
 from typing import Any
