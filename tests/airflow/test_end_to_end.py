@@ -43,7 +43,11 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
                 "AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.NUM.THRESHOLD": "1",
                 "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0",
                 # as ./dev demo: up to 3 rows per mapped task, in one Spark application
-                "AIRFLOW__ACID__COMPACTION_BATCH_SIZE": "3"})
+                "AIRFLOW__ACID__COMPACTION_BATCH_SIZE": "3",
+                # OpenLineage events to a file (one JSON event a line); the Spark jobs get the parent job conf
+                "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps({"type": "file", "append": True,
+                                                               "log_file_path": str(tmp_path / "lineage.jsonl")}),
+                "AIRFLOW__OPENLINEAGE__SPARK_INJECT_PARENT_JOB_INFO": "True"})
     _run(env, "airflow", "db", "migrate")
     _run(env, "airflow-acid", "demo", "--warehouse", str(home / "warehouse"),
          "--metastore-url", f"sqlite:///{home / 'metastore.db'}")
@@ -58,6 +62,15 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
     assert {"acid://demo/customers", "acid://demo/sales", "acid://demo/sales/ds=2024-01-01"} <= updated
     _run(env, "airflow", "dags", "test", "acid_cleanup")
     assert _reads(home) == before
+    events = [json.loads(line) for line in (tmp_path / "lineage.jsonl").read_text().splitlines() if line.strip()]
+    completed = [e for e in events if e["eventType"] == "COMPLETE"]
+    compact = [e for e in completed if e["job"]["name"] == "acid_compaction.compact"]  # one per mapped task
+    assert {o["name"].split("/")[-1] for e in compact for o in e["outputs"]} >= {"customers", "ds=2024-01-01"}
+    assert all(o["namespace"] == "file" and (o["namespace"], o["name"]) in {(i["namespace"], i["name"])
+                                                                          for i in e["inputs"]}
+               for e in compact for o in e["outputs"])
+    [clean] = [e for e in completed if e["job"]["name"] == "acid_cleanup.clean"]
+    assert clean["outputs"], "the Cleaner's lineage lists the directories it cleaned"
 
     with AcidWarehouse(f"sqlite:///{home / 'metastore.db'}", home / "warehouse", init=False) as wh:
         shown = {(r.tabname, r.partname): r.state for r in wh.metastore.compactions.show_compactions()}
