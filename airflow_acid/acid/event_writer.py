@@ -315,7 +315,7 @@ class EventFileWriter:
         self.info: EventFileInfo | None = None
         self._dir.makedirs("")  # nothing on object stores
         self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
-        self._stream = TailFinishingStream(self._handle)  # pyorc cannot set the footer's calendar
+        self._stream = TailFinishingStream(self._handle)  # pyorc cannot set the footers' calendar
         try:
             self._writer = pyorc.Writer(
                 cast(BinaryIO, self._stream), orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
@@ -395,8 +395,16 @@ class EventFileWriter:
             if self._stripe_rows == target:
                 self._end_stripe()
 
-    def _end_stripe(self) -> int:
+    def _intermediate_footer(self) -> int:
+        """pyorc's ``write_intermediate_footer`` with the footer finished like the last one (calendar); the file's
+        physical length after it."""
+        self._stream.hold_tail()
         length = self._writer.write_intermediate_footer()
+        self._stream.finish()
+        return self._stream.physical(length)
+
+    def _end_stripe(self) -> int:
+        length = self._intermediate_footer()
         assert self._last_key is not None, "a stripe ends only after rows were written"
         self._key_index.append(self._last_key)
         self._stripe_rows_done.append(self._stripe_rows)
@@ -408,7 +416,7 @@ class EventFileWriter:
         """Streaming only: end the stripe, write an intermediate footer and record its length in the side file."""
         if not self.streaming:
             raise ValueError(f"{self.path}: flush() needs a writer opened with streaming=True")
-        length = self._end_stripe() if self._stripe_rows else self._writer.write_intermediate_footer()
+        length = self._end_stripe() if self._stripe_rows else self._intermediate_footer()
         self._handle.flush()
         self._flush_lengths.append(length)
         side = names.flush_length_file(self.file_name)

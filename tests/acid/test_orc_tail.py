@@ -70,3 +70,37 @@ def test_tail_only_suffix_and_stream():
     assert [r[0] for r in pyorc.Reader(io.BytesIO(data))] == DATES
     with pytest.raises(OrcTailError, match="hold_tail"):
         stream.finish()
+
+
+@pytest.mark.parametrize("compression", ["NONE", "ZLIB", "SNAPPY"])
+def test_streaming_flushes_keep_every_prefix_readable_and_marked(tmp_path, compression):
+    """Each intermediate footer of a streaming file is rewritten too (calendar); later stripes and footers sit
+    at moved offsets, and every flush length the writer records is the physical end of a readable file."""
+    import struct
+
+    from airflow_acid.acid.event_schema import insert_events
+    from airflow_acid.acid.event_writer import EventFileWriter, OrcWriteOptions
+
+    schema = pa.schema([("id", pa.int32()), ("d", pa.date32()), ("s", pa.string())])
+    directory = tmp_path / "delta_0000002_0000002"
+    writer = EventFileWriter(str(directory), 0, schema, streaming=True,
+                             options=OrcWriteOptions.delta(compression=compression))
+    written: list[int] = []
+    for k in range(4):
+        ids = list(range(k * 7, k * 7 + 7))
+        rows = pa.table({"id": pa.array(ids, pa.int32()), "d": [DATES[i % 3] for i in ids],
+                         "s": [f"row {i} " * (i + 1) for i in ids]}, schema=schema)
+        writer.write(insert_events(rows, 2, 536870912, first_row_id=k * 7))
+        length = writer.flush()
+        side = (directory / "bucket_00000_flush_length").read_bytes()
+        assert struct.unpack(">q", side[-8:])[0] == length
+        prefix = (directory / "bucket_00000").read_bytes()[:length]
+        assert read_tail(prefix).calendar == PROLEPTIC_GREGORIAN, k
+        written += ids
+        got = po.read_table(pa.BufferReader(prefix)).column("row").combine_chunks().field("id").to_pylist()
+        assert got == written, k
+    writer.flush()  # nothing new: no footer, the same length
+    writer.close()
+    whole = (directory / "bucket_00000").read_bytes()
+    assert read_tail(whole).calendar == PROLEPTIC_GREGORIAN and len(read_tail(whole).stripe_rows) == 4
+    assert po.read_table(pa.BufferReader(whole)).column("row").combine_chunks().field("id").to_pylist() == written
