@@ -317,6 +317,7 @@ class Worker:
             compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
             table_properties=table.properties, request_properties=request,
             max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem,
+            job_queue=self.conf.compactor_job_queue,
             insert_only=table.is_insert_only)
         if isinstance(plan, NothingToCompact):
             self._nothing_to_do(job, plan)
