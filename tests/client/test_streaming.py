@@ -87,9 +87,20 @@ def test_bad_input_and_insert_only_tables(events, tmp_path):
     assert tree(tmp_path / "wh") == []
 
 
-def test_dynamic_partitions_route_rows_and_add_partitions_at_commit(events, tmp_path):
+@pytest.fixture
+def backend_events(empty_db_url, tmp_path):
+    """The ``events`` table on each metastore backend (SQLite, PostgreSQL, MariaDB)."""
+    from airflow_acid.client.warehouse import AcidWarehouse
+
+    with AcidWarehouse(empty_db_url, tmp_path / "wh") as wh:
+        wh.create_table("events", [("id", "bigint"), ("msg", "string")], partition_by=[("ds", "string")])
+        yield wh
+
+
+def test_dynamic_partitions_route_rows_and_add_partitions_at_commit(backend_events, tmp_path):
     """No static partition: each row carries its partition value (Hive Streaming's dynamic partitioning); the
     partitions a transaction wrote are added to the catalog and recorded as its components when it commits."""
+    events = backend_events
     root = tmp_path / "wh" / "events"
     ms = events.metastore
     with events.streaming_connection("events", batch_size=2) as conn:
@@ -111,6 +122,8 @@ def test_dynamic_partitions_route_rows_and_add_partitions_at_commit(events, tmp_
     assert sorted(zip(table.column("id").to_pylist(), table.column("ds").to_pylist())) == [
         (1, "d1"), (2, "d2"), (5, "d1")]
     assert events.read("events", {"ds": "d2"}).column("id").to_pylist() == [2]
+    candidates, _more = ms.initiator.write_candidates(None, 100)  # COMPLETED_TXN_COMPONENTS: per partition
+    assert sorted(c.partition for c in candidates if c.table == "events") == ["ds=d1", "ds=d2"]
     with pytest.raises(SchemaMismatchError, match="partition column"):
         with events.streaming_connection("events") as conn:
             conn.write([(6, "f")])

@@ -17,7 +17,6 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import LockNotAcquiredError, WriteConflictError
 from tests.warehouse_support import EMPLOYEE, SEED_ROWS, make_warehouse, tree
 
-
 SHARED_WRITES = MetastoreConf(txn_xlock_write=False)
 """hive.txn.xlock.write=false: UPDATE/DELETE take SHARED_WRITE, conflicts are resolved at commit (first committer
 wins) — what most tests here exercise. Hive 4's default (true, EXCL_WRITE) is tested on its own below."""
