@@ -55,6 +55,8 @@ DESCRIPTIONS: dict[str, str] = {
     "aborted_txn_time_threshold_s": "Compact when an aborted transaction is older than this (negative: off).",
     "compact_insert_only": "Also compact insert-only (micro-managed) tables.",
     "request_queue": "Compaction requests submitted at once by ALTER TABLE ... COMPACT on a partitioned table.",
+    "compactor_job_queue": "YARN queue of compaction jobs (spark.yarn.queue) unless a table or request names one "
+                           "(compactor.hive.compactor.job.queue, compactor.mapreduce.job.queuename, …).",
     "worker_threads": "Hive's compactor worker threads; here the slots of the Airflow pool that runs compactions.",
     "max_num_delta": "Most deltas one compaction job reads; more are compacted in several rounds.",
     "wait_timeout_ms": "How long ALTER TABLE ... COMPACT ... AND WAIT waits for the compaction.",
@@ -100,6 +102,8 @@ def _option(field: dataclasses.Field, default: Any) -> dict[str, Any]:
     name = field.name
     if isinstance(default, bool):
         kind, text, example = "boolean", str(default).lower(), str(not default).lower()
+    elif isinstance(default, str):
+        kind, text, example = "string", default, "compaction"
     elif name.endswith("_s"):
         kind, text = "string", f"{default:g}s"
         example = f"{default * 2:g}s"

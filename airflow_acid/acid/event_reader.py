@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import enum
 import struct
+import zoneinfo
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import fsspec
 import pyarrow as pa
 import pyarrow.orc as po
+import pyorc
 
 from airflow_acid.acid.event_schema import ACID_FIELDS, AcidKey, is_acid_schema
 from airflow_acid.acid.event_writer import (
@@ -27,6 +29,7 @@ from airflow_acid.acid.event_writer import (
 )
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.timestamps import is_out_of_nanosecond_range, microsecond_schema
 
 ORC_MAGIC = b"ORC"
 _ARROW_ERRORS = (OSError, pa.ArrowException, ValueError)
@@ -72,6 +75,7 @@ class OrcDataFile:
     num_stripes: int
     user_metadata: dict[str, str] = field(repr=False)
     _orc: po.ORCFile = field(repr=False)
+    _source: pa.NativeFile | None = field(default=None, repr=False)
 
     @property
     def key_index(self) -> list[AcidKey] | None:
@@ -113,6 +117,16 @@ class OrcDataFile:
             return selected + [names[5]]
         return selected + [f"{names[5]}.{c}" for c in children] if children else selected
 
+    def _read_stripe(self, i: int, selection: list[str] | None) -> pa.RecordBatch:
+        """Stripe ``i`` through pyarrow; through pyorc with microsecond timestamps when it holds a timestamp
+        outside pyarrow's nanosecond range (see ``acid/timestamps.py``)."""
+        try:
+            return self._orc.read_stripe(i, columns=selection)
+        except pa.ArrowInvalid as exc:
+            if self._source is None or not is_out_of_nanosecond_range(exc):
+                raise
+        return _wide_stripe(self._source, i, self.file_schema, selection)
+
     def iter_batches(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> Iterator[pa.RecordBatch]:
         """Stripes as record batches.
 
@@ -123,8 +137,8 @@ class OrcDataFile:
         selection = self._selection(row_columns, keys)
         for i in range(self.num_stripes):
             try:
-                batch = self._orc.read_stripe(i, columns=selection)
-            except _ARROW_ERRORS as exc:
+                batch = self._read_stripe(i, selection)
+            except _ARROW_ERRORS + (pyorc.ORCError,) as exc:
                 raise AcidFileError(self.path, f"stripe {i} cannot be decoded (corrupt or truncated file): "
                                                f"{exc}") from None
             if self.format is FileFormat.ACID:
@@ -140,6 +154,55 @@ class OrcDataFile:
         except _ARROW_ERRORS as exc:
             raise AcidFileError(self.path, f"cannot be decoded: {exc}") from None
         return _canonical(empty, keys) if self.format is FileFormat.ACID else empty
+
+
+class _MicrosecondTimestamp(pyorc.converters.ORCConverter):
+    """ORC timestamps as int microseconds since the epoch (UTC), any year 0001–9999."""
+
+    @staticmethod
+    def from_orc(seconds: int, nanoseconds: int, timezone: zoneinfo.ZoneInfo) -> int:
+        return seconds * 1_000_000 + nanoseconds // 1000
+
+    @staticmethod
+    def to_orc(obj: int, timezone: zoneinfo.ZoneInfo) -> tuple[int, int]:  # pragma: no cover - reads only
+        seconds, micros = divmod(int(obj), 1_000_000)
+        return seconds, micros * 1000
+
+
+def _selected(schema: pa.Schema, selection: Sequence[str]) -> list[tuple[str, list[str] | None]]:
+    """pyarrow's column selection: top-level fields in file order, ``a.b`` keeping only the named children."""
+    chosen: list[tuple[str, list[str] | None]] = []
+    for f in schema:
+        children = [n.split(".", 1)[1] for n in selection if n.startswith(f.name + ".")]
+        if f.name in selection:
+            chosen.append((f.name, None))
+        elif children:
+            chosen.append((f.name, [c.name for c in f.type if c.name in children]))
+    return chosen
+
+
+def _wide_stripe(source: pa.NativeFile, i: int, file_schema: pa.Schema,
+                 selection: Sequence[str] | None) -> pa.RecordBatch:
+    """Stripe ``i`` read with pyorc (slow, rare): timestamps as ``timestamp[us]``, so years 0001–9999 fit."""
+    source.seek(0)
+    reader = pyorc.Reader(source, struct_repr=pyorc.StructRepr.DICT, timezone=zoneinfo.ZoneInfo("UTC"),
+                          converters={pyorc.TypeKind.TIMESTAMP: _MicrosecondTimestamp})
+    table = pa.Table.from_pylist(list(reader.read_stripe(i)), schema=microsecond_schema(file_schema))
+    if selection is None:
+        return table.combine_chunks().to_batches()[0] if table.num_rows else _empty_batch(table.schema)
+    columns, fields = [], []
+    for name, children in _selected(file_schema, selection):
+        column = table.column(name).combine_chunks()
+        if children is not None:
+            parts = [column.field(c) for c in children]
+            column = pa.StructArray.from_arrays(parts, names=children, mask=column.is_null())
+        columns.append(column)
+        fields.append(pa.field(name, column.type))
+    return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
+    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
 
 
 def _canonical(batch: pa.RecordBatch | pa.Table, keys: bool) -> pa.RecordBatch | pa.Table:
@@ -204,7 +267,7 @@ def open_data_file(storage: Storage, relative: str, size: int | None = None, *,
                                   "without the ACID columns; original files belong directly in the table directory")
     if expect is FileFormat.ORIGINAL and fmt is FileFormat.ACID:
         raise AcidFileError(path, "expected an original (non-ACID) file but found an ACID event file")
-    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc)
+    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc, source)
 
 
 def _short(schema: pa.Schema) -> str:

@@ -35,6 +35,7 @@ from airflow_acid.acid.event_schema import (
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.orc_tail import TailFinishingStream
+from airflow_acid.acid.timestamps import has_nanosecond_timestamps, is_out_of_nanosecond_range, microsecond_schema
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -139,7 +140,7 @@ class EventFileInfo:
 
 
 class _NsTimestamp(pyorc.converters.ORCConverter):
-    """Timestamps arrive as int nanoseconds since the epoch (UTC wall clock)."""
+    """Timestamps arrive as int nanoseconds since the epoch (UTC wall clock), Python ints: any year 0001–9999."""
 
     @staticmethod
     def from_orc(seconds: int, nanoseconds: int, timezone: zoneinfo.ZoneInfo) -> int:  # pragma: no cover - pyarrow reads
@@ -179,23 +180,31 @@ _CONVERTERS = {pyorc.TypeKind.TIMESTAMP: _NsTimestamp, pyorc.TypeKind.DATE: _Day
                pyorc.TypeKind.DECIMAL: _ExactDecimal}
 
 
-def _plain_type(t: pa.DataType, ns_only: bool) -> pa.DataType:
-    """The Arrow type a column is cast to before ``to_pylist``: timestamps→ns (→int64), dates→int32."""
+_NANOS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+
+
+def _plain_type(t: pa.DataType) -> pa.DataType:
+    """The Arrow type a column is cast to before ``to_pylist``: timestamps→int64 in their own unit (no overflow
+    for years 0001–9999; :func:`_fixer` scales them to nanoseconds as Python ints), dates→int32."""
     if pa.types.is_timestamp(t):
-        return pa.timestamp("ns") if ns_only else pa.int64()
+        return pa.int64()
     if pa.types.is_date32(t):
-        return t if ns_only else pa.int32()
+        return pa.int32()
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return pa.list_(_plain_type(t.value_type, ns_only))
+        return pa.list_(_plain_type(t.value_type))
     if pa.types.is_map(t):
-        return pa.map_(_plain_type(t.key_type, ns_only), _plain_type(t.item_type, ns_only))
+        return pa.map_(_plain_type(t.key_type), _plain_type(t.item_type))
     if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _plain_type(f.type, ns_only)) for f in t])
+        return pa.struct([pa.field(f.name, _plain_type(f.type)) for f in t])
     return t
 
 
 def _fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
-    """A function turning ``to_pylist`` values into what pyorc expects (structs→tuples, maps→dicts), or None."""
+    """A function turning ``to_pylist`` values into what pyorc expects (structs→tuples, maps→dicts, timestamps→
+    int nanoseconds), or None."""
+    if pa.types.is_timestamp(t) and t.unit != "ns":
+        factor = _NANOS_PER_UNIT[t.unit]
+        return lambda v: None if v is None else v * factor
     if pa.types.is_struct(t):
         subs = [_fixer(f.type) for f in t]
         keys = [f.name for f in t]
@@ -218,10 +227,8 @@ def _fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
 
 
 def _column_values(array: pa.Array) -> list[Any]:
-    plain = _plain_type(array.type, ns_only=False)
-    if plain != array.type:
-        array = array.cast(_plain_type(array.type, ns_only=True)).cast(plain)
-    values = array.to_pylist()
+    plain = _plain_type(array.type)
+    values = (array.cast(plain) if plain != array.type else array).to_pylist()
     fix = _fixer(array.type)
     return values if fix is None else [fix(v) for v in values]
 
@@ -257,7 +264,9 @@ def conform_events(events: pa.Table | pa.RecordBatch, row_schema: pa.Schema, pat
         try:
             table = table.cast(schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-            raise AcidSchemaError(f"{path}: events do not fit the table schema {row_schema}: {exc}") from None
+            if not (is_out_of_nanosecond_range(exc) and has_nanosecond_timestamps(schema)):
+                raise AcidSchemaError(f"{path}: events do not fit the table schema {row_schema}: {exc}") from None
+            return conform_events(table, microsecond_schema(row_schema), path)  # the same ORC type, any year
     return table
 
 
@@ -315,7 +324,7 @@ class EventFileWriter:
         self.info: EventFileInfo | None = None
         self._dir.makedirs("")  # nothing on object stores
         self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
-        self._stream = TailFinishingStream(self._handle)  # pyorc cannot set the footer's calendar
+        self._stream = TailFinishingStream(self._handle)  # pyorc cannot set the footers' calendar
         try:
             self._writer = pyorc.Writer(
                 cast(BinaryIO, self._stream), orc_schema, batch_size=self._batch_size, stripe_size=_UNBOUNDED_STRIPE,
@@ -395,8 +404,16 @@ class EventFileWriter:
             if self._stripe_rows == target:
                 self._end_stripe()
 
-    def _end_stripe(self) -> int:
+    def _intermediate_footer(self) -> int:
+        """pyorc's ``write_intermediate_footer`` with the footer finished like the last one (calendar); the file's
+        physical length after it."""
+        self._stream.hold_tail()
         length = self._writer.write_intermediate_footer()
+        self._stream.finish()
+        return self._stream.physical(length)
+
+    def _end_stripe(self) -> int:
+        length = self._intermediate_footer()
         assert self._last_key is not None, "a stripe ends only after rows were written"
         self._key_index.append(self._last_key)
         self._stripe_rows_done.append(self._stripe_rows)
@@ -408,7 +425,7 @@ class EventFileWriter:
         """Streaming only: end the stripe, write an intermediate footer and record its length in the side file."""
         if not self.streaming:
             raise ValueError(f"{self.path}: flush() needs a writer opened with streaming=True")
-        length = self._end_stripe() if self._stripe_rows else self._writer.write_intermediate_footer()
+        length = self._end_stripe() if self._stripe_rows else self._intermediate_footer()
         self._handle.flush()
         self._flush_lengths.append(length)
         side = names.flush_length_file(self.file_name)

@@ -31,6 +31,7 @@ from airflow_acid.acid.event_writer import (
 )
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
+from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.orc_tail import finished_tail, read_tail
 
@@ -101,7 +102,7 @@ class AcidOrcFileWriter:
             raise UnsortedEventsError(self.storage.url(self.relative), "events are not sorted by (originalTransaction, "
                                                                        f"bucket, rowId) at row {self.rows + bad}")
         self._ops += np.bincount(_np(events.column(OPERATION)), minlength=3)[:3]
-        self._writer.write(events if isinstance(events, pa.Table) else pa.Table.from_batches([events]))
+        self._writer.write(orc_safe(events if isinstance(events, pa.Table) else pa.Table.from_batches([events])))
         self._keys.append((o, b, r))
         self.rows += events.num_rows
 

@@ -40,6 +40,13 @@ from airflow_acid.acid.event_writer import decoded_bucket_ids
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
+from airflow_acid.acid.timestamps import (
+    TimestampRangeError,
+    has_nanosecond_timestamps,
+    is_out_of_nanosecond_range,
+    microsecond_schema,
+    microsecond_type,
+)
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
 
 ROW_ID_COLUMNS: tuple[str, ...] = KEY_FIELDS
@@ -388,11 +395,12 @@ class _Reader:
                 continue
             arr = children[f.row_schema.field(fi).name]
             if arr.type != field.type:
-                try:
-                    arr = arr.cast(field.type)
+                try:  # nanoseconds → microseconds truncates: the table is read at microseconds (timestamps.py)
+                    arr = arr.cast(field.type, safe=microsecond_type(arr.type) != field.type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                    raise AcidFileError(f.path, f"column {field.name}: cannot convert {arr.type} to "
-                                                f"{field.type}: {exc}") from None
+                    error = TimestampRangeError if is_out_of_nanosecond_range(exc) else AcidFileError
+                    raise error(f.path, f"column {field.name}: cannot convert {arr.type} to "
+                                        f"{field.type}: {exc}") from None
             cols.append(arr)
         return cols
 
@@ -571,8 +579,15 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
     """Merged table for an explicit plan, ordered by bucket id then (originalTransaction, bucket, rowId)."""
     if schema is None:
         schema = _infer_schema(storage, plan)
-    batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                     include_row_ids=include_row_ids, _keys=True))
+    try:
+        batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
+                                         include_row_ids=include_row_ids, _keys=True))
+    except TimestampRangeError:
+        if schema is None or not has_nanosecond_timestamps(schema):
+            raise
+        schema = microsecond_schema(schema)  # a timestamp outside 1677–2262: read the table at microseconds
+        batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
+                                         include_row_ids=include_row_ids, _keys=True))
     if schema is None:
         return pa.table({})
     if batches:

@@ -16,7 +16,7 @@ as ORC 1.5+/Hive 3+ Java writers do.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -28,10 +28,10 @@ _MAGIC = b"ORC"
 _VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
 _NONE, _ZLIB, _SNAPPY, _LZO, _LZ4, _ZSTD = range(6)
 _PS_FOOTER_LENGTH, _PS_COMPRESSION, _PS_BLOCK_SIZE = 1, 2, 3
-_FOOTER_STRIPES, _FOOTER_METADATA, _FOOTER_CALENDAR = 3, 5, 11
+_FOOTER_CONTENT_LENGTH, _FOOTER_STRIPES, _FOOTER_METADATA, _FOOTER_CALENDAR = 2, 3, 5, 11
 PROLEPTIC_GREGORIAN = 2
 """ORC's ``CalendarKind`` value for the proleptic Gregorian calendar (0 is unknown, 1 hybrid Julian/Gregorian)."""
-_STRIPE_NUMBER_OF_ROWS = 5
+_STRIPE_OFFSET, _STRIPE_NUMBER_OF_ROWS = 1, 5
 
 
 class OrcTailError(AcidUserError, ValueError):
@@ -229,23 +229,54 @@ def read_tail(data: bytes | memoryview | pa.Buffer, *, whole_file: bool = True) 
     return OrcTail(footer_start, postscript, footer, kind, block)
 
 
+def _varint_field(number: int, value: int) -> bytes:
+    return _encode_varint(number << 3 | _VARINT) + _encode_varint(value)
+
+
+def _moved_stripe(info: bytes, shift: int) -> bytes:
+    """A StripeInformation message with its offset moved by ``shift`` bytes."""
+    return b"".join(_varint_field(_STRIPE_OFFSET, int(value) + shift) if number == _STRIPE_OFFSET else raw
+                    for number, _wire, value, raw in _fields(info))
+
+
+def _relocated(footer: bytes, stripe_shifts: Sequence[int], shift: int) -> bytes:
+    """The Footer's fields without the calendar, stripe offsets and contentLength moved (see :func:`finished_tail`)."""
+    if not shift and not any(stripe_shifts):
+        return b"".join(raw for number, _wire, _value, raw in _fields(footer) if number != _FOOTER_CALENDAR)
+    out, stripe = bytearray(), 0
+    for number, _wire, value, raw in _fields(footer):
+        if number == _FOOTER_CALENDAR:
+            continue
+        if number == _FOOTER_STRIPES:
+            moved = stripe_shifts[stripe] if stripe < len(stripe_shifts) else shift
+            stripe += 1
+            out += _length_field(_FOOTER_STRIPES, _moved_stripe(_submessage(value, "a StripeInformation"), moved))
+        elif number == _FOOTER_CONTENT_LENGTH:
+            out += _varint_field(_FOOTER_CONTENT_LENGTH, int(value) + shift)
+        else:
+            out += raw
+    return bytes(out)
+
+
 def finished_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None = None, *,
-                  whole_file: bool = True) -> tuple[int, bytes]:
+                  whole_file: bool = True, shift: int = 0, stripe_shifts: Sequence[int] = ()) -> tuple[int, bytes]:
     """Where the Footer of ``data`` starts, and the new Footer + PostScript to put there: ``metadata`` appended
     (names must not exist yet) and the calendar set to proleptic Gregorian.
 
     ``data[:start] + tail`` is the new file; writing the two pieces avoids copying the stripes. With
-    ``whole_file=False`` ``data`` is only the file's last bytes (see :func:`read_tail`).
+    ``whole_file=False`` ``data`` is only the file's last bytes (see :func:`read_tail`). ``shift`` moves the
+    Footer's offsets when earlier footers of the file were rewritten (:class:`TailFinishingStream`): stripe ``i``
+    by ``stripe_shifts[i]`` (by ``shift`` beyond the list), ``contentLength`` by ``shift``.
     """
     tail = read_tail(data, whole_file=whole_file)
     metadata = metadata or {}
     clash = set(metadata) & set(tail.user_metadata)
     if clash:
         raise OrcTailError(f"user metadata keys {sorted(clash)} are already present")
-    kept = b"".join(raw for number, _wire, _value, raw in _fields(tail.footer) if number != _FOOTER_CALENDAR)
+    kept = _relocated(tail.footer, stripe_shifts, shift)
     items = b"".join(_length_field(_FOOTER_METADATA, _length_field(1, k.encode()) + _length_field(2, bytes(v)))
                      for k, v in metadata.items())
-    calendar = _encode_varint(_FOOTER_CALENDAR << 3 | _VARINT) + _encode_varint(PROLEPTIC_GREGORIAN)
+    calendar = _varint_field(_FOOTER_CALENDAR, PROLEPTIC_GREGORIAN)
     footer = _as_chunks(tail.compression, kept + items + calendar, tail.block_size)
     ps = bytearray()
     for number, _wire, _value, raw in _fields(tail.postscript):
@@ -265,15 +296,22 @@ def finished_file(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, b
 
 
 class TailFinishingStream:
-    """A binary output stream for writers that write the ORC tail themselves (pyorc): bytes pass through to
-    ``handle`` until :meth:`hold_tail`, then are held until :meth:`finish` writes them with :func:`finished_tail`.
+    """A binary output stream for writers that write ORC tails themselves (pyorc): bytes pass through to
+    ``handle``; between :meth:`hold_tail` and :meth:`finish` they are held, and every tail written in between
+    (the final one, or an intermediate footer of a streaming flush) is rewritten with :func:`finished_tail`.
 
-    Call :meth:`hold_tail` just before the writer's ``close()`` (which writes any last stripe, then the tail).
+    A rewritten tail changes length, so bytes after it sit at other offsets than the writer believes: its offsets
+    are *logical*, the file's *physical*. :meth:`physical` converts a length the writer reports (a flush length),
+    and every later tail gets its stripe offsets moved by what was added before each stripe.
     """
 
     def __init__(self, handle: BinaryIO) -> None:
         self._handle = handle
         self._held: bytearray | None = None
+        self.shift = 0
+        """Physical minus logical position of the bytes written now."""
+        self._stripe_shifts: list[int] = []
+        """The shift of each stripe in the last rewritten tail."""
 
     def write(self, data: bytes | bytearray | memoryview) -> int:
         if self._held is not None:
@@ -296,15 +334,25 @@ class TailFinishingStream:
     def writable(self) -> bool:
         return True
 
+    def physical(self, logical_length: int) -> int:
+        """The file length that a length the writer reports (``write_intermediate_footer()``) corresponds to."""
+        return logical_length + self.shift
+
     def hold_tail(self) -> None:
         self._held = bytearray()
 
     def finish(self) -> None:
-        """Write the held bytes with the finished Footer (proleptic Gregorian calendar) to the handle."""
+        """Write the held bytes with their tail finished (proleptic Gregorian calendar, moved offsets) to the
+        handle; held bytes without a new tail (a flush with nothing new) are written as they are."""
         if self._held is None:
-            raise OrcTailError("finish() needs hold_tail() before the ORC writer closed")
+            raise OrcTailError("finish() needs hold_tail() before the ORC writer wrote its tail")
         held, self._held = bytes(self._held), None
-        start, tail = finished_tail(held, whole_file=False)
+        if not held:
+            return
+        start, tail = finished_tail(held, whole_file=False, shift=self.shift, stripe_shifts=self._stripe_shifts)
         self._handle.write(held[:start])
         self._handle.write(tail)
         self._handle.flush()
+        stripes = len(read_tail(tail, whole_file=False).stripe_rows)
+        self._stripe_shifts += [self.shift] * (stripes - len(self._stripe_shifts))
+        self.shift += len(tail) - (len(held) - start)

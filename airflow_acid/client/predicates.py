@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.table_schema import cast_to_column
 
 SOURCE_PREFIX = "source."
 
@@ -88,7 +89,7 @@ def project(rows: pa.Table, values: Mapping[str, Any], target: pa.Schema, *, tab
         col = out.column(name)
         if col.type != field.type:
             try:
-                col = col.cast(field.type, safe=True)
+                col = cast_to_column(col, field.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
                 raise SchemaMismatchError(
                     f"table {table}: the value for column {name} ({col.type}) does not fit {field.type}: "

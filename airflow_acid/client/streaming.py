@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_acid.acid import bucket_codec, names
-from airflow_acid.acid.codes import DataOperation, LockState
+from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import EventFileWriter, FileKind
 from airflow_acid.acid.fs import storage_for
@@ -46,7 +46,7 @@ from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 
 if TYPE_CHECKING:
-    from airflow_acid.client.warehouse import AcidWarehouse
+    from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,10 @@ class StreamingConnection:
         if self.info.is_insert_only:
             raise UnsupportedOperationError(
                 f"table {self.info.full_name} is insert-only; streaming ingest writes full-ACID tables only")
-        self.target = warehouse.partition_target(self.info, partition)
+        self.dynamic = self.info.is_partitioned and partition is None
+        """Dynamic partitioning (Hive Streaming without static partition values): every row carries its partition
+        column values and goes to that partition; partitions are added when the transaction commits."""
+        self.target = None if self.dynamic else warehouse.partition_target(self.info, partition)
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = min(batch_size or warehouse.conf.txn_max_open_batch, warehouse.conf.txn_max_open_batch)
@@ -90,12 +93,16 @@ class StreamingConnection:
         self._used = 0
         self._current: int | None = None
         self._directory: str | None = None
-        self._writers: dict[int, EventFileWriter] = {}
-        self._dirty: set[int] = set()
-        self._row_ids: dict[int, int] = {}
-        self.per_transaction_files = not storage_for(self.target.location, warehouse.filesystem).durable_flush
+        self._writers: dict[tuple[str, int], EventFileWriter] = {}
+        """Open files by (partition location, bucket)."""
+        self._dirty: set[tuple[str, int]] = set()
+        self._row_ids: dict[tuple[str, int], int] = {}
+        self._txn_partitions: dict[str, PartitionTarget] = {}
+        """Partitions the current transaction wrote (dynamic partitioning)."""
+        location = self.info.location if self.target is None else self.target.location
+        self.per_transaction_files = not storage_for(location, warehouse.filesystem).durable_flush
         """True on object stores: each transaction's rows go into its own closed ``delta_W_W`` files."""
-        if self.target.spec:
+        if self.target is not None and self.target.spec:
             self._ms.catalog.add_partition(self.info.database, self.info.name, self.target.spec,
                                            location=self.target.location, if_not_exists=True)
         self._heartbeater = Heartbeater(self._ms.txns.heartbeat, self._open_txns, warehouse.conf.txn_timeout_s / 2,
@@ -111,7 +118,8 @@ class StreamingConnection:
             self.close()
 
     def __repr__(self) -> str:
-        return (f"StreamingConnection({self.info.full_name}, partition={self.target.name!r}, "
+        partition = "dynamic" if self.target is None else repr(self.target.name)
+        return (f"StreamingConnection({self.info.full_name}, partition={partition}, "
                 f"batch={self._batch[:1]}…, current={self._current})")
 
     # --- properties ------------------------------------------------------------------------------------
@@ -173,50 +181,69 @@ class StreamingConnection:
             self._used += 1
             self._current = txn
         self._row_ids = {}
-        comp = lock_component_for(DataOperation.INSERT, self.info.database, self.info.name, self.target.name,
-                                  conf=self._wh.conf)
+        self._txn_partitions = {}
+        comp = lock_component_for(DataOperation.INSERT, self.info.database, self.info.name,
+                                  None if self.target is None else self.target.name, conf=self._wh.conf,
+                                  is_dynamic_partition_write=self.dynamic)
         response = self._ms.locks.lock([comp], txn_id=txn, user=self._wh.user, host=self._wh.host,
                                        agent_info=self.agent_info)
         if response.state is not LockState.ACQUIRED:
             self.abort()
+            where = "the table" if self.target is None or not self.target.name else self.target.name
             raise LockNotAcquiredError(f"streaming into {self.info.full_name}: transaction {txn} could not lock "
-                                       f"{self.target.name or 'the table'}")
+                                       f"{where}")
         return txn
 
-    def _writer(self, bucket: int) -> EventFileWriter:
-        writer = self._writers.get(bucket)
+    def _writer(self, location: str, bucket: int) -> EventFileWriter:
+        writer = self._writers.get((location, bucket))
         if writer is None:
             current = self.directory
             assert current is not None, "set once a batch is open, which begin() does first"
-            directory = posixpath.join(self.target.location, current)
+            directory = posixpath.join(location, current)
             writer = EventFileWriter(directory, bucket, self.schema, kind=FileKind.DELTA,
                                      filesystem=self._wh.filesystem, streaming=not self.per_transaction_files)
-            self._writers[bucket] = writer
+            self._writers[(location, bucket)] = writer
         return writer
+
+    def _groups(self, data: Any) -> list[tuple[PartitionTarget, pa.Table]]:
+        """The rows by target partition: the static one, or (dynamic) by their partition column values."""
+        if self.target is not None:
+            return [(self.target, to_arrow_table(data, self.schema, table=self.info.full_name))]
+        if isinstance(data, list) and data and all(isinstance(r, (tuple, list)) for r in data):
+            names = [*self.schema.names, *(k.name for k in self.info.partition_keys)]  # Hive: partition values last
+            data = [dict(zip(names, r)) if len(r) == len(names) else r for r in data]
+        return self._wh.split_by_partition(self.info, data, None)
 
     def write(self, data: Any) -> int:
         """Append rows to the current transaction (begun automatically); returns the number of rows."""
         self._check_open("write")
-        rows = to_arrow_table(data, self.schema, table=self.info.full_name)  # bad input: nothing written
+        groups = self._groups(data)  # bad input: nothing written
         txn = self._current if self._current is not None else self.begin()
-        if not rows.num_rows:
+        count = sum(rows.num_rows for _target, rows in groups)
+        if not count:
             return 0
         write_id = self._write_ids[txn]
-        buckets = np.zeros(rows.num_rows, dtype=np.int64) if self._bucket_of is None else self._bucket_of(rows)
         try:
-            for bucket in np.unique(buckets):
-                part = rows if len(buckets) == 1 or (buckets == bucket).all() else rows.filter(pa.array(buckets == bucket))
-                b = int(bucket)
-                first = self._row_ids.get(b, 0)
-                prop = bucket_codec.encode(b, STREAMING_STATEMENT_ID)
-                self._writer(b).write(insert_events(part, write_id, prop, first))
-                self._row_ids[b] = first + part.num_rows
-                self._dirty.add(b)
+            for target, rows in groups:
+                self._write_rows(target, rows, write_id)
         except BaseException:
             self.abort()
             raise
-        self.stats.rows += rows.num_rows
-        return rows.num_rows
+        self.stats.rows += count
+        return count
+
+    def _write_rows(self, target: PartitionTarget, rows: pa.Table, write_id: int) -> None:
+        if target.name is not None and self.target is None:
+            self._txn_partitions[target.name] = target
+        buckets = np.zeros(rows.num_rows, dtype=np.int64) if self._bucket_of is None else self._bucket_of(rows)
+        for bucket in np.unique(buckets):
+            part = rows if len(buckets) == 1 or (buckets == bucket).all() else rows.filter(pa.array(buckets == bucket))
+            key = (target.location, int(bucket))
+            first = self._row_ids.get(key, 0)
+            prop = bucket_codec.encode(int(bucket), STREAMING_STATEMENT_ID)
+            self._writer(*key).write(insert_events(part, write_id, prop, first))
+            self._row_ids[key] = first + part.num_rows
+            self._dirty.add(key)
 
     def commit(self) -> None:
         """Flush the batch's files (``_flush_length``) and commit the current transaction."""
@@ -227,8 +254,10 @@ class StreamingConnection:
             if self.per_transaction_files:
                 self._close_writers()  # uploaded before the commit: durable and visible once it commits
             else:
-                for bucket in sorted(self._dirty):
-                    self._writers[bucket].flush()
+                for key in sorted(self._dirty):
+                    self._writers[key].flush()
+            if self._txn_partitions:
+                self._add_partitions(self._current)
         except BaseException:
             self.abort()
             raise
@@ -238,6 +267,16 @@ class StreamingConnection:
         self.stats.committed += 1
         if self._used >= len(self._batch):
             self._close_writers()
+
+    def _add_partitions(self, txn: int) -> None:
+        """Dynamic partitioning, before the commit: register the partitions the transaction wrote in the catalog
+        and record them as the transaction's components (Hive's addDynamicPartitions), so snapshots, write
+        conflicts and the Initiator see each partition."""
+        for target in self._txn_partitions.values():
+            self._ms.catalog.add_partition(self.info.database, self.info.name, dict(target.spec or {}),
+                                           location=target.location, if_not_exists=True)
+        self._ms.txns.add_dynamic_partitions(txn, self.info.database, self.info.name, list(self._txn_partitions),
+                                             OperationType.INSERT, self._write_ids[txn])
 
     def abort(self) -> None:
         """Abort the current transaction; its rows stay in the batch's files, invisible."""

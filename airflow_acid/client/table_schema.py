@@ -2,7 +2,8 @@
 
 Hive column types map to Arrow as ORC stores them: tinyint→int8, smallint→int16, int→int32, bigint→int64,
 float→float32, double→float64, boolean→bool, string/varchar/char→string, binary→binary, date→date32,
-timestamp→timestamp[ns], decimal(p,s)→decimal128(p,s), array/map/struct recursively.
+timestamp→timestamp[ns] (timestamp[us] for values outside 1677–2262, see acid/timestamps.py),
+decimal(p,s)→decimal128(p,s), array/map/struct recursively.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_acid.acid.event_schema import orc_type
+from airflow_acid.acid.timestamps import is_out_of_nanosecond_range, microsecond_type
 from airflow_acid.client.errors import SchemaMismatchError
 
 _SIMPLE = {
@@ -115,13 +117,24 @@ def to_arrow_table(data: Any, schema: pa.Schema, *, table: str, extra: Sequence[
         col = data.column(field.name)
         if col.type != field.type:
             try:
-                col = col.cast(field.type, safe=True)
+                col = cast_to_column(col, field.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
                 raise SchemaMismatchError(
                     f"table {table}: column {field.name} expects {field.type} but the data holds {col.type} values "
                     f"that do not convert ({str(exc).splitlines()[0]})") from None
         arrays.append(col)
-    return pa.Table.from_arrays(arrays, schema=pa.schema([pa.field(f.name, f.type) for f in target]))
+    return pa.Table.from_arrays(arrays, schema=pa.schema([pa.field(f.name, a.type) for f, a in zip(target, arrays)]))
+
+
+def cast_to_column(column: pa.ChunkedArray | pa.Array, typ: pa.DataType) -> pa.ChunkedArray | pa.Array:
+    """``column`` as ``typ``; timestamps outside 1677–2262 stay microseconds (Hive's range, ``acid/timestamps.py``)."""
+    try:
+        return column.cast(typ, safe=True)
+    except pa.ArrowInvalid as exc:
+        wide = microsecond_type(typ)
+        if wide == typ or not is_out_of_nanosecond_range(exc):
+            raise
+        return column if column.type == wide else column.cast(wide, safe=True)
 
 
 def _from_python(data: Any, schema: pa.Schema, by_lower: Mapping[str, pa.Field], table: str) -> pa.Table:
@@ -172,6 +185,18 @@ def _from_python(data: Any, schema: pa.Schema, by_lower: Mapping[str, pa.Field],
 
 
 def _column(field: pa.Field, values: list, table: str) -> pa.Array:
+    try:
+        return pa.array(values, type=field.type)
+    except pa.ArrowInvalid as exc:
+        if not is_out_of_nanosecond_range(exc) or microsecond_type(field.type) == field.type:
+            return _column_error(field, values, table)
+        return _column(field.with_type(microsecond_type(field.type)), values, table)
+    except (pa.ArrowTypeError, TypeError, OverflowError, ValueError):
+        return _column_error(field, values, table)
+
+
+def _column_error(field: pa.Field, values: list, table: str) -> pa.Array:
+    """Raise a :class:`SchemaMismatchError` naming the first value of ``values`` that does not fit ``field``."""
     try:
         return pa.array(values, type=field.type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError):

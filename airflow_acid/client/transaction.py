@@ -26,6 +26,8 @@ import pyarrow.orc as po
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.orc_nulls import orc_safe
+from airflow_acid.acid.orc_tail import finished_tail
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from airflow_acid.client.predicates import (
@@ -241,8 +243,13 @@ class Transaction:
         fs.makedirs(posixpath.join(root, dirname), exist_ok=True)
         for bucket in np.unique(buckets):
             part = rows.filter(pa.array(buckets == bucket))
+            sink = pa.BufferOutputStream()
+            po.write_table(orc_safe(part), sink, compression="zlib")
+            data = sink.getvalue()
+            start, tail = finished_tail(data)  # the footer marks the proleptic Gregorian calendar
             with fs.open(posixpath.join(root, dirname, names.format_original_file(int(bucket))), "wb") as fh:
-                po.write_table(part, fh, compression="zlib")
+                fh.write(memoryview(data)[:start])
+                fh.write(tail)
 
     def _register(self, info: TableInfo, targets: Sequence[PartitionTarget]) -> None:
         for t in targets:

@@ -42,10 +42,11 @@ def plan_directory(location: str, write_ids: ValidCompactorWriteIdList, compacto
                    request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
                    filesystem: fsspec.AbstractFileSystem | None = None, insert_only: bool = False,
                    number_of_buckets: int | None = None, order_by: Sequence[tuple[str, bool]] = (),
-                   ) -> Compaction | NothingToCompact:
+                   job_queue: str = "") -> Compaction | NothingToCompact:
     """List ``location`` once and plan its compaction (§5.2 step 8: empty files ignored, as Hive does)."""
     state = directory_state(location, write_ids, txns, filesystem=filesystem, ignore_empty_files=True)
     return plan_compaction(state, write_ids, compactor_txn_id, compaction_type, location=location,
                            compaction_id=compaction_id, row_schema=row_schema, table_properties=table_properties,
                            request_properties=request_properties, max_num_delta=max_num_delta,
-                           insert_only=insert_only, number_of_buckets=number_of_buckets, order_by=order_by)
+                           insert_only=insert_only, number_of_buckets=number_of_buckets, order_by=order_by,
+                           job_queue=job_queue)

@@ -15,6 +15,10 @@ from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.names import LONG_MIN
 from airflow_acid.acid.state import AcidState, BaseEntry, DeltaEntry
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
+from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX as COMPACTOR_PREFIX
+from airflow_acid.compactor.job_conf import MAX_NUM_DELTA_KEY as MAX_NUM_DELTA_KEY
+from airflow_acid.compactor.job_conf import job_queue as queue_of
+from airflow_acid.compactor.job_conf import spark_job_conf
 from airflow_acid.job.plan import (
     Compaction,
     CompactionPlan,
@@ -25,9 +29,7 @@ from airflow_acid.job.plan import (
     not_enough_reason,
 )
 
-MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"
 DEFAULT_MAX_NUM_DELTA = 500
-COMPACTOR_PREFIX = "compactor."
 TBLPROPS_PREFIX = "tblprops."
 
 
@@ -120,7 +122,7 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
                     row_schema: str | None = None, table_properties: Mapping[str, str] = {},
                     request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
                     insert_only: bool = False, number_of_buckets: int | None = None,
-                    order_by: Sequence[tuple[str, bool]] = ()) -> Compaction | NothingToCompact:
+                    order_by: Sequence[tuple[str, bool]] = (), job_queue: str = "") -> Compaction | NothingToCompact:
     """Plan one compaction of one directory from its compactor-snapshot AcidState (pure; §5.2 step 8, §5.3).
 
     ``state`` must come from ``get_acid_state`` with ``write_ids`` (the compactor list, ignore_empty_files=True
@@ -128,7 +130,8 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
     REBALANCE is one step over the same inputs as MAJOR (no partial minors), spreading the rows over
     ``number_of_buckets`` files ordered by ``order_by``; on an insert-only table it is a MAJOR, as in Hive.
     ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
-    (``compactor.`` properties) or 500.
+    (``compactor.`` properties) or 500. MR-era job settings and the queue (``job_queue``: the global
+    ``hive.compactor.job.queue``) become Spark settings (``compactor/job_conf.py``).
     """
     ctype = compaction_type(requested_type)
     if ctype is CompactionType.REBALANCE and insert_only:
@@ -144,6 +147,8 @@ def plan_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, comp
             max_num_delta = int(raw)
         except ValueError:
             raise PlanError(f"{MAX_NUM_DELTA_KEY}={raw!r} (compactor. property) is not an integer") from None
+    job_conf = spark_job_conf(job_conf, queue=queue_of(table_properties, request_properties, job_queue),
+                              where=location)
     orc = OrcSettings.from_properties(props)
     deltas = list(state.current_deltas)
     has_base = state.base is not None

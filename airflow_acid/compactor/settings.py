@@ -11,12 +11,12 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_acid.compactor.planning import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
-from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.conf import MetastoreConf, unknown_setting_names
 from airflow_acid.metastore.errors import InvalidInputError
 
 log = logging.getLogger(__name__)
@@ -77,16 +77,19 @@ def parse_threshold(table: str, key: str, value: Any, *, integer: bool) -> int |
 
 
 def table_thresholds(conf: MetastoreConf, table_properties: Mapping[str, str], *, table: str) -> TableThresholds:
-    """hive.compactor.delta.{num,pct}.threshold for ``table``: ``compactorthreshold.<key>`` wins over the global
-    setting (§4.2 steps 4–5). A bad property raises CompactorSettingsError naming the table and the key."""
+    """hive.compactor.delta.{num,pct}.threshold for ``table``: ``compactorthreshold.<key>`` (``hive.*`` or
+    ``metastore.*`` name) wins over the global setting (§4.2 steps 4–5). A bad property raises
+    CompactorSettingsError naming the table and the key."""
     values: dict[str, int | float] = {DELTA_NUM_KEY: conf.delta_num_threshold, DELTA_PCT_KEY: conf.delta_pct_threshold}
     sources = {key: f"global setting {key}" for key in TABLE_THRESHOLD_KEYS}
     for key in TABLE_THRESHOLD_KEYS:
-        prop = THRESHOLD_PREFIX + key
-        raw = _get_ci(table_properties, prop)
-        if raw is not None:
-            values[key] = parse_threshold(table, prop, raw, integer=key == DELTA_NUM_KEY)
-            sources[key] = f"table property {prop}"
+        for name in MetastoreConf.names_of(MetastoreConf.field_of(key) or key):  # metastore.* name first, as Hive
+            prop = THRESHOLD_PREFIX + name
+            raw = _get_ci(table_properties, prop)
+            if raw is not None:
+                values[key] = parse_threshold(table, prop, raw, integer=key == DELTA_NUM_KEY)
+                sources[key] = f"table property {prop}"
+                break
     return TableThresholds(int(values[DELTA_NUM_KEY]), float(values[DELTA_PCT_KEY]), sources)
 
 
@@ -147,25 +150,29 @@ def request_overrides(table_properties: Mapping[str, str], request_properties: M
 
 
 def settings_from_mapping(values: Mapping[str, Any], *, base: MetastoreConf | None = None,
-                          source: str = "settings") -> MetastoreConf:
+                          source: str = "settings", other_options: Collection[str] | None = None) -> MetastoreConf:
     """A MetastoreConf from a config mapping such as the Airflow ``[acid]`` section.
 
-    Keys are Hive keys (``hive.compactor.delta.num.threshold``, any case — configparser lower-cases option names)
-    or MetastoreConf field names (``delta_num_threshold``); values go through :meth:`MetastoreConf.from_mapping`
-    (units, ranges). Values not given keep ``base`` (default: Hive's defaults). Keys that look like Hive settings
-    (``hive.*``, ``metastore.*``) but are unknown are logged as probable typos; other keys belong to other parts
-    of the section and are ignored. A bad value raises CompactorSettingsError naming ``source`` and the key.
+    Keys are setting names — Hive 4's ``metastore.*`` or the ``hive.*`` name of the same setting, any case
+    (configparser lower-cases option names), dots also written ``__`` (an ``AIRFLOW__ACID__HIVE__TXN__TIMEOUT``
+    variable) — or MetastoreConf field names (``delta_num_threshold``); values go through
+    :meth:`MetastoreConf.from_mapping` (units, ranges, which name wins). Values not given keep ``base`` (default:
+    Hive's defaults). With ``other_options`` (the section's other, non-Hive options) every other key is logged as
+    unknown; without, only keys that look like settings (``hive.*``, ``metastore.*``). A bad value raises
+    CompactorSettingsError naming ``source`` and the key.
     """
     base = base or MetastoreConf()
+    others = {o.lower() for o in other_options} if other_options is not None else None
     hive_values: dict[str, Any] = {}
     for raw_key, value in values.items():
-        key = str(raw_key).strip()
+        key = str(raw_key).strip().replace("__", ".")
         field_name = MetastoreConf.field_of(key) or (key.lower() if key.lower() in MetastoreConf.KEYS else None)
         if field_name is None:
-            if key.lower().startswith(("hive.", "metastore.")):
-                log.warning("%s: %s is not a setting airflow-acid knows; check the spelling", source, key)
+            if others is not None and str(raw_key).strip().lower() not in others or \
+                    others is None and unknown_setting_names([key]):
+                log.warning("%s: %s is not a setting airflow-acid knows; check the spelling", source, raw_key)
             continue
-        hive_values[MetastoreConf.key_of(field_name)] = value
+        hive_values[key if MetastoreConf.field_of(key) else MetastoreConf.key_of(field_name)] = value
     try:
         parsed = MetastoreConf.from_mapping(hive_values)
     except ValueError as exc:

@@ -61,8 +61,11 @@ def acid_settings() -> MetastoreConf:
     """Hive's settings from the ``[acid]`` Airflow config section (provider defaults, airflow.cfg, env vars)."""
     from airflow.configuration import conf
 
+    from airflow_acid.get_provider_info import DAG_OPTIONS
+
     section = conf.getsection(CONFIG_SECTION) or {}
-    return settings_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]")
+    return settings_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]",
+                                 other_options=DAG_OPTIONS)
 
 
 def compaction_budgets() -> Budgets:

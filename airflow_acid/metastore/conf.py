@@ -6,12 +6,17 @@ them, so the object lives here; the compactor and the Airflow ``[acid]`` config 
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
+
+log = logging.getLogger(__name__)
+ENV_PREFIX = "AIRFLOW_ACID__"
+"""Environment variables ``AIRFLOW_ACID__<KEY>`` (dots as ``__``) set settings for the CLI and the client."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class MetastoreConf:
     cleaner_retry_max_attempts: int = 5
     cleaner_retry_retention_s: float = 300.0
     compactor_fetch_size: int = 1000
-    txn_xlock_write: bool = False
+    txn_xlock_write: bool = True
     txn_xlock_iow: bool = True
     # compactor: Initiator
     check_interval_s: float = 300.0
@@ -50,6 +55,7 @@ class MetastoreConf:
     aborted_txn_time_threshold_s: float = 12 * 3600.0
     compact_insert_only: bool = True
     request_queue: int = 1
+    compactor_job_queue: str = ""
     # compactor: Worker
     worker_threads: int = 0
     max_num_delta: int = 500
@@ -117,6 +123,7 @@ class MetastoreConf:
         "aborted_txn_time_threshold_s": "hive.compactor.aborted.txn.time.threshold",
         "compact_insert_only": "hive.compactor.compact.insert.only",
         "request_queue": "hive.compactor.request.queue",
+        "compactor_job_queue": "hive.compactor.job.queue",
         "worker_threads": "hive.compactor.worker.threads",
         "max_num_delta": "hive.compactor.max.num.delta",
         "wait_timeout_ms": "hive.compactor.wait.timeout",
@@ -157,42 +164,82 @@ class MetastoreConf:
         return cls.KEYS[field_name]
 
     @classmethod
+    def names_of(cls, field_name: str) -> tuple[str, ...]:
+        """Every name of a field's setting, Hive 4's ``metastore.*`` name first (it wins when both are given, as in
+        Hive's MetastoreConf), then ``hive.*`` and older names (see :data:`ALIASES`)."""
+        key = cls.KEYS[field_name]
+        names = [key, *_ALIASES.get(field_name, ())]
+        if key.startswith("hive."):
+            names.insert(0, "metastore." + key[len("hive."):])
+        elif key.startswith("metastore."):
+            names.insert(1, "hive." + key[len("metastore."):])
+        return tuple(dict.fromkeys(names))
+
+    @classmethod
     def field_of(cls, key: str) -> str | None:
-        """The field holding a Hive key (case-insensitive), or None."""
-        lowered = key.lower()
-        for name, hive_key in cls.KEYS.items():
-            if hive_key.lower() == lowered:
-                return name
-        return None
+        """The field holding a setting name (``hive.*``, ``metastore.*`` or an older name; any case), or None."""
+        return _FIELD_BY_NAME.get(key.strip().lower())
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> MetastoreConf:
-        """Build from Hive keys (``hive.txn.timeout`` …, any case); unknown keys are ignored, bad values rejected.
+        """Build from setting names (``hive.txn.timeout``, ``metastore.txn.timeout`` …, any case); unknown keys are
+        ignored (callers warn about them: :func:`unknown_setting_names`), bad values rejected.
 
-        Values may be strings or Python values. Booleans: true/false, yes/no, on/off, 1/0. Times (fields ending in
-        ``_s``/``_ms``) take a plain number in the field's unit or a number with a unit as Hive writes them
-        (``500ms``, ``300s``, ``5m``, ``12h``, ``7d``). Counts and times must not be negative, except the two
-        times where Hive reads a negative value as "disabled"; a few keys have Hive's ranges. A bad value raises
-        ValueError naming the key, the value and what is accepted.
+        When two names of one setting are given with different values, the ``metastore.*`` name wins, as in Hive —
+        unless its value is the default and the other's is not (a config section lists every default under one
+        name; an explicit value under the other name must not lose to it). Values may be strings or Python
+        values. Booleans: true/false, yes/no, on/off, 1/0. Times (fields ending in ``_s``/``_ms``) take a plain
+        number in the field's unit or a number with a unit as Hive writes them (``500ms``, ``300s``, ``5m``,
+        ``12h``, ``7d``). Counts and times must not be negative, except the two times where Hive reads a negative
+        value as "disabled"; a few keys have Hive's ranges. A bad value raises ValueError naming the key, the value
+        and what is accepted.
         """
-        by_key = {str(k).lower(): v for k, v in values.items()}
+        by_key = {str(k).strip().lower(): v for k, v in values.items()}
+        defaults = cls()
         kwargs: dict[str, Any] = {}
         for f in fields(cls):
-            key = cls.KEYS[f.name]
-            if key.lower() in by_key:
-                kwargs[f.name] = _parse_value(f.name, key, f.type, by_key[key.lower()])
+            given = [(name, _parse_value(f.name, name, f.type, by_key[name.lower()]))
+                     for name in cls.names_of(f.name) if name.lower() in by_key]
+            if not given:
+                continue
+            explicit = [g for g in given if g[1] != getattr(defaults, f.name)] or given
+            if len({value for _name, value in explicit}) > 1:
+                log.warning("settings %s give different values %s; %s wins (Hive 4's metastore.* name first)",
+                            ", ".join(n for n, _v in explicit), [v for _n, v in explicit], explicit[0][0])
+            kwargs[f.name] = explicit[0][1]
         return cls(**kwargs)
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> MetastoreConf:
-        """Hive keys from ``AIRFLOW_ACID__<KEY>`` variables (dots as ``__``, e.g. AIRFLOW_ACID__HIVE__TXN__TIMEOUT)."""
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> MetastoreConf:
+        """Settings from ``AIRFLOW_ACID__<KEY>`` variables (dots as ``__`` or kept, e.g.
+        AIRFLOW_ACID__HIVE__TXN__TIMEOUT or AIRFLOW_ACID__METASTORE__TXN__TIMEOUT); a variable naming no known
+        setting is logged as a warning naming it."""
         env = os.environ if environ is None else environ
         values = {}
-        for key in cls.KEYS.values():
-            var = "AIRFLOW_ACID__" + key.upper().replace(".", "__")
-            if var in env:
-                values[key] = env[var]
+        for var, value in env.items():
+            if not var.upper().startswith(ENV_PREFIX):
+                continue
+            key = var[len(ENV_PREFIX):].replace("__", ".")
+            if cls.field_of(key) is None:
+                log.warning("environment variable %s names no setting airflow-acid knows (%s); check the spelling",
+                            var, key.lower())
+                continue
+            values[key] = value
         return cls.from_mapping(values)
+
+
+_ALIASES: dict[str, tuple[str, ...]] = {
+    "history_retention_did_not_initiate": ("hive.compactor.history.retention.attempted",
+                                           "metastore.compactor.history.retention.attempted"),
+}
+"""Older names of settings besides the ``metastore.*``/``hive.*`` pair (Hive 3's ``…retention.attempted``)."""
+
+_FIELD_BY_NAME = {name.lower(): f.name for f in fields(MetastoreConf) for name in MetastoreConf.names_of(f.name)}
+
+
+def unknown_setting_names(keys: Iterable[str], *, prefixes: tuple[str, ...] = ("hive.", "metastore.")) -> list[str]:
+    """The keys that look like settings (start with one of ``prefixes``) but name none airflow-acid knows."""
+    return [k for k in keys if k.strip().lower().startswith(prefixes) and MetastoreConf.field_of(k) is None]
 
 
 # --- value parsing ------------------------------------------------------------------------------------------
@@ -210,9 +257,11 @@ _RANGES = {"failed_compacts_threshold": (1, 20), "compactor_fetch_size": (100, 5
            "deltametrics_max_cache_size": (0, 500)}
 
 
-def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float:
+def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float | str:
     """One setting from its text or Python value, checked; ValueError naming ``key`` otherwise."""
     kind = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
+    if kind == "str":
+        return str(raw).strip()
     if kind == "bool":
         if isinstance(raw, bool):
             return raw

@@ -17,6 +17,7 @@ from airflow_acid.acid.event_writer import FileKind
 from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
+from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_tail import finished_tail, read_tail
 from airflow_acid.job.plan import OrcSettings
 
@@ -50,7 +51,7 @@ class PlainOrcFileWriter:
             raise AcidFileError(self.storage.url(self.relative), f"rows with columns {rows.schema.names} do not "
                                                                  f"match the table columns {self.schema.names}")
         table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
-        self._writer.write(table.cast(self.schema))
+        self._writer.write(orc_safe(table.cast(self.schema)))
         self.rows += rows.num_rows
 
     def close(self) -> PlainFile:

@@ -26,7 +26,7 @@ import os
 import posixpath
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -59,6 +59,7 @@ from airflow_acid.acid.merge import (
     iter_plan_batches,
     valid_write_id_mask,
 )
+from airflow_acid.acid.timestamps import TimestampRangeError, has_nanosecond_timestamps, microsecond_schema
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import OrcSettings
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
@@ -248,8 +249,18 @@ def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
 
 
 def run_unit(unit: WorkUnit) -> UnitResult:
-    """Execute one unit (raises on failure; see :func:`execute_unit`)."""
+    """Execute one unit (raises on failure; see :func:`execute_unit`); once more at microsecond timestamps when the
+    bucket holds a timestamp outside 1677–2262 (``acid/timestamps.py``: nothing is stored before a writer closes)."""
     start = time.monotonic()
+    try:
+        return _run_unit(unit, start)
+    except TimestampRangeError:
+        if not has_nanosecond_timestamps(unit.row_schema):
+            raise
+        return _run_unit(replace(unit, row_schema=microsecond_schema(unit.row_schema)), start)
+
+
+def _run_unit(unit: WorkUnit, start: float) -> UnitResult:
     storage = storage_for(unit.location, unit.filesystem).reading_once()  # row counts, then the merge: one GET each
     write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
     buckets = unit.rebalance.buckets if unit.rebalance is not None else (unit.bucket,)

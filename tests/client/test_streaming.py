@@ -85,3 +85,45 @@ def test_bad_input_and_insert_only_tables(events, tmp_path):
     with pytest.raises(UnsupportedOperationError):
         events.streaming_connection("mm")
     assert tree(tmp_path / "wh") == []
+
+
+@pytest.fixture
+def backend_events(empty_db_url, tmp_path):
+    """The ``events`` table on each metastore backend (SQLite, PostgreSQL, MariaDB)."""
+    from airflow_acid.client.warehouse import AcidWarehouse
+
+    with AcidWarehouse(empty_db_url, tmp_path / "wh") as wh:
+        wh.create_table("events", [("id", "bigint"), ("msg", "string")], partition_by=[("ds", "string")])
+        yield wh
+
+
+def test_dynamic_partitions_route_rows_and_add_partitions_at_commit(backend_events, tmp_path):
+    """No static partition: each row carries its partition value (Hive Streaming's dynamic partitioning); the
+    partitions a transaction wrote are added to the catalog and recorded as its components when it commits."""
+    events = backend_events
+    root = tmp_path / "wh" / "events"
+    ms = events.metastore
+    with events.streaming_connection("events", batch_size=2) as conn:
+        assert conn.dynamic
+        conn.write([{"id": 1, "msg": "a", "ds": "d1"}, {"id": 2, "msg": "b", "ds": "d2"}])
+        assert [p.name for p in ms.catalog.list_partitions("default", "events")] == []  # not before the commit
+        conn.commit()
+        assert sorted(p.name for p in ms.catalog.list_partitions("default", "events")) == ["ds=d1", "ds=d2"]
+        conn.write([(3, "c", "d2"), (4, "d", "d3")])
+        conn.abort()  # d3 is never added
+        conn.write([(5, "e", "d1")])  # a new batch
+        conn.commit()
+    assert sorted(p.name for p in ms.catalog.list_partitions("default", "events")) == ["ds=d1", "ds=d2"]
+    assert sorted(tree(root / "ds=d1")) == ["delta_0000001_0000002/_orc_acid_version",
+                                            "delta_0000001_0000002/bucket_00000",
+                                            "delta_0000003_0000004/_orc_acid_version",
+                                            "delta_0000003_0000004/bucket_00000"]
+    table = events.read("events")
+    assert sorted(zip(table.column("id").to_pylist(), table.column("ds").to_pylist())) == [
+        (1, "d1"), (2, "d2"), (5, "d1")]
+    assert events.read("events", {"ds": "d2"}).column("id").to_pylist() == [2]
+    candidates, _more = ms.initiator.write_candidates(None, 100)  # COMPLETED_TXN_COMPONENTS: per partition
+    assert sorted(c.partition for c in candidates if c.table == "events") == ["ds=d1", "ds=d2"]
+    with pytest.raises(SchemaMismatchError, match="partition column"):
+        with events.streaming_connection("events") as conn:
+            conn.write([(6, "f")])

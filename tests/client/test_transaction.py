@@ -14,13 +14,17 @@ import pytest
 from airflow_acid.client.errors import TransactionClosedError
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.errors import WriteConflictError
+from airflow_acid.metastore.errors import LockNotAcquiredError, WriteConflictError
 from tests.warehouse_support import EMPLOYEE, SEED_ROWS, make_warehouse, tree
+
+SHARED_WRITES = MetastoreConf(txn_xlock_write=False)
+"""hive.txn.xlock.write=false: UPDATE/DELETE take SHARED_WRITE, conflicts are resolved at commit (first committer
+wins) — what most tests here exercise. Hive 4's default (true, EXCL_WRITE) is tested on its own below."""
 
 
 @pytest.fixture
 def backend_warehouse(empty_db_url, tmp_path):
-    wh = AcidWarehouse(empty_db_url, tmp_path / "wh")
+    wh = AcidWarehouse(empty_db_url, tmp_path / "wh", conf=SHARED_WRITES)
     wh.create_table("employee", EMPLOYEE)
     with wh.transaction() as txn:
         txn.insert("employee", SEED_ROWS)
@@ -72,8 +76,28 @@ def test_second_concurrent_update_is_aborted_with_its_files(backend_warehouse, t
     assert _salaries(wh) == {1: 5000, 2: 1, 3: 6000}
 
 
+def test_hive4_default_update_waits_for_a_concurrent_writer(empty_db_url, tmp_path):
+    """hive.txn.xlock.write=true (Hive 4's default): UPDATE/DELETE take EXCL_WRITE, so a second writer of the same
+    table cannot lock it while the first is open — no write conflict at commit is needed — and can once it ends."""
+    conf = MetastoreConf(lock_numretries=1, lock_sleep_between_retries_s=0.05)
+    assert conf.txn_xlock_write
+    with AcidWarehouse(empty_db_url, tmp_path / "wh", conf=conf) as wh:
+        wh.create_table("employee", EMPLOYEE)
+        with wh.transaction() as txn:
+            txn.insert("employee", SEED_ROWS)
+        t1, t2 = wh.transaction(), wh.transaction()
+        t1.update("employee", set={"salary": 1}, where=pc.field("id") == 2)
+        with pytest.raises(LockNotAcquiredError):
+            t2.delete("employee", where=pc.field("id") == 2)
+        t2.abort()
+        t1.commit()
+        with wh.transaction() as t3:
+            assert t3.delete("employee", where=pc.field("id") == 2).rows == 1
+        assert _salaries(wh) == {1: 5000, 3: 6000}
+
+
 def test_updates_of_different_partitions_both_commit(empty_db_url, tmp_path):
-    with AcidWarehouse(empty_db_url, tmp_path / "wh") as wh:
+    with AcidWarehouse(empty_db_url, tmp_path / "wh", conf=SHARED_WRITES) as wh:
         wh.create_table("sales", [("id", "int"), ("amount", "int")], partition_by=[("ds", "string")])
         with wh.transaction() as txn:
             txn.insert("sales", [{"id": 1, "amount": 1, "ds": "a"}, {"id": 2, "amount": 2, "ds": "b"}])

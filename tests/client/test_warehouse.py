@@ -166,13 +166,18 @@ def test_partitioned_static_dynamic_and_cross_partition_statements(warehouse, tm
     assert sorted(done) == [("ds=d1", 1), ("ds=d1", 2), ("ds=d2", 1), ("ds=d2", 2), ("ds=d3", 1), ("ds=d3", 2)]
 
 
-def test_writes_take_shared_write_locks_released_at_commit(warehouse):
+def test_writes_take_hive4_default_locks_released_at_commit(warehouse):
+    """hive.txn.xlock.write=true (Hive 4's default): INSERT takes SHARED_READ, UPDATE/DELETE EXCL_WRITE."""
     warehouse.create_table("employee", EMPLOYEE)
     with warehouse.transaction() as txn:
         txn.insert("employee", SEED_ROWS)
         locks = warehouse.metastore.locks.show_locks()
         assert [(lk.table, lk.lock_type, lk.transaction_id) for lk in locks] == [
-            ("employee", LockType.SHARED_WRITE.name, txn.txn_id)]
+            ("employee", LockType.SHARED_READ.name, txn.txn_id)]
+    assert warehouse.metastore.locks.show_locks() == []
+    with warehouse.transaction() as txn:
+        txn.update("employee", set={"salary": 1}, where=pc.field("id") == 1)
+        assert [lk.lock_type for lk in warehouse.metastore.locks.show_locks()] == [LockType.EXCL_WRITE.name]
     assert warehouse.metastore.locks.show_locks() == []
 
 

@@ -102,3 +102,80 @@ def test_bad_request_properties(request_props, message):
     with pytest.raises(CompactorSettingsError, match=message) as info:
         validate_request_properties(request_props, table="db.t")
     assert "db.t" in str(info.value)
+
+
+# --- issue 16 item 5: metastore.* and hive.* names, unknown names, MR-era job settings -------------------------
+
+
+def test_every_setting_has_its_metastore_and_hive_name_with_one_default():
+    for f in MetastoreConf.__dataclass_fields__.values():
+        names = MetastoreConf.names_of(f.name)
+        assert all(MetastoreConf.field_of(n) == f.name for n in names)
+        if MetastoreConf.key_of(f.name).startswith(("hive.", "metastore.")):
+            assert {n.split(".", 1)[0] for n in names} >= {"hive", "metastore"}, names
+    conf = MetastoreConf.from_mapping({"metastore.compactor.history.retention.succeeded": 7,
+                                       "METASTORE.TXN.TIMEOUT": "10m", "hive.compactor.fetch.size": 200})
+    assert (conf.history_retention_succeeded, conf.txn_timeout_s, conf.compactor_fetch_size) == (7, 600.0, 200)
+
+
+def test_history_retention_attempted_is_did_not_initiate():
+    for name in ("hive.compactor.history.retention.attempted", "metastore.compactor.history.retention.did.not.initiate"):
+        assert MetastoreConf.from_mapping({name: "5"}).history_retention_did_not_initiate == 5
+
+
+def test_metastore_name_wins_unless_it_only_repeats_the_default(caplog):
+    both = {"hive.txn.timeout": "20s", "metastore.txn.timeout": "40s"}
+    with caplog.at_level(logging.WARNING):
+        assert MetastoreConf.from_mapping(both).txn_timeout_s == 40.0
+    assert "metastore.txn.timeout wins" in caplog.text
+    # an [acid] section lists the default under the hive.* name; an explicit metastore.* value wins over it, and an
+    # explicit hive.* value wins over a metastore.* entry that only repeats the default
+    assert MetastoreConf.from_mapping({"hive.txn.timeout": "300s", "metastore.txn.timeout": "1m"}).txn_timeout_s == 60
+    assert MetastoreConf.from_mapping({"metastore.txn.timeout": "300", "hive.txn.timeout": "1m"}).txn_timeout_s == 60
+
+
+def test_environment_variables_take_both_names_and_warn_about_unknown_ones(caplog):
+    env = {"AIRFLOW_ACID__METASTORE__COMPACTOR__HISTORY__RETENTION__SUCCEEDED": "9",
+           "AIRFLOW_ACID__HIVE__TXN__XLOCK__WRITE": "false", "AIRFLOW_ACID__HIVE__TXN__TIMEOUTT": "1",
+           "AIRFLOW_ACID_HOME": "/x", "PATH": "/bin"}
+    with caplog.at_level(logging.WARNING):
+        conf = MetastoreConf.from_env(env)
+    assert conf.history_retention_succeeded == 9 and conf.txn_xlock_write is False
+    assert "AIRFLOW_ACID__HIVE__TXN__TIMEOUTT" in caplog.text and "AIRFLOW_ACID_HOME" not in caplog.text
+
+
+def test_acid_section_takes_both_names_env_spelling_and_warns_about_every_unknown_key(caplog):
+    section = {"hive.txn.timeout": "300s", "metastore.txn.timeout": "2m",  # default + explicit Hive 4 name
+               "hive__compactor__history__retention__failed": "6",  # AIRFLOW__ACID__HIVE__COMPACTOR__… variable
+               "compaction_pool": "p", "compaction_pol": "typo", "metastore.txn.timeotu": "1"}
+    with caplog.at_level(logging.WARNING):
+        conf = settings_from_mapping(section, other_options={"compaction_pool"})
+    assert conf.txn_timeout_s == 120.0 and conf.history_retention_failed == 6
+    assert "compaction_pol " in caplog.text and "metastore.txn.timeotu" in caplog.text
+    assert "compaction_pool " not in caplog.text
+
+
+def test_hive4_defaults_xlock_write_true():
+    assert MetastoreConf().txn_xlock_write is True
+
+
+def test_table_thresholds_take_the_metastore_name_too():
+    props = {"compactorthreshold.metastore.compactor.delta.num.threshold": "4"}
+    assert table_thresholds(MetastoreConf(), props, table="db.t").delta_num_threshold == 4
+
+
+def test_mr_job_settings_map_to_spark_or_are_named_in_a_warning(caplog):
+    from airflow_acid.compactor.job_conf import job_queue, spark_job_conf
+
+    table = {"compactor.mapreduce.map.memory.mb": "3072", "compactor.mapreduce.map.cpu.vcores": "2",
+             "compactor.mapreduce.job.queuename": "table-q", "compactor.mapreduce.reduce.memory.mb": "1"}
+    request = {"compactor.mapred.job.queue.name": "request-q"}
+    with caplog.at_level(logging.WARNING):
+        conf = spark_job_conf({k.split(".", 1)[1]: v for k, v in table.items()},
+                              queue=job_queue(table, request, "global-q"), where="db.t")
+    assert conf["spark.executor.memory"] == "3072m" and conf["spark.executor.cores"] == "2"
+    assert conf["spark.yarn.queue"] == "request-q"
+    assert "compactor.mapreduce.reduce.memory.mb" in caplog.text and "db.t" in caplog.text
+    assert job_queue(table, {}, "global-q") == "table-q" and job_queue({}, {}, "global-q") == "global-q"
+    explicit = spark_job_conf({"spark.executor.memory": "8g", "mapreduce.map.memory.mb": "1024"})
+    assert explicit["spark.executor.memory"] == "8g"

@@ -16,6 +16,7 @@ from airflow_acid.metastore.locks import (
     lock_component_for,
     lock_type_for,
     operation_type_for,
+    zero_wait_reads_default,
 )
 from airflow_acid.metastore.schema import HIVE_LOCKS, TXN_COMPONENTS
 from airflow_acid.metastore.txns import TxnStore
@@ -170,7 +171,13 @@ def test_write_lock_in_txn_records_txn_components(db, locks, txns):
     assert got == sorted([("t", "ds=1", "u", write_id), ("t", "ds=2", "i", write_id), ("dp", None, "u", None)])
 
 
-def test_zero_wait_read_in_txn_is_withdrawn_at_once(db, locks, txns):
+def test_zero_wait_read_in_txn_is_withdrawn_at_once(db, txns):
+    """Zero-wait reads are on unless hive.txn.xlock.iow and hive.txn.xlock.write are both true (Hive 4's defaults,
+    under which a blocked read waits like any request)."""
+    assert not zero_wait_reads_default(MetastoreConf())
+    conf = MetastoreConf(lock_numretries=2, lock_sleep_between_retries_s=0.2, txn_xlock_write=False)
+    assert zero_wait_reads_default(conf)
+    locks = LockManager(db, conf)
     exclusive = locks.lock([comp("table", E)], **WHO)
     txn = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
     started = time.monotonic()

@@ -47,6 +47,7 @@ class LoadSettings:
         "hive.compactor.abortedtxn.threshold": 4,
         "hive.compactor.aborted.txn.time.threshold": "4s",
         "hive.compactor.cleaner.retry.retentionTime": "1s",
+        "hive.txn.xlock.write": False,  # shared writes: the model checks first-committer-wins conflicts at commit
     })
 
     def hive_settings(self) -> dict[str, Any]:
