@@ -239,41 +239,75 @@ def _moved_stripe(info: bytes, shift: int) -> bytes:
                     for number, _wire, value, raw in _fields(info))
 
 
-def _relocated(footer: bytes, stripe_shifts: Sequence[int], shift: int) -> bytes:
-    """The Footer's fields without the calendar, stripe offsets and contentLength moved (see :func:`finished_tail`)."""
-    if not shift and not any(stripe_shifts):
-        return b"".join(raw for number, _wire, _value, raw in _fields(footer) if number != _FOOTER_CALENDAR)
-    out, stripe = bytearray(), 0
-    for number, _wire, value, raw in _fields(footer):
+@dataclass
+class StripeRunCache:
+    """The stripe entries of the last footer a :class:`TailFinishingStream` rewrote, as written and as moved.
+
+    A streaming writer's footers repeat every earlier stripe entry byte for byte, so a new footer that starts its
+    stripe run with the cached bytes reuses their moved form: each flush parses only its new stripes (one
+    ``startswith`` over the rest), not every stripe of the file again."""
+
+    written: bytes = b""
+    moved: bytes = b""
+    count: int = 0
+
+
+def _relocated(footer: bytes, stripe_shifts: Sequence[int], shift: int,
+               cache: StripeRunCache | None = None) -> tuple[bytes, int]:
+    """The Footer's fields without the calendar, stripe offsets and contentLength moved (see :func:`finished_tail`),
+    and its number of stripes; ``cache`` (updated) skips stripe entries an earlier footer already had."""
+    out, stripe, pos = bytearray(), 0, 0
+    run: tuple[int, int] | None = None  # where the stripe entries start in footer and in out
+    while pos < len(footer):
+        if cache is not None and cache.count and stripe == 0 and footer.startswith(cache.written, pos):
+            run = (pos, len(out))
+            out += cache.moved
+            pos += len(cache.written)
+            stripe = cache.count
+            continue
+        field_start = pos
+        key, pos = _varint(footer, pos)
+        number, wire = key >> 3, key & 7
+        value: int | bytes
+        if wire == _VARINT:
+            value, pos = _varint(footer, pos)
+        elif wire == _LENGTH:
+            length, pos = _varint(footer, pos)
+            value, pos = footer[pos:pos + length], pos + length
+        elif wire in (_FIXED64, _FIXED32):
+            value, pos = 0, pos + (8 if wire == _FIXED64 else 4)
+        else:
+            raise OrcTailError(f"unsupported protobuf wire type {wire}")
         if number == _FOOTER_CALENDAR:
             continue
         if number == _FOOTER_STRIPES:
+            if run is None:
+                run = (field_start, len(out))
             moved = stripe_shifts[stripe] if stripe < len(stripe_shifts) else shift
             stripe += 1
-            out += _length_field(_FOOTER_STRIPES, _moved_stripe(_submessage(value, "a StripeInformation"), moved))
-        elif number == _FOOTER_CONTENT_LENGTH:
+            info = _submessage(value, "a StripeInformation")
+            out += _length_field(_FOOTER_STRIPES, _moved_stripe(info, moved)) if moved else footer[field_start:pos]
+            if cache is not None:
+                cache.written, cache.moved = footer[run[0]:pos], bytes(out[run[1]:])
+        elif number == _FOOTER_CONTENT_LENGTH and shift:
             out += _varint_field(_FOOTER_CONTENT_LENGTH, int(value) + shift)
         else:
-            out += raw
-    return bytes(out)
+            out += footer[field_start:pos]
+    if cache is not None:
+        cache.count = stripe
+    return bytes(out), stripe
 
 
-def finished_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None = None, *,
-                  whole_file: bool = True, shift: int = 0, stripe_shifts: Sequence[int] = ()) -> tuple[int, bytes]:
-    """Where the Footer of ``data`` starts, and the new Footer + PostScript to put there: ``metadata`` appended
-    (names must not exist yet) and the calendar set to proleptic Gregorian.
-
-    ``data[:start] + tail`` is the new file; writing the two pieces avoids copying the stripes. With
-    ``whole_file=False`` ``data`` is only the file's last bytes (see :func:`read_tail`). ``shift`` moves the
-    Footer's offsets when earlier footers of the file were rewritten (:class:`TailFinishingStream`): stripe ``i``
-    by ``stripe_shifts[i]`` (by ``shift`` beyond the list), ``contentLength`` by ``shift``.
-    """
+def _finished(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None, *, whole_file: bool,
+              shift: int = 0, stripe_shifts: Sequence[int] = (),
+              cache: StripeRunCache | None = None) -> tuple[int, bytes, int]:
+    """:func:`finished_tail` plus the number of stripes the footer lists."""
     tail = read_tail(data, whole_file=whole_file)
     metadata = metadata or {}
-    clash = set(metadata) & set(tail.user_metadata)
+    clash = set(metadata) & set(tail.user_metadata) if metadata else set()
     if clash:
         raise OrcTailError(f"user metadata keys {sorted(clash)} are already present")
-    kept = _relocated(tail.footer, stripe_shifts, shift)
+    kept, stripes = _relocated(tail.footer, stripe_shifts, shift, cache)
     items = b"".join(_length_field(_FOOTER_METADATA, _length_field(1, k.encode()) + _length_field(2, bytes(v)))
                      for k, v in metadata.items())
     calendar = _varint_field(_FOOTER_CALENDAR, PROLEPTIC_GREGORIAN)
@@ -286,7 +320,21 @@ def finished_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, b
             ps += raw
     if len(ps) > 255:
         raise OrcTailError("PostScript longer than 255 bytes")
-    return tail.footer_start, footer + bytes(ps) + bytes([len(ps)])
+    return tail.footer_start, footer + bytes(ps) + bytes([len(ps)]), stripes
+
+
+def finished_tail(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None = None, *,
+                  whole_file: bool = True, shift: int = 0, stripe_shifts: Sequence[int] = ()) -> tuple[int, bytes]:
+    """Where the Footer of ``data`` starts, and the new Footer + PostScript to put there: ``metadata`` appended
+    (names must not exist yet) and the calendar set to proleptic Gregorian.
+
+    ``data[:start] + tail`` is the new file; writing the two pieces avoids copying the stripes. With
+    ``whole_file=False`` ``data`` is only the file's last bytes (see :func:`read_tail`). ``shift`` moves the
+    Footer's offsets when earlier footers of the file were rewritten (:class:`TailFinishingStream`): stripe ``i``
+    by ``stripe_shifts[i]`` (by ``shift`` beyond the list), ``contentLength`` by ``shift``.
+    """
+    start, tail, _stripes = _finished(data, metadata, whole_file=whole_file, shift=shift, stripe_shifts=stripe_shifts)
+    return start, tail
 
 
 def finished_file(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, bytes] | None = None) -> bytes:
@@ -312,6 +360,7 @@ class TailFinishingStream:
         """Physical minus logical position of the bytes written now."""
         self._stripe_shifts: list[int] = []
         """The shift of each stripe in the last rewritten tail."""
+        self._cache = StripeRunCache()
 
     def write(self, data: bytes | bytearray | memoryview) -> int:
         if self._held is not None:
@@ -349,10 +398,10 @@ class TailFinishingStream:
         held, self._held = bytes(self._held), None
         if not held:
             return
-        start, tail = finished_tail(held, whole_file=False, shift=self.shift, stripe_shifts=self._stripe_shifts)
+        start, tail, stripes = _finished(held, None, whole_file=False, shift=self.shift,
+                                         stripe_shifts=self._stripe_shifts, cache=self._cache)
         self._handle.write(held[:start])
         self._handle.write(tail)
         self._handle.flush()
-        stripes = len(read_tail(tail, whole_file=False).stripe_rows)
         self._stripe_shifts += [self.shift] * (stripes - len(self._stripe_shifts))
         self.shift += len(tail) - (len(held) - start)

@@ -264,6 +264,9 @@ def validate_table_properties(table: str, properties: Mapping[str, str], *, prev
     for key, value_ in properties.items():
         if key.lower().startswith(COMPACTOR_THRESHOLD_PREFIX):
             _validate_threshold(table, key, value_)
+            if MetastoreConf.field_of(key[len(COMPACTOR_THRESHOLD_PREFIX):]) is None:
+                log.warning("table %s: property %s names no setting airflow-acid knows; check the spelling",
+                            table, key)
 
 
 def _validate_threshold(table: str, key: str, value: str) -> None:

@@ -340,3 +340,23 @@ def test_read_sees_a_partition_created_by_a_txn_committed_before_its_snapshot(em
         assert [t.name for t in snap.targets] == ["p=a", "p=b"]
     finally:
         wh.close()
+
+
+def test_timestamps_over_hives_full_range_insert_update_read(warehouse):
+    """Hive's timestamp range 0001-01-01 … 9999-12-31 (outside 1677–2262 read at microseconds), nested too."""
+    import datetime as dt
+
+    warehouse.create_table("ts", [("id", "int"), ("t", "timestamp"), ("s", "struct<t:timestamp,d:date>")])
+    low, high = dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31, 23, 59, 59, 999999)
+    with warehouse.transaction() as txn:
+        txn.insert("ts", [(1, low, {"t": high, "d": dt.date(1, 1, 1)}), (2, dt.datetime(2000, 1, 1), None)])
+    with warehouse.transaction() as txn:
+        txn.update("ts", set={"id": 10}, where=pc.field("id") == 1)
+    rows = sorted(warehouse.read("ts").to_pylist(), key=lambda r: r["id"])
+    assert rows == [{"id": 2, "t": dt.datetime(2000, 1, 1), "s": None},
+                    {"id": 10, "t": low, "s": {"t": high, "d": dt.date(1, 1, 1)}}]
+    assert warehouse.read("ts").schema.field("t").type == pa.timestamp("us")
+    warehouse.create_table("ns", [("t", "timestamp")])  # all values inside 1677–2262: Hive's nanoseconds kept
+    with warehouse.transaction() as txn:
+        txn.insert("ns", pa.table({"t": pa.array([1], pa.timestamp("ns"))}))
+    assert warehouse.read("ns").column("t").combine_chunks() == pa.array([1], pa.timestamp("ns"))

@@ -179,3 +179,12 @@ def test_mr_job_settings_map_to_spark_or_are_named_in_a_warning(caplog):
     assert job_queue(table, {}, "global-q") == "table-q" and job_queue({}, {}, "global-q") == "global-q"
     explicit = spark_job_conf({"spark.executor.memory": "8g", "mapreduce.map.memory.mb": "1024"})
     assert explicit["spark.executor.memory"] == "8g"
+
+
+def test_unknown_compactorthreshold_table_property_is_warned_about(warehouse, caplog):
+    with caplog.at_level(logging.WARNING):
+        warehouse.create_table("t", [("id", "int")], properties={
+            "compactorthreshold.metastore.compactor.delta.num.threshold": "4",
+            "compactorthreshold.hive.compactor.delta.num.treshold": "5"})
+    assert "compactorthreshold.hive.compactor.delta.num.treshold names no setting" in caplog.text
+    assert "compactorthreshold.metastore.compactor.delta.num.threshold names" not in caplog.text
