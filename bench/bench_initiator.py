@@ -17,7 +17,6 @@ deltas (→ below the thresholds). Measured, in the same run:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -28,6 +27,8 @@ import sqlalchemy as sa
 from fsspec.implementations.local import LocalFileSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from goals import Goal, emit
 
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.compactor.initiator import Initiator
@@ -156,6 +157,12 @@ def run(url: str | None, partitions: int, hot: int) -> dict:
             }
 
 
+GOALS = [Goal("Initiator cycle, 100,000 partitions / 10,000 with writes, PostgreSQL < 10 s", "cycle.seconds", "<", 10.0,
+              when=lambda r: r["backend"] == "postgresql" and r["partitions"] >= 100_000
+              and r["partitions_with_new_writes"] >= 10_000),
+         Goal("at most one directory listing per candidate", "cycle.listings_per_candidate", "<=", 1.0)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--partitions", type=int, default=10_000)
@@ -165,7 +172,7 @@ def main() -> None:
     args = parser.parse_args()
     if not 0 < args.hot <= min(args.partitions, 5000):
         parser.error("--hot must be between 1 and min(partitions, metastore.compactor.fetch.size maximum 5000)")
-    print(json.dumps(run(args.url, args.partitions, args.hot), indent=2))
+    emit(run(args.url, args.partitions, args.hot), GOALS)
 
 
 if __name__ == "__main__":
