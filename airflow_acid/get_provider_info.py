@@ -54,7 +54,8 @@ DESCRIPTIONS: dict[str, str] = {
     "abortedtxn_threshold": "Compact when more aborted transactions than this wrote a table/partition.",
     "aborted_txn_time_threshold_s": "Compact when an aborted transaction is older than this (negative: off).",
     "compact_insert_only": "Also compact insert-only (micro-managed) tables.",
-    "request_queue": "Compaction requests submitted at once by ALTER TABLE ... COMPACT on a partitioned table.",
+    "request_queue": "Threads on which the Initiator lists and evaluates its candidates in parallel "
+                     "(Hive's checkForCompaction pool; 1 = one at a time).",
     "worker_threads": "Hive's compactor worker threads; here the slots of the Airflow pool that runs compactions.",
     "max_num_delta": "Most deltas one compaction job reads; more are compacted in several rounds.",
     "wait_timeout_ms": "How long ALTER TABLE ... COMPACT ... AND WAIT waits for the compaction.",
