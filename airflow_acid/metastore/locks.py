@@ -9,6 +9,7 @@ transaction by :meth:`LockManager.unlock` or the housekeeper's timeout.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -212,9 +213,16 @@ def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | N
 
     Returns a row with the blocking lock's columns plus REQ_INT_ID / REQ_TYPE of the blocked component, or None.
     """
+    return conn.execute(_blocker_query(), {"lock_id": lock_id}).first()
+
+
+@functools.cache
+def _blocker_query() -> sa.Select[Any]:
+    """find_blocker's statement, built once (building it took longer than running it): ``lock_id`` is bound."""
     req = HIVE_LOCKS.alias("REQ")
     ex = HIVE_LOCKS.alias("EX")
-    query = (
+    lock_id = sa.bindparam("lock_id", type_=sa.BigInteger)
+    return (
         sa.select(ex.c.HL_LOCK_EXT_ID, ex.c.HL_LOCK_INT_ID, ex.c.HL_TXNID, ex.c.HL_DB, ex.c.HL_TABLE,
                   ex.c.HL_PARTITION, ex.c.HL_LOCK_STATE, ex.c.HL_LOCK_TYPE, ex.c.HL_USER, ex.c.HL_HOST,
                   req.c.HL_LOCK_INT_ID.label("REQ_INT_ID"), req.c.HL_LOCK_TYPE.label("REQ_TYPE"))
@@ -225,7 +233,6 @@ def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | N
         .order_by(ex.c.HL_LOCK_EXT_ID, ex.c.HL_LOCK_INT_ID, req.c.HL_LOCK_INT_ID)
         .limit(1)
     )
-    return conn.execute(query).first()
 
 
 class LockManager:
