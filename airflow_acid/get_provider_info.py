@@ -54,7 +54,8 @@ DESCRIPTIONS: dict[str, str] = {
     "abortedtxn_threshold": "Compact when more aborted transactions than this wrote a table/partition.",
     "aborted_txn_time_threshold_s": "Compact when an aborted transaction is older than this (negative: off).",
     "compact_insert_only": "Also compact insert-only (micro-managed) tables.",
-    "request_queue": "Compaction requests submitted at once by ALTER TABLE ... COMPACT on a partitioned table.",
+    "request_queue": "Threads on which the Initiator lists and evaluates its candidates in parallel "
+                     "(Hive's checkForCompaction pool; 1 = one at a time).",
     "compactor_job_queue": "YARN queue of compaction jobs (spark.yarn.queue) unless a table or request names one "
                            "(compactor.hive.compactor.job.queue, compactor.mapreduce.job.queuename, …).",
     "worker_threads": "Hive's compactor worker threads; here the slots of the Airflow pool that runs compactions.",

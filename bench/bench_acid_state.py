@@ -9,8 +9,9 @@ Usage: python bench/bench_acid_state.py [--sizes 1000,10000,100000]
 from __future__ import annotations
 
 import argparse
-import json
 import time
+
+from goals import Goal, emit
 
 from airflow_acid.acid import names
 from airflow_acid.acid.state import get_acid_state
@@ -39,14 +40,18 @@ def measure(n: int, repeat: int = 3) -> dict:
             "us_per_entry": round(best / len(files) * 1e6, 2), "current_deltas": len(state.current_deltas)}
 
 
+GOALS = [Goal("getAcidState scales linearly: per-entry cost at the largest listing <= 2x the smallest's",
+              "ratio_us_per_entry_largest_vs_smallest", "<=", 2.0)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     args = parser.parse_args()
     runs = [measure(int(s)) for s in args.sizes.split(",")]
-    print(json.dumps({"benchmark": "acid_state_scaling", "runs": runs,
-                      "ratio_us_per_entry_largest_vs_smallest":
-                          round(runs[-1]["us_per_entry"] / runs[0]["us_per_entry"], 2)}, indent=2))
+    emit({"benchmark": "acid_state_scaling", "runs": runs,
+          "ratio_us_per_entry_largest_vs_smallest": round(runs[-1]["us_per_entry"] / runs[0]["us_per_entry"], 2)},
+         GOALS)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ The baseline is the same measurement with ``--baseline-rows`` rows queued, in th
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -23,6 +22,8 @@ from pathlib import Path
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from goals import Goal, emit
 
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore.compactions import CompactionQueue
@@ -122,6 +123,10 @@ def run_backend(backend: str, rows: int, baseline_rows: int, claims: int, state_
             tmp.cleanup()
 
 
+GOALS = [Goal(f"claim_next p50 with 10,000 queued rows <= 2x with 10 ({backend})", f"ratio_p50.{backend}", "<=", 2.0)
+         for backend in ("sqlite", "postgresql", "mariadb")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
@@ -137,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             results.append(run_backend(backend, args.rows, args.baseline_rows, args.claims, args.state_id_index))
         except sa.exc.OperationalError as exc:
             results.append({"backend": backend, "skipped": f"database not reachable: {exc.orig}"})
-    print(json.dumps({"benchmark": "claim_next", "results": results}, indent=2))
+    emit({"benchmark": "claim_next", "results": results,
+          "ratio_p50": {r["backend"]: r["ratio_p50"] for r in results if "ratio_p50" in r}}, GOALS)
     return 0
 
 

@@ -7,7 +7,6 @@ Prints one JSON object. Usage: python bench/bench_event_write.py [--rows 500000]
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
+from goals import Goal, emit
 
 from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.event_schema import insert_events
@@ -31,6 +31,10 @@ def best(fn, repeat: int) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
+
+
+GOALS = [Goal("fast ACID writer (statement files) vs pyarrow writing the same event structs >= 0.5x",
+              "ratio_fast_delta_vs_events", ">=", 0.5)]
 
 
 def main() -> None:
@@ -53,7 +57,7 @@ def main() -> None:
                             args.repeat)
         size = Path(f"{tmp}/d0/bucket_00000").stat().st_size
         fast_size = Path(f"{tmp}/f{2 * args.repeat}/bucket_00000").stat().st_size
-    print(json.dumps({
+    emit({
         "benchmark": "event_write", "rows": n,
         "acid_delta_seconds": round(acid_delta, 4), "acid_delta_rows_per_s": round(n / acid_delta),
         "acid_base_seconds": round(acid_base, 4), "acid_base_rows_per_s": round(n / acid_base),
@@ -66,7 +70,7 @@ def main() -> None:
         "ratio_fast_delta_vs_events": round(plain_events / fast_delta, 3),
         "acid_delta_file_bytes": size,
         "fast_delta_file_bytes": fast_size,
-    }))
+    }, GOALS)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,12 @@ Usage: python bench/bench_health.py [--partitions 500] [--deltas 4] [--repeat 3]
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import tempfile
 import time
 from pathlib import Path
+
+from goals import Goal, emit
 
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.listing import directory_state
@@ -52,6 +53,9 @@ def best(fn, repeat: int) -> tuple[float, object]:
     return min(times), result
 
 
+GOALS = [Goal("health scan <= 2x one listing + getAcidState per partition", "ratio_health_vs_listing", "<=", 2.0)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--partitions", type=int, default=500)
@@ -69,14 +73,14 @@ def main() -> None:
         base_s, deltas = best(lambda: baseline(wh), args.repeat)
         health_s, rows = best(lambda: warehouse_health(wh, "bench"), args.repeat)
     assert len(rows) == args.partitions and sum(r.deltas for r in rows) == deltas == args.partitions * args.deltas
-    print(json.dumps({
+    emit({
         "benchmark": "table health over many partitions",
         "backend": url.split(":", 1)[0], "partitions": args.partitions, "deltas_per_partition": args.deltas,
         "build_seconds": round(build_s, 2),
         "baseline_listing_seconds": round(base_s, 4), "health_seconds": round(health_s, 4),
         "health_ms_per_partition": round(1000 * health_s / args.partitions, 3),
         "ratio_health_vs_listing": round(health_s / base_s, 3),
-    }))
+    }, GOALS)
 
 
 if __name__ == "__main__":

@@ -5,29 +5,39 @@ Setup (bulk SQL and sparse files, not timed): one partitioned table; every parti
 half an hour ago. Then ``--hot`` partitions get new committed writes: half of them 11 deltas (→ MINOR), half 3
 deltas (→ below the thresholds). Measured, in the same run:
 
-* ``cycle``: the Initiator cycle that finds the hot partitions (seconds, candidates, directory listings counted by
-  a wrapping filesystem, listings per candidate, queued/declined);
+* ``cycle``: the Initiator cycle(s) that find the hot partitions (seconds, candidates, directory listings counted by
+  a wrapping filesystem, listings per candidate, queued/declined). More hot partitions than
+  metastore.compactor.fetch.size (at most 5,000) take several cycles, each resuming where the last stopped;
+  ``cycle`` sums them (``cycles`` says how many), ``cycle.per_cycle_seconds`` lists each;
 * ``idle_cycle`` (baseline 1): the next cycle, with no new writes;
 * ``full_listing`` (baseline 2): listing every partition directory once — the least a scan without the
   last-checked window would cost.
 
-    .venv/bin/python bench/bench_initiator.py [--partitions 10000] [--hot 1000] [--url sqlite:///…]
+``--threads`` is hive.compactor.request.queue (candidates evaluated in parallel); ``--backend postgresql`` runs on a
+fresh PostgreSQL database (``AIRFLOW_ACID_TEST_PG`` admin URL) instead of SQLite. The issue-17 goal:
+
+    .venv/bin/python bench/bench_initiator.py --partitions 100000 --hot 10000 --backend postgresql --threads 4
+
+    .venv/bin/python bench/bench_initiator.py [--partitions 10000] [--hot 1000] [--url sqlite:///…] [--threads 1]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlalchemy as sa
 from fsspec.implementations.local import LocalFileSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from goals import Goal, emit
 
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.compactor.initiator import Initiator
@@ -111,11 +121,39 @@ def setup(ms: Metastore, root: Path, partitions: int, hot: int) -> list[str]:
     return locations
 
 
-def run(url: str | None, partitions: int, hot: int) -> dict:
+PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+
+
+def _pg_database() -> tuple[str, Callable[[], None]]:
+    """A fresh PostgreSQL database and the function that drops it."""
+    name = f"acid_bench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f"CREATE DATABASE {name}")
+    url = sa.engine.make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        admin.dispose()
+
+    return url, drop
+
+
+def _cycles(initiator: Initiator) -> list:
+    """Initiator cycles until one is not truncated by metastore.compactor.fetch.size."""
+    reports = [initiator.run_cycle()]
+    while reports[-1].truncated:
+        reports.append(initiator.run_cycle())
+    return reports
+
+
+def run(url: str | None, partitions: int, hot: int, threads: int = 1) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench_initiator_") as tmp:
         root = Path(tmp) / "warehouse"
         url = url or f"sqlite:///{Path(tmp) / 'metastore.db'}"
-        conf = MetastoreConf(opentxn_timeout_ms=0, compactor_fetch_size=max(1000, hot))
+        conf = MetastoreConf(opentxn_timeout_ms=0, compactor_fetch_size=min(5000, max(1000, hot)),
+                             request_queue=threads)
         with Metastore(url, conf).init() as ms:
             clock = time.perf_counter()
             locations = setup(ms, root, partitions, hot)
@@ -123,7 +161,7 @@ def run(url: str | None, partitions: int, hot: int) -> dict:
 
             fs = CountingFileSystem()
             initiator = Initiator(ms, conf, host="bench", filesystem=fs)
-            report = initiator.run_cycle()
+            reports = _cycles(initiator)
             cycle_finds = fs.finds
             fs.finds = 0
             idle = initiator.run_cycle()
@@ -133,27 +171,39 @@ def run(url: str | None, partitions: int, hot: int) -> dict:
             listed = sum(len(storage_for(loc).list_files()) for loc in locations)
             full_s = time.perf_counter() - clock
 
-            queued = report.queued
+            seconds = sum(r.seconds for r in reports)
+            candidates = sum(r.candidates for r in reports)
+            results = [x for r in reports for x in r.results]
+            queued = [x for x in results if x.outcome is Outcome.QUEUED]
+            declined = [x for x in results if x.outcome is not Outcome.QUEUED]
             return {
                 "benchmark": "initiator_cycle", "backend": ms.db.dialect, "partitions": partitions,
-                "partitions_with_new_writes": hot, "setup_seconds": round(setup_s, 2),
+                "partitions_with_new_writes": hot, "request_queue_threads": threads,
+                "fetch_size": conf.compactor_fetch_size, "setup_seconds": round(setup_s, 2),
+                "cycles": len(reports),
                 "cycle": {
-                    "seconds": round(report.seconds, 3), "candidates": report.candidates,
-                    "directory_listings": cycle_finds, "listings_per_candidate": round(cycle_finds / report.candidates,
-                                                                                       3),
-                    "listings_reported": report.listings, "queued": len(queued),
+                    "seconds": round(seconds, 3), "per_cycle_seconds": [round(r.seconds, 3) for r in reports],
+                    "candidates": candidates, "directory_listings": cycle_finds,
+                    "listings_per_candidate": round(cycle_finds / candidates, 3),
+                    "listings_reported": sum(r.listings for r in reports), "queued": len(queued),
                     "queued_minor": sum(1 for r in queued if r.type is not None and r.type.display == "MINOR"),
-                    "declined": len(report.declined),
-                    "declined_not_needed": sum(1 for r in report.declined if r.outcome is Outcome.NOT_NEEDED),
-                    "ms_per_candidate": round(1000 * report.seconds / report.candidates, 3),
+                    "declined": len(declined),
+                    "declined_not_needed": sum(1 for r in declined if r.outcome is Outcome.NOT_NEEDED),
+                    "ms_per_candidate": round(1000 * seconds / candidates, 3),
                 },
                 "idle_cycle": {"seconds": round(idle.seconds, 3), "candidates": idle.candidates,
                                "directory_listings": idle_finds},
                 "full_listing": {"seconds": round(full_s, 3), "directories": len(locations), "files": listed},
-                "ratio_cycle_vs_full_listing": round(report.seconds / full_s, 3),
-                "ratio_cycle_vs_idle_cycle": round(report.seconds / max(idle.seconds, 1e-9), 1),
+                "ratio_cycle_vs_full_listing": round(seconds / full_s, 3),
+                "ratio_cycle_vs_idle_cycle": round(seconds / max(idle.seconds, 1e-9), 1),
                 "ratio_listings_vs_full_listing": round(cycle_finds / len(locations), 3),
             }
+
+
+GOALS = [Goal("Initiator cycle, 100,000 partitions / 10,000 with writes, PostgreSQL < 10 s", "cycle.seconds", "<", 10.0,
+              when=lambda r: r["backend"] == "postgresql" and r["partitions"] >= 100_000
+              and r["partitions_with_new_writes"] >= 10_000),
+         Goal("at most one directory listing per candidate", "cycle.listings_per_candidate", "<=", 1.0)]
 
 
 def main() -> None:
@@ -162,10 +212,20 @@ def main() -> None:
     parser.add_argument("--hot", type=int, default=1_000)
     parser.add_argument("--url", default=os.environ.get("AIRFLOW_ACID_BENCH_URL"),
                         help="metastore database URL (default: a fresh SQLite file)")
+    parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite",
+                        help="postgresql: a fresh database on the AIRFLOW_ACID_TEST_PG server (ignored with --url)")
+    parser.add_argument("--threads", type=int, default=1, help="hive.compactor.request.queue")
     args = parser.parse_args()
-    if not 0 < args.hot <= min(args.partitions, 5000):
-        parser.error("--hot must be between 1 and min(partitions, metastore.compactor.fetch.size maximum 5000)")
-    print(json.dumps(run(args.url, args.partitions, args.hot), indent=2))
+    if not 0 < args.hot <= args.partitions:
+        parser.error("--hot must be between 1 and --partitions")
+    if args.url is None and args.backend == "postgresql":
+        url, drop = _pg_database()
+        try:
+            emit(run(url, args.partitions, args.hot, args.threads), GOALS)
+        finally:
+            drop()
+        return
+    emit(run(args.url, args.partitions, args.hot, args.threads), GOALS)
 
 
 if __name__ == "__main__":

@@ -12,13 +12,13 @@ Usage: python bench/bench_many_partitions.py [--partitions 100] [--deltas 12] [-
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import pyarrow as pa
+from goals import Goal, emit
 
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
@@ -44,6 +44,10 @@ def build(root: Path, partitions: int, deltas: int) -> list[Path]:
 def plan_for(locs: list[Path], deltas: int, txn: int) -> CompactionPlan:
     wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="bench.t", high_watermark=deltas))
     return CompactionPlan(tuple(plan_directory(str(loc), wil, txn, "minor", compaction_id=loc.name) for loc in locs))
+
+
+GOALS = [Goal("100 small partitions: one Spark application vs one each >= 10x",
+              "ratio_per_partition_over_one_application", ">=", 10.0)]
 
 
 def main() -> None:
@@ -74,7 +78,7 @@ def main() -> None:
         failed += [c.id for c in r.compactions if c.status != "succeeded"]
     mean = sum(per) / len(per)
     per_total = mean * args.partitions
-    print(json.dumps({
+    emit({
         "benchmark": "minor compaction of many small partitions: one application vs one application per partition",
         "master": args.master, "partitions": args.partitions, "deltas_per_partition": args.deltas,
         "one_application_seconds": round(one_app, 2),
@@ -83,8 +87,8 @@ def main() -> None:
         "per_partition_total_seconds": round(per_total, 1),
         "per_partition_total_is": f"extrapolated: mean of {len(per)} measured applications x {args.partitions}",
         "ratio_per_partition_over_one_application": round(per_total / one_app, 2),
-        "target": 10, "failed": failed,
-    }, indent=1))
+        "failed": failed,
+    }, GOALS)
 
 
 if __name__ == "__main__":

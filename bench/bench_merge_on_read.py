@@ -7,7 +7,6 @@ pyarrow, measured in the same run. Usage: python bench/bench_merge_on_read.py [-
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
+from goals import Goal, emit
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_schema import delete_events, insert_events
@@ -37,6 +37,10 @@ def best(fn, repeat: int) -> tuple[float, object]:
         out = fn()
         times.append(time.perf_counter() - t0)
     return min(times), out
+
+
+GOALS = [Goal("merge-on-read vs pyarrow reading the same rows from one plain ORC file >= 0.6x", "ratio_vs_baseline",
+              ">=", 0.6)]
 
 
 def main() -> None:
@@ -71,7 +75,7 @@ def main() -> None:
         base_s, baseline = best(lambda: po.ORCFile(str(plain)).read(), args.repeat)
         assert baseline.num_rows == merged.num_rows
         n = merged.num_rows
-        print(json.dumps({
+        emit({
             "benchmark": "merge_on_read",
             "base_rows": args.rows, "insert_deltas": 20, "delta_rows": args.delta_rows,
             "delete_deltas": 5, "deletes_per_delta": args.deletes, "surviving_rows": n,
@@ -80,7 +84,7 @@ def main() -> None:
             "baseline_seconds": round(base_s, 4), "baseline_rows_per_s": round(n / base_s),
             "ratio_vs_baseline": round((n / merge_s) / (n / base_s), 3),
             "setup_seconds": round(setup, 2),
-        }))
+        }, GOALS)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 """Streaming ingest (batches of transactions × rows each) and bulk insert throughput of the client API, each
 against pyarrow writing the same rows to one plain ORC file in the same run.
 
-Prints one JSON object. Usage: python bench/bench_streaming_ingest.py [--txns 100] [--rows-per-txn 1000]
+Prints one JSON object. Usage: python bench/bench_streaming_ingest.py [--txns 100] [--rows-per-txn 1000,10000]
+[--bulk-rows 1000000]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
+from goals import Goal, emit
 
 from airflow_acid.client.warehouse import AcidWarehouse
 
@@ -30,50 +31,62 @@ def pyarrow_seconds(table: pa.Table, path: Path) -> float:
     return time.perf_counter() - t0
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--txns", type=int, default=100, help="transactions per streaming batch")
-    ap.add_argument("--rows-per-txn", type=int, default=1000)
-    ap.add_argument("--batches", type=int, default=1)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        wh = AcidWarehouse(f"sqlite:///{root / 'metastore.db'}", root / "wh")
-        cols = [("id", "bigint"), ("name", "string"), ("amount", "double")]
-        wh.create_table("stream", cols)
-        wh.create_table("bulk", cols)
-        chunks = [make_rows(args.rows_per_txn, i * args.rows_per_txn) for i in range(args.txns * args.batches)]
+def streaming_run(root: Path, txns: int, batches: int, rows_per_txn: int) -> dict:
+    """One table streamed into with ``txns``-transaction batches of ``rows_per_txn`` rows, vs pyarrow plain ORC."""
+    with AcidWarehouse(f"sqlite:///{root / 'metastore.db'}", root / "wh") as wh:
+        wh.create_table("stream", COLS)
+        chunks = [make_rows(rows_per_txn, i * rows_per_txn) for i in range(txns * batches)]
         total = sum(c.num_rows for c in chunks)
-
         t0 = time.perf_counter()
-        with wh.streaming_connection("stream", batch_size=args.txns) as conn:
+        with wh.streaming_connection("stream", batch_size=txns) as conn:
             for chunk in chunks:
                 conn.write(chunk)
                 conn.commit()
         streaming_s = time.perf_counter() - t0
         assert wh.read("stream").num_rows == total
+    plain_s = pyarrow_seconds(pa.concat_tables(chunks), root / "plain.orc")
+    return {"transactions": txns * batches, "batch_size": txns, "rows_per_txn": rows_per_txn, "rows": total,
+            "seconds": round(streaming_s, 3), "rows_per_s": round(total / streaming_s),
+            "txns_per_s": round(txns * batches / streaming_s, 1),
+            "pyarrow_plain_orc_seconds": round(plain_s, 3), "vs_pyarrow": round(plain_s / streaming_s, 4)}
 
-        everything = pa.concat_tables(chunks)
+
+def bulk_run(root: Path, total: int) -> dict:
+    """One transaction inserting ``total`` rows, vs pyarrow plain ORC."""
+    everything = make_rows(total, 0)
+    with AcidWarehouse(f"sqlite:///{root / 'metastore.db'}", root / "wh") as wh:
+        wh.create_table("bulk", COLS)
         t0 = time.perf_counter()
         with wh.transaction() as txn:
             txn.insert("bulk", everything)
         bulk_s = time.perf_counter() - t0
         assert wh.read("bulk").num_rows == total
+    plain_s = pyarrow_seconds(everything, root / "plain.orc")
+    return {"rows": total, "seconds": round(bulk_s, 3), "rows_per_s": round(total / bulk_s),
+            "pyarrow_plain_orc_seconds": round(plain_s, 3), "vs_pyarrow": round(plain_s / bulk_s, 4)}
 
-        plain_s = pyarrow_seconds(everything, root / "plain.orc")
-        wh.close()
-    result = {
-        "rows": total,
-        "streaming": {"transactions": args.txns * args.batches, "batch_size": args.txns,
-                      "rows_per_txn": args.rows_per_txn, "seconds": round(streaming_s, 3),
-                      "rows_per_s": round(total / streaming_s),
-                      "txns_per_s": round(args.txns * args.batches / streaming_s, 1)},
-        "bulk_insert": {"seconds": round(bulk_s, 3), "rows_per_s": round(total / bulk_s)},
-        "pyarrow_plain_orc": {"seconds": round(plain_s, 3), "rows_per_s": round(total / plain_s)},
-        "streaming_vs_pyarrow": round(plain_s / streaming_s, 4),
-        "bulk_vs_pyarrow": round(plain_s / bulk_s, 4),
-    }
-    print(json.dumps(result, indent=2))
+
+COLS = [("id", "bigint"), ("name", "string"), ("amount", "double")]
+GOALS = [Goal("streaming ingest vs pyarrow plain ORC, 1,000 rows/txn >= 0.05x", "streaming.1000.vs_pyarrow", ">=", 0.05),
+         Goal("streaming ingest vs pyarrow plain ORC, 10,000 rows/txn >= 0.2x", "streaming.10000.vs_pyarrow", ">=", 0.2),
+         Goal("bulk insert vs pyarrow plain ORC >= 0.5x", "bulk_insert.vs_pyarrow", ">=", 0.5)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--txns", type=int, default=100, help="transactions per streaming batch")
+    ap.add_argument("--rows-per-txn", default="1000,10000", help="comma-separated; one streaming run each")
+    ap.add_argument("--batches", type=int, default=1)
+    ap.add_argument("--bulk-rows", type=int, default=1_000_000)
+    args = ap.parse_args()
+    streaming = {}
+    for rows_per_txn in [int(r) for r in args.rows_per_txn.split(",")]:
+        with tempfile.TemporaryDirectory() as tmp:
+            streaming[str(rows_per_txn)] = streaming_run(Path(tmp), args.txns, args.batches, rows_per_txn)
+    with tempfile.TemporaryDirectory() as tmp:
+        bulk = bulk_run(Path(tmp), args.bulk_rows)
+    emit({"benchmark": "streaming_ingest", "baseline": "pyarrow.orc.write_table (zlib) of the same rows, same run",
+          "streaming": streaming, "bulk_insert": bulk}, GOALS)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +40,7 @@ from airflow_acid.compactor.settings import (
 )
 from airflow_acid.metastore.aborts import AbortGroup
 from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
+from airflow_acid.metastore.compactions import EnqueueRequest
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.initiator_store import (
@@ -53,6 +56,8 @@ log = logging.getLogger(__name__)
 
 REPL_PENDING = "hive.repl.first.inc.pending"
 DEFAULT_LEASE_S = 3600.0
+ENQUEUE_BATCH = 500
+"""Compactions queued per metastore transaction by one Initiator cycle."""
 
 
 @dataclass
@@ -130,6 +135,17 @@ class _Candidate:
     has_old_abort: bool = False
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One eligible candidate ready for evaluation: where it lives and the table's compactor write ids."""
+
+    candidate: _Candidate
+    info: TableInfo
+    db_info: DatabaseInfo
+    location: str
+    write_ids: ValidCompactorWriteIdList | None
+
+
 class _Skip(Exception):
     """A candidate is not eligible; ``outcome``/``reason`` say why."""
 
@@ -159,6 +175,7 @@ class Initiator:
         self.snapshots = services.snapshots
         self.catalog = services.catalog
         self._listings = 0
+        self._listings_lock = threading.Lock()
 
     # --- public API -------------------------------------------------------------------------------------
 
@@ -354,20 +371,23 @@ class Initiator:
 
     def _schedule(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], txns: ValidTxnList,
                   started_ms: int) -> list[CandidateResult]:
-        """§4.1 step 7 for every eligible candidate: partition, write ids, one listing, decision, enqueue."""
-        results: list[CandidateResult] = []
+        """§4.1 step 7 for every eligible candidate: partition, write ids, one listing, decision, enqueue.
+
+        Partition locations and write ids are read per table (set-based); the per-candidate part — listing the
+        directory, deciding, enqueueing — runs on hive.compactor.request.queue threads (Hive's
+        checkForCompaction pool). Results keep the candidates' order."""
+        slots: list[CandidateResult | _Job] = []
         write_ids: dict[str, ValidCompactorWriteIdList] = {}
         by_table: dict[tuple[str, str], list[tuple[_Candidate, TableInfo, DatabaseInfo]]] = {}
         for item in eligible:
             by_table.setdefault((item[0].database, item[0].table), []).append(item)
         for (database, table), items in by_table.items():
-            info = items[0][1]
             names = [c.partition for c, _, _ in items if c.partition is not None]
             try:
                 locations: dict[str, PartitionLocation] = \
                     self.store.partition_locations(database, table, names) if names else {}
             except Exception as exc:  # noqa: BLE001
-                results += [self._failed(c, exc) for c, _, _ in items]
+                slots += [self._failed(c, exc) for c, _, _ in items]
                 continue
             for c, info, db_info in items:
                 try:
@@ -377,20 +397,64 @@ class Initiator:
                     needs_listing = not (c.too_many_aborts or c.has_old_abort)
                     if needs_listing and info.full_name not in write_ids:
                         write_ids[info.full_name] = self.snapshots.compactor_write_ids(info.full_name, txns)
-                    results.append(self._decide_and_enqueue(
-                        c, info, db_info, location, txns, write_ids.get(info.full_name),
-                        table_properties=info.properties, request_properties={}, pool=None, enqueue=True,
-                        now_ms=started_ms))
+                    slots.append(_Job(c, info, db_info, location, write_ids.get(info.full_name)))
                 except _Skip as skip:
-                    results.append(self._result(c, skip.outcome, skip.reason))
+                    slots.append(self._result(c, skip.outcome, skip.reason))
                 except Exception as exc:  # noqa: BLE001
-                    results.append(self._failed(c, exc))
+                    slots.append(self._failed(c, exc))
+        jobs = [s for s in slots if isinstance(s, _Job)]
+
+        pending: list[tuple[CandidateResult, EnqueueRequest]] = []
+
+        def evaluate(job: _Job) -> CandidateResult:
+            try:
+                return self._decide_and_enqueue(
+                    job.candidate, job.info, job.db_info, job.location, txns, job.write_ids,
+                    table_properties=job.info.properties, request_properties={}, pool=None, enqueue=True,
+                    now_ms=started_ms, defer=pending)
+            except _Skip as skip:
+                return self._result(job.candidate, skip.outcome, skip.reason)
+            except Exception as exc:  # noqa: BLE001 - Hive: the candidate is marked failed, the cycle goes on
+                return self._failed(job.candidate, exc)
+
+        threads = min(max(1, self.conf.request_queue), len(jobs))
+        if threads > 1:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="acid-initiator") as pool:
+                done = iter(list(pool.map(evaluate, jobs)))
+        else:
+            done = iter([evaluate(job) for job in jobs])
+        results = [next(done) if isinstance(s, _Job) else s for s in slots]
+        self._enqueue_batch(pending)
         return results
+
+    def _enqueue_batch(self, pending: list[tuple[CandidateResult, EnqueueRequest]]) -> None:
+        """Queue the cycle's compactions, ENQUEUE_BATCH per transaction, in candidate order; fill in the results."""
+        pending.sort(key=lambda p: (p[0].database, p[0].table, p[0].partition or ""))  # threads append in any order
+        for start in range(0, len(pending), ENQUEUE_BATCH):
+            chunk = pending[start:start + ENQUEUE_BATCH]
+            try:
+                answers = self.queue.enqueue_many([req for _, req in chunk], initiator_id=self.initiator_id,
+                                                  initiator_version=self.version)
+            except Exception as exc:  # noqa: BLE001 - Hive: the candidates are marked failed, the cycle goes on
+                for result, _ in chunk:
+                    failed = self._failed(_Candidate(result.database, result.table, result.partition,
+                                                     list(result.sources)), exc)
+                    result.outcome, result.reason, result.compaction_id = failed.outcome, failed.reason, None
+                continue
+            for (result, _), answer in zip(chunk, answers, strict=True):
+                if answer.accepted:
+                    result.outcome, result.compaction_id = Outcome.QUEUED, answer.id
+                else:
+                    result.outcome = Outcome.REFUSED
+                    result.reason = f"{result.reason}; not queued: {answer.message}"
 
     def _decide_and_enqueue(self, c: _Candidate, info: TableInfo, db_info: DatabaseInfo, location: str,
                             txns: ValidTxnList, write_ids: ValidCompactorWriteIdList | None, *,
                             table_properties: Mapping[str, str], request_properties: Mapping[str, str],
-                            pool: str | None, enqueue: bool, now_ms: int | None = None) -> CandidateResult:
+                            pool: str | None, enqueue: bool, now_ms: int | None = None,
+                            defer: list[tuple[CandidateResult, EnqueueRequest]] | None = None) -> CandidateResult:
+        """Decide one candidate and queue what it needs (``defer``: append the request there instead, for one
+        batched enqueue of the whole cycle)."""
         thresholds = table_thresholds(self.conf, table_properties, table=info.full_name)
         stats: DirectoryStats | None = None
         listed = False
@@ -419,6 +483,11 @@ class Initiator:
             result.outcome = Outcome.WOULD_QUEUE
             return result
         pool_name = pool or info.property(WORKER_POOL_KEY) or db_info.param(WORKER_POOL_KEY)
+        if defer is not None and not request_properties and write_ids is not None:
+            result.outcome = Outcome.QUEUED  # settled by the batch (REFUSED if something is scheduled already)
+            defer.append((result, EnqueueRequest(c.database, c.table, c.partition, decision.type,
+                                                 write_ids.high_watermark, pool_name, info.owner)))
+            return result
         answer = self.queue.enqueue(
             c.database, c.table, c.partition, decision.type, pool=pool_name, properties=dict(request_properties),
             initiator_id=self.initiator_id, initiator_version=self.version, run_as=info.owner,
@@ -434,7 +503,8 @@ class Initiator:
                          txns: ValidTxnList) -> DirectoryStats:
         """§4.2 step 3 from ONE listing of the directory."""
         storage = storage_for(location, self.filesystem)
-        self._listings += 1
+        with self._listings_lock:
+            self._listings += 1
         try:
             files = storage.list_files()
         except FileNotFoundError:

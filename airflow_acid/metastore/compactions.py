@@ -39,6 +39,7 @@ from airflow_acid.metastore.snapshots import read_valid_txn_list, read_valid_wri
 from airflow_acid.metastore.txns import insert_txn_components
 
 log = logging.getLogger(__name__)
+_CHUNK = 500  # tables per IN list
 
 SCHEDULER_MUTEX = "CompactionScheduler"
 DEFAULT_POOL = "default"
@@ -148,6 +149,19 @@ def _info(row: sa.Row[*tuple[Any, ...]], prefix: str) -> CompactionInfo:
     return CompactionInfo(state=CompactionState(mapping[f"{prefix}_STATE"]),
                           type=CompactionType(mapping[f"{prefix}_TYPE"]),
                           properties=decode_properties(mapping[f"{prefix}_TBLPROPERTIES"]), **kwargs)
+
+
+@dataclass(frozen=True)
+class EnqueueRequest:
+    """One compaction request of a batch (:meth:`CompactionQueue.enqueue_many`): what the Initiator queues."""
+
+    db: str
+    table: str
+    partition: str | None
+    type: CompactionType
+    highest_write_id_now: int
+    pool: str | None = None
+    run_as: str | None = None
 
 
 @dataclass(frozen=True)
@@ -293,6 +307,13 @@ def _next_id(conn: Connection) -> int:
     return value
 
 
+def _reserve_ids(conn: Connection, count: int) -> int:
+    """``count`` consecutive fresh ids from NEXT_COMPACTION_QUEUE_ID; returns the first."""
+    value = int(conn.execute(sa.select(NEXT_COMPACTION_QUEUE_ID.c.NCQ_NEXT).with_for_update()).scalar_one())
+    conn.execute(sa.update(NEXT_COMPACTION_QUEUE_ID).values(NCQ_NEXT=value + count))
+    return value
+
+
 def _names(db: str, table: str) -> tuple[str, str]:
     if not db or not table:
         raise InvalidInputError(f"a compaction needs a database and a table name, got {db!r}.{table!r}")
@@ -391,6 +412,84 @@ class CompactionQueue:
             return EnqueueResult(cq_id, CompactionState.INITIATED)
 
         return self.db.run(work, what=f"enqueue compaction of {db}.{table}", recover=recover)
+
+    def enqueue_many(self, requests: Sequence[EnqueueRequest], *, initiator_id: str | None = None,
+                     initiator_version: str | None = None) -> list[EnqueueResult]:
+        """:meth:`enqueue` for a batch, in ONE transaction (what an Initiator cycle queues): one scheduler mutex,
+        one query for the rows already scheduled on the batch's tables, one id reservation, one insert.
+
+        Each request is refused exactly when :meth:`enqueue` would refuse it run after the requests before it.
+        After a lost COMMIT reply the retry reports the rows the applied attempt queued as queued (and queues
+        nothing twice: the rows themselves refuse a second copy).
+        """
+        reqs = [EnqueueRequest(*_names(r.db, r.table), normalize_partition_name(r.partition),
+                               CompactionType(r.type), int(r.highest_write_id_now), r.pool or None, r.run_as)
+                for r in requests]
+        if not reqs:
+            return []
+        tables = sorted({(r.db, r.table) for r in reqs})
+        active = (CompactionState.INITIATED.value, CompactionState.WORKING.value,
+                  CompactionState.READY_FOR_CLEANING.value)
+
+        def scheduled(conn: Connection) -> list[sa.Row[*tuple[Any, ...]]]:
+            rows: list[sa.Row[*tuple[Any, ...]]] = []
+            for start in range(0, len(tables), _CHUNK):
+                chunk = tables[start:start + _CHUNK]
+                rows += conn.execute(
+                    sa.select(CQ.c.CQ_ID, CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, CQ.c.CQ_STATE,
+                              CQ.c.CQ_HIGHEST_WRITE_ID, CQ.c.CQ_INITIATOR_ID, CQ.c.CQ_ENQUEUE_TIME)
+                    .where(sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE).in_(chunk), CQ.c.CQ_STATE.in_(active))
+                    .order_by(CQ.c.CQ_ID)).all()
+            return rows
+
+        def recover(conn: Connection, since_ms: int) -> list[EnqueueResult] | None:
+            mine = {(r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION): int(r.CQ_ID) for r in scheduled(conn)
+                    if r.CQ_STATE == CompactionState.INITIATED.value and r.CQ_INITIATOR_ID == initiator_id
+                    and r.CQ_ENQUEUE_TIME is not None and int(r.CQ_ENQUEUE_TIME) >= since_ms}
+            if not mine:
+                return None
+            return [EnqueueResult(mine[(r.db, r.table, r.partition)], CompactionState.INITIATED)
+                    if (r.db, r.table, r.partition) in mine else
+                    EnqueueResult(-1, CompactionState.REFUSED, "Compaction is already scheduled (found when "
+                                  "retrying after a lost reply)") for r in reqs]
+
+        def work(conn: Connection) -> list[EnqueueResult]:
+            acquire_mutex(conn, SCHEDULER_MUTEX)
+            by_table: dict[tuple[str, str], list[tuple[int, str | None, str, int | None]]] = {}
+            for row in scheduled(conn):
+                by_table.setdefault((row.CQ_DATABASE, row.CQ_TABLE), []).append(
+                    (int(row.CQ_ID), row.CQ_PARTITION, row.CQ_STATE, row.CQ_HIGHEST_WRITE_ID))
+            answers: list[EnqueueResult | None] = []
+            for r in reqs:
+                blocker = next((cq_id for cq_id, part, state, hwm in by_table.get((r.db, r.table), [])
+                                if (r.partition is None or part == r.partition)
+                                and (state != CompactionState.READY_FOR_CLEANING.value
+                                     or (hwm is not None and int(hwm) == r.highest_write_id_now))), None)
+                if blocker is None:
+                    answers.append(None)
+                    by_table.setdefault((r.db, r.table), []).append(
+                        (-1, r.partition, CompactionState.INITIATED.value, None))
+                    continue
+                state = next(CompactionState(st) for cq_id, _, st, _ in by_table[(r.db, r.table)] if cq_id == blocker)
+                shown = blocker if blocker > 0 else "(queued earlier in this batch)"
+                answers.append(EnqueueResult(-1, CompactionState.REFUSED, "Compaction is already scheduled with "
+                                             f"state='{state.display}' and id={shown}"))
+            accepted = [r for r, a in zip(reqs, answers, strict=True) if a is None]
+            if not accepted:
+                return [a for a in answers if a is not None]
+            first = _reserve_ids(conn, len(accepted))
+            now = now_ms(conn)
+            profile = profile_of(conn)
+            conn.execute(sa.insert(profile.writable(CQ)), profile.with_extras(CQ, [dict(
+                CQ_ID=first + i, CQ_DATABASE=r.db, CQ_TABLE=r.table, CQ_PARTITION=r.partition,
+                CQ_STATE=CompactionState.INITIATED.value, CQ_TYPE=r.type.value, CQ_TBLPROPERTIES=None,
+                CQ_ENQUEUE_TIME=now, CQ_RUN_AS=r.run_as, CQ_INITIATOR_ID=initiator_id,
+                CQ_INITIATOR_VERSION=initiator_version, CQ_POOL_NAME=r.pool, CQ_NUMBER_OF_BUCKETS=None,
+                CQ_ORDER_BY=None, CQ_RETRY_RETENTION=0) for i, r in enumerate(accepted)]))
+            ids = iter(range(first, first + len(accepted)))
+            return [a if a is not None else EnqueueResult(next(ids), CompactionState.INITIATED) for a in answers]
+
+        return self.db.run(work, what=f"enqueue {len(reqs)} compaction(s)", recover=recover)
 
     # --- worker side -------------------------------------------------------------------------------------
 

@@ -76,9 +76,40 @@ def create_engine(url: str, **kwargs: Any) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    kwargs.setdefault("pool_pre_ping", True)
     kwargs.setdefault("isolation_level", "READ COMMITTED")
-    return sa.create_engine(url, **kwargs)
+    ping_idle = "pool_pre_ping" not in kwargs  # an explicit pool_pre_ping (True: every checkout) wins
+    engine = sa.create_engine(url, **kwargs)
+    if ping_idle:
+        _ping_idle_connections(engine)
+    return engine
+
+
+IDLE_PING_S = 5.0
+"""A pooled connection idle longer than this is pinged before use (see :func:`_ping_idle_connections`)."""
+
+
+def _ping_idle_connections(engine: Engine) -> None:
+    """Ping a pooled connection before use only when it sat idle for more than IDLE_PING_S.
+
+    SQLAlchemy's ``pool_pre_ping`` pings on every checkout: one round trip more per metastore call. A connection
+    in steady use needs none — a connection that drops while in use fails its first statement, which
+    :meth:`Database.run` retries on a fresh connection (the pool is invalidated) — while one that sat idle (the
+    server restarted, a firewall timed it out) is caught here and replaced before the caller sees it.
+    """
+
+    @event.listens_for(engine, "checkin")
+    def _checked_in(_dbapi_conn: Any, record: Any) -> None:
+        record.info["acid_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        idle_since = record.info.get("acid_idle_since")
+        if idle_since is None or time.monotonic() - idle_since <= IDLE_PING_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as exc:  # any failure means: replace this connection
+            raise sa.exc.DisconnectionError(f"idle metastore connection is gone: {exc}") from exc
 
 
 class Database:
@@ -132,13 +163,14 @@ class Database:
         return error
 
     def run(self, work: Callable[[Connection], T], *, what: str = "metastore call",
-            recover: Callable[[Connection, int], T | None] | None = None) -> T:
+            recover: Callable[[Connection, int], T | None] | None = None, recover_needs_clock: bool = True) -> T:
         """Run ``work(conn)`` in one transaction; re-run it from the start on transient errors.
 
         A dropped connection can hide that an attempt's COMMIT reached the server (its reply was lost). For work that
         must not be applied twice, ``recover(conn, since_ms)`` runs before each retry with the database clock at the
         start of the first attempt; when it finds that attempt's effect it returns the result to report (not None),
-        and ``work`` is not run again.
+        and ``work`` is not run again. A ``recover`` that ignores the clock says so with ``recover_needs_clock=False``
+        (it then receives 0), which saves the first attempt a round trip.
         """
         attempt = 0
         since_ms: int | None = None
@@ -147,7 +179,7 @@ class Database:
                 with self.begin() as conn:
                     if recover is not None:
                         if since_ms is None:
-                            since_ms = now_ms(conn)
+                            since_ms = now_ms(conn) if recover_needs_clock else 0
                         else:
                             found = recover(conn, since_ms)
                             if found is not None:
@@ -173,16 +205,22 @@ def _is_unreachable(exc: OperationalError) -> bool:
     return any(s in text for s in ("could not connect", "connection refused", "can't connect", "unable to open database"))
 
 
+_CLOCK_SQL = {
+    "postgresql": "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
+    "mysql": "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
+    "sqlite": "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
+}
+
+
+def clock_ms(conn: Connection) -> sa.ColumnElement[int]:
+    """The database clock in epoch milliseconds as a column expression, to read it in a statement that is sent
+    anyway (one round trip less than :func:`now_ms`)."""
+    return sa.literal_column(_CLOCK_SQL[conn.dialect.name], sa.BigInteger)
+
+
 def now_ms(conn: Connection) -> int:
     """The database clock in epoch milliseconds (Hive uses the DB clock, not the client's)."""
-    dialect = conn.dialect.name
-    if dialect == "postgresql":
-        sql = "SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"
-    elif dialect == "mysql":
-        sql = "SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)"
-    else:
-        sql = "SELECT CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
-    return int(conn.exec_driver_sql(sql).scalar_one())
+    return int(conn.exec_driver_sql(f"SELECT {_CLOCK_SQL[conn.dialect.name]}").scalar_one())
 
 
 def acquire_mutex(conn: Connection, key: str) -> int:

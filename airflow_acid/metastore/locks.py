@@ -9,6 +9,7 @@ transaction by :meth:`LockManager.unlock` or the housekeeper's timeout.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.db import Database, clock_ms, now_ms
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     LockNotAcquiredError,
@@ -215,9 +216,16 @@ def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | N
 
     Returns a row with the blocking lock's columns plus REQ_INT_ID / REQ_TYPE of the blocked component, or None.
     """
+    return conn.execute(_blocker_query(), {"lock_id": lock_id}).first()
+
+
+@functools.cache
+def _blocker_query() -> sa.Select[Any]:
+    """find_blocker's statement, built once (building it took longer than running it): ``lock_id`` is bound."""
     req = HIVE_LOCKS.alias("REQ")
     ex = HIVE_LOCKS.alias("EX")
-    query = (
+    lock_id = sa.bindparam("lock_id", type_=sa.BigInteger)
+    return (
         sa.select(ex.c.HL_LOCK_EXT_ID, ex.c.HL_LOCK_INT_ID, ex.c.HL_TXNID, ex.c.HL_DB, ex.c.HL_TABLE,
                   ex.c.HL_PARTITION, ex.c.HL_LOCK_STATE, ex.c.HL_LOCK_TYPE, ex.c.HL_USER, ex.c.HL_HOST,
                   req.c.HL_LOCK_INT_ID.label("REQ_INT_ID"), req.c.HL_LOCK_TYPE.label("REQ_TYPE"))
@@ -228,7 +236,6 @@ def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | N
         .order_by(ex.c.HL_LOCK_EXT_ID, ex.c.HL_LOCK_INT_ID, req.c.HL_LOCK_INT_ID)
         .limit(1)
     )
-    return conn.execute(query).first()
 
 
 class LockManager:
@@ -259,8 +266,9 @@ class LockManager:
         txn_id = int(txn_id)
 
         def work(conn: Connection) -> LockResponse:
-            lock_id = self._enqueue(conn, components, txn_id, user, host, agent_info)
-            return self._check(conn, lock_id, zero_wait)
+            lock_id, now = self._enqueue(conn, components, txn_id, user, host, agent_info)
+            # just enqueued in this transaction: every row waits, the txn is open and locked, the clock is read
+            return self._check(conn, lock_id, zero_wait, enqueued=(txn_id, now))
 
         response = self.db.run(work, what="lock")
         if response.state is LockState.WAITING and wait:
@@ -268,15 +276,21 @@ class LockManager:
         return response
 
     def _enqueue(self, conn: Connection, components: list[LockComponent], txn_id: int, user: str, host: str,
-                 agent_info: str | None) -> int:
+                 agent_info: str | None) -> tuple[int, int]:
+        """Insert the request's rows (waiting); returns its lock id and the database clock."""
         if txn_id:
-            self._require_open_txn(conn, txn_id)
+            now = self._require_open_txn(conn, txn_id)
             self._record_write_components(conn, components, txn_id)
+        else:
+            now = now_ms(conn)
         # NEXT_LOCK_ID stays locked until this transaction commits, so lock ids are handed out in the order the
         # requests become visible: a request never misses an earlier one (FIFO fairness).
-        lock_id = int(conn.execute(sa.select(NEXT_LOCK_ID.c.NL_NEXT).with_for_update()).scalar_one())
-        conn.execute(sa.update(NEXT_LOCK_ID).values(NL_NEXT=lock_id + 1))
-        now = now_ms(conn)
+        if conn.dialect.update_returning:  # one statement: the UPDATE takes the row lock and returns the new value
+            lock_id = int(conn.execute(sa.update(NEXT_LOCK_ID).values(NL_NEXT=NEXT_LOCK_ID.c.NL_NEXT + 1)
+                                       .returning(NEXT_LOCK_ID.c.NL_NEXT)).scalar_one()) - 1
+        else:
+            lock_id = int(conn.execute(sa.select(NEXT_LOCK_ID.c.NL_NEXT).with_for_update()).scalar_one())
+            conn.execute(sa.update(NEXT_LOCK_ID).values(NL_NEXT=lock_id + 1))
         profile = profile_of(conn)  # Hive 4.3+ adds HL_CATALOG (NOT NULL): filled with the default catalog
         conn.execute(sa.insert(profile.writable(HIVE_LOCKS)), profile.with_extras(HIVE_LOCKS, [
             {"HL_LOCK_EXT_ID": lock_id, "HL_LOCK_INT_ID": i, "HL_TXNID": txn_id, "HL_DB": c.db,
@@ -285,17 +299,20 @@ class LockManager:
              "HL_USER": user[:128], "HL_HOST": host[:128], "HL_AGENT_INFO": agent_info[:128] if agent_info else None,
              "HL_HEARTBEAT_COUNT": 0}
             for i, c in enumerate(components, start=1)]))
-        return lock_id
+        return lock_id, now
 
     @staticmethod
-    def _require_open_txn(conn: Connection, txn_id: int) -> None:
-        row = conn.execute(sa.select(TXNS.c.TXN_STATE).where(TXNS.c.TXN_ID == txn_id).with_for_update()).first()
+    def _require_open_txn(conn: Connection, txn_id: int) -> int:
+        """Lock the TXNS row of ``txn_id``, refuse a txn that is not open; returns the database clock."""
+        row = conn.execute(sa.select(TXNS.c.TXN_STATE, clock_ms(conn).label("now"))
+                           .where(TXNS.c.TXN_ID == txn_id).with_for_update()).first()
         if row is None:
             raise NoSuchTxnError(f"cannot lock for transaction {txn_id}: no such transaction; open one first")
         if row.TXN_STATE == TxnState.ABORTED.value:
             raise TxnAbortedError(f"cannot lock for transaction {txn_id}: it was aborted; open a new transaction")
         if row.TXN_STATE != TxnState.OPEN.value:
             raise TxnStateError(f"cannot lock for transaction {txn_id}: it is already committed")
+        return int(row.now)
 
     @staticmethod
     def _record_write_components(conn: Connection, components: list[LockComponent], txn_id: int) -> None:
@@ -325,19 +342,23 @@ class LockManager:
         zero_wait = zero_wait_reads_default(self.conf) if zero_wait_read is None else zero_wait_read
         return self.db.run(lambda conn: self._check(conn, int(lock_id), zero_wait), what=f"check lock {lock_id}")
 
-    def _check(self, conn: Connection, lock_id: int, zero_wait: bool) -> LockResponse:
-        rows = conn.execute(sa.select(HIVE_LOCKS.c.HL_LOCK_STATE, HIVE_LOCKS.c.HL_TXNID)
-                            .where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_id)).all()
-        if not rows:
-            raise NoSuchLockError(f"lock {lock_id} does not exist: it was released, withdrawn or timed out; "
-                                  "request the lock again")
-        txn_id = int(rows[0].HL_TXNID)
-        if txn_id:
-            self._require_open_txn(conn, txn_id)
-        now = now_ms(conn)
-        if all(r.HL_LOCK_STATE == LockState.ACQUIRED.value for r in rows):
-            return LockResponse(lock_id, LockState.ACQUIRED)
-        if not txn_id:  # checking counts as a heartbeat for a lock outside a transaction
+    def _check(self, conn: Connection, lock_id: int, zero_wait: bool,
+               enqueued: tuple[int, int] | None = None) -> LockResponse:
+        """Grant ``lock_id`` if nothing earlier conflicts. ``enqueued`` = (txn id, clock) when this transaction has
+        just enqueued the request (its rows are all waiting and the txn was checked)."""
+        if enqueued is not None:
+            txn_id, now = enqueued
+        else:
+            rows = conn.execute(sa.select(HIVE_LOCKS.c.HL_LOCK_STATE, HIVE_LOCKS.c.HL_TXNID)
+                                .where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_id)).all()
+            if not rows:
+                raise NoSuchLockError(f"lock {lock_id} does not exist: it was released, withdrawn or timed out; "
+                                      "request the lock again")
+            txn_id = int(rows[0].HL_TXNID)
+            now = self._require_open_txn(conn, txn_id) if txn_id else now_ms(conn)
+            if all(r.HL_LOCK_STATE == LockState.ACQUIRED.value for r in rows):
+                return LockResponse(lock_id, LockState.ACQUIRED)
+        if not txn_id and enqueued is None:  # checking counts as a heartbeat for a lock outside a transaction
             conn.execute(sa.update(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_id)
                          .values(HL_LAST_HEARTBEAT=now))
         blocker = find_blocker(conn, lock_id)

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.db import Database, clock_ms, now_ms
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     NoSuchLockError,
@@ -295,6 +295,12 @@ def allocate_write_ids_in(conn: Connection, txn_ids: Sequence[int], db: str, tab
 def _reserve_write_ids(conn: Connection, db: str, table: str, count: int) -> int:
     """Advance NEXT_WRITE_ID for ``db.table`` by ``count``; return the first reserved id."""
     where = (NEXT_WRITE_ID.c.NWI_DATABASE == db, NEXT_WRITE_ID.c.NWI_TABLE == table)
+    if conn.dialect.update_returning:  # one statement: the UPDATE takes the row lock and returns the new value
+        advance = (sa.update(NEXT_WRITE_ID).where(*where).values(NWI_NEXT=NEXT_WRITE_ID.c.NWI_NEXT + count)
+                   .returning(NEXT_WRITE_ID.c.NWI_NEXT))
+        after = conn.execute(advance).scalar()
+        if after is not None:
+            return int(after) - count
     select_next = sa.select(NEXT_WRITE_ID.c.NWI_NEXT).where(*where).with_for_update()
     current = conn.execute(select_next).scalar()
     if current is None:
@@ -312,14 +318,15 @@ def _reserve_write_ids(conn: Connection, db: str, table: str, count: int) -> int
 
 
 def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
-                  heartbeat_before: int | None = None) -> list[int]:
+                  heartbeat_before: int | None = None, locked_open: bool = False) -> list[int]:
     """Abort the still-open txns among ``txn_ids`` inside ``conn``'s transaction (Hive's AbortTxnsFunction).
 
     TXN_STATE becomes 'a' and TXN_META_INFO the reason; locks and MIN_HISTORY_LEVEL rows go; TXN_COMPONENTS stay
     as the record of data to clean. A write id the txn holds on a table it recorded no component for gets a
     table-level component, so the aborted txn is never mistaken for an empty one (whose TXNS row the txn
     cleaner removes, which would make its write id look committed). With ``heartbeat_before`` only txns whose
-    last heartbeat is older are aborted (timeouts racing a heartbeat). Returns the ids actually aborted.
+    last heartbeat is older are aborted (timeouts racing a heartbeat). ``locked_open``: the caller has already
+    locked the TXNS rows of ``txn_ids`` in this transaction and seen them open. Returns the ids actually aborted.
     """
     ids = sorted(set(int(t) for t in txn_ids))
     if not ids:
@@ -327,7 +334,10 @@ def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
     cond = [TXNS.c.TXN_ID.in_(ids), TXNS.c.TXN_STATE == TxnState.OPEN.value]
     if heartbeat_before is not None:
         cond.append(TXNS.c.TXN_LAST_HEARTBEAT < heartbeat_before)
-    aborted = sorted(int(r[0]) for r in conn.execute(sa.select(TXNS.c.TXN_ID).where(*cond).with_for_update()))
+    if locked_open and heartbeat_before is None:
+        aborted = ids
+    else:
+        aborted = sorted(int(r[0]) for r in conn.execute(sa.select(TXNS.c.TXN_ID).where(*cond).with_for_update()))
     if not aborted:
         return []
     conn.execute(
@@ -342,21 +352,16 @@ def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
 
 
 def _record_uncovered_write_ids(conn: Connection, txn_ids: list[int]) -> None:
-    covered = {
-        (int(r.TC_TXNID), r.TC_DATABASE, r.TC_TABLE)
-        for r in conn.execute(
-            sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE)
-            .where(TXN_COMPONENTS.c.TC_TXNID.in_(txn_ids)).distinct()
-        )
-    }
+    t2w, tc = TXN_TO_WRITE_ID, TXN_COMPONENTS
+    covered = (sa.select(tc.c.TC_TXNID).where(tc.c.TC_TXNID == t2w.c.T2W_TXNID, tc.c.TC_DATABASE == t2w.c.T2W_DATABASE,
+                                              tc.c.TC_TABLE == t2w.c.T2W_TABLE).exists())
     rows = [
         {"TC_TXNID": int(r.T2W_TXNID), "TC_DATABASE": r.T2W_DATABASE, "TC_TABLE": r.T2W_TABLE, "TC_PARTITION": None,
          "TC_OPERATION_TYPE": OperationType.INSERT.value, "TC_WRITEID": int(r.T2W_WRITEID)}
         for r in conn.execute(
-            sa.select(TXN_TO_WRITE_ID.c.T2W_TXNID, TXN_TO_WRITE_ID.c.T2W_DATABASE, TXN_TO_WRITE_ID.c.T2W_TABLE,
-                      TXN_TO_WRITE_ID.c.T2W_WRITEID).where(TXN_TO_WRITE_ID.c.T2W_TXNID.in_(txn_ids))
+            sa.select(t2w.c.T2W_TXNID, t2w.c.T2W_DATABASE, t2w.c.T2W_TABLE, t2w.c.T2W_WRITEID)
+            .where(t2w.c.T2W_TXNID.in_(txn_ids), ~covered)
         )
-        if (int(r.T2W_TXNID), r.T2W_DATABASE, r.T2W_TABLE) not in covered
     ]
     if rows:
         conn.execute(sa.insert(TXN_COMPONENTS), rows)
@@ -417,18 +422,28 @@ class TxnStore:
 
     def _open(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
               agent_info: str | None) -> list[int]:
-        open_now = conn.execute(
-            sa.select(sa.func.count()).select_from(TXNS).where(TXNS.c.TXN_STATE == TxnState.OPEN.value)
-        ).scalar_one()
+        acquire_txn_lock(conn, shared=True)
+        # one statement for the clock, the open-txn count (hive.max.open.txns) and the MIN_HISTORY_LEVEL watermark
+        clock = clock_ms(conn)
+        is_open = TXNS.c.TXN_STATE == TxnState.OPEN.value
+        facts = conn.execute(sa.select(
+            clock.label("now"),
+            sa.select(sa.func.count()).select_from(TXNS).where(is_open).scalar_subquery().label("open_now"),
+            sa.select(sa.func.min(TXNS.c.TXN_ID)).where(is_open).scalar_subquery().label("lowest_open"),
+            sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))
+            .where(TXNS.c.TXN_STARTED < clock - self.conf.opentxn_timeout_ms).scalar_subquery().label("settled"),
+        )).one()
+        open_now, now = int(facts.open_now), int(facts.now)
         if open_now + n > self.conf.max_open_txns:
             raise TooManyOpenTxnsError(
                 f"cannot open {n} transaction(s): {open_now} are already open and hive.max.open.txns is "
                 f"{self.conf.max_open_txns}. Commit or abort idle transactions (SHOW TRANSACTIONS / ABORT "
                 "TRANSACTIONS) or raise the limit."
             )
-        acquire_txn_lock(conn, shared=True)
-        now = now_ms(conn)
-        min_open = min_open_txn_watermark(conn, self.conf.opentxn_timeout_ms, now)
+        # = min_open_txn_watermark(conn, opentxn_timeout_ms, now)
+        min_open = int(facts.settled) + 1
+        if facts.lowest_open is not None:
+            min_open = min(min_open, int(facts.lowest_open))
         row = {
             "TXN_STATE": TxnState.OPEN.value, "TXN_STARTED": now, "TXN_LAST_HEARTBEAT": now,
             "TXN_USER": _clip(user, "user"), "TXN_HOST": _clip(host, "host"),
@@ -456,7 +471,8 @@ class TxnStore:
         instead of "already committed" (a caller told its commit failed might write the same data again).
         """
         outcome = self.db.run(lambda conn: self._commit(conn, int(txn_id)), what=f"commit txn {txn_id}",
-                              recover=lambda conn, _since_ms: _applied_commit(conn, int(txn_id)))
+                              recover=lambda conn, _since_ms: _applied_commit(conn, int(txn_id)),
+                              recover_needs_clock=False)
         if isinstance(outcome, _Conflict):
             log.info("%s", outcome.message())
             raise WriteConflictError(outcome.message())
@@ -464,15 +480,19 @@ class TxnStore:
 
     def _commit(self, conn: Connection, txn_id: int) -> CommitResult | _Conflict:
         txn_type = _open_txn_type(conn, txn_id, "commit")
-        now = now_ms(conn)
+        # One statement after the row lock (so it sees everything recorded for the txn before): the clock and what
+        # the txn holds. Every writer of its TXN_COMPONENTS / HIVE_LOCKS rows locks its TXNS row first.
+        own = TXN_COMPONENTS.c.TC_TXNID == txn_id
+        facts = conn.execute(sa.select(
+            clock_ms(conn).label("now"),
+            sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own).exists().label("has_components"),
+            sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
+            .exists().label("has_update_delete"),
+            sa.select(HIVE_LOCKS.c.HL_TXNID).where(HIVE_LOCKS.c.HL_TXNID == txn_id).exists().label("has_locks"),
+        )).one()
+        now = int(facts.now)
         commit_id: int | None = None
-        has_update_delete = False
-        if txn_type not in _WRITE_SET_SKIP_TYPES:
-            has_update_delete = conn.execute(
-                sa.select(TXN_COMPONENTS.c.TC_TXNID).where(
-                    TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE)
-                ).limit(1)
-            ).first() is not None
+        has_update_delete = txn_type not in _WRITE_SET_SKIP_TYPES and bool(facts.has_update_delete)
         if has_update_delete:
             acquire_txn_lock(conn, shared=False)
             commit_id = high_water_mark(conn)
@@ -502,7 +522,7 @@ class TxnStore:
                 commit_id = high_water_mark(conn)
             conn.execute(sa.update(COMPACTION_QUEUE).where(COMPACTION_QUEUE.c.CQ_TXN_ID == txn_id)
                          .values(CQ_NEXT_TXN_ID=commit_id, CQ_COMMIT_TIME=now))
-        elif txn_type is not TxnType.READ_ONLY:
+        elif txn_type is not TxnType.READ_ONLY and facts.has_components:
             flag = UpdateDelete.YES.value if has_update_delete else UpdateDelete.NO.value
             # Hive's CTC_TIMESTAMP is a timestamp filled by its column default; airflow-acid's own is epoch ms.
             profile = profile_of(conn)
@@ -519,11 +539,13 @@ class TxnStore:
             conn.execute(sa.insert(profile.writable(COMPLETED_TXN_COMPONENTS)).from_select(
                 ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION",
                  *([] if stamp is None else ["CTC_TIMESTAMP"]), "CTC_WRITEID", "CTC_UPDATE_DELETE", *extras], moved))
-        if txn_type is not TxnType.READ_ONLY:
+        if txn_type is not TxnType.READ_ONLY and facts.has_components:
             conn.execute(sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == txn_id))
-        conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == txn_id))
+        if facts.has_locks:
+            conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == txn_id))
         conn.execute(sa.update(TXNS).where(TXNS.c.TXN_ID == txn_id).values(TXN_STATE=TxnState.COMMITTED.value))
-        conn.execute(sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID == txn_id))
+        if self.conf.use_min_history_level:
+            conn.execute(sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID == txn_id))
         return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
 
     @staticmethod
@@ -559,7 +581,7 @@ class TxnStore:
 
         def work(conn: Connection) -> None:
             _open_txn_type(conn, int(txn_id), "abort")
-            abort_txns_in(conn, [int(txn_id)], reason)
+            abort_txns_in(conn, [int(txn_id)], reason, locked_open=True)
 
         self.db.run(work, what=f"abort txn {txn_id}")
 

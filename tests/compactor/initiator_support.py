@@ -5,6 +5,7 @@ listings."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,15 @@ class CountingFileSystem(LocalFileSystem):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.listed: list[str] = []
-        self._depth = 0
+        self._local = threading.local()  # nesting depth per thread (the Initiator lists on several threads)
+
+    @property
+    def _depth(self) -> int:
+        return getattr(self._local, "depth", 0)
+
+    @_depth.setter
+    def _depth(self, value: int) -> None:
+        self._local.depth = value
 
     def _counted(self, method, path, *args, **kwargs):
         if self._depth == 0:

@@ -301,3 +301,26 @@ def test_write_candidates_window_resumes_where_the_limit_cut(wh):
     assert [c.table for c in taken] == ["a", "b"] and resume == taken[-1].last_commit_ms
     rest, resume2 = store.write_candidates(resume, 2)
     assert "c" in [c.table for c in rest] and resume2 is None
+
+
+def test_parallel_evaluation_on_request_queue_threads(wh):
+    """hive.compactor.request.queue > 1: candidates are listed and decided on threads, queued in one batch in
+    candidate order; a partition already queued is refused as before, results keep the candidates' order."""
+    ms = wh.metastore
+    wh.create_table("p", [("id", "int")], partition_by=[("d", "string")])
+    for day in range(8):
+        part = ms.catalog.add_partition("default", "p", {"d": str(day)})
+        for _ in range(11 if day % 2 == 0 else 2):
+            synthetic_write(ms, part.location, "default", "p", part.name)
+    busy = ms.compactions.enqueue("default", "p", "d=6", MINOR, highest_write_id_now=-1).id
+    fs = CountingFileSystem()
+    report = Initiator(ms, dataclasses.replace(CONF, request_queue=4), host="inithost", filesystem=fs).run_cycle()
+    assert [r.partition for r in report.results if r.partition != "d=6"] == [f"d={d}" for d in (0, 1, 2, 3, 4, 5, 7)]
+    assert report.listings == 7 == len(fs.listed)
+    queued = report.queued
+    assert [r.partition for r in queued] == ["d=0", "d=2", "d=4"] and all(r.type is MAJOR for r in queued)
+    assert [r.compaction_id for r in queued] == sorted(r.compaction_id for r in queued)
+    assert {r.partition for r in report.results if r.outcome is Outcome.NOT_NEEDED} == {"d=1", "d=3", "d=5", "d=7"}
+    skipped = _by_table(report)["p/d=6"]
+    assert skipped.outcome is not Outcome.QUEUED and str(busy) in skipped.reason
+    assert {c.partition for c in ms.compactions.find(state="initiated")} == {"d=0", "d=2", "d=4", "d=6"}

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnType
 from airflow_acid.metastore.compactions import (
     CompactionQueue,
+    EnqueueRequest,
     ShowCompactionsRow,
     decode_properties,
     encode_properties,
@@ -500,3 +501,39 @@ def test_claim_by_id_whose_reply_was_lost_still_claims_it(db, queue, monkeypatch
     dropped = drop_the_reply_of_the_next_commit(db, monkeypatch)
     got = queue.claim(cq, "node1-3")
     assert dropped == [True] and got is not None and got.worker_id == "node1-3"
+
+
+def test_enqueue_many_refuses_as_one_by_one_enqueues_would(db, queue):
+    """A batch is one transaction, and each request is refused exactly when enqueue() after the ones before would."""
+    queued = queue.enqueue("db", "t", "ds=3", MINOR, highest_write_id_now=1).id
+    cleaning = queue.enqueue("db", "t", "ds=4", MAJOR, highest_write_id_now=5).id
+    with db.begin() as conn:
+        conn.execute(sa.update(COMPACTION_QUEUE).where(COMPACTION_QUEUE.c.CQ_ID == cleaning).values(
+            CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_HIGHEST_WRITE_ID=5))
+    answers = queue.enqueue_many([
+        EnqueueRequest("db", "t", "ds=1", MINOR, 7), EnqueueRequest("DB", "T", "ds=2", MAJOR, 7, pool="etl"),
+        EnqueueRequest("db", "t", "ds=1", MAJOR, 7),  # queued earlier in this batch
+        EnqueueRequest("db", "t", "ds=3", MAJOR, 7),  # already initiated
+        EnqueueRequest("db", "t", "ds=4", MAJOR, 5),  # ready for cleaning at the same high watermark
+        EnqueueRequest("db", "t", "ds=5", MAJOR, 7), EnqueueRequest("db", "u", None, MAJOR, 3),
+        EnqueueRequest("db", "u", None, MINOR, 3),
+    ], initiator_id="init", initiator_version="v")
+    accepted = [a.accepted for a in answers]
+    assert accepted == [True, True, False, False, False, True, True, False]
+    assert [a.id for a in answers if a.accepted] == sorted(a.id for a in answers if a.accepted)
+    assert f"id={queued}" in answers[3].message and f"id={cleaning}" in answers[4].message
+    assert "in this batch" in answers[2].message
+    rows = {(c.table, c.partition): c for c in queue.find(state="initiated")}
+    assert rows[("t", "ds=2")].pool_name == "etl" and rows[("t", "ds=1")].type is MINOR
+    assert rows[("u", None)].initiator_id == "init"
+    assert queue.enqueue_many([EnqueueRequest("db", "t", "ds=4", MAJOR, 6)])[0].accepted  # newer writes since
+
+
+def test_enqueue_many_whose_reply_was_lost_queues_once_and_reports_it_queued(db, queue, monkeypatch):
+    queue.enqueue("db", "t", "ds=9", MINOR, highest_write_id_now=1)
+    dropped = drop_the_reply_of_the_next_commit(db, monkeypatch)
+    answers = queue.enqueue_many([EnqueueRequest("db", "t", "ds=1", MINOR, 2),
+                                  EnqueueRequest("db", "t", "ds=9", MINOR, 2)], initiator_id="init")
+    assert dropped == [True]
+    assert [a.accepted for a in answers] == [True, False]
+    assert len(_queue_ids(db)) == 2 and answers[0].id in _queue_ids(db)
