@@ -12,7 +12,7 @@ planner; no transaction is opened, so output names carry the next transaction id
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,10 +25,10 @@ from airflow_acid.compactor.listing import directory_state
 from airflow_acid.compactor.planning import NothingToCompact, plan_compaction
 from airflow_acid.compactor.worker import max_num_delta_for, row_schema_of
 from airflow_acid.job.plan import EXECUTABLE_TYPES
-from airflow_acid.metastore.compactions import CompactionInfo, CompactionQueue, EnqueueResult
+from airflow_acid.metastore.compactions import CompactionInfo, CompactionQueue, EnqueueRequest, EnqueueResult
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.initiator_store import INITIATOR_MUTEX, InitiatorStore, Outcome
-from airflow_acid.metastore.partitions import entity_name
+from airflow_acid.metastore.partitions import entity_name, normalize_partition_name
 from airflow_acid.metastore.store import Metastore
 
 log = logging.getLogger(__name__)
@@ -98,6 +98,24 @@ class _ReadOnlyQueue(_ReadOnly):
                 return EnqueueResult(-1, CompactionState.REFUSED, f"Compaction is already scheduled with "
                                      f"state='{row.state.display}' and id={row.id}")
         return EnqueueResult(0, CompactionState.INITIATED)
+
+
+    def enqueue_many(self, requests: Sequence[EnqueueRequest], **kwargs: Any) -> list[EnqueueResult]:
+        """:meth:`enqueue` read only, for the cycle's batch: a request is refused when the rows or an earlier
+        request of the same batch would refuse it (as ``CompactionQueue.enqueue_many`` does)."""
+        answers: list[EnqueueResult] = []
+        taken: set[tuple[str, str, str | None]] = set()
+        for r in requests:
+            key = (r.db.lower(), r.table.lower(), normalize_partition_name(r.partition))
+            if key in taken:
+                answers.append(EnqueueResult(-1, CompactionState.REFUSED,
+                                             "Compaction is already scheduled earlier in this cycle"))
+                continue
+            answer = self.enqueue(r.db, r.table, r.partition, r.type, highest_write_id_now=r.highest_write_id_now)
+            if answer.accepted:
+                taken.add(key)
+            answers.append(answer)
+        return answers
 
 
 class DryRunInitiator(Initiator):
