@@ -455,25 +455,30 @@ class CompactionQueue:
 
         def work(conn: Connection) -> list[EnqueueResult]:
             acquire_mutex(conn, SCHEDULER_MUTEX)
-            by_table: dict[tuple[str, str], list[tuple[int, str | None, str, int | None]]] = {}
+            # rows in CQ_ID order, by table (a table-level request is blocked by any) and by entity
+            Scheduled = tuple[int, str, int | None]  # (id, state, highest write id)
+            by_table: dict[tuple[str, str], list[Scheduled]] = {}
+            by_entity: dict[tuple[str, str, str | None], list[Scheduled]] = {}
             for row in scheduled(conn):
-                by_table.setdefault((row.CQ_DATABASE, row.CQ_TABLE), []).append(
-                    (int(row.CQ_ID), row.CQ_PARTITION, row.CQ_STATE, row.CQ_HIGHEST_WRITE_ID))
+                item = (int(row.CQ_ID), row.CQ_STATE, row.CQ_HIGHEST_WRITE_ID)
+                by_table.setdefault((row.CQ_DATABASE, row.CQ_TABLE), []).append(item)
+                by_entity.setdefault((row.CQ_DATABASE, row.CQ_TABLE, row.CQ_PARTITION), []).append(item)
             answers: list[EnqueueResult | None] = []
             for r in reqs:
-                blocker = next((cq_id for cq_id, part, state, hwm in by_table.get((r.db, r.table), [])
-                                if (r.partition is None or part == r.partition)
-                                and (state != CompactionState.READY_FOR_CLEANING.value
-                                     or (hwm is not None and int(hwm) == r.highest_write_id_now))), None)
+                rows = by_table.get((r.db, r.table), []) if r.partition is None else \
+                    by_entity.get((r.db, r.table, r.partition), [])
+                blocker = next(((cq_id, state) for cq_id, state, hwm in rows
+                                if state != CompactionState.READY_FOR_CLEANING.value
+                                or (hwm is not None and int(hwm) == r.highest_write_id_now)), None)
                 if blocker is None:
                     answers.append(None)
-                    by_table.setdefault((r.db, r.table), []).append(
-                        (-1, r.partition, CompactionState.INITIATED.value, None))
+                    item = (-1, CompactionState.INITIATED.value, None)
+                    by_table.setdefault((r.db, r.table), []).append(item)
+                    by_entity.setdefault((r.db, r.table, r.partition), []).append(item)
                     continue
-                state = next(CompactionState(st) for cq_id, _, st, _ in by_table[(r.db, r.table)] if cq_id == blocker)
-                shown = blocker if blocker > 0 else "(queued earlier in this batch)"
+                shown = blocker[0] if blocker[0] > 0 else "(queued earlier in this batch)"
                 answers.append(EnqueueResult(-1, CompactionState.REFUSED, "Compaction is already scheduled with "
-                                             f"state='{state.display}' and id={shown}"))
+                                             f"state='{CompactionState(blocker[1]).display}' and id={shown}"))
             accepted = [r for r, a in zip(reqs, answers, strict=True) if a is None]
             if not accepted:
                 return [a for a in answers if a is not None]
