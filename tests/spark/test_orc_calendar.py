@@ -1,9 +1,9 @@
 """Every kind of ORC file the project writes, read back with Hive 4's Java reader (issue 16 item 7).
 
 One scenario writes, through the project's own writers, a full-ACID table (client delta, client delete delta, a
-streaming delta — its first flushed prefix too — then a minor and a major compaction with the LocalRunner) and an
+streaming delta — its first flushed prefix too — then a minor, a major and a REBALANCE compaction with the LocalRunner) and an
 insert-only table (client deltas, a compacted base). :data:`KINDS` names each kind of file and what it must hold;
-adding a kind (e.g. REBALANCE output) is one entry. The slow test reads them all in ONE JVM with orc-core from the
+adding a kind is one entry. The slow test reads them all in ONE JVM with orc-core from the
 pyspark wheel (``java/ReadOrcValues.java``: proleptic Gregorian, UTC timestamps, as Hive 4 reads) and compares every
 value — dates before 1582, timestamps at 0001-01-01 and 9999-12-31, decimals, maps, structs, arrays — with what
 was written. The fast test checks the footers' calendar and that our own reader returns the same rows.
@@ -124,15 +124,20 @@ KINDS: dict[str, Callable[[Scenario], tuple[Path, Expect]]] = {
     "minor compaction delta": lambda s: (_one(s.acid, "delta_0000001_0000004_v*/bucket_*"), _inserts(ROWS)),
     "minor compaction delete delta": lambda s: (_one(s.acid, "delete_delta_0000001_0000004_v*/bucket_*"),
                                                 Expect(["null"], [f"2,1,{BUCKET0},0,2"])),
-    "major compaction base": lambda s: (_one(s.acid, "base_0000004_v*/bucket_*"), _inserts(ROWS[1:])),
+    "major compaction base": lambda s: (_one(s.acid, "base_0000004_v0000104/bucket_*"), _inserts(ROWS[1:])),
+    "rebalance compaction base": lambda s: (_one(s.acid, "base_0000004_v0000200/bucket_*"),
+                                            _inserts(ROWS[1:], [f"0,{w},{BUCKET0},{i},{w}" for i, w in
+                                                                enumerate((1, 1, 3, 3, 4))])),
     "insert-only client delta": lambda s: (_one(s.mm, "delta_0000001_0000001_0000/0*"), _inserts(ROWS[:4])),
     "insert-only compacted base": lambda s: (_one(s.mm, "base_0000002_v*/0*"), _inserts(ROWS)),
 }
 
 
-def _compact(location: Path, ctype: str, high: int, *, insert_only: bool = False) -> None:
+def _compact(location: Path, ctype: str, high: int, *, insert_only: bool = False, txn: int | None = None,
+             **kw: Any) -> None:
     extra = {} if insert_only else {"row_schema": ROW_TYPE}
-    plan = plan_one(str(location), ctype, 100 + high, compactor_snapshot(high), insert_only=insert_only, **extra)
+    plan = plan_one(str(location), ctype, txn or 100 + high, compactor_snapshot(high), insert_only=insert_only,
+                    **extra, **kw)
     (result,) = LocalRunner().run(CompactionPlan((plan,)), job_name="types", spark_conf={}).compactions
     assert result.status == JobStatus.SUCCEEDED, result.error
 
@@ -156,6 +161,7 @@ def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
         conn.commit()
     _compact(acid, "minor", 4)
     _compact(acid, "major", 4)
+    _compact(acid, "rebalance", 4, txn=200, number_of_buckets=1)  # new ROW__IDs in one bucket, from the major base
     mm = Path(wh.create_table("mm", COLUMNS, transactional_properties="insert_only").location.removeprefix("file://"))
     for part in (ROWS[:4], ROWS[4:]):
         with wh.transaction() as txn:
