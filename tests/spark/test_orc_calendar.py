@@ -1,8 +1,8 @@
 """Every kind of ORC file the project writes, read back with Hive 4's Java reader (issue 16 item 7).
 
 One scenario writes, through the project's own writers, a full-ACID table (client delta, client delete delta, a
-streaming delta — its first flushed prefix too — then a minor, a major and a REBALANCE compaction with the LocalRunner) and an
-insert-only table (client deltas, a compacted base). :data:`KINDS` names each kind of file and what it must hold;
+streaming delta — its first flushed prefix too — then a minor, a major and a REBALANCE compaction with the LocalRunner)
+and an insert-only table (client deltas, a compacted base). :data:`KINDS` names each kind of file and what it must hold;
 adding a kind is one entry. The slow test reads them all in ONE JVM with orc-core from the
 pyspark wheel (``java/ReadOrcValues.java``: proleptic Gregorian, UTC timestamps, as Hive 4 reads) and compares every
 value — dates before 1582, timestamps at 0001-01-01 and 9999-12-31, decimals, maps, structs, arrays — with what
