@@ -58,7 +58,9 @@ DESCRIPTIONS: dict[str, str] = {
                      "(Hive's checkForCompaction pool; 1 = one at a time).",
     "compactor_job_queue": "YARN queue of compaction jobs (spark.yarn.queue) unless a table or request names one "
                            "(compactor.hive.compactor.job.queue, compactor.mapreduce.job.queuename, …).",
-    "worker_threads": "Hive's compactor worker threads; here the slots of the Airflow pool that runs compactions.",
+    "worker_threads": "Hive's compactor worker threads: 0 turns compaction workers off (queued compactions stay "
+                      "'initiated' for another worker, e.g. Hive's); N runs at most N compactions at once per DAG "
+                      "run; unset (default), the Airflow pools' slots cap them.",
     "max_num_delta": "Most deltas one compaction job reads; more are compacted in several rounds.",
     "wait_timeout_ms": "How long ALTER TABLE ... COMPACT ... AND WAIT waits for the compaction.",
     "cleaner_run_interval_ms": "How often the Cleaner runs (the schedule of the acid_cleanup DAG).",
@@ -101,6 +103,9 @@ DESCRIPTIONS: dict[str, str] = {
 def _option(field: dataclasses.Field, default: Any) -> dict[str, Any]:
     """One ``[acid]`` option: Hive's default written the way Hive writes it (times with their unit)."""
     name = field.name
+    if default is None:  # an optional count: unset unless configured
+        return {"description": DESCRIPTIONS.get(name, name.replace("_", " ")), "version_added": VERSION_ADDED,
+                "type": "integer", "example": "4", "default": None}
     if isinstance(default, bool):
         kind, text, example = "boolean", str(default).lower(), str(not default).lower()
     elif isinstance(default, str):

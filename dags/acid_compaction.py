@@ -83,7 +83,7 @@ def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:
     common = dict(
         task_id=task_id,
         pool=pool,
-        max_active_tis_per_dagrun=SETTINGS.worker_threads or None,
+        max_active_tis_per_dagrun=SETTINGS.worker_threads or None,  # 0 = workers off: the task skips
         job_timeout=timedelta(seconds=SETTINGS.worker_timeout_s),
         outlets=[COMPACTED_TABLES],  # each compacted table's Asset is added to this alias
         weight_rule=ACID_QUEUE_ORDER,  # rows come best first: map index 0 weighs most

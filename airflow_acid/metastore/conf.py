@@ -56,8 +56,9 @@ class MetastoreConf:
     compact_insert_only: bool = True
     request_queue: int = 1
     compactor_job_queue: str = ""
-    # compactor: Worker
-    worker_threads: int = 0
+    # compactor: Worker. Hive's meaning: 0 = no compaction workers here; N = at most N compactions at once. Unset
+    # (None, the default): the Airflow pools cap them (Hive's own default, 0, would leave airflow-acid idle).
+    worker_threads: int | None = None
     max_num_delta: int = 500
     wait_timeout_ms: int = 300_000
     # compactor: Cleaner
@@ -257,9 +258,14 @@ _RANGES = {"failed_compacts_threshold": (1, 20), "compactor_fetch_size": (100, 5
            "deltametrics_max_cache_size": (0, 500)}
 
 
-def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float | str:
-    """One setting from its text or Python value, checked; ValueError naming ``key`` otherwise."""
+def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float | str | None:
+    """One setting from its text or Python value, checked; ValueError naming ``key`` otherwise. Optional settings
+    (``int | None``) read an empty value as unset."""
     kind = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
+    if kind.endswith(" | None"):
+        if raw is None or str(raw).strip() == "":
+            return None
+        kind = kind[:-len(" | None")]
     if kind == "str":
         return str(raw).strip()
     if kind == "bool":

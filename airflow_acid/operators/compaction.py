@@ -138,6 +138,11 @@ class AcidCompactionOperator(BaseOperator):
             self._lineage_conf = parent_job_spark_conf(context)
             self.log.info("OpenLineage parent job information for the Spark job: %s", self._lineage_conf)
         metastore = self.hook.get_metastore()
+        if metastore.conf.worker_threads == 0:
+            raise AirflowSkipException(
+                "hive.compactor.worker.threads=0: compaction workers are off in this deployment (Hive's meaning), so "
+                "queued compactions stay 'initiated' for another worker; unset it or set it above 0 in [acid] to "
+                "compact here")
         worker = Worker(metastore, runner=self.job_runner)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
         if self.compaction not in (None, ""):

@@ -193,3 +193,20 @@ def test_cleaner_operator_keeps_base_operator_dry_run_callable():
     op = AcidCleanerOperator(task_id="clean", dry_run="{{ params.dry_run }}")
     op.dry_run()  # renders nothing, just logs the template fields
     assert op.report_only == "{{ params.dry_run }}" and "report_only" in op.template_fields
+
+
+@pytest.mark.parametrize("threads", ["0", "", "2"])
+def test_worker_threads_zero_turns_workers_off_as_in_hive(two_tables, monkeypatch, threads):
+    """hive.compactor.worker.threads=0 means "no compaction workers here" (Hive): the row stays 'initiated' for
+    another worker; unset or N > 0 compacts."""
+    wh = two_tables
+    monkeypatch.setenv("AIRFLOW__ACID__HIVE.COMPACTOR.WORKER.THREADS", threads)
+    cq_id = wh.metastore.compactions.enqueue("db", "t", None).id
+    operator = AcidCompactionOperator(task_id="c", compaction=cq_id, runner=LocalRunner())
+    if threads == "0":
+        with pytest.raises(AirflowSkipException, match="worker.threads=0: compaction workers are off"):
+            operator.execute({})
+        assert _state(wh, cq_id) == "initiated"
+    else:
+        [outcome] = operator.execute({})
+        assert outcome["status"] == "compacted" and _state(wh, cq_id) == "ready for cleaning"

@@ -188,3 +188,17 @@ def test_unknown_compactorthreshold_table_property_is_warned_about(warehouse, ca
             "compactorthreshold.hive.compactor.delta.num.treshold": "5"})
     assert "compactorthreshold.hive.compactor.delta.num.treshold names no setting" in caplog.text
     assert "compactorthreshold.metastore.compactor.delta.num.threshold names" not in caplog.text
+
+
+@pytest.mark.parametrize(("given", "expected"), [({}, None), ({"hive.compactor.worker.threads": ""}, None),
+                                                 ({"hive.compactor.worker.threads": "0"}, 0),
+                                                 ({"metastore.compactor.worker.threads": "3"}, 3)])
+def test_worker_threads_unset_zero_or_a_count(given, expected):
+    assert MetastoreConf.from_mapping(given).worker_threads == expected
+
+
+def test_worker_threads_rejects_a_negative_or_fractional_count():
+    with pytest.raises(ValueError, match="worker.threads"):
+        MetastoreConf.from_mapping({"hive.compactor.worker.threads": "-1"})
+    with pytest.raises(ValueError, match="whole number"):
+        MetastoreConf.from_mapping({"hive.compactor.worker.threads": "1.5"})
