@@ -223,18 +223,41 @@ class InitiatorStore:
         """Distinct table/partitions in COMPLETED_TXN_COMPONENTS with CTC_TIMESTAMP ≥ ``since_ms`` (all when None),
         oldest latest-commit first, at most ``limit`` (metastore.compactor.fetch.size). Returns the candidates and,
         when more were waiting, the latest-commit time of the last one taken (the next window must start there so
-        nothing is lost), else None."""
+        nothing is lost), else None.
+
+        A window that cannot move — more than ``limit`` candidates share the commit time it starts at (one
+        dynamic-partition insert into thousands of partitions commits them all at one CTC_TIMESTAMP) — would give
+        the same first page every cycle and never reach the rest; this cycle then pages on by key through every
+        candidate up to that time, plus one page after it, so the next window starts later."""
         def work(conn: Connection) -> tuple[list[WriteCandidate], int | None]:
             profile = profile_of(conn)  # Hive: CTC_TIMESTAMP is a timestamp; compared and read back as epoch ms
-            latest = profile.commit_time_ms(sa.func.max(CTC.c.CTC_TIMESTAMP)).label("latest")
-            query = sa.select(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION, latest)
-            if since_ms is not None:
-                query = query.where(profile.commit_time_since(CTC.c.CTC_TIMESTAMP, since_ms))
-            query = (query.group_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION)
-                     .order_by(latest, CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION).limit(limit + 1))
-            rows = conn.execute(query).all()
-            found = [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in rows[:limit]]
-            resume = found[-1].last_commit_ms if len(rows) > limit and found else None
+            latest = profile.commit_time_ms(sa.func.max(CTC.c.CTC_TIMESTAMP))
+            partition = sa.func.coalesce(CTC.c.CTC_PARTITION, "")
+            order = (latest, CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, partition)
+
+            def page(after: WriteCandidate | None) -> list[WriteCandidate]:
+                """Up to ``limit`` + 1 candidates in window order, after ``after`` when given."""
+                query = sa.select(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION, latest.label("latest"))
+                if since_ms is not None:
+                    query = query.where(profile.commit_time_since(CTC.c.CTC_TIMESTAMP, since_ms))
+                query = query.group_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION)
+                if after is not None:
+                    query = query.having(sa.tuple_(*order) > sa.tuple_(
+                        sa.literal(after.last_commit_ms), sa.literal(after.database), sa.literal(after.table),
+                        sa.literal(after.partition or "")))
+                rows = conn.execute(query.order_by(*order).limit(limit + 1)).all()
+                return [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+            def last_ms() -> int:
+                return found[-1].last_commit_ms or 0  # window candidates always have a commit time
+
+            rows = page(None)
+            found, more = rows[:limit], len(rows) > limit
+            stuck_at = since_ms if since_ms is not None and more and last_ms() <= since_ms else None
+            while stuck_at is not None and more and last_ms() <= stuck_at:
+                rows = page(found[-1])  # the next window starts after stuck_at
+                found, more = found + rows[:limit], len(rows) > limit
+            resume = found[-1].last_commit_ms if more and found else None
             return found, resume
 
         return self.db.run(work, what="find compaction candidates")

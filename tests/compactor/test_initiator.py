@@ -303,6 +303,33 @@ def test_write_candidates_window_resumes_where_the_limit_cut(wh):
     assert "c" in [c.table for c in rest] and resume2 is None
 
 
+def test_write_candidates_window_moves_past_more_candidates_than_the_limit_at_one_commit_time(wh):
+    """One dynamic-partition insert commits many partitions at one CTC_TIMESTAMP: a window starting there must not
+    give the same first page every cycle (the rest would never be looked at)."""
+    wh.create_table("a", [("id", "int")])
+    wh.create_table("p", [("id", "int")], partition_by=[("d", "string")])
+    wh.create_table("z", [("id", "int")])
+    insert_rows(wh, "a", 1)
+    with wh.transaction() as txn:  # five partitions, one commit
+        txn.insert("p", [{"id": i, "d": str(i)} for i in range(5)])
+    insert_rows(wh, "z", 1)
+    store = InitiatorStore(wh.metastore.db)
+    seen: set[tuple[str, str | None]] = set()
+    since, cycles = None, 0
+    while True:
+        cycles += 1
+        assert cycles <= 4, f"the window is stuck at {since} after seeing {sorted(seen, key=str)}"
+        taken, resume = store.write_candidates(since, 2)
+        seen |= {(c.table, c.partition) for c in taken}
+        if resume is None:
+            break
+        assert since is None or resume > since or len(taken) > 2, "a window that cannot move must page on"
+        since = resume
+    assert seen == {("a", None), ("z", None)} | {("p", f"d={i}") for i in range(5)}
+    same_time = [c for c in store.write_candidates(None, 100)[0] if c.table == "p"]
+    assert len({c.last_commit_ms for c in same_time}) == 1  # the case under test: one commit time
+
+
 def test_parallel_evaluation_on_request_queue_threads(wh):
     """hive.compactor.request.queue > 1: candidates are listed and decided on threads, queued in one batch in
     candidate order; a partition already queued is refused as before, results keep the candidates' order."""

@@ -314,3 +314,23 @@ def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine
     with engine.begin() as conn:  # leave the shared database as Hive made it for the next tests
         for name in ("ACID_COMPACTION_RUNS", "ACID_INITIATOR_DECISIONS"):
             conn.exec_driver_sql(f"DROP TABLE {name}" if engine.dialect.name == "mysql" else f'DROP TABLE "{name}"')
+
+
+def test_candidate_window_pages_on_at_one_hive_commit_time(engine, ms):
+    """Hive's CTC_TIMESTAMP rows of one dynamic-partition commit share a timestamp: with more of them than the fetch
+    size, the window pages on by key (Hive's timestamp columns, whole seconds on MySQL) instead of repeating."""
+    db = f"w{uuid.uuid4().hex[:8]}"
+    ctc = sa.table("COMPLETED_TXN_COMPONENTS", *[sa.column(c) for c in (
+        "CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", "CTC_TIMESTAMP", "CTC_WRITEID", "CTC_UPDATE_DELETE")])
+    with engine.begin() as conn:
+        stamp = conn.execute(sa.select(sa.func.current_timestamp())).scalar_one().replace(microsecond=0)
+        conn.execute(sa.insert(ctc), [dict(CTC_TXNID=7, CTC_DATABASE=db, CTC_TABLE="t", CTC_PARTITION=f"d={i}",
+                                           CTC_TIMESTAMP=stamp, CTC_WRITEID=1, CTC_UPDATE_DELETE="N")
+                                      for i in range(5)] +
+                     [dict(CTC_TXNID=7, CTC_DATABASE=db, CTC_TABLE="u", CTC_PARTITION=None, CTC_TIMESTAMP=stamp,
+                           CTC_WRITEID=1, CTC_UPDATE_DELETE="N")])
+    everything = [c for c in ms.initiator.write_candidates(None, 5000)[0] if c.database == db]
+    assert len(everything) == 6 and len({c.last_commit_ms for c in everything}) == 1
+    since = everything[0].last_commit_ms
+    taken, _resume = ms.initiator.write_candidates(since, 2)
+    assert {(c.table, c.partition) for c in everything} <= {(c.table, c.partition) for c in taken}
