@@ -71,15 +71,53 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
     return StatementFiles(delta, delete_delta, tuple(written), n_ins, n_del)
 
 
+def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Table, *,
+               bucket_of: BucketAssigner | None = None,
+               filesystem: fsspec.AbstractFileSystem | None = None) -> StatementFiles:
+    """INSERT OVERWRITE: ``base_W`` (no visibility suffix, no ``_metadata_acid``: not a compacted base) holding
+    ``rows`` as insert events of write id W, statement 0, one ``bucket_N`` file per bucket (§1.3). With no rows the
+    base is a truncated one (:func:`write_truncated_base`): readers must still stop at it."""
+    if not rows.num_rows:
+        return write_truncated_base(location, write_id, filesystem=filesystem)
+    base = names.format_base(write_id)
+    buckets = np.zeros(rows.num_rows, dtype=np.int64) if bucket_of is None else np.asarray(bucket_of(rows))
+    written = []
+    for bucket_id in np.unique(buckets):
+        part = rows.filter(pa.array(buckets == bucket_id))
+        prop = bucket_codec.encode(int(bucket_id), 0)
+        written.append(_write_bucket(posixpath.join(location, base), int(bucket_id),
+                                     insert_events(part.select(row_schema.names), write_id, prop), row_schema,
+                                     filesystem, kind=FileKind.BASE))
+    return StatementFiles(base, None, tuple(written), rows.num_rows, 0)
+
+
+def write_truncated_base(location: str, write_id: int, *,
+                         filesystem: fsspec.AbstractFileSystem | None = None) -> StatementFiles:
+    """TRUNCATE (Hive 4, ``hive.acid.truncate.usebase``): ``base_W`` holding only ``_metadata_acid`` with
+    ``dataFormat`` ``truncated`` (§1.6); snapshots from W on see no rows below it."""
+    base = names.format_base(write_id)
+    storage = storage_for(posixpath.join(location, base), filesystem)
+    try:
+        storage.write_bytes_atomic(names.METADATA_ACID_FILE, TRUNCATED_METADATA)
+    except OSError as exc:
+        raise AcidFileError(storage.url(names.METADATA_ACID_FILE), f"cannot be written: {exc.strerror or exc}") \
+            from exc
+    return StatementFiles(base, None, (), 0, 0)
+
+
+TRUNCATED_METADATA = b'{"thisFileVersion":"0","dataFormat":"truncated"}'
+"""The ``_metadata_acid`` of a truncated base, as Hive 4 writes it."""
+
+
 def _write_bucket(directory: str, bucket_id: int, events: pa.Table, row_schema: pa.Schema,
-                  filesystem: fsspec.AbstractFileSystem | None) -> str:
-    """One ``bucket_N`` delta file of sorted events plus the directory's ``_orc_acid_version``; returns its URL."""
+                  filesystem: fsspec.AbstractFileSystem | None, *, kind: FileKind = FileKind.DELTA) -> str:
+    """One ``bucket_N`` file of sorted events plus the directory's ``_orc_acid_version``; returns its URL."""
     storage = storage_for(directory, filesystem)
     relative = names.format_bucket_file(bucket_id)
     path = storage.url(relative)
     events = sort_events(conform_events(events, row_schema, path))
     try:
-        write_acid_orc(storage, relative, events, kind=FileKind.DELTA, orc=STATEMENT_ORC)
+        write_acid_orc(storage, relative, events, kind=kind, orc=STATEMENT_ORC)
         write_acid_version_file(storage)
     except OSError as exc:  # disk full, quota, permissions: name the file, keep the OSError as cause
         storage.remove(relative)

@@ -12,9 +12,11 @@ from airflow_acid.client.errors import (
     TransactionClosedError,
     UnsupportedOperationError,
 )
+from airflow_acid.client.sql_eval import Sql, WhenMatched, WhenNotMatched
 from airflow_acid.client.streaming import StreamingConnection
 from airflow_acid.client.transaction import Transaction
 from airflow_acid.client.warehouse import AcidWarehouse, ReadSnapshot
 
 __all__ = ["AcidClientError", "AcidWarehouse", "NotTransactionalError", "ReadLockError", "SchemaMismatchError",
-           "ReadSnapshot", "StreamingConnection", "Transaction", "TransactionClosedError", "UnsupportedOperationError"]
+           "ReadSnapshot", "Sql", "StreamingConnection", "Transaction", "TransactionClosedError", "UnsupportedOperationError",
+           "WhenMatched", "WhenNotMatched"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -28,7 +28,7 @@ from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_tail import finished_tail
-from airflow_acid.acid.statement_writer import write_statement
+from airflow_acid.acid.statement_writer import write_base, write_statement, write_truncated_base
 from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from airflow_acid.client.predicates import (
     SOURCE_PREFIX,
@@ -38,6 +38,24 @@ from airflow_acid.client.predicates import (
     project,
     select_rows,
     source,
+)
+from airflow_acid.client.sql_eval import (
+    PART_INDEX,
+    ROW_ID_COLUMNS,
+    Evaluator,
+    MergeClause,
+    Sql,
+    WhenMatched,
+    conform,
+    empty_target,
+    evaluate_merge,
+    hive_expression,
+    key_columns,
+    mentions_row_id,
+    quote,
+    to_duckdb,
+    value_sql,
+    with_row_ids,
 )
 from airflow_acid.client.table_schema import to_arrow_table
 from airflow_acid.metastore.catalog import TableInfo
@@ -323,7 +341,7 @@ class Transaction:
             out[name] = value
         return out
 
-    def _modify(self, table: str, where: Predicate, assignments: Mapping[str, Any] | None) -> StatementResult:
+    def _modify(self, table: str, where: Predicate | str, assignments: Mapping[str, Any] | None) -> StatementResult:
         op_name = "update" if assignments is not None else "delete"
         info = self._table(table, op_name)
         if info.is_insert_only:
@@ -331,12 +349,59 @@ class Transaction:
                 f"table {info.full_name} is insert-only (transactional_properties=insert_only): {op_name.upper()} is "
                 "not supported; only INSERT is")
         full = self._wh.full_schema(info)
+        if isinstance(where, str) or any(isinstance(v, Sql) for v in (assignments or {}).values()):
+            return self._modify_sql(info, where, assignments)
         expr = as_expression(where, table=info.full_name)
         check_predicate(expr, full, table=info.full_name)
         if assignments is not None:
             assignments = self._check_assignments(info, assignments, what="UPDATE")
             project(full.empty_table(), assignments, full, table=info.full_name)  # fail early on bad values
-        op = DataOperation.UPDATE if assignments is not None else DataOperation.DELETE
+
+        def change(current: pa.Table) -> tuple[pa.Table, pa.Table | None]:
+            chosen = select_rows(current, expr)
+            if assignments is None or not chosen.num_rows:
+                return chosen.select(list(KEY_FIELDS)), None
+            kept = {c: pc.field(c) for c in self._wh.data_schema(info).names if c not in assignments}
+            return chosen.select(list(KEY_FIELDS)), project(chosen, {**kept, **assignments}, full,
+                                                            table=info.full_name)
+
+        return self._modify_rows(info, op_name, change)
+
+    def _modify_sql(self, info: TableInfo, where: Predicate | str, assignments: Mapping[str, Any] | None
+                    ) -> StatementResult:
+        """UPDATE / DELETE with a Hive SQL condition (text) and/or :class:`Sql` values, evaluated by DuckDB."""
+        op_name = "update" if assignments is not None else "delete"
+        what = f"{op_name.upper()} {info.full_name}"
+        if where is not None and not isinstance(where, str):
+            raise SchemaMismatchError(f"{what}: with SQL values the condition must be SQL text too, not "
+                                      f"{type(where).__name__}")
+        full = self._wh.full_schema(info)
+        values = {} if assignments is None else {
+            name: value_sql(v, what=f"{what}: SET {name}")
+            for name, v in self._check_assignments(info, assignments, what=op_name.upper()).items()}
+        where_sql = to_duckdb(hive_expression(where, what=f"{what}: WHERE")) if where else "TRUE"
+        row_id = mentions_row_id(where or "") or any(isinstance(v, Sql) and mentions_row_id(v.text)
+                                                     for v in (assignments or {}).values())
+        alias = quote(info.name)
+        ids = ", ".join(quote(c) for c in ROW_ID_COLUMNS)
+        cols = ", ".join(f"{values[c]} AS {quote(c)}" if c in values else quote(c) for c in full.names)
+        with Evaluator() as ev:  # a bad condition or value fails here, before any lock or file
+            probe = ev.register(with_row_ids(empty_target(full), row_id_struct=row_id))
+            ev.query(f"SELECT {ids}, {cols} FROM {probe} AS {alias} WHERE {where_sql}", what=what)
+
+            def change(current: pa.Table) -> tuple[pa.Table, pa.Table | None]:
+                name = ev.register(with_row_ids(current, row_id_struct=row_id))
+                chosen = ev.query(f"SELECT {ids}, {cols} FROM {name} AS {alias} WHERE {where_sql}", what=what)
+                new_rows = conform(chosen.select(full.names), full, what=what) if assignments is not None else None
+                return key_columns(chosen), new_rows
+
+            return self._modify_rows(info, op_name, change)
+
+    def _modify_rows(self, info: TableInfo, op_name: str,
+                     change: Callable[[pa.Table], tuple[pa.Table, pa.Table | None]]) -> StatementResult:
+        """Split-update / delete over every partition: ``change(current rows with ROW__IDs)`` gives the ROW__IDs
+        to delete and (UPDATE) their new versions."""
+        op = DataOperation.UPDATE if op_name == "update" else DataOperation.DELETE
         write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
         self._lock(info, [None], op, dynamic=info.is_partitioned)
         stmt = self._statement_id()
@@ -346,31 +411,100 @@ class Transaction:
             txns, wids = self._snapshot(info)
             for target in self._wh.partition_targets(info):
                 current = self._wh.read_partition(info, target, wids, txns, include_row_ids=True)
-                chosen = select_rows(current, expr)
-                if not chosen.num_rows:
+                keys, new_rows = change(current)
+                if not keys.num_rows:
                     continue
-                new_rows = None
-                if assignments is not None:
-                    kept = {c: pc.field(c) for c in self._wh.data_schema(info).names if c not in assignments}
-                    new_rows = project(chosen, {**kept, **assignments}, full, table=info.full_name)
-                written += self._write(info, target, write_id, stmt, inserts=new_rows,
-                                       deletes=chosen.select(list(KEY_FIELDS)))
+                written += self._write(info, target, write_id, stmt, inserts=new_rows, deletes=keys)
                 touched.append(target.name)
-                deleted += chosen.num_rows
+                deleted += keys.num_rows
                 inserted += 0 if new_rows is None else new_rows.num_rows
             if info.is_partitioned:
                 self._ms.txns.add_dynamic_partitions(self.txn_id, info.database, info.name, touched,
-                                                     OperationType.UPDATE if assignments is not None
+                                                     OperationType.UPDATE if op is DataOperation.UPDATE
                                                      else OperationType.DELETE, write_id)
         return self._record(StatementResult(info.full_name, op_name, write_id, (stmt,), inserted=inserted,
                                             deleted=deleted, partitions=tuple(touched), directories=tuple(written)))
+
+    # --- reads, INSERT OVERWRITE, TRUNCATE --------------------------------------------------------------
+
+    def read(self, table: str, partition: Mapping[str, Any] | str | None = None, *,
+             row_ids: bool = False) -> pa.Table:
+        """The table's rows at this transaction's snapshot (its own earlier statements included), under a
+        SHARED_READ lock: data columns, partition columns and, with ``row_ids``, Hive's ``ROW__ID`` struct
+        ``{writeid, bucketid, rowid}`` as the first column."""
+        self._check_open("read")
+        info = self._wh.transactional_table(table)
+        full = self._wh.full_schema(info)
+        self._lock(info, [None], DataOperation.SELECT)
+        txns, wids = self._snapshot(info)
+        parts = [self._wh.read_partition(info, t, wids, txns, include_row_ids=row_ids)
+                 for t in self._wh.partition_targets(info, partition)]
+        if not row_ids:
+            return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
+        rows = pa.concat_tables([with_row_ids(p, row_id_struct=True) for p in parts]) if parts else \
+            with_row_ids(empty_target(full), row_id_struct=True)
+        return rows.select(["ROW__ID", *full.names])
+
+    def insert_overwrite(self, table: str, data: Any, partition: Mapping[str, Any] | str | None = None
+                         ) -> StatementResult:
+        """INSERT OVERWRITE: replace the table (unpartitioned), the given partition, or — dynamic partitioning,
+        partition columns in ``data`` — every partition that receives rows, with ``data``; written as ``base_W``
+        under an EXCLUSIVE lock (EXCL_WRITE unless both hive.txn.xlock.write and hive.txn.xlock.iow are true), as
+        Hive does. Other partitions keep their rows."""
+        info = self._table(table, "insert overwrite")
+        groups = self._wh.split_by_partition(info, data, partition)
+        if not info.is_partitioned or partition is not None:
+            groups = groups or [(self._wh.partition_target(info, partition), self._wh.data_schema(info).empty_table())]
+        return self._write_bases(info, groups, "insert overwrite")
+
+    def truncate(self, table: str, partition: Mapping[str, Any] | str | None = None) -> StatementResult:
+        """TRUNCATE TABLE [PARTITION]: a ``base_W`` holding only ``_metadata_acid`` (``truncated``) in the table or
+        each named/registered partition (Hive 4's hive.acid.truncate.usebase): readers at older snapshots keep their
+        rows until the Cleaner removes what the truncation made obsolete."""
+        info = self._table(table, "truncate")
+        targets = self._wh.partition_targets(info, partition)
+        empty = self._wh.data_schema(info).empty_table()
+        return self._write_bases(info, [(t, empty) for t in targets], "truncate")
+
+    def _write_bases(self, info: TableInfo, groups: Sequence[tuple[PartitionTarget, pa.Table]],
+                     op_name: str) -> StatementResult:
+        write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
+        self._lock(info, [t.name for t, _ in groups] or [None], DataOperation.INSERT_OVERWRITE)
+        stmt = self._statement_id()
+        schema = self._wh.data_schema(info)
+        written: list[str] = []
+        with self._writing():
+            for target, rows in groups:
+                dirname = names.format_base(write_id)
+                self._track(target, dirname)
+                if info.is_insert_only:
+                    if rows.num_rows:
+                        self._write_insert_only(info, target, dirname, rows.select(schema.names))
+                    else:
+                        write_truncated_base(target.location, write_id, filesystem=self._wh.filesystem)
+                else:
+                    write_base(target.location, write_id, schema, rows.select(schema.names),
+                               bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem)
+                written.append(dirname)
+            self._register(info, [t for t, _ in groups])
+        return self._record(StatementResult(info.full_name, op_name, write_id, (stmt,),
+                                            inserted=sum(r.num_rows for _, r in groups),
+                                            partitions=tuple(t.name for t, _ in groups), directories=tuple(written)))
 
     # --- MERGE -----------------------------------------------------------------------------------------
 
     def merge(self, table: str, source_data: Any, on: str | Sequence[str], *,
               when_matched_update: bool | Sequence[str] | Mapping[str, Any] | None = None,
-              when_not_matched_insert: bool | Mapping[str, Any] | None = None) -> StatementResult:
+              when_not_matched_insert: bool | Mapping[str, Any] | None = None,
+              when: Sequence[MergeClause] | None = None, target_alias: str = "t",
+              source_alias: str = "s") -> StatementResult:
         """MERGE ``source_data`` into ``table`` ON equal ``on`` columns.
+
+        Hive's full grammar: ``when=[WhenMatched(update={...}, condition=...), WhenMatched(delete=True, ...),
+        WhenNotMatched(insert=..., condition=...)]`` — clauses in order, each matched pair / unmatched source row
+        taking the first clause whose condition holds. Conditions and :class:`Sql` values are Hive SQL over
+        ``target_alias`` and ``source_alias`` (evaluated by DuckDB); ``on`` is then a list of columns equal on both
+        sides or a Hive SQL condition. Statement ids: one per clause, in clause order.
 
         ``when_matched_update``: True (every non-key column present in the source), a list of columns to copy
         from the source, or ``{column: literal | expression}`` where the source row is ``source("col")`` and the
@@ -380,6 +514,11 @@ class Transaction:
         cardinality check), raised before anything is written.
         """
         info = self._table(table, "merge")
+        if when is not None:
+            if when_matched_update is not None or when_not_matched_insert is not None:
+                raise SchemaMismatchError(f"table {info.full_name}: MERGE takes when=[…] or the when_matched_update/"
+                                          "when_not_matched_insert keywords, not both")
+            return self._merge_clauses(info, source_data, on, list(when), target_alias, source_alias)
         if when_matched_update is None and when_not_matched_insert is None:
             raise SchemaMismatchError(f"table {info.full_name}: MERGE needs when_matched_update and/or "
                                       "when_not_matched_insert")
@@ -406,16 +545,15 @@ class Transaction:
                 current = self._wh.read_partition(info, target, wids, txns, include_row_ids=True)
                 target_keys.append(current.select(keys))
                 if updates is not None and current.num_rows:
-                    joined = current.join(renamed, keys=keys, right_keys=src_keys, join_type="inner",
-                                          coalesce_keys=True)
+                    joined = _join_by_index(current, renamed, keys, src_keys, "inner")
                     if joined.num_rows:
                         self._check_cardinality(info, joined)
                         matched.append((target, joined))
             new_groups: list[tuple[PartitionTarget, pa.Table]] = []
             if inserts is not None:
                 existing = pa.concat_tables(target_keys) if target_keys else full.empty_table().select(keys)
-                unmatched = renamed.join(existing.combine_chunks(), keys=src_keys, right_keys=keys,
-                                         join_type="left anti") if existing.num_rows else renamed
+                unmatched = _join_by_index(renamed, existing.combine_chunks(), src_keys, keys, "left anti") \
+                    if existing.num_rows else renamed
                 if unmatched.num_rows:
                     new_rows = project(unmatched, inserts, full, table=info.full_name)
                     new_groups = self._wh.split_by_partition(info, new_rows, None)
@@ -445,12 +583,88 @@ class Transaction:
                                             inserted=inserted, deleted=deleted, partitions=parts,
                                             directories=tuple(written)))
 
+    def _merge_clauses(self, info: TableInfo, source_data: Any, on: str | Sequence[str],
+                       clauses: list[MergeClause], target_alias: str, source_alias: str) -> StatementResult:
+        """MERGE with WHEN clauses evaluated by DuckDB (:func:`evaluate_merge`)."""
+        if not clauses:
+            raise SchemaMismatchError(f"table {info.full_name}: MERGE needs at least one WHEN clause")
+        has_matched = any(isinstance(c, WhenMatched) for c in clauses)
+        if info.is_insert_only and has_matched:
+            raise UnsupportedOperationError(f"table {info.full_name} is insert-only: MERGE cannot update or delete "
+                                            "rows (WHEN MATCHED)")
+        full = self._wh.full_schema(info)
+        keys = [] if isinstance(on, str) else list(on)
+        src = self._source_table(info, source_data, keys, full)
+        on_sql = on if isinstance(on, str) else " AND ".join(  # Hive SQL: backtick identifiers
+            f"`{target_alias}`.`{k}` = `{source_alias}`.`{k}`" for k in keys)
+        if not on_sql:
+            raise SchemaMismatchError(f"table {info.full_name}: MERGE needs ON columns or an ON condition")
+        row_id = mentions_row_id(on_sql) or any(
+            mentions_row_id(c.condition or "") for c in clauses)
+        updatable = [c for c in self._wh.data_schema(info).names if c not in info.bucket_cols]
+
+        def evaluate(ev: Evaluator, target: pa.Table, source_rows: pa.Table):
+            return evaluate_merge(ev, target, source_rows, on=on_sql, clauses=clauses, target_alias=target_alias,
+                                  source_alias=source_alias, full=full, updatable=updatable, table=info.full_name)
+
+        with Evaluator() as ev:  # a bad condition or value fails here, before any lock or file
+            evaluate(ev, with_row_ids(empty_target(full), part_index=0, row_id_struct=row_id), src.slice(0, 0))
+        write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
+        self._lock(info, [None], DataOperation.UPDATE if has_matched else DataOperation.INSERT,
+                   dynamic=info.is_partitioned)
+        first = self._statement_id(len(clauses))
+        written: list[str] = []
+        inserted = deleted = 0
+        touched: list[str | None] = []
+        new_parts: list[PartitionTarget] = []
+        with self._writing():
+            txns, wids = self._snapshot(info)
+            targets = self._wh.partition_targets(info)
+            current = [with_row_ids(self._wh.read_partition(info, t, wids, txns, include_row_ids=True), part_index=i,
+                                    row_id_struct=row_id) for i, t in enumerate(targets)]
+            target_rows = pa.concat_tables(current) if current else \
+                with_row_ids(empty_target(full), part_index=0, row_id_struct=row_id)
+            with Evaluator() as ev:
+                changes = evaluate(ev, target_rows, src)
+            for index, rows in changes.inserts:
+                groups = self._wh.split_by_partition(info, rows, None)
+                for target, part in groups:
+                    written += self._write(info, target, write_id, first + index, inserts=part)
+                    inserted += part.num_rows
+                new_parts += [t for t, _ in groups]
+            self._register(info, new_parts)
+            for index, rows, update in [(i, r, True) for i, r in changes.updates] + \
+                    [(i, r, False) for i, r in changes.deletes]:
+                part_of = rows.column(PART_INDEX).to_numpy(zero_copy_only=False) if rows.num_rows else []
+                for part_index in sorted(set(int(p) for p in part_of)):
+                    sub = rows.filter(pa.array(part_of == part_index))
+                    new_rows = conform(sub.select(full.names), full, what=f"MERGE into {info.full_name}") \
+                        if update else None
+                    target = targets[part_index]
+                    written += self._write(info, target, write_id, first + index, inserts=new_rows,
+                                           deletes=key_columns(sub))
+                    deleted += sub.num_rows
+                    inserted += 0 if new_rows is None else new_rows.num_rows
+                    touched.append(target.name)
+            if info.is_partitioned:
+                if touched:
+                    self._ms.txns.add_dynamic_partitions(self.txn_id, info.database, info.name,
+                                                         list(dict.fromkeys(touched)), OperationType.UPDATE, write_id)
+                if new_parts:
+                    self._ms.txns.add_write_components(self.txn_id, info.database, info.name,
+                                                       list(dict.fromkeys(t.name for t in new_parts)),
+                                                       OperationType.INSERT, write_id)
+        parts = tuple(dict.fromkeys([t.name for t in new_parts] + touched))
+        return self._record(StatementResult(info.full_name, "merge", write_id,
+                                            tuple(range(first, first + len(clauses))), inserted=inserted,
+                                            deleted=deleted, partitions=parts, directories=tuple(written)))
+
     def _source_table(self, info: TableInfo, data: Any, keys: list[str], full: pa.Schema) -> pa.Table:
         if isinstance(data, (list, tuple)) and data and all(isinstance(r, (tuple, list)) for r in data):
             src = to_arrow_table(data, full, table=f"MERGE source for {info.full_name}")
         else:
             if isinstance(data, (list, tuple)):
-                data = pa.Table.from_pylist(list(data)) if data else full.empty_table()
+                data = _typed_rows(list(data), full) if data else full.empty_table()
             src = to_arrow_table(data, pa.schema([]), table=f"MERGE source for {info.full_name}",
                                  extra=list(full)) if _only_known(data, full) else _as_table(data)
         lowered = {c.lower(): c for c in src.column_names}
@@ -540,6 +754,41 @@ def _as_table(data: Any) -> pa.Table:
         pass
     raise SchemaMismatchError(f"MERGE source must be rows, a pyarrow Table or a pandas DataFrame, "
                               f"not {type(data).__name__}")
+
+
+def _join_by_index(left: pa.Table, right: pa.Table, left_keys: list[str], right_keys: list[str],
+                   join_type: str) -> pa.Table:
+    """Arrow's hash join on the key columns only, the other columns taken by row index afterwards (Acero cannot
+    carry struct, list or map columns through a join). Inner: left's columns, then right's non-key columns; left
+    anti: left's rows without a match."""
+    left_idx = pa.table({**{k: left.column(k) for k in left_keys}, "__acid_l": np.arange(left.num_rows)})
+    right_names = [f"__acid_rk{i}" for i in range(len(right_keys))]
+    right_idx = pa.table({**{n: right.column(k) for n, k in zip(right_names, right_keys)},
+                          "__acid_r": np.arange(right.num_rows)})
+    joined = left_idx.join(right_idx, keys=left_keys, right_keys=right_names, join_type=join_type)
+    taken = left.take(joined.column("__acid_l"))
+    if join_type == "left anti":
+        return taken
+    return _with_columns(taken, right.take(joined.column("__acid_r")).drop_columns(right_keys))
+
+
+def _typed_rows(rows: list[Any], full: pa.Schema) -> pa.Table:
+    """Dict rows as a Table: columns named like a table column take its type (a dict for a map column is a map, not
+    a struct), the others are inferred."""
+    if not all(isinstance(r, Mapping) for r in rows):
+        raise SchemaMismatchError("MERGE source rows must all be dicts, or all tuples in table column order")
+    by_lower = {f.name.lower(): f for f in full}
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    columns = []
+    for name in names:
+        values = [r.get(name) for r in rows]
+        field = by_lower.get(str(name).lower())
+        try:
+            columns.append(pa.array(values, field.type) if field is not None else pa.array(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise SchemaMismatchError(f"MERGE source column {name!r}: {str(exc).splitlines()[0]}"
+                                      + (f" (the table's column is {field.type})" if field is not None else ""))
+    return pa.Table.from_arrays(columns, names=[str(n) for n in names])
 
 
 def _only_known(data: Any, full: pa.Schema) -> bool:

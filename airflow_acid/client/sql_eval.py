@@ -1,0 +1,272 @@
+"""Hive SQL expressions and queries evaluated by DuckDB over Arrow snapshots: WHERE / SET / MERGE clauses and
+SELECT. sqlglot transpiles Hive's syntax to DuckDB's; DuckDB computes; the ACID reads and writes stay in the
+client API. Nothing here evaluates SQL by hand.
+
+Rows of a target table carry their ROW__ID under internal names (:data:`ROW_ID_COLUMNS`) and, when a statement
+names it, Hive's ``ROW__ID`` struct ``{writeid, bucketid, rowid}``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.table_schema import cast_to_column
+
+ROW_ID_COLUMNS: tuple[str, ...] = ("__acid_writeid", "__acid_bucketid", "__acid_rowid")
+"""KEY_FIELDS (originalTransaction, bucket, rowId) of target rows, renamed so they never clash with user columns."""
+PART_INDEX = "__acid_part"
+"""Which partition (index into the statement's partition list) a target row came from."""
+ROW_ID_STRUCT = "ROW__ID"
+_ROW_ID_MENTION = re.compile(r"\brow__id\b", re.IGNORECASE)
+_counter = itertools.count()
+
+
+@dataclass(frozen=True)
+class Sql:
+    """A value given as a Hive SQL expression (``Sql("s.amount * 2")``), not as a literal."""
+
+    text: str
+
+
+def mentions_row_id(text: str) -> bool:
+    """Whether SQL text names the ``ROW__ID`` pseudo-column."""
+    return bool(_ROW_ID_MENTION.search(text))
+
+
+def hive_expression(text: str | exp.Expr, *, what: str) -> exp.Expr:
+    """One Hive expression, parsed (a node is returned as is)."""
+    if isinstance(text, exp.Expr):
+        return text
+    try:
+        node = sqlglot.parse_one(text, dialect="hive", into=exp.Condition)
+    except (ParseError, TokenError) as exc:
+        raise SchemaMismatchError(f"{what}: {text!r} is not a Hive expression: {str(exc).splitlines()[0]}") from None
+    return node
+
+
+def to_duckdb(node: exp.Expr) -> str:
+    """A Hive expression or query as DuckDB SQL."""
+    return node.sql(dialect="duckdb")
+
+
+def with_row_ids(rows: pa.Table, *, part_index: int | None = None, row_id_struct: bool = False) -> pa.Table:
+    """Target rows read with ROW__IDs: KEY_FIELDS renamed to :data:`ROW_ID_COLUMNS`, optionally Hive's ``ROW__ID``
+    struct and the partition index."""
+    names = [ROW_ID_COLUMNS[KEY_FIELDS.index(n)] if n in KEY_FIELDS else n for n in rows.column_names]
+    out = rows.rename_columns(names)
+    if row_id_struct:
+        struct = pa.StructArray.from_arrays(
+            [out.column(c).combine_chunks().cast(pa.int64()) if out.num_rows else pa.array([], pa.int64())
+             for c in ROW_ID_COLUMNS], names=["writeid", "bucketid", "rowid"])
+        out = out.append_column(ROW_ID_STRUCT, struct)
+    if part_index is not None:
+        out = out.append_column(PART_INDEX, pa.array([part_index] * out.num_rows, pa.int32()))
+    return out
+
+
+def empty_target(full: pa.Schema) -> pa.Table:
+    """No rows of a table read with ROW__IDs (its columns, then KEY_FIELDS as the merge reader types them)."""
+    keys = [pa.field(KEY_FIELDS[0], pa.int64()), pa.field(KEY_FIELDS[1], pa.int32()), pa.field(KEY_FIELDS[2], pa.int64())]
+    return pa.schema([*full, *keys]).empty_table()
+
+
+def key_columns(rows: pa.Table) -> pa.Table:
+    """The ROW__ID columns of evaluated target rows under their event names (KEY_FIELDS), for delete events."""
+    return pa.table({k: rows.column(c) for k, c in zip(KEY_FIELDS, ROW_ID_COLUMNS)})
+
+
+class Evaluator:
+    """An in-process DuckDB connection holding named Arrow tables for one statement."""
+
+    def __init__(self) -> None:
+        self.con = duckdb.connect(":memory:")
+        self.con.execute("SET TimeZone = 'UTC'")
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Evaluator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def register(self, rows: pa.Table, name: str | None = None) -> str:
+        """Make ``rows`` queryable as ``name`` (a fresh internal name when None); returns the name."""
+        name = name or f"__acid_rows_{next(_counter)}"
+        self.con.register(name, rows)
+        return name
+
+    def query(self, sql: str, *, what: str) -> pa.Table:
+        """Run DuckDB SQL; errors name ``what`` and DuckDB's first line."""
+        try:
+            return self.con.sql(sql).to_arrow_table()
+        except duckdb.Error as exc:
+            raise SchemaMismatchError(f"{what}: {str(exc).splitlines()[0]}") from None
+
+
+def quote(name: str) -> str:
+    """A DuckDB identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
+    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write)."""
+    arrays = []
+    for field in schema:
+        col = rows.column(field.name)
+        if col.type != field.type:
+            try:
+                col = pa.chunked_array([pa.nulls(len(col), field.type)]) if col.type == pa.null() else \
+                    cast_to_column(col, field.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
+                raise SchemaMismatchError(f"{what}: the value for column {field.name} ({col.type}) does not fit "
+                                          f"{field.type}: {str(exc).splitlines()[0]}") from None
+        arrays.append(col)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def value_sql(value: Any, *, what: str) -> str:
+    """A SET / INSERT value as DuckDB SQL: a :class:`Sql` expression transpiled, else a literal."""
+    if isinstance(value, Sql):
+        return to_duckdb(hive_expression(value.text, what=what))
+    if isinstance(value, exp.Expr):
+        return to_duckdb(value)
+    return to_duckdb(exp.convert(value))
+
+
+@dataclass(frozen=True)
+class WhenMatched:
+    """``WHEN MATCHED [AND condition] THEN UPDATE SET … | DELETE`` of a MERGE. ``update`` maps target columns to
+    literals or :class:`Sql` expressions over the target and source aliases; ``condition`` is Hive SQL text."""
+
+    update: Mapping[str, Any] | None = None
+    delete: bool = False
+    condition: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.update is None) == (not self.delete):
+            raise SchemaMismatchError("WHEN MATCHED needs exactly one of update={column: value, …} or delete=True")
+
+
+@dataclass(frozen=True)
+class WhenNotMatched:
+    """``WHEN NOT MATCHED [AND condition] THEN INSERT VALUES(…)``: ``insert`` maps columns to literals or
+    :class:`Sql` expressions over the source alias, or lists a value per column (data then partition columns, as
+    Hive's VALUES); None inserts the source row's same-named columns."""
+
+    insert: Mapping[str, Any] | Sequence[Any] | None = None
+    condition: str | None = None
+
+
+MergeClause = WhenMatched | WhenNotMatched
+
+
+@dataclass
+class MergeChanges:
+    """What a MERGE does, per clause in order: matched target rows (ROW__ID columns, partition index, and for an
+    update the new values) and new source rows to insert."""
+
+    updates: list[tuple[int, pa.Table]]
+    deletes: list[tuple[int, pa.Table]]
+    inserts: list[tuple[int, pa.Table]]
+
+
+def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str | exp.Expr,
+                   clauses: Sequence[MergeClause], target_alias: str, source_alias: str, full: pa.Schema,
+                   updatable: Sequence[str], table: str) -> MergeChanges:
+    """Evaluate MERGE clauses with SQL semantics: each matched pair takes the first WHEN MATCHED clause whose
+    condition holds, each unmatched source row the first WHEN NOT MATCHED clause; a target row matched by more than
+    one source row is an error (Hive's cardinality check) when any WHEN MATCHED clause exists."""
+    t_name, s_name = ev.register(target), ev.register(source)
+    t, s = quote(target_alias), quote(source_alias)
+    on_sql = to_duckdb(hive_expression(on, what=f"MERGE into {table}: ON"))
+    joined = f"{t_name} AS {t} JOIN {s_name} AS {s} ON ({on_sql})"
+    what = f"MERGE into {table}"
+    matched: list[tuple[int, MergeClause]] = [(i, c) for i, c in enumerate(clauses) if isinstance(c, WhenMatched)]
+    unmatched: list[tuple[int, MergeClause]] = [(i, c) for i, c in enumerate(clauses)
+                                                if isinstance(c, WhenNotMatched)]
+
+    def chooser(items: Sequence[tuple[int, MergeClause]]) -> str:
+        whens = " ".join(f"WHEN ({to_duckdb(hive_expression(c.condition, what=f'{what}: WHEN condition'))}) "
+                         f"THEN {i}" if c.condition else f"WHEN TRUE THEN {i}" for i, c in items)
+        return f"CASE {whens} ELSE -1 END"
+
+    ids = ", ".join(f"{t}.{quote(c)}" for c in (*ROW_ID_COLUMNS, PART_INDEX))
+    changes = MergeChanges([], [], [])
+    if matched:
+        dup = ev.query(f"SELECT {ids}, count(*) AS n FROM {joined} GROUP BY {ids} HAVING count(*) > 1 LIMIT 1",
+                       what=what)
+        if dup.num_rows:
+            row = dup.to_pylist()[0]
+            raise SchemaMismatchError(
+                f"table {table}: MERGE matched target row ROW__ID ({row[ROW_ID_COLUMNS[0]]}, "
+                f"{row[ROW_ID_COLUMNS[1]]}, {row[ROW_ID_COLUMNS[2]]}) with {row['n']} source rows; each target row "
+                "may match at most one source row (Hive's cardinality check). Deduplicate the source.")
+        choose = chooser(matched)
+        for index, matched_clause in matched:
+            assert isinstance(matched_clause, WhenMatched)
+            clause = matched_clause
+            if clause.delete:
+                rows = ev.query(f"SELECT {ids} FROM {joined} WHERE {choose} = {index}", what=what)
+                changes.deletes.append((index, rows))
+                continue
+            assert clause.update is not None
+            lowered = {c.lower(): c for c in full.names}
+            values = {}
+            for col, value in clause.update.items():
+                name = lowered.get(str(col).lower())
+                if name is None or name not in updatable:
+                    raise SchemaMismatchError(
+                        f"table {table}: MERGE cannot SET {col!r}: " + (
+                            "not a column of the table" if name is None else
+                            "partition and bucket columns cannot be updated (as in Hive)"))
+                values[name] = value_sql(value, what=f"{what}: SET {col}")
+            columns = ", ".join(f"{values[c]} AS {quote(c)}" if c in values else f"{t}.{quote(c)}"
+                                for c in full.names)
+            rows = ev.query(f"SELECT {ids}, {columns} FROM {joined} WHERE {choose} = {index}", what=what)
+            changes.updates.append((index, rows))
+    if unmatched:
+        choose = chooser(unmatched)
+        anti = (f"FROM {s_name} AS {s} LEFT JOIN {t_name} AS {t} ON ({on_sql}) "  # not NOT EXISTS: no inner scope
+                f"WHERE {t}.{quote(ROW_ID_COLUMNS[0])} IS NULL AND {choose} = ")
+        for index, insert_clause in unmatched:
+            assert isinstance(insert_clause, WhenNotMatched)
+            spec = insert_clause.insert
+            if spec is None:
+                source_cols = {c.lower() for c in source.column_names}
+                missing = [c for c in full.names if c.lower() not in source_cols]
+                if missing:
+                    raise SchemaMismatchError(f"table {table}: MERGE insert of the source row needs column(s) "
+                                              f"{missing}, which the source lacks ({source.column_names})")
+                exprs = [f"{s}.{quote(c)}" for c in full.names]
+            elif isinstance(spec, Mapping):
+                lowered = {c.lower(): c for c in full.names}
+                unknown = [c for c in spec if str(c).lower() not in lowered]
+                if unknown:
+                    raise SchemaMismatchError(f"table {table}: MERGE insert names unknown column(s) {unknown}")
+                given = {lowered[str(c).lower()]: v for c, v in spec.items()}
+                exprs = [value_sql(given[c], what=f"{what}: INSERT {c}") if c in given else "NULL"
+                         for c in full.names]
+            else:
+                if len(spec) != len(full.names):
+                    raise SchemaMismatchError(
+                        f"table {table}: MERGE INSERT VALUES has {len(spec)} value(s); the table has "
+                        f"{len(full.names)} column(s) {full.names} (data columns, then partition columns)")
+                exprs = [value_sql(v, what=f"{what}: INSERT") for v in spec]
+            cols = ", ".join(f"{e} AS {quote(c)}" for e, c in zip(exprs, full.names))
+            rows = ev.query(f"SELECT {cols} {anti}{index}", what=what)
+            changes.inserts.append((index, conform(rows, full, what=f"table {table}: MERGE insert")))
+    return changes
