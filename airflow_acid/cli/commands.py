@@ -310,8 +310,9 @@ def _say(text: str, style: str | None = None) -> None:
 @_handles_errors
 def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical: bool, metastore_url: str | None,
         warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
-    """Run Hive statements: SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ABORT TRANSACTIONS /
-    COMPACTIONS, CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES, DESCRIBE [FORMATTED].
+    """Run Hive statements: SELECT, INSERT INTO / OVERWRITE, UPDATE, DELETE, MERGE, TRUNCATE TABLE (each its own
+    transaction), SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ABORT TRANSACTIONS / COMPACTIONS,
+    CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES / ADD / REPLACE / CHANGE COLUMNS, DESCRIBE [FORMATTED].
 
     STATEMENT may hold several statements separated by ';'. Without it they are read from --file or stdin.
     All statements are parsed before the first one runs; they run in order and stop at the first failure.

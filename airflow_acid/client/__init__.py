@@ -18,5 +18,5 @@ from airflow_acid.client.transaction import Transaction
 from airflow_acid.client.warehouse import AcidWarehouse, ReadSnapshot
 
 __all__ = ["AcidClientError", "AcidWarehouse", "NotTransactionalError", "ReadLockError", "SchemaMismatchError",
-           "ReadSnapshot", "Sql", "StreamingConnection", "Transaction", "TransactionClosedError", "UnsupportedOperationError",
-           "WhenMatched", "WhenNotMatched"]
+           "ReadSnapshot", "Sql", "StreamingConnection", "Transaction", "TransactionClosedError",
+           "UnsupportedOperationError", "WhenMatched", "WhenNotMatched"]

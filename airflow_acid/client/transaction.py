@@ -787,7 +787,8 @@ def _typed_rows(rows: list[Any], full: pa.Schema) -> pa.Table:
             columns.append(pa.array(values, field.type) if field is not None else pa.array(values))
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
             raise SchemaMismatchError(f"MERGE source column {name!r}: {str(exc).splitlines()[0]}"
-                                      + (f" (the table's column is {field.type})" if field is not None else ""))
+                                      + (f" (the table's column is {field.type})" if field is not None else "")) \
+                from None
     return pa.Table.from_arrays(columns, names=[str(n) for n in names])
 
 

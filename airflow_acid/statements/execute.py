@@ -26,6 +26,7 @@ from airflow_acid.operations.compact import (
 )
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
+from airflow_acid.statements.dml import DmlExecutor
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
@@ -33,13 +34,19 @@ from airflow_acid.statements.model import (
     AlterTableCompact,
     AlterTableProperties,
     CreateTable,
+    Delete,
     Describe,
+    Insert,
+    Merge,
     PartitionSpec,
+    Query,
     ShowCompactions,
     ShowLocks,
     ShowTransactions,
     Statement,
     TableName,
+    Truncate,
+    Update,
 )
 from airflow_acid.statements.result import Result
 
@@ -242,6 +249,12 @@ def _parse_enum(parse: Callable[[str], Any], text: str | None, what: str, keywor
 
 
 _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
+    Query: lambda ex, s: DmlExecutor(ex.warehouse).select(s),
+    Insert: lambda ex, s: DmlExecutor(ex.warehouse).insert(s),
+    Update: lambda ex, s: DmlExecutor(ex.warehouse).update(s),
+    Delete: lambda ex, s: DmlExecutor(ex.warehouse).delete(s),
+    Merge: lambda ex, s: DmlExecutor(ex.warehouse).merge(s),
+    Truncate: lambda ex, s: DmlExecutor(ex.warehouse).truncate(s),
     ShowCompactions: StatementExecutor.show_compactions,
     ShowTransactions: StatementExecutor.show_transactions,
     ShowLocks: StatementExecutor.show_locks,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from sqlglot import exp
+
 DEFAULT_DATABASE = "default"
 
 
@@ -145,10 +147,83 @@ class Describe:
     partition: PartitionSpec | None = None
 
 
-Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
-             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe)
+# --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
 
-SUPPORTED = ("SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
+
+@dataclass(frozen=True)
+class Query:
+    """SELECT … (WITH, UNION, joins, aggregates, ORDER BY, LIMIT; ``ROW__ID``) over the warehouse's tables."""
+
+    TITLE: ClassVar[str] = "SELECT"
+    query: exp.Query
+
+
+@dataclass(frozen=True)
+class Insert:
+    """INSERT INTO [TABLE] t [PARTITION (k='v' | k, …)] [(columns)] VALUES … | SELECT …, and INSERT OVERWRITE TABLE."""
+
+    TITLE: ClassVar[str] = "INSERT"
+    table: TableName
+    source: exp.Expr
+    """exp.Values or a query."""
+    partition: dict[str, str | None] | None = None
+    """Static values, None for a dynamic key (``PARTITION (k)``)."""
+    columns: tuple[str, ...] | None = None
+    overwrite: bool = False
+
+
+@dataclass(frozen=True)
+class Truncate:
+    TITLE: ClassVar[str] = "TRUNCATE TABLE"
+    table: TableName
+    partition: PartitionSpec | None = None
+
+
+@dataclass(frozen=True)
+class Update:
+    TITLE: ClassVar[str] = "UPDATE"
+    table: TableName
+    assignments: tuple[tuple[str, exp.Expr], ...]
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class Delete:
+    TITLE: ClassVar[str] = "DELETE"
+    table: TableName
+    where: exp.Expr | None = None
+
+
+@dataclass(frozen=True)
+class MergeWhen:
+    """One WHEN clause: matched → ``update`` (column, expression) pairs or ``delete``; not matched → ``insert``
+    values (with ``insert_columns`` when named)."""
+
+    matched: bool
+    condition: exp.Expr | None = None
+    update: tuple[tuple[str, exp.Expr], ...] | None = None
+    delete: bool = False
+    insert: tuple[exp.Expr, ...] | None = None
+    insert_columns: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Merge:
+    TITLE: ClassVar[str] = "MERGE"
+    table: TableName
+    target_alias: str
+    source: TableName | exp.Query
+    source_alias: str
+    on: exp.Expr
+    clauses: tuple[MergeWhen, ...]
+
+
+Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
+             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe
+             | Query | Insert | Truncate | Update | Delete | Merge)
+
+SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
+             "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
              "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE",
              "DESCRIBE [FORMATTED]")

@@ -28,13 +28,20 @@ from airflow_acid.statements.model import (
     AlterTableProperties,
     Column,
     CreateTable,
+    Delete,
     Describe,
+    Insert,
+    Merge,
+    MergeWhen,
     PartitionSpec,
+    Query,
     ShowCompactions,
     ShowLocks,
     ShowTransactions,
     Statement,
     TableName,
+    Truncate,
+    Update,
 )
 
 _SQLGLOT_LOG = logging.getLogger("sqlglot")
@@ -131,7 +138,37 @@ def _malformed(message: str) -> StatementSyntaxError:
 # --- one node → one statement ---------------------------------------------------------------------------------------
 
 
+_AUTOCOMMIT = ("airflow-acid sql runs each statement as its own transaction, as Hive does (autocommit; Hive has "
+               "no multi-statement transactions): drop BEGIN / START TRANSACTION / COMMIT / ROLLBACK, or use the "
+               "Python API's warehouse.transaction() to group statements")
+
+
 def _statement(node: exp.Expr) -> Statement:
+    if isinstance(node, (exp.Transaction, exp.Commit, exp.Rollback)) or (
+            isinstance(node, exp.Alias) and isinstance(node.this, exp.Column) and node.this.name.upper() == "START"
+            and node.alias.upper() == "TRANSACTION"):
+        word = {exp.Commit: "COMMIT", exp.Rollback: "ROLLBACK"}.get(type(node), "BEGIN" if isinstance(
+            node, exp.Transaction) else "START TRANSACTION")
+        raise UnsupportedStatementError(f"{word} is not supported: {_AUTOCOMMIT}")
+    if isinstance(node, exp.Query):
+        return Query(node)
+    if isinstance(node, exp.Insert):
+        return _insert(node)
+    if isinstance(node, exp.TruncateTable):
+        if len(node.expressions) != 1:
+            raise _unsupported("TRUNCATE TABLE of several tables", "truncate one table per statement")
+        return Truncate(_table_name(node.expressions[0]), _partition(node.args.get("partition")))
+    if isinstance(node, exp.Update):
+        if node.args.get("from_") or node.args.get("from"):
+            raise _unsupported("UPDATE … FROM", "Hive's UPDATE has no FROM; use MERGE")
+        return Update(_table_name(node.this), tuple(_assignment(a) for a in node.expressions),
+                      _where(node))
+    if isinstance(node, exp.Delete):
+        if node.args.get("using"):
+            raise _unsupported("DELETE … USING", "Hive's DELETE has no USING; use MERGE")
+        return Delete(_table_name(node.this), _where(node))
+    if isinstance(node, exp.Merge):
+        return _merge(node)
     if isinstance(node, acid.ShowCompactions):
         return _show_compactions(node)
     if isinstance(node, acid.ShowTransactions):
@@ -216,6 +253,87 @@ def _alter(node: exp.Alter) -> Statement:
                  for p in e.expressions if type(p) is not exp.Property]
         clause = "SET " + " ".join(named + inner or ["…"])
     raise _unsupported(f"ALTER TABLE … {clause}".rstrip())
+
+
+def _insert(node: exp.Insert) -> Insert:
+    target = node.this
+    columns = None
+    if isinstance(target, exp.Schema):
+        columns = tuple(c.name for c in target.expressions)
+        target = target.this
+    if not isinstance(target, exp.Table):
+        raise _unsupported("INSERT OVERWRITE DIRECTORY" if node.args.get("overwrite") else "this INSERT target",
+                           "insert into a table")
+    source = node.expression
+    if not isinstance(source, (exp.Values, exp.Query)):
+        raise _malformed("INSERT needs VALUES (…) or a SELECT")
+    partition: dict[str, str | None] | None = None
+    spec = target.args.get("partition")
+    if spec is not None:
+        partition = {}
+        for item in spec.expressions:
+            if isinstance(item, exp.Column):
+                partition[item.name] = None
+            elif isinstance(item, exp.EQ) and isinstance(item.this, exp.Column):
+                partition[item.this.name] = _text(item.expression)
+            else:
+                raise _malformed(f"partition spec items must be key='value' or key, found "
+                                 f"{item.sql(dialect=acid.HiveAcid)!r}")
+    return Insert(_table_name(target), source, partition, columns, overwrite=bool(node.args.get("overwrite")))
+
+
+def _assignment(node: exp.Expr) -> tuple[str, exp.Expr]:
+    if not isinstance(node, exp.EQ) or not isinstance(node.this, exp.Column):
+        raise _malformed(f"SET items must be column = value, found {node.sql(dialect=acid.HiveAcid)!r}")
+    return node.this.name, node.expression
+
+
+def _where(node: exp.Expr) -> exp.Expr | None:
+    where = node.args.get("where")
+    return where.this if where is not None else None
+
+
+def _merge(node: exp.Merge) -> Merge:
+    target = node.this
+    table = _table_name(target)
+    target_alias = target.alias or table.table
+    using = node.args.get("using")
+    source: TableName | exp.Query
+    if isinstance(using, exp.Table):
+        source = _table_name(using)
+        source_alias = using.alias or source.table
+    elif isinstance(using, exp.Subquery):
+        source = using.this
+        if not using.alias:
+            raise _malformed("MERGE … USING (subquery) needs an alias: USING (SELECT …) s")
+        source_alias = using.alias
+    else:
+        raise _malformed("MERGE needs USING <table> or USING (<query>) <alias>")
+    whens = node.args.get("whens")
+    clauses = []
+    for when in (whens.expressions if whens is not None else []):
+        if when.args.get("source"):
+            raise _unsupported("WHEN NOT MATCHED BY SOURCE", "Hive's MERGE has WHEN MATCHED and WHEN NOT MATCHED")
+        then = when.args.get("then")
+        condition = when.args.get("condition")
+        if when.args.get("matched"):
+            if isinstance(then, exp.Update):
+                clauses.append(MergeWhen(True, condition, update=tuple(_assignment(a) for a in then.expressions)))
+            elif isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+                clauses.append(MergeWhen(True, condition, delete=True))
+            else:
+                raise _malformed("WHEN MATCHED takes THEN UPDATE SET … or THEN DELETE")
+        else:
+            if not isinstance(then, exp.Insert) or not isinstance(then.expression, exp.Tuple):
+                raise _malformed("WHEN NOT MATCHED takes THEN INSERT VALUES (…)")
+            names = None
+            if isinstance(then.this, (exp.Tuple, exp.Schema)):
+                names = tuple(c.name for c in then.this.expressions)
+            clauses.append(MergeWhen(False, condition, insert=tuple(then.expression.expressions),
+                                     insert_columns=names))
+    if not clauses:
+        raise _malformed("MERGE needs at least one WHEN clause")
+    return Merge(table, target_alias, source, source_alias, node.args["on"], tuple(clauses))
 
 
 def _compact(table: TableName, partition: PartitionSpec | None, action: acid.Compact) -> AlterTableCompact:

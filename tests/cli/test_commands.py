@@ -126,8 +126,11 @@ def test_sql_reads_stdin_and_files(cli, tmp_path):
 
 
 @pytest.mark.parametrize("statement, code, message", [
-    ("SELECT * FROM t", 2, "Error: SELECT is not supported by airflow-acid sql; supported: SHOW COMPACTIONS, "
-                           "SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT"),
+    ("SELECT * FROM cli.nosuch", 1, "Error: table cli.nosuch does not exist"),
+    ("BEGIN", 2, "Error: BEGIN is not supported: airflow-acid sql runs each statement as its own transaction"),
+    ("SHOW TABLES", 2, "Error: SHOW TABLES is not supported by airflow-acid sql; supported: SELECT, INSERT INTO/"
+                       "OVERWRITE, UPDATE, DELETE, MERGE, TRUNCATE TABLE, SHOW COMPACTIONS"),
+    ("UPDATE cli.{table} SET nope = 1", 1, "unknown column 'nope'"),
     ("SHOW COMPACTIONS WHERE state = 'failed'", 2, "Error: syntax error at line 1, column 18 near 'WHERE'"),
     ("ALTER TABLE cli.nosuch COMPACT 'major'", 1, "Error: table cli.nosuch does not exist"),
     ("SHOW LOCKS cli.{table} PARTITION (hour='1')", 1, "unknown key 'hour'; the partition keys are ds"),

@@ -26,7 +26,8 @@ from airflow_acid.statements.model import (
     TableName,
 )
 
-SUPPORTED_LIST = "supported: SHOW COMPACTIONS, SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT"
+SUPPORTED_LIST = ("supported: SELECT, INSERT INTO/OVERWRITE, UPDATE, DELETE, MERGE, TRUNCATE TABLE, SHOW COMPACTIONS, "
+                  "SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT")
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -101,10 +102,11 @@ def test_a_script_of_several_statements_with_comments():
 
 
 @pytest.mark.parametrize("text, names", [
-    ("SELECT * FROM t", "SELECT is not supported"),
+    ("UPDATE t SET a = 1 FROM u", "UPDATE … FROM is not supported"),
+    ("MERGE INTO t USING s ON t.a = s.a WHEN NOT MATCHED BY SOURCE THEN DELETE", "WHEN NOT MATCHED BY SOURCE"),
     ("SHOW TABLES", "SHOW TABLES is not supported"),
     ("DROP TABLE t", "DROP TABLE is not supported"),
-    ("INSERT INTO t VALUES (1)", "INSERT is not supported"),
+    ("TRUNCATE TABLE t, u", "TRUNCATE TABLE of several tables is not supported"),
     ("ALTER TABLE t RENAME TO u", "ALTER TABLE … RENAME is not supported"),
     ("ALTER TABLE t SET SERDEPROPERTIES ('a'='b')", "ALTER TABLE … SET SERDEPROPERTIES is not supported"),
     ("CREATE TABLE t (a INT) STORED AS PARQUET", "STORED AS PARQUET is not supported by airflow-acid sql "

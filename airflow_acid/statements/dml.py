@@ -1,0 +1,187 @@
+"""SELECT, INSERT [OVERWRITE], UPDATE, DELETE, MERGE and TRUNCATE of ``airflow-acid sql``: each statement is one
+transaction (Hive's autocommit) through the client API, which takes Hive's locks and writes Hive's directories.
+Tables a statement reads are read at that transaction's snapshot (SHARED_READ) and handed to DuckDB, which
+evaluates the Hive expressions after sqlglot transpiles them (:mod:`airflow_acid.client.sql_eval`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.sql_eval import (
+    ROW_ID_STRUCT,
+    Evaluator,
+    Sql,
+    WhenMatched,
+    WhenNotMatched,
+    mentions_row_id,
+    to_duckdb,
+)
+from airflow_acid.client.transaction import StatementResult, Transaction
+from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.statements.model import Delete, Insert, Merge, MergeWhen, Query, TableName, Truncate, Update
+from airflow_acid.statements.result import Result
+
+
+def _hive(node: exp.Expr) -> str:
+    return node.sql(dialect="hive")
+
+
+def _names(node: exp.Expr) -> list[exp.Table]:
+    """The warehouse tables a query reads (CTE names excluded)."""
+    ctes = {c.alias_or_name.lower() for c in node.find_all(exp.CTE)}
+    return [t for t in node.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
+
+
+def query_rows(txn: Transaction, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.Table:
+    """Run a query (or VALUES) over the warehouse: every table it names is read at ``txn``'s snapshot (with Hive's
+    ``ROW__ID`` when the text names it) and registered in DuckDB under an internal name, keeping the name it was
+    written with as its alias."""
+    node = node.copy()
+    wants_row_id = mentions_row_id(_hive(node))
+    for table in _names(node):
+        name = TableName(table.name, table.db or None)
+        rows = txn.read(name.qualified, row_ids=wants_row_id)
+        internal = ev.register(rows)
+        alias = table.alias or table.name
+        table.replace(exp.Table(this=exp.to_identifier(internal),
+                                alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True))))
+    if wants_row_id:  # Hive's ROW__ID is a virtual column: * and t.* leave it out
+        for star in list(node.find_all(exp.Star)):
+            if isinstance(star.parent, (exp.Select, exp.Column)) and not isinstance(star.parent, exp.Count):
+                star.set("except_", [exp.column(ROW_ID_STRUCT, quoted=True)])
+    if isinstance(node, exp.Values):
+        return ev.query(f"SELECT * FROM ({to_duckdb(node)})", what=what)
+    return ev.query(to_duckdb(node), what=what)
+
+
+def _hive_value(value: Any) -> Any:
+    """How Hive's CLI prints a complex value: JSON (maps as objects); scalars as they are."""
+    if isinstance(value, (dict, list)):
+        return json.dumps(_plain(value), separators=(",", ":"), default=str)
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and all(isinstance(v, tuple) and len(v) == 2 for v in value):  # a map from pyarrow
+            return {str(k): _plain(v) for k, v in value}
+        return [_plain(v) for v in value]
+    return value
+
+
+class DmlExecutor:
+    """Runs one DML statement or query on ``warehouse`` in its own transaction."""
+
+    def __init__(self, warehouse: AcidWarehouse) -> None:
+        self.warehouse = warehouse
+
+    def _in_txn(self, statement: str) -> Transaction:
+        return self.warehouse.transaction(agent_info=f"airflow-acid sql {statement}")
+
+    def select(self, s: Query) -> Result:
+        query = s.query.copy()
+        if isinstance(query, exp.Select):  # Hive names an unnamed expression column _c<position>
+            for i, e in enumerate(list(query.expressions)):
+                if not isinstance(e, (exp.Column, exp.Alias, exp.Star)):
+                    e.replace(exp.alias_(e.copy(), f"_c{i}"))
+        with self._in_txn("SELECT") as txn, Evaluator() as ev:
+            rows = query_rows(txn, ev, query, what="SELECT")
+        columns = [rows.column(i).to_pylist() for i in range(rows.num_columns)]  # names may repeat
+        return Result(s.TITLE, list(rows.column_names), [[_hive_value(v) for v in row] for row in zip(*columns)])
+
+    def insert(self, s: Insert) -> Result:
+        what = f"INSERT into {s.table.qualified}"
+        with self._in_txn("INSERT") as txn, Evaluator() as ev:
+            info = self.warehouse.transactional_table(s.table.qualified)
+            data_cols = [c.name for c in info.columns]
+            keys = [k.name for k in info.partition_keys]
+            spec = {k.lower(): v for k, v in (s.partition or {}).items()}
+            unknown = [k for k in spec if k not in keys]
+            if unknown:
+                raise SchemaMismatchError(f"{what}: PARTITION names {unknown}, which are not partition columns "
+                                          f"of the table ({keys or 'none'})")
+            dynamic = [k for k in keys if spec.get(k) is None] if info.is_partitioned else []
+            targets = list(s.columns) if s.columns is not None else data_cols
+            lowered = {c.lower(): c for c in data_cols + keys}
+            bad = [c for c in targets if c.lower() not in lowered]
+            if bad:
+                raise SchemaMismatchError(f"{what}: unknown column(s) {bad}; columns are {data_cols}")
+            targets = [lowered[c.lower()] for c in targets] + (dynamic if s.columns is None else [])
+            rows = query_rows(txn, ev, s.source, what=what)
+            if rows.num_columns != len(targets):
+                raise SchemaMismatchError(
+                    f"{what}: the {'VALUES' if isinstance(s.source, exp.Values) else 'SELECT'} gives "
+                    f"{rows.num_columns} column(s), the table takes {len(targets)} ({', '.join(targets)})")
+            rows = rows.rename_columns(targets)
+            for c in data_cols:
+                if c not in targets:
+                    rows = rows.append_column(c, pa.nulls(rows.num_rows))
+            static = {k: v for k, v in spec.items() if v is not None}
+            if dynamic:
+                for k, v in static.items():
+                    rows = rows.append_column(k, pa.array([v] * rows.num_rows, pa.string()))
+            partition = static if info.is_partitioned and not dynamic else None
+            write = txn.insert_overwrite if s.overwrite else txn.insert
+            done = write(s.table.qualified, rows.select(data_cols + (keys if dynamic else [])), partition)
+        return self._result(s.TITLE if not s.overwrite else "INSERT OVERWRITE", done, txn)
+
+    def update(self, s: Update) -> Result:
+        with self._in_txn("UPDATE") as txn:
+            done = txn.update(s.table.qualified, {c: Sql(_hive(v)) for c, v in s.assignments},
+                              _hive(s.where) if s.where is not None else None)
+        return self._result(s.TITLE, done, txn)
+
+    def delete(self, s: Delete) -> Result:
+        with self._in_txn("DELETE") as txn:
+            done = txn.delete(s.table.qualified, _hive(s.where) if s.where is not None else "TRUE")
+        return self._result(s.TITLE, done, txn)
+
+    def truncate(self, s: Truncate) -> Result:
+        with self._in_txn("TRUNCATE") as txn:
+            done = txn.truncate(s.table.qualified, s.partition)
+        return self._result(s.TITLE, done, txn)
+
+    def merge(self, s: Merge) -> Result:
+        with self._in_txn("MERGE") as txn, Evaluator() as ev:
+            source_query: exp.Expr = exp.select("*").from_(exp.Table(
+                this=exp.to_identifier(s.source.table),
+                db=exp.to_identifier(s.source.database) if s.source.database else None)) \
+                if isinstance(s.source, TableName) else s.source
+            source = query_rows(txn, ev, source_query, what=f"MERGE into {s.table.qualified}: USING")
+            done = txn.merge(s.table.qualified, source, _hive(s.on), when=list(_clauses(s.clauses)),
+                             target_alias=s.target_alias, source_alias=s.source_alias)
+        return self._result(s.TITLE, done, txn)
+
+    @staticmethod
+    def _result(title: str, done: StatementResult, txn: Transaction) -> Result:
+        parts = [p for p in done.partitions if p]
+        where = f" in {len(parts)} partition(s)" if parts else ""
+        counts = {"insert": f"{done.inserted} row(s) inserted", "update": f"{done.deleted} row(s) updated",
+                  "delete": f"{done.deleted} row(s) deleted",
+                  "insert overwrite": f"{done.inserted} row(s) written (replacing the old rows)",
+                  "truncate": "truncated",
+                  "merge": f"{done.inserted} row(s) written, {done.deleted} matched row(s) updated or deleted"}
+        text = counts.get(done.operation, done.operation)
+        write = f", write id {done.write_id}" if done.write_id is not None else ""
+        return Result(title, messages=[f"{done.table}: {text}{where} (transaction {txn.txn_id}{write})"])
+
+
+def _clauses(clauses: Iterable[MergeWhen]) -> Iterable[WhenMatched | WhenNotMatched]:
+    for c in clauses:
+        condition = _hive(c.condition) if c.condition is not None else None
+        if c.matched:
+            yield WhenMatched(update={k: Sql(_hive(v)) for k, v in c.update} if c.update is not None else None,
+                              delete=c.delete, condition=condition)
+        else:
+            values = [Sql(_hive(v)) for v in c.insert or ()]
+            yield WhenNotMatched(insert=dict(zip(c.insert_columns, values)) if c.insert_columns else values,
+                                 condition=condition)
