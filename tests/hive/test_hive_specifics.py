@@ -322,13 +322,19 @@ def test_candidate_window_pages_on_at_one_hive_commit_time(engine, ms):
     db = f"w{uuid.uuid4().hex[:8]}"
     ctc = sa.table("COMPLETED_TXN_COMPONENTS", *[sa.column(c) for c in (
         "CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", "CTC_TIMESTAMP", "CTC_WRITEID", "CTC_UPDATE_DELETE")])
+    txn_id = ms.txns.open_txn(user="hive", host="hs2.example")
+    ms.txns.commit(txn_id)  # the components below stand for its dynamic-partition insert
+    catalog = {c["name"] for c in sa.inspect(engine).get_columns("COMPLETED_TXN_COMPONENTS")} & {"CTC_CATALOG"}
+    if catalog:  # newer schemas: a NOT NULL catalog column
+        ctc.append_column(sa.column("CTC_CATALOG"))
+    extra = {"CTC_CATALOG": "hive"} if catalog else {}
     with engine.begin() as conn:
         stamp = conn.execute(sa.select(sa.func.current_timestamp())).scalar_one().replace(microsecond=0)
-        conn.execute(sa.insert(ctc), [dict(CTC_TXNID=7, CTC_DATABASE=db, CTC_TABLE="t", CTC_PARTITION=f"d={i}",
+        conn.execute(sa.insert(ctc), [dict(**extra, CTC_TXNID=txn_id, CTC_DATABASE=db, CTC_TABLE="t", CTC_PARTITION=f"d={i}",
                                            CTC_TIMESTAMP=stamp, CTC_WRITEID=1, CTC_UPDATE_DELETE="N")
                                       for i in range(5)] +
-                     [dict(CTC_TXNID=7, CTC_DATABASE=db, CTC_TABLE="u", CTC_PARTITION=None, CTC_TIMESTAMP=stamp,
-                           CTC_WRITEID=1, CTC_UPDATE_DELETE="N")])
+                     [dict(**extra, CTC_TXNID=txn_id, CTC_DATABASE=db, CTC_TABLE="u", CTC_PARTITION=None,
+                           CTC_TIMESTAMP=stamp, CTC_WRITEID=1, CTC_UPDATE_DELETE="N")])
     everything = [c for c in ms.initiator.write_candidates(None, 5000)[0] if c.database == db]
     assert len(everything) == 6 and len({c.last_commit_ms for c in everything}) == 1
     since = everything[0].last_commit_ms
