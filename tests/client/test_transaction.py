@@ -201,3 +201,25 @@ def test_writer_killed_mid_transaction_is_invisible_and_times_out(metastore_url,
         with wh.transaction() as txn:  # the table keeps working; the aborted write id stays invisible
             txn.insert("employee", [(8, "Next", 2)])
         assert sorted(wh.read("employee").column("id").to_pylist()) == [1, 2, 3, 8]
+
+
+def test_merge_and_update_on_complex_columns_with_dict_sources(warehouse):
+    """Struct, list and map columns ride through MERGE's join and UPDATE; a MERGE source of dicts takes the table's
+    types (a dict for a map column is a map), extra source columns included."""
+    warehouse.create_table("cx", [("id", "int"), ("name", "string"), ("m", "map<string,int>"),
+                                  ("s", "struct<a:int,b:string>"), ("l", "array<int>")])
+    with warehouse.transaction() as txn:
+        txn.insert("cx", [{"id": i, "name": f"n{i}", "m": {"k": i}, "s": {"a": i, "b": "x"}, "l": [i]}
+                          for i in range(3)])
+    source = [{"id": 1, "name": "one", "m": {"z": 9}, "s": {"a": 1, "b": "y"}, "l": [7], "note": "extra"},
+              {"id": 5, "name": "five", "m": {"q": 1}, "s": None, "l": None, "note": None}]
+    with warehouse.transaction() as txn:
+        done = txn.merge("cx", source, "id", when_matched_update=["name", "m", "s", "l"],
+                         when_not_matched_insert={"id": pc.field("source.id"), "name": pc.field("source.name"),
+                                                  "m": pc.field("source.m")})
+        assert (done.inserted, done.deleted) == (2, 1)
+        txn.update("cx", {"name": "u"}, {"id": 2})
+    got = {r["id"]: r for r in warehouse.read("cx").to_pylist()}
+    assert got[1]["m"] == [("z", 9)] and got[1]["s"] == {"a": 1, "b": "y"} and got[1]["l"] == [7]
+    assert got[2]["name"] == "u" and got[2]["m"] == [("k", 2)] and got[2]["l"] == [2]
+    assert got[5]["m"] == [("q", 1)] and got[5]["s"] is None and got[0]["s"] == {"a": 0, "b": "x"}

@@ -93,6 +93,8 @@ class Scenario:
     mm: Path
     stream_prefix: Path
     """A copy of the streaming file cut at its first flush length (an intermediate footer)."""
+    iow: Path
+    """A table written by INSERT OVERWRITE (a base_W of insert events, no visibility suffix)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ KINDS: dict[str, Callable[[Scenario], tuple[Path, Expect]]] = {
     "rebalance compaction base": lambda s: (_one(s.acid, "base_0000004_v0000200/bucket_*"),
                                             _inserts(ROWS[1:], [f"0,{w},{BUCKET0},{i},{w}" for i, w in
                                                                 enumerate((1, 1, 3, 3, 4))])),
+    "insert overwrite base": lambda s: (_one(s.iow, "base_0000001/bucket_*"),
+                                        _inserts(ROWS, [f"0,1,{BUCKET0},{i},1" for i in range(len(ROWS))])),
     "insert-only client delta": lambda s: (_one(s.mm, "delta_0000001_0000001_0000/0*"), _inserts(ROWS[:4])),
     "insert-only compacted base": lambda s: (_one(s.mm, "base_0000002_v*/0*"), _inserts(ROWS)),
 }
@@ -167,7 +171,10 @@ def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
         with wh.transaction() as txn:
             txn.insert("mm", part)
     _compact(mm, "major", 2, insert_only=True)
-    return Scenario(acid, mm, prefix)
+    iow = Path(wh.create_table("iow", COLUMNS).location.removeprefix("file://"))
+    with wh.transaction() as txn:
+        txn.insert_overwrite("iow", ROWS)
+    return Scenario(acid, mm, prefix, iow)
 
 
 @pytest.fixture
