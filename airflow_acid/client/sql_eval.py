@@ -16,6 +16,7 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
@@ -129,6 +130,8 @@ def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
         col = rows.column(field.name)
         if col.type != field.type:
             try:
+                if pa.types.is_decimal(field.type) and (pa.types.is_decimal(col.type) or pa.types.is_floating(col.type)):
+                    col = pc.round(col, ndigits=field.type.scale, round_mode="half_up")  # Hive rounds to the scale
                 col = pa.chunked_array([pa.nulls(len(col), field.type)]) if col.type == pa.null() else \
                     cast_to_column(col, field.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:

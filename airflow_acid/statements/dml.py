@@ -20,6 +20,7 @@ from airflow_acid.client.sql_eval import (
     Sql,
     WhenMatched,
     WhenNotMatched,
+    conform,
     mentions_row_id,
     to_duckdb,
 )
@@ -130,8 +131,11 @@ class DmlExecutor:
                 for k, v in static.items():
                     rows = rows.append_column(k, pa.array([v] * rows.num_rows, pa.string()))
             partition = static if info.is_partitioned and not dynamic else None
+            typed = conform(rows.select(data_cols), self.warehouse.data_schema(info), what=what)  # Hive's casts
+            for k in (keys if dynamic else []):
+                typed = typed.append_column(k, rows.column(k))
             write = txn.insert_overwrite if s.overwrite else txn.insert
-            done = write(s.table.qualified, rows.select(data_cols + (keys if dynamic else [])), partition)
+            done = write(s.table.qualified, typed, partition)
         return self._result(s.TITLE if not s.overwrite else "INSERT OVERWRITE", done, txn)
 
     def update(self, s: Update) -> Result:

@@ -230,3 +230,16 @@ def test_merge_clause_combinations_match_the_model(wh, clauses, source_ids):
         elif choice == "ins_i":
             model[row["id"]] = "i"
     assert sorted((r["id"], r["name"]) for r in wh.read(t).to_pylist()) == sorted(model.items())
+
+
+def test_values_are_converted_to_the_column_types_as_hive_does(wh):
+    """DuckDB's wider results are written in the table's types: decimals rounded half-up to the column's scale,
+    dates before 1582 and timestamps kept, Hive's functions transpiled."""
+    t = unique("dml_types")
+    run(wh, f"CREATE TABLE {t} (id INT, amount DECIMAL(10,2), ts TIMESTAMP, d DATE) STORED AS ORC "
+            "TBLPROPERTIES ('transactional'='true')")
+    run(wh, f"INSERT INTO {t} VALUES (1, 9.99, '2024-01-01 10:00:00', '1500-01-01'), (2, 0.125, NULL, NULL)")
+    run(wh, f"UPDATE {t} SET amount = amount * 1.1, ts = ts + INTERVAL 1 DAY, d = date_add(d, 1)")
+    [result] = run(wh, f"SELECT id, cast(amount AS STRING), cast(ts AS STRING), cast(d AS STRING) FROM {t} "
+                       "ORDER BY id")
+    assert result.rows == [[1, "10.99", "2024-01-02 10:00:00", "1500-01-02"], [2, "0.14", None, None]]
