@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import fsspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.orc as po
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_schema import BUCKET, delete_events, insert_events
@@ -22,7 +23,9 @@ from airflow_acid.acid.event_writer import FileKind, conform_events, sort_events
 from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_settings import OrcSettings
+from airflow_acid.acid.orc_tail import finished_tail
 
 BucketAssigner = Callable[[pa.Table], np.ndarray]
 """Maps rows to bucket ids (one int per row); None means every row goes to bucket 0 (unbucketed)."""
@@ -103,6 +106,26 @@ def write_truncated_base(location: str, write_id: int, *,
         raise AcidFileError(storage.url(names.METADATA_ACID_FILE), f"cannot be written: {exc.strerror or exc}") \
             from exc
     return StatementFiles(base, None, (), 0, 0)
+
+
+def write_insert_only(directory: str, rows: pa.Table, *, bucket_of: BucketAssigner | None = None,
+                      writer_id: int = 0, filesystem: fsspec.AbstractFileSystem | None = None) -> list[str]:
+    """Insert-only (MM) tables: plain ORC files (no ACID columns) named like Hive's ``00000N_0`` in ``directory``
+    (a ``delta_W_W_S`` or ``base_W``), one per bucket — or, unbucketed, one named by ``writer_id`` (Hive's writer
+    task id); footers mark the proleptic Gregorian calendar. Returns the files' URLs."""
+    storage = storage_for(directory, filesystem)
+    buckets = np.full(rows.num_rows, writer_id, dtype=np.int64) if bucket_of is None else np.asarray(bucket_of(rows))
+    written = []
+    for bucket in np.unique(buckets):
+        part = rows.filter(pa.array(buckets == bucket))
+        sink = pa.BufferOutputStream()
+        po.write_table(orc_safe(part), sink, compression="zlib")
+        data = sink.getvalue()
+        start, tail = finished_tail(data)  # the footer marks the proleptic Gregorian calendar
+        relative = names.format_original_file(int(bucket))
+        storage.write_bytes_atomic(relative, bytes(memoryview(data)[:start]) + tail)
+        written.append(storage.url(relative))
+    return written
 
 
 TRUNCATED_METADATA = b'{"thisFileVersion":"0","dataFormat":"truncated"}'

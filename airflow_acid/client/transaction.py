@@ -21,14 +21,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.orc as po
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
-from airflow_acid.acid.orc_nulls import orc_safe
-from airflow_acid.acid.orc_tail import finished_tail
-from airflow_acid.acid.statement_writer import write_base, write_statement, write_truncated_base
+from airflow_acid.acid.statement_writer import (
+    write_base,
+    write_insert_only,
+    write_statement,
+    write_truncated_base,
+)
 from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from airflow_acid.client.predicates import (
     SOURCE_PREFIX,
@@ -256,18 +258,8 @@ class Transaction:
     def _write_insert_only(self, info: TableInfo, target: PartitionTarget, dirname: str, rows: pa.Table) -> None:
         """Insert-only (MM) tables hold plain ORC files (no ACID columns) named like Hive's ``000000_0``."""
         fs, root = self._wh.storage(target.location)
-        assign = self._wh.bucket_assigner(info)
-        buckets = np.zeros(rows.num_rows, dtype=np.int64) if assign is None else assign(rows)
-        fs.makedirs(posixpath.join(root, dirname), exist_ok=True)
-        for bucket in np.unique(buckets):
-            part = rows.filter(pa.array(buckets == bucket))
-            sink = pa.BufferOutputStream()
-            po.write_table(orc_safe(part), sink, compression="zlib")
-            data = sink.getvalue()
-            start, tail = finished_tail(data)  # the footer marks the proleptic Gregorian calendar
-            with fs.open(posixpath.join(root, dirname, names.format_original_file(int(bucket))), "wb") as fh:
-                fh.write(memoryview(data)[:start])
-                fh.write(tail)
+        write_insert_only(posixpath.join(root, dirname), rows, bucket_of=self._wh.bucket_assigner(info),
+                          filesystem=fs)
 
     def _register(self, info: TableInfo, targets: Sequence[PartitionTarget]) -> None:
         for t in targets:
