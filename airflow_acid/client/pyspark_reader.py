@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.fs import ListedFile, storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, plan_from_state
 from airflow_acid.acid.state import get_acid_state
@@ -60,8 +61,9 @@ def _source(s: DataSource) -> dict:
 
 
 def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.Schema,
-                  columns: list[str] | None) -> Iterator[pa.RecordBatch]:
-    """Executor side: merge one bucket of one partition, add partition columns, yield Arrow batches."""
+                  columns: list[str] | None, *, row_ids: bool = False) -> Iterator[pa.RecordBatch]:
+    """Executor side: merge one bucket of one partition, add partition columns, yield Arrow batches (with the
+    ROW__ID fields after ``out_schema``'s columns when ``row_ids``)."""
     def src(d: dict) -> DataSource:
         return DataSource(d["path"], d["size"], SourceKind(d["kind"]), d["directory"], d["write_id"], d["side_file"])
 
@@ -69,7 +71,8 @@ def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.
                                  tuple(src(d) for d in unit["deletes"])),))
     wids = ValidReaderWriteIdList.from_string(write_ids)
     data_cols = [c for c in (columns or schema.names) if c in schema.names]
-    for batch in iter_plan_batches(storage_for(unit["location"]), plan, wids, schema=schema, columns=data_cols):
+    for batch in iter_plan_batches(storage_for(unit["location"]), plan, wids, schema=schema, columns=data_cols,
+                                   include_row_ids=row_ids):
         arrays = []
         for f in out_schema:
             if f.name in batch.schema.names:
@@ -78,7 +81,11 @@ def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.
                 value = unit["partition"].get(f.name)  # Hive's partition value text
                 text = None if value in (None, "__HIVE_DEFAULT_PARTITION__") else value
                 arrays.append(pa.array([text] * batch.num_rows, pa.string()).cast(f.type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+        if row_ids:
+            keys = [batch.column(k) for k in KEY_FIELDS]
+            yield pa.RecordBatch.from_arrays(arrays + keys, names=out_schema.names + list(KEY_FIELDS))
+        else:
+            yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
 
 
 def read_acid(spark: SparkSession, warehouse: AcidWarehouse | Metastore | str, table: str, *,

@@ -460,6 +460,15 @@ class ReadSnapshot:
     def __exit__(self, exc_type, exc, tb) -> None:
         self._end(commit=exc_type is None)
 
+    def detach(self) -> int | None:
+        """Stop heartbeating and leave the transaction open (a planner handing the snapshot to executors that
+        heartbeat it themselves); it ends by its own commit elsewhere or by hive.txn.timeout. Returns its id."""
+        if self._heartbeater is not None:
+            self._heartbeater.stop()
+            self._heartbeater = None
+        txn_id, self.txn_id = self.txn_id, None
+        return txn_id
+
     def _end(self, *, commit: bool) -> None:
         if self._heartbeater is not None:
             self._heartbeater.stop()

@@ -1,0 +1,569 @@
+"""The ``hive_acid`` PySpark data source (Spark 4's Python Data Source API): read an ACID table at one snapshot and
+append to or overwrite it as ONE Hive transaction.
+
+    from airflow_acid.client.spark_source import register
+    register(spark)                                   # once per session
+    df = spark.read.format("hive_acid").option("metastore_url", url).load("db.table")
+    df.write.format("hive_acid").mode("append").save("db.table")
+
+Metastore and warehouse: options ``metastore_url`` / ``warehouse``, else Spark conf ``spark.airflow_acid.
+metastore_url`` / ``.warehouse`` (read by :func:`register`), else ``AcidWarehouse()``'s embedded default.
+
+Reads: planning opens a READ_ONLY transaction with a SHARED_READ lock and fixes the snapshot; one input partition per
+(partition, bucket); executors merge base + deltas (:mod:`airflow_acid.acid.merge`) and heartbeat the read
+transaction while they read, so the Cleaner keeps every file the snapshot selected. The API has no end-of-query hook:
+the transaction stays open until ``hive.txn.timeout`` after the last heartbeat, then the HouseKeeper ends it —
+:func:`read_snapshot` holds and ends it explicitly instead. Filters on partition columns prune partitions (Spark
+still applies every filter); the API (Spark 4.2) passes no column list, so option ``columns`` prunes columns.
+Option ``row_id`` adds Hive's ``ROW__ID`` struct as the first column.
+
+Writes: the driver opens the transaction, allocates the write id and locks (SHARED_READ for append, Hive's IOW lock
+for overwrite); every task stages its files under the table's hidden ``.hive-staging_acid_<txn>`` directory as
+``delta_W_W_S`` with S = the task's partition id (``base_W`` with one ``bucket_<task>`` file per task for overwrite,
+Hive's writer-id naming), one staging directory per task attempt; commit moves the successful attempts' files into
+place, registers new partitions, records the partitions written and commits; abort (or a failed commit) removes
+everything. A retried or speculative task leaves exactly one copy; a job killed before commit leaves only the hidden
+staging directory, and its transaction is aborted by the HouseKeeper after ``hive.txn.timeout``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import posixpath
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    EqualTo,
+    Filter,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    IsNotNull,
+    IsNull,
+    LessThan,
+    LessThanOrEqual,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import StructType
+
+from airflow_acid.acid import names
+from airflow_acid.acid.codes import DataOperation, LockState, OperationType
+from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.statement_writer import write_base, write_insert_only, write_statement
+from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.pyspark_reader import _plan_units, _unit_batches
+from airflow_acid.metastore.errors import LockNotAcquiredError
+from airflow_acid.metastore.locks import lock_component_for
+from airflow_acid.metastore.partitions import make_partition_name
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pyspark.sql import DataFrame, SparkSession
+
+    from airflow_acid.client.warehouse import AcidWarehouse
+    from airflow_acid.metastore.catalog import TableInfo
+
+SHORT_NAME = "hive_acid"
+CONF_PREFIX = "spark.airflow_acid."
+STAGING_PREFIX = ".hive-staging_acid_"
+ROW_ID = "ROW__ID"
+ROW_ID_TYPE = pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("rowid", pa.int64())])
+MAX_WRITE_TASKS = 4096
+"""Statement ids (one per writing task) must fit BucketCodec V1's 12 bits."""
+HEARTBEAT_EVERY_S = 30.0
+
+
+def _truthy(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on")
+
+
+def open_warehouse(options: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> AcidWarehouse:
+    """The warehouse the options (then Spark conf defaults, then the embedded default) point at."""
+    from airflow_acid.client.warehouse import AcidWarehouse
+
+    defaults = defaults or {}
+    url = options.get("metastore_url") or defaults.get("metastore_url") or None
+    location = options.get("warehouse") or defaults.get("warehouse") or None
+    return AcidWarehouse(url, location, init=False)
+
+
+def _table_name(options: Mapping[str, Any]) -> str:
+    name = options.get("path") or options.get("table")
+    if not name:
+        raise SchemaMismatchError("hive_acid needs a table: spark.read.format('hive_acid').load('db.table') or "
+                                  "df.write.format('hive_acid').save('db.table')")
+    return str(name)
+
+
+def output_schema(wh: AcidWarehouse, info: TableInfo, options: Mapping[str, Any]) -> pa.Schema:
+    """What a read returns: [ROW__ID,] data columns then partition columns, or only ``columns`` (in that order)."""
+    full = wh.full_schema(info)
+    wanted = [c.strip() for c in str(options.get("columns") or "").split(",") if c.strip()]
+    if wanted:
+        lowered = {n.lower(): n for n in full.names}
+        unknown = [c for c in wanted if c.lower() not in lowered]
+        if unknown:
+            raise SchemaMismatchError(f"table {info.full_name}: option columns names unknown column(s) {unknown}; "
+                                      f"columns are {full.names}")
+        full = pa.schema([full.field(lowered[c.lower()]) for c in wanted])
+    if _truthy(options.get("row_id", "false")):
+        full = pa.schema([pa.field(ROW_ID, ROW_ID_TYPE), *full])
+    return full
+
+
+class AcidDataSource(DataSource):
+    """``spark.read/write.format("hive_acid")`` on an airflow-acid (or Hive) ACID table."""
+
+    conf_defaults: dict[str, str] = {}
+    """Spark conf ``spark.airflow_acid.*`` captured by :func:`register` (options win)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SHORT_NAME
+
+    def schema(self) -> StructType:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        with open_warehouse(self.options, self.conf_defaults) as wh:
+            info = wh.transactional_table(_table_name(self.options))
+            return from_arrow_schema(output_schema(wh, info, self.options))
+
+    def reader(self, schema: StructType) -> AcidReader:
+        return AcidReader(dict(self.options), dict(self.conf_defaults), schema)
+
+    def writer(self, schema: StructType, overwrite: bool) -> AcidWriter:
+        return AcidWriter(dict(self.options), dict(self.conf_defaults), schema, overwrite)
+
+
+def register(spark: SparkSession) -> None:
+    """Register ``hive_acid`` in ``spark``, with the session's ``spark.airflow_acid.metastore_url`` /
+    ``.warehouse`` as defaults; turns on ``spark.sql.python.filterPushdown.enabled`` (a reader with filter pushdown
+    is refused without it)."""
+    defaults = {key: value for key in ("metastore_url", "warehouse")
+                if (value := spark.conf.get(CONF_PREFIX + key, None))}
+    source = type("AcidDataSource", (AcidDataSource,), {"conf_defaults": defaults, "__module__": __name__})
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # partition pruning (Spark 4.1+, off by default)
+    spark.dataSource.register(source)
+
+
+# --- reads ------------------------------------------------------------------------------------------------------
+
+
+_COMPARISONS = {GreaterThan: lambda a, b: a > b, GreaterThanOrEqual: lambda a, b: a >= b,
+                LessThan: lambda a, b: a < b, LessThanOrEqual: lambda a, b: a <= b}
+
+
+def _partition_matches(filters: Sequence[Filter], values: Mapping[str, Any]) -> bool:
+    """Whether a partition (typed key values) can hold rows passing every pushed filter on partition columns."""
+    lowered = {k.lower(): v for k, v in values.items()}
+    for f in filters:
+        attribute: tuple[str, ...] = tuple(getattr(f, "attribute", ()))
+        key = attribute[0].lower() if len(attribute) == 1 else None
+        if key not in lowered:
+            continue
+        value = lowered[key]
+        if isinstance(f, IsNull):
+            ok = value is None
+        elif isinstance(f, IsNotNull):
+            ok = value is not None
+        elif value is None:
+            ok = False
+        elif isinstance(f, EqualTo):
+            ok = value == f.value
+        elif isinstance(f, In):
+            ok = value in f.value
+        else:
+            try:
+                ok = _COMPARISONS[type(f)](value, getattr(f, "value"))  # noqa: B009 - not every Filter has one
+            except (KeyError, TypeError):
+                ok = True
+        if not ok:
+            return False
+    return True
+
+
+def _typed_partition_values(info: TableInfo, spec: Mapping[str, str]) -> dict[str, Any]:
+    from airflow_acid.client.table_schema import arrow_type
+
+    out: dict[str, Any] = {}
+    for key in info.partition_keys:
+        text = spec.get(key.name)
+        if text in (None, "__HIVE_DEFAULT_PARTITION__"):
+            out[key.name] = None
+            continue
+        try:
+            out[key.name] = pa.array([text]).cast(arrow_type(key.type))[0].as_py()
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            out[key.name] = text
+    return out
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A read snapshot handed from the driver to the data source (option ``snapshot``): the open read txn, its
+    ValidTxnList and the table's ValidWriteIdList."""
+
+    txn_id: int
+    txns: str
+    write_ids: str
+
+    def to_json(self) -> str:
+        return json.dumps({"txn_id": self.txn_id, "txns": self.txns, "write_ids": self.write_ids})
+
+    @classmethod
+    def from_json(cls, text: str) -> Snapshot:
+        doc = json.loads(text)
+        return cls(int(doc["txn_id"]), doc["txns"], doc["write_ids"])
+
+
+class AcidReader(DataSourceReader):
+    """Plans (partition, bucket) units at one snapshot; executors merge them."""
+
+    def __init__(self, options: dict[str, Any], defaults: dict[str, str], schema: StructType) -> None:
+        self.options = options
+        self.defaults = defaults
+        self.schema = schema
+        self.partition_filters: list[Filter] = []
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        """Keep the filters for partition pruning; Spark still applies each one to the rows."""
+        self.partition_filters = list(filters)
+        yield from filters
+
+    def partitions(self) -> Sequence[InputPartition]:
+        from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList
+
+        wh = open_warehouse(self.options, self.defaults)
+        try:
+            info = wh.transactional_table(_table_name(self.options))
+            out_schema = output_schema(wh, info, self.options)
+            given = self.options.get("snapshot")
+            if given:
+                snap = Snapshot.from_json(given)
+                txns = ValidTxnList.from_string(snap.txns)
+                write_ids = ValidReaderWriteIdList.from_string(snap.write_ids)
+                targets = wh.partition_targets(info)
+            else:
+                read = wh.read_snapshot(info).__enter__()
+                read.detach()  # planning ends here; executors heartbeat it, hive.txn.timeout ends it
+                snap = Snapshot(int(read.txn_id or 0), read.txns.to_string(), read.write_ids.to_string())
+                txns, write_ids, targets = read.txns, read.write_ids, read.targets
+            units: list[InputPartition] = []
+            for target in targets:
+                if info.is_partitioned and not _partition_matches(
+                        self.partition_filters, _typed_partition_values(info, target.spec)):
+                    continue
+                values = {k.name: target.spec.get(k.name) for k in info.partition_keys}
+                for unit in _plan_units(target.location, write_ids, txns, values):
+                    units.append(InputPartition(json.dumps({
+                        "unit": unit, "snapshot": snap.to_json(), "schema": _schema_bytes(wh.data_schema(info)),
+                        "out": _schema_bytes(out_schema), "metastore_url": _real_url(wh),
+                        "heartbeat": self.options.get("heartbeat", "true")})))
+            return units or [InputPartition(json.dumps({"empty": True}))]
+        finally:
+            wh.close()
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        spark_arrow = to_arrow_schema(self.schema, timezone="UTC")
+        doc = json.loads(partition.value)
+        if doc.get("empty"):
+            return
+        snap = Snapshot.from_json(doc["snapshot"])
+        beat = _Heartbeat(doc["metastore_url"], snap.txn_id) if _truthy(doc["heartbeat"]) else None
+        schema, out = _schema_of(doc["schema"]), _schema_of(doc["out"])
+        row_id = ROW_ID in out.names
+        data_out = pa.schema([f for f in out if f.name != ROW_ID])
+        unit = json.loads(doc["unit"])
+        for batch in _unit_batches(unit, snap.write_ids, schema, data_out, data_out.names, row_ids=row_id):
+            if beat is not None:
+                beat.maybe()
+            yield _conform_batch(batch, spark_arrow, row_id)
+
+
+def _conform_batch(batch: pa.RecordBatch, target: pa.Schema, row_id: bool) -> pa.RecordBatch:
+    """A merged batch in exactly the Arrow types Spark expects (timestamps as UTC microseconds, map/struct field
+    names as Spark writes them), with ROW__ID built from the event keys."""
+    arrays = []
+    for field in target:
+        if field.name == ROW_ID and row_id:
+            col = pa.StructArray.from_arrays(
+                [batch.column(KEY_FIELDS[0]).cast(pa.int64()), batch.column(KEY_FIELDS[1]).cast(pa.int32()),
+                 batch.column(KEY_FIELDS[2]).cast(pa.int64())], names=["writeid", "bucketid", "rowid"])
+        else:
+            col = batch.column(field.name)
+        arrays.append(col if col.type == field.type else col.cast(field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=target)
+
+
+def _real_url(wh: AcidWarehouse) -> str:
+    """The metastore URL with its password, for executors' heartbeats (the same secret the options carry)."""
+    return wh.metastore.db.engine.url.render_as_string(hide_password=False)
+
+
+def _schema_bytes(schema: pa.Schema) -> str:
+    return schema.serialize().to_pybytes().hex()
+
+
+def _schema_of(text: str) -> pa.Schema:
+    return pa.ipc.read_schema(pa.py_buffer(bytes.fromhex(text)))
+
+
+class _Heartbeat:
+    """Executor side: keep the driver's transaction alive while a task works (at most every 30 s). A metastore the
+    executor cannot reach is logged once; the transaction then lives for hive.txn.timeout."""
+
+    def __init__(self, url: str, txn_id: int) -> None:
+        self.url, self.txn_id, self.last = url, txn_id, 0.0
+        self.failed = False
+        self.maybe()
+
+    def maybe(self) -> None:
+        if self.failed or time.monotonic() - self.last < HEARTBEAT_EVERY_S:
+            return
+        self.last = time.monotonic()
+        from airflow_acid.metastore import Metastore
+
+        try:
+            with Metastore(self.url) as ms:
+                ms.txns.heartbeat(self.txn_id)
+        except Exception as exc:  # noqa: BLE001 - the read or write goes on; the txn lives until hive.txn.timeout
+            import logging
+
+            logging.getLogger(__name__).warning("cannot heartbeat transaction %s from this executor: %s",
+                                                self.txn_id, exc)
+            self.failed = True
+
+
+@contextmanager
+def read_snapshot(spark: SparkSession, table: str, *, metastore_url: str | None = None,
+                  warehouse: str | None = None, **options: Any) -> Iterator[DataFrame]:
+    """``with read_snapshot(spark, "db.t") as df:`` — the driver holds the read transaction (heartbeated) while the
+    block runs and commits it at the end, so every action on ``df`` in the block sees the same snapshot."""
+    register(spark)
+    opts = {k: v for k, v in {"metastore_url": metastore_url, "warehouse": warehouse}.items() if v}
+    opts.update({k: str(v) for k, v in options.items()})
+    wh = open_warehouse(opts, {key: value for key in ("metastore_url", "warehouse")
+                               if (value := spark.conf.get(CONF_PREFIX + key, None))})
+    try:
+        info = wh.transactional_table(table)
+        with wh.read_snapshot(info) as snap:
+            snapshot = Snapshot(int(snap.txn_id or 0), snap.txns.to_string(), snap.write_ids.to_string())
+            reader = spark.read.format(SHORT_NAME).options(**opts).option("snapshot", snapshot.to_json())
+            yield reader.option("heartbeat", "false").load(table)
+    finally:
+        wh.close()
+
+
+# --- writes -----------------------------------------------------------------------------------------------------
+
+
+class AcidWriter(DataSourceArrowWriter):
+    """One Hive transaction for the whole write (see the module docstring)."""
+
+    def __init__(self, options: dict[str, Any], defaults: dict[str, str], schema: StructType, overwrite: bool) -> None:
+        self.options, self.defaults, self.overwrite = options, defaults, overwrite
+        wh = open_warehouse(options, defaults)
+        try:
+            info = wh.transactional_table(_table_name(options))
+            self.table = info.full_name
+            self.location = info.location
+            self.insert_only = info.is_insert_only
+            self.partition_keys = [k.name for k in info.partition_keys]
+            self.bucket_cols = list(info.bucket_cols)
+            self.bucket_types = [c.type for c in info.columns if c.name in info.bucket_cols]
+            self.num_buckets = info.num_buckets
+            self.data_schema = _schema_bytes(wh.data_schema(info))
+            self.full_schema = _schema_bytes(wh.full_schema(info))
+            self.metastore_url = _real_url(wh)
+            self.conf_timeout = wh.conf.txn_timeout_s
+            names_given = [f.name.lower() for f in schema.fields]
+            full = wh.full_schema(info)
+            missing = [n for n in full.names if n.lower() not in names_given]
+            extra = [n for n in schema.names if n.lower() not in {c.lower() for c in full.names}]
+            if missing or extra:
+                raise SchemaMismatchError(
+                    f"table {info.full_name}: the DataFrame's columns {schema.names} do not match the table's "
+                    f"{full.names} (data columns, then partition columns)"
+                    + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
+            if overwrite and self.bucket_cols and not self.insert_only:
+                raise UnsupportedOperationError(
+                    f"table {info.full_name} is bucketed: overwriting it through Spark would need one task per "
+                    "bucket; truncate it (airflow-acid sql \"TRUNCATE TABLE …\") and append, or overwrite through "
+                    "the Python client")
+            ms = wh.metastore
+            self.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, agent_info=f"airflow-acid spark write "
+                                                                                    f"{info.full_name}")
+            try:
+                self.write_id = ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
+                op = DataOperation.INSERT_OVERWRITE if overwrite else DataOperation.INSERT
+                comp = lock_component_for(op, info.database, info.name, None, conf=wh.conf,
+                                          is_dynamic_partition_write=info.is_partitioned)
+                response = ms.locks.lock([comp], txn_id=self.txn_id, user=wh.user, host=wh.host,
+                                         agent_info=f"airflow-acid spark write {info.full_name}")
+                if response.state is not LockState.ACQUIRED:
+                    raise LockNotAcquiredError(f"could not lock {info.full_name} for the Spark write: "
+                                               f"{response.error_message or response.state.display}")
+            except BaseException:
+                ms.txns.abort(self.txn_id)
+                raise
+        finally:
+            wh.close()
+        self.staging = posixpath.join(self.location, f"{STAGING_PREFIX}{self.txn_id}")
+
+    # executor side
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteMessage:
+        from pyspark import TaskContext
+
+        from airflow_acid.acid.fs import storage_for
+        from airflow_acid.client.bucketing import assign_buckets
+        from airflow_acid.client.table_schema import to_arrow_table
+
+        ctx = TaskContext.get()
+        task = ctx.partitionId() if ctx is not None else 0
+        attempt = ctx.attemptNumber() if ctx is not None else 0
+        if task >= MAX_WRITE_TASKS:
+            raise UnsupportedOperationError(
+                f"table {self.table}: a Spark write to an ACID table takes at most {MAX_WRITE_TASKS} tasks (one "
+                "statement id each); coalesce the DataFrame")
+        beat = _Heartbeat(self.metastore_url, self.txn_id)
+        batches = []
+        for batch in iterator:
+            batches.append(batch)
+            beat.maybe()
+        full = _schema_of(self.full_schema)
+        data = _schema_of(self.data_schema)
+        if not batches:
+            return WriteMessage(task, attempt, [])
+        rows = to_arrow_table(pa.Table.from_batches(batches), full, table=self.table)
+        bucket_of = (lambda t: assign_buckets(t, self.bucket_cols, self.bucket_types, self.num_buckets)) \
+            if self.bucket_cols and self.num_buckets > 0 else None
+        root = posixpath.join(self.staging, f"{task:05d}_{attempt}")
+        groups: dict[str, tuple[dict[str, str], pa.Table]] = {}
+        if self.partition_keys:
+            keys = rows.select(self.partition_keys).to_pylist()
+            specs = [{k: _partition_text(r[k]) for k in self.partition_keys} for r in keys]
+            by_name: dict[str, list[int]] = {}
+            for i, spec in enumerate(specs):
+                by_name.setdefault(make_partition_name(spec), []).append(i)
+            for name, idx in by_name.items():
+                groups[name] = (specs[idx[0]], rows.take(pa.array(idx)).select(data.names))
+        else:
+            groups[""] = ({}, rows.select(data.names))
+        stmt = 0 if self.overwrite else task
+        dirname = names.format_base(self.write_id) if self.overwrite else \
+            names.format_delta(self.write_id, self.write_id, stmt)
+        entries = []
+        for name, (spec, part) in groups.items():
+            staged = posixpath.join(root, name or "_table", dirname)
+            if self.insert_only:
+                write_insert_only(staged, part, bucket_of=bucket_of, writer_id=task)
+            elif self.overwrite:
+                write_base(posixpath.dirname(staged), self.write_id, data, part,
+                           bucket_of=functools.partial(_fill, bucket=task))  # Hive's writer-id buckets
+            else:
+                write_statement(posixpath.dirname(staged), self.write_id, stmt, data, inserts=part,
+                                bucket_of=bucket_of)
+            entries.append({"partition": name or None, "spec": spec, "staged": staged, "dirname": dirname,
+                            "rows": part.num_rows,
+                            "files": [f.path for f in storage_for(staged).list_files()]})
+            beat.maybe()
+        return WriteMessage(task, attempt, entries)
+
+    # driver side
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        wh = open_warehouse(self.options, self.defaults)
+        moved: list[str] = []
+        try:
+            info = wh.transactional_table(self.table)
+            fs, _root = wh.storage(self.location)
+            written: dict[str | None, dict[str, str]] = {}
+            for message in messages:
+                if not isinstance(message, WriteMessage):
+                    continue
+                for entry in message.entries:
+                    spec = entry["spec"]
+                    target = wh.partition_target(info, spec or None) if info.is_partitioned else None
+                    location = target.location if target is not None else self.location
+                    _, final_root = wh.storage(posixpath.join(location, entry["dirname"]))
+                    _, staged_root = wh.storage(entry["staged"])
+                    fs.makedirs(final_root, exist_ok=True)
+                    for file in entry["files"]:
+                        fs.mv(posixpath.join(staged_root, file), posixpath.join(final_root, file))
+                        moved.append(posixpath.join(final_root, file))
+                    written[entry["partition"]] = spec
+            self._remove_staging(wh)
+            ms = wh.metastore
+            if info.is_partitioned and written:
+                for spec in written.values():
+                    target = wh.partition_target(info, spec)
+                    ms.catalog.add_partition(info.database, info.name, spec, location=target.location,
+                                             if_not_exists=True)
+                ms.txns.add_dynamic_partitions(
+                    self.txn_id, info.database, info.name, [n for n in written if n],
+                    OperationType.UPDATE if self.overwrite else OperationType.INSERT, self.write_id)
+            ms.txns.commit(self.txn_id)
+        except BaseException:
+            for path in moved:
+                try:
+                    fs.rm(path)
+                except OSError:
+                    pass
+            try:
+                wh.metastore.txns.abort(self.txn_id)
+            except Exception:  # noqa: BLE001 - already aborted (timeout, conflict): the files are gone anyway
+                pass
+            raise
+        finally:
+            wh.close()
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        wh = open_warehouse(self.options, self.defaults)
+        try:
+            self._remove_staging(wh)
+            wh.metastore.txns.abort(self.txn_id)
+        finally:
+            wh.close()
+
+    def _remove_staging(self, wh: AcidWarehouse) -> None:
+        fs, root = wh.storage(self.staging)
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+
+
+def _fill(rows: pa.Table, *, bucket: int) -> Any:
+    import numpy as np
+
+    return np.full(rows.num_rows, bucket, dtype=np.int64)
+
+
+def _partition_text(value: Any) -> str:
+    from airflow_acid.client.warehouse import HIVE_DEFAULT_PARTITION
+
+    if value is None:
+        return HIVE_DEFAULT_PARTITION
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+@dataclass
+class WriteMessage(WriterCommitMessage):
+    """What one successful task attempt staged: per partition, the staged directory and its files."""
+
+    task: int
+    attempt: int
+    entries: list[dict[str, Any]]
+
+
+__all__ = ["AcidDataSource", "SHORT_NAME", "Snapshot", "read_snapshot", "register"]

@@ -1,0 +1,160 @@
+"""The ``hive_acid`` PySpark data source on a local SparkSession: reads equal the Python client's at one snapshot
+(ROW__ID, partition pruning, columns option), appends and overwrites are ONE transaction whose rows equal the Python
+client's, a failed and retried task leaves one copy of each row, a failed job leaves nothing visible, and the
+HouseKeeper aborts the transaction of a job that never came back."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import pyarrow as pa
+import pytest
+
+from airflow_acid.acid.codes import TxnState
+from airflow_acid.client.spark_source import STAGING_PREFIX, read_snapshot, register
+from airflow_acid.compactor.housekeeper import HouseKeeper
+from airflow_acid.metastore.conf import MetastoreConf
+
+pytestmark = pytest.mark.slow
+
+COLUMNS = [("id", "int"), ("name", "string"), ("amount", "decimal(10,2)"), ("ts", "timestamp"),
+           ("tags", "map<string,int>")]
+
+
+def _rows(n: int, start: int = 0, ds: str | None = None) -> list[dict]:
+    import datetime
+    import decimal
+
+    out = []
+    for i in range(start, start + n):
+        row = {"id": i, "name": f"n{i}", "amount": decimal.Decimal(i) / 4,
+               "ts": datetime.datetime(2024, 1, 1) + datetime.timedelta(seconds=i), "tags": {"k": i}}
+        if ds is not None:
+            row["ds"] = ds
+        out.append(row)
+    return out
+
+
+def _key(r: dict) -> tuple:
+    tags = r["tags"]
+    tags = tuple(sorted(tags.items())) if isinstance(tags, dict) else tuple(sorted(tags or []))
+    return (r["id"], r["name"], r["amount"], r["ts"].replace(tzinfo=None) if r["ts"] else None, tags,
+            r.get("ds"))
+
+
+def _spark_rows(df) -> list[tuple]:
+    return sorted(_key(r.asDict(recursive=True)) for r in df.collect())
+
+
+def _client_rows(wh, table) -> list[tuple]:
+    return sorted(_key(r) for r in wh.read(table).to_pylist())
+
+
+def _opts(warehouse) -> dict[str, str]:
+    return {"metastore_url": warehouse.metastore.db.engine.url.render_as_string(hide_password=False)}
+
+
+def test_reads_equal_the_python_client_with_pruning_row_ids_and_columns(spark, warehouse):
+    register(spark)
+    warehouse.create_table("sales", COLUMNS, partition_by=[("ds", "string")])
+    with warehouse.transaction() as txn:
+        txn.insert("sales", _rows(5, ds="d1") + _rows(3, 10, ds="d2"))
+    with warehouse.transaction() as txn:
+        txn.delete("sales", "id = 2")
+        txn.update("sales", {"name": "u"}, "id = 10")
+    reader = spark.read.format("hive_acid").options(**_opts(warehouse))
+    df = reader.load("default.sales")
+    assert _spark_rows(df) == _client_rows(warehouse, "sales")
+    pruned = df.filter("ds = 'd2'")
+    assert sorted(r.id for r in pruned.collect()) == [10, 11, 12]
+    assert pruned.rdd.getNumPartitions() == 1  # only d2's bucket was planned
+    with_ids = reader.option("row_id", "true").option("columns", "id").load("default.sales")
+    assert with_ids.columns == ["ROW__ID", "id"]
+    ids = {r.id: r.ROW__ID for r in with_ids.collect()}
+    assert ids[10].writeid == 2 and ids[0].writeid == 1 and ids[0].bucketid == 536870912
+
+
+def test_append_and_overwrite_are_one_transaction_each_equal_to_the_client(spark, warehouse):
+    register(spark)
+    warehouse.create_table("t_spark", COLUMNS, partition_by=[("ds", "string")])
+    warehouse.create_table("t_client", COLUMNS, partition_by=[("ds", "string")])
+    rows = _rows(40, ds="a") + _rows(20, 100, ds="b")
+    full = warehouse.full_schema(warehouse.table("t_spark"))
+    df = spark.createDataFrame(pa.Table.from_pylist(rows, schema=full))
+    before = {t.txnid for t in warehouse.metastore.txns.show_transactions()}
+    df.repartition(3).write.format("hive_acid").options(**_opts(warehouse)).mode("append").save("default.t_spark")
+    with warehouse.transaction() as txn:
+        txn.insert("t_client", rows)
+    assert _client_rows(warehouse, "t_spark") == _client_rows(warehouse, "t_client")
+    location = pathlib.Path(warehouse.table("t_spark").location.removeprefix("file://"))
+    deltas = {d.name for d in location.glob("ds=*/delta_*")}
+    assert deltas and {d.rsplit("_", 1)[0] for d in deltas} == {"delta_0000001_0000001"}  # ONE write id: one txn
+    assert not [t for t in warehouse.metastore.txns.show_transactions() if t.txnid not in before]  # none left open
+    assert sorted(p.name for p in warehouse.list_partitions("t_spark")) == ["ds=a", "ds=b"]
+    assert not list(location.glob(f"{STAGING_PREFIX}*"))  # staging removed
+
+    # overwrite: only the partitions that receive rows are replaced (Hive's dynamic INSERT OVERWRITE)
+    new_a = _rows(5, 500, ds="a")
+    df2 = spark.createDataFrame(pa.Table.from_pylist(new_a, schema=full))
+    df2.write.format("hive_acid").options(**_opts(warehouse)).mode("overwrite").save("default.t_spark")
+    with warehouse.transaction() as txn:
+        txn.insert_overwrite("t_client", new_a)
+    assert _client_rows(warehouse, "t_spark") == _client_rows(warehouse, "t_client")
+    assert {r[5] for r in _client_rows(warehouse, "t_spark")} == {"a", "b"}
+
+
+def test_a_failed_job_leaves_nothing_and_its_transaction_aborted(spark, warehouse):
+    """local[2] does not retry tasks: a task that dies fails the job; abort() removes every staged file and aborts
+    the transaction (retries are checked through spark-submit below)."""
+    register(spark)
+    warehouse.create_table("f", [("id", "int"), ("name", "string")])
+
+    def dies(it):
+        for batch in it:
+            if batch.num_rows and batch.column(0)[0].as_py() >= 50:
+                raise RuntimeError("executor lost")
+            yield batch
+
+    df = spark.range(0, 100, numPartitions=2).selectExpr("cast(id as int) as id", "concat('n', id) as name")
+    with pytest.raises(Exception, match="executor lost"):
+        df.mapInArrow(dies, df.schema).write.format("hive_acid").options(**_opts(warehouse)).mode(
+            "append").save("default.f")
+    assert warehouse.read("f").num_rows == 0
+    spark_txns = [t for t in warehouse.metastore.txns.show_transactions() if "spark write" in (t.agent_info or "")]
+    assert spark_txns and all(t.state is TxnState.ABORTED for t in spark_txns)
+    location = pathlib.Path(warehouse.table("f").location.removeprefix("file://"))
+    assert not [p for p in location.rglob("*") if p.is_file()]  # nothing staged is left
+
+
+def test_a_job_killed_before_commit_is_invisible_and_aborted_by_the_housekeeper(warehouse):
+    """The driver died after its tasks staged their files: nothing is visible, and the HouseKeeper aborts the
+    transaction once it stopped heartbeating (hive.txn.timeout)."""
+    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+    from airflow_acid.client.spark_source import AcidWriter
+
+    warehouse.create_table("k", [("id", "int"), ("name", "string")])
+    schema = StructType([StructField("id", IntegerType()), StructField("name", StringType())])
+    writer = AcidWriter({**_opts(warehouse), "path": "default.k"}, {}, schema, overwrite=False)
+    message = writer.write(iter([pa.record_batch([pa.array([1, 2], pa.int32()), pa.array(["a", "b"])],
+                                                 names=["id", "name"])]))
+    assert message.entries and warehouse.read("k").num_rows == 0  # staged, not committed: invisible
+    time.sleep(0.05)
+    report = HouseKeeper(warehouse.metastore.with_conf(MetastoreConf(txn_timeout_s=0.01))).run_once()
+    assert report is not None
+    states = {t.txnid: t.state for t in warehouse.metastore.txns.show_transactions()}
+    assert states.get(writer.txn_id, TxnState.ABORTED) is TxnState.ABORTED
+    assert warehouse.read("k").num_rows == 0
+
+
+def test_read_snapshot_holds_one_snapshot_for_every_action(spark, warehouse):
+    warehouse.create_table("snap", [("id", "int"), ("name", "string")])
+    with warehouse.transaction() as txn:
+        txn.insert("snap", [{"id": 1, "name": "a"}])
+    with read_snapshot(spark, "default.snap", **_opts(warehouse)) as df:
+        assert df.count() == 1
+        with warehouse.transaction() as txn:
+            txn.insert("snap", [{"id": 2, "name": "b"}])
+        assert df.count() == 1  # a later commit is not in this snapshot
+    assert warehouse.read("snap").num_rows == 2
