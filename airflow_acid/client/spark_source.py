@@ -368,157 +368,164 @@ def read_snapshot(spark: SparkSession, table: str, *, metastore_url: str | None 
 # --- writes -----------------------------------------------------------------------------------------------------
 
 
-class AcidWriter(DataSourceArrowWriter):
-    """One Hive transaction for the whole write (see the module docstring)."""
+@dataclass
+class SparkTxn:
+    """One Hive write transaction driven from Spark: opened on the driver (write id allocated, table locked),
+    tasks stage their files (:meth:`stage`, picklable state only), the driver moves the successful attempts' files
+    into place and commits (:meth:`commit`) or removes everything and aborts (:meth:`abort`)."""
 
-    def __init__(self, options: dict[str, Any], defaults: dict[str, str], schema: StructType, overwrite: bool) -> None:
-        self.options, self.defaults, self.overwrite = options, defaults, overwrite
+    options: dict[str, Any]
+    defaults: dict[str, str]
+    table: str
+    location: str
+    insert_only: bool
+    partition_keys: list[str]
+    bucket_cols: list[str]
+    bucket_types: list[str]
+    num_buckets: int
+    data_schema: str
+    full_schema: str
+    metastore_url: str
+    txn_id: int = 0
+    write_id: int = 0
+
+    @property
+    def staging(self) -> str:
+        return posixpath.join(self.location, f"{STAGING_PREFIX}{self.txn_id}")
+
+    @classmethod
+    def open(cls, options: dict[str, Any], defaults: dict[str, str], operation: DataOperation, *,
+             what: str) -> SparkTxn:
+        """Open the transaction, allocate the write id and lock the table for ``operation``."""
         wh = open_warehouse(options, defaults)
         try:
             info = wh.transactional_table(_table_name(options))
-            self.table = info.full_name
-            self.location = info.location
-            self.insert_only = info.is_insert_only
-            self.partition_keys = [k.name for k in info.partition_keys]
-            self.bucket_cols = list(info.bucket_cols)
-            self.bucket_types = [c.type for c in info.columns if c.name in info.bucket_cols]
-            self.num_buckets = info.num_buckets
-            self.data_schema = _schema_bytes(wh.data_schema(info))
-            self.full_schema = _schema_bytes(wh.full_schema(info))
-            self.metastore_url = _real_url(wh)
-            self.conf_timeout = wh.conf.txn_timeout_s
-            names_given = [f.name.lower() for f in schema.fields]
-            full = wh.full_schema(info)
-            missing = [n for n in full.names if n.lower() not in names_given]
-            extra = [n for n in schema.names if n.lower() not in {c.lower() for c in full.names}]
-            if missing or extra:
-                raise SchemaMismatchError(
-                    f"table {info.full_name}: the DataFrame's columns {schema.names} do not match the table's "
-                    f"{full.names} (data columns, then partition columns)"
-                    + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
-            if overwrite and self.bucket_cols and not self.insert_only:
-                raise UnsupportedOperationError(
-                    f"table {info.full_name} is bucketed: overwriting it through Spark would need one task per "
-                    "bucket; truncate it (airflow-acid sql \"TRUNCATE TABLE …\") and append, or overwrite through "
-                    "the Python client")
+            txn = cls(options, defaults, info.full_name, info.location, info.is_insert_only,
+                      [k.name for k in info.partition_keys], list(info.bucket_cols),
+                      [c.type for c in info.columns if c.name in info.bucket_cols], info.num_buckets,
+                      _schema_bytes(wh.data_schema(info)), _schema_bytes(wh.full_schema(info)), _real_url(wh))
             ms = wh.metastore
-            self.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, agent_info=f"airflow-acid spark write "
-                                                                                    f"{info.full_name}")
+            txn.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, agent_info=f"airflow-acid spark {what} "
+                                                                                   f"{info.full_name}")
             try:
-                self.write_id = ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
-                op = DataOperation.INSERT_OVERWRITE if overwrite else DataOperation.INSERT
-                comp = lock_component_for(op, info.database, info.name, None, conf=wh.conf,
+                txn.write_id = ms.txns.allocate_write_id(txn.txn_id, info.database, info.name)
+                comp = lock_component_for(operation, info.database, info.name, None, conf=wh.conf,
                                           is_dynamic_partition_write=info.is_partitioned)
-                response = ms.locks.lock([comp], txn_id=self.txn_id, user=wh.user, host=wh.host,
-                                         agent_info=f"airflow-acid spark write {info.full_name}")
+                response = ms.locks.lock([comp], txn_id=txn.txn_id, user=wh.user, host=wh.host,
+                                         agent_info=f"airflow-acid spark {what} {info.full_name}")
                 if response.state is not LockState.ACQUIRED:
-                    raise LockNotAcquiredError(f"could not lock {info.full_name} for the Spark write: "
+                    raise LockNotAcquiredError(f"could not lock {info.full_name} for the Spark {what}: "
                                                f"{response.error_message or response.state.display}")
             except BaseException:
-                ms.txns.abort(self.txn_id)
+                ms.txns.abort(txn.txn_id)
                 raise
+            return txn
         finally:
             wh.close()
-        self.staging = posixpath.join(self.location, f"{STAGING_PREFIX}{self.txn_id}")
+
+    def schemas(self) -> tuple[pa.Schema, pa.Schema]:
+        """(data columns, data then partition columns)."""
+        return _schema_of(self.data_schema), _schema_of(self.full_schema)
 
     # executor side
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteMessage:
-        from pyspark import TaskContext
-
+    def stage(self, task: int, attempt: int, *, statement: int, inserts: pa.Table | None = None,
+              deletes: pa.Table | None = None, base: bool = False) -> list[dict[str, Any]]:
+        """Write one task attempt's events under the staging directory: ``inserts`` (full-schema rows) as
+        ``delta_W_W_S`` (``base_W`` when ``base``), ``deletes`` (KEY_FIELDS plus the partition columns) as
+        ``delete_delta_W_W_S``; one entry per partition directory for :meth:`commit`."""
         from airflow_acid.acid.fs import storage_for
         from airflow_acid.client.bucketing import assign_buckets
-        from airflow_acid.client.table_schema import to_arrow_table
 
-        ctx = TaskContext.get()
-        task = ctx.partitionId() if ctx is not None else 0
-        attempt = ctx.attemptNumber() if ctx is not None else 0
-        if task >= MAX_WRITE_TASKS:
+        if statement >= MAX_WRITE_TASKS:
             raise UnsupportedOperationError(
-                f"table {self.table}: a Spark write to an ACID table takes at most {MAX_WRITE_TASKS} tasks (one "
-                "statement id each); coalesce the DataFrame")
-        beat = _Heartbeat(self.metastore_url, self.txn_id)
-        batches = []
-        for batch in iterator:
-            batches.append(batch)
-            beat.maybe()
-        full = _schema_of(self.full_schema)
-        data = _schema_of(self.data_schema)
-        if not batches:
-            return WriteMessage(task, attempt, [])
-        rows = to_arrow_table(pa.Table.from_batches(batches), full, table=self.table)
+                f"table {self.table}: a Spark write to an ACID table takes at most {MAX_WRITE_TASKS} statement ids "
+                "(one per task and clause); coalesce the DataFrame")
+        data, _full = self.schemas()
         bucket_of = (lambda t: assign_buckets(t, self.bucket_cols, self.bucket_types, self.num_buckets)) \
             if self.bucket_cols and self.num_buckets > 0 else None
         root = posixpath.join(self.staging, f"{task:05d}_{attempt}")
-        groups: dict[str, tuple[dict[str, str], pa.Table]] = {}
-        if self.partition_keys:
-            keys = rows.select(self.partition_keys).to_pylist()
-            specs = [{k: _partition_text(r[k]) for k in self.partition_keys} for r in keys]
-            by_name: dict[str, list[int]] = {}
-            for i, spec in enumerate(specs):
-                by_name.setdefault(make_partition_name(spec), []).append(i)
-            for name, idx in by_name.items():
-                groups[name] = (specs[idx[0]], rows.take(pa.array(idx)).select(data.names))
-        else:
-            groups[""] = ({}, rows.select(data.names))
-        stmt = 0 if self.overwrite else task
-        dirname = names.format_base(self.write_id) if self.overwrite else \
-            names.format_delta(self.write_id, self.write_id, stmt)
+        groups: dict[str, tuple[dict[str, str], pa.Table | None, pa.Table | None]] = {}
+        for kind, rows in (("inserts", inserts), ("deletes", deletes)):
+            if rows is None or not rows.num_rows:
+                continue
+            for name, spec, part in self._by_partition(rows):
+                current = groups.get(name, (spec, None, None))
+                groups[name] = (spec, part if kind == "inserts" else current[1],
+                                part if kind == "deletes" else current[2])
         entries = []
-        for name, (spec, part) in groups.items():
-            staged = posixpath.join(root, name or "_table", dirname)
-            if self.insert_only:
-                write_insert_only(staged, part, bucket_of=bucket_of, writer_id=task)
-            elif self.overwrite:
-                write_base(posixpath.dirname(staged), self.write_id, data, part,
-                           bucket_of=functools.partial(_fill, bucket=task))  # Hive's writer-id buckets
-            else:
-                write_statement(posixpath.dirname(staged), self.write_id, stmt, data, inserts=part,
-                                bucket_of=bucket_of)
-            entries.append({"partition": name or None, "spec": spec, "staged": staged, "dirname": dirname,
-                            "rows": part.num_rows,
-                            "files": [f.path for f in storage_for(staged).list_files()]})
-            beat.maybe()
-        return WriteMessage(task, attempt, entries)
+        for name, (spec, ins, dels) in groups.items():
+            where = posixpath.join(root, name or "_table")
+            dirs = []
+            if ins is not None:
+                ins = ins.select(data.names)
+                dirname = names.format_base(self.write_id) if base else \
+                    names.format_delta(self.write_id, self.write_id, statement)
+                if self.insert_only:
+                    write_insert_only(posixpath.join(where, dirname), ins, bucket_of=bucket_of, writer_id=task)
+                elif base:
+                    write_base(where, self.write_id, data, ins, bucket_of=functools.partial(_fill, bucket=task))
+                else:
+                    write_statement(where, self.write_id, statement, data, inserts=ins, bucket_of=bucket_of)
+                dirs.append(dirname)
+            if dels is not None:
+                write_statement(where, self.write_id, statement, data, deletes=dels.select(list(KEY_FIELDS)))
+                dirs.append(names.format_delta(self.write_id, self.write_id, statement, delete=True))
+            for dirname in dirs:
+                staged = posixpath.join(where, dirname)
+                entries.append({"partition": name or None, "spec": spec, "staged": staged, "dirname": dirname,
+                                "files": [f.path for f in storage_for(staged).list_files()]})
+        return entries
+
+    def _by_partition(self, rows: pa.Table) -> Iterator[tuple[str, dict[str, str], pa.Table]]:
+        if not self.partition_keys:
+            yield "", {}, rows
+            return
+        keys = rows.select(self.partition_keys).to_pylist()
+        by_name: dict[str, tuple[dict[str, str], list[int]]] = {}
+        for i, r in enumerate(keys):
+            spec = {k: _partition_text(r[k]) for k in self.partition_keys}
+            by_name.setdefault(make_partition_name(spec), (spec, []))[1].append(i)
+        for name, (spec, idx) in by_name.items():
+            yield name, spec, rows.take(pa.array(idx))
 
     # driver side
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+    def commit(self, entries: Sequence[dict[str, Any]], operation: OperationType) -> None:
+        """Move the staged files of the successful attempts into place, register new partitions, record the
+        partitions written and commit; on any failure remove what was moved and abort."""
         wh = open_warehouse(self.options, self.defaults)
         moved: list[str] = []
+        fs = None
         try:
             info = wh.transactional_table(self.table)
             fs, _root = wh.storage(self.location)
             written: dict[str | None, dict[str, str]] = {}
-            for message in messages:
-                if not isinstance(message, WriteMessage):
-                    continue
-                for entry in message.entries:
-                    spec = entry["spec"]
-                    target = wh.partition_target(info, spec or None) if info.is_partitioned else None
-                    location = target.location if target is not None else self.location
-                    _, final_root = wh.storage(posixpath.join(location, entry["dirname"]))
-                    _, staged_root = wh.storage(entry["staged"])
-                    fs.makedirs(final_root, exist_ok=True)
-                    for file in entry["files"]:
-                        fs.mv(posixpath.join(staged_root, file), posixpath.join(final_root, file))
-                        moved.append(posixpath.join(final_root, file))
-                    written[entry["partition"]] = spec
+            for entry in entries:
+                spec = entry["spec"]
+                location = wh.partition_target(info, spec).location if info.is_partitioned else self.location
+                _, final_root = wh.storage(posixpath.join(location, entry["dirname"]))
+                _, staged_root = wh.storage(entry["staged"])
+                fs.makedirs(final_root, exist_ok=True)
+                for file in entry["files"]:
+                    fs.mv(posixpath.join(staged_root, file), posixpath.join(final_root, file))
+                    moved.append(posixpath.join(final_root, file))
+                written[entry["partition"]] = spec
             self._remove_staging(wh)
             ms = wh.metastore
             if info.is_partitioned and written:
                 for spec in written.values():
-                    target = wh.partition_target(info, spec)
-                    ms.catalog.add_partition(info.database, info.name, spec, location=target.location,
-                                             if_not_exists=True)
-                ms.txns.add_dynamic_partitions(
-                    self.txn_id, info.database, info.name, [n for n in written if n],
-                    OperationType.UPDATE if self.overwrite else OperationType.INSERT, self.write_id)
+                    ms.catalog.add_partition(info.database, info.name, spec,
+                                             location=wh.partition_target(info, spec).location, if_not_exists=True)
+                ms.txns.add_dynamic_partitions(self.txn_id, info.database, info.name,
+                                               [n for n in written if n], operation, self.write_id)
             ms.txns.commit(self.txn_id)
         except BaseException:
             for path in moved:
                 try:
-                    fs.rm(path)
+                    if fs is not None:
+                        fs.rm(path)
                 except OSError:
                     pass
+            self._remove_staging(wh)
             try:
                 wh.metastore.txns.abort(self.txn_id)
             except Exception:  # noqa: BLE001 - already aborted (timeout, conflict): the files are gone anyway
@@ -527,7 +534,8 @@ class AcidWriter(DataSourceArrowWriter):
         finally:
             wh.close()
 
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+    def abort(self) -> None:
+        """Remove every staged file and abort the transaction."""
         wh = open_warehouse(self.options, self.defaults)
         try:
             self._remove_staging(wh)
@@ -539,6 +547,67 @@ class AcidWriter(DataSourceArrowWriter):
         fs, root = wh.storage(self.staging)
         if fs.exists(root):
             fs.rm(root, recursive=True)
+
+
+def task_attempt() -> tuple[int, int]:
+    """(partition id, attempt number) of the running Spark task; (0, 0) outside one."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    return (ctx.partitionId(), ctx.attemptNumber()) if ctx is not None else (0, 0)
+
+
+class AcidWriter(DataSourceArrowWriter):
+    """``df.write.format("hive_acid")``: one Hive transaction for the whole write (see the module docstring)."""
+
+    def __init__(self, options: dict[str, Any], defaults: dict[str, str], schema: StructType, overwrite: bool) -> None:
+        self.overwrite = overwrite
+        with open_warehouse(options, defaults) as wh:
+            info = wh.transactional_table(_table_name(options))
+            full = wh.full_schema(info)
+            names_given = [f.name.lower() for f in schema.fields]
+            missing = [n for n in full.names if n.lower() not in names_given]
+            extra = [n for n in schema.names if n.lower() not in {c.lower() for c in full.names}]
+            if missing or extra:
+                raise SchemaMismatchError(
+                    f"table {info.full_name}: the DataFrame's columns {schema.names} do not match the table's "
+                    f"{full.names} (data columns, then partition columns)"
+                    + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
+            if overwrite and info.bucket_cols and not info.is_insert_only:
+                raise UnsupportedOperationError(
+                    f"table {info.full_name} is bucketed: overwriting it through Spark would need one task per "
+                    "bucket; truncate it (airflow-acid sql \"TRUNCATE TABLE …\") and append, or overwrite through "
+                    "the Python client")
+        self.txn = SparkTxn.open(options, defaults, DataOperation.INSERT_OVERWRITE if overwrite
+                                 else DataOperation.INSERT, what="overwrite" if overwrite else "write")
+
+    @property
+    def txn_id(self) -> int:
+        return self.txn.txn_id
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteMessage:
+        from airflow_acid.client.table_schema import to_arrow_table
+
+        task, attempt = task_attempt()
+        beat = _Heartbeat(self.txn.metastore_url, self.txn.txn_id)
+        batches = []
+        for batch in iterator:
+            batches.append(batch)
+            beat.maybe()
+        if not batches:
+            return WriteMessage(task, attempt, [])
+        _data, full = self.txn.schemas()
+        rows = to_arrow_table(pa.Table.from_batches(batches), full, table=self.txn.table)
+        entries = self.txn.stage(task, attempt, statement=0 if self.overwrite else task, inserts=rows,
+                                 base=self.overwrite)
+        return WriteMessage(task, attempt, entries)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        entries = [e for m in messages if isinstance(m, WriteMessage) for e in m.entries]
+        self.txn.commit(entries, OperationType.UPDATE if self.overwrite else OperationType.INSERT)
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        self.txn.abort()
 
 
 def _fill(rows: pa.Table, *, bucket: int) -> Any:

@@ -132,6 +132,8 @@ def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
             try:
                 if pa.types.is_decimal(field.type) and (pa.types.is_decimal(col.type) or pa.types.is_floating(col.type)):
                     col = pc.round(col, ndigits=field.type.scale, round_mode="half_up")  # Hive rounds to the scale
+                elif pa.types.is_decimal(field.type) and pa.types.is_integer(col.type):
+                    col = col.cast(pa.decimal128(38, field.type.scale))  # then checked against the precision
                 col = pa.chunked_array([pa.nulls(len(col), field.type)]) if col.type == pa.null() else \
                     cast_to_column(col, field.type)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
