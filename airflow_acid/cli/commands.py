@@ -103,7 +103,7 @@ def demo(warehouse: Path, metastore_url: str | None) -> None:
 def status(warehouse: Path, metastore_url: str | None, as_json: bool, flavour: str) -> None:
     """Show what the metastore is (airflow-acid's own or a Hive metastore), then the demo tables' directories and
     row counts and SHOW COMPACTIONS (e.g. after the Airflow DAGs ran); on a Hive metastore the compaction states."""
-    from airflow_acid.cli.demo import AUDIT, CUSTOMERS, SALES, show_status
+    from airflow_acid.cli.demo import TABLES, show_status
     from airflow_acid.client.warehouse import AcidWarehouse
     from airflow_acid.metastore.errors import MetastoreError
 
@@ -130,7 +130,7 @@ def status(warehouse: Path, metastore_url: str | None, as_json: bool, flavour: s
             return
         wh = AcidWarehouse(ms, warehouse.resolve(), init=False)
         _echo_json({"metastore": {"url": ms.url, "flavour": profile.flavour.value},
-                    "tables": {name: wh.read(name).num_rows for name in (CUSTOMERS, SALES, AUDIT)},
+                    "tables": {name: wh.read(name).num_rows for name in TABLES},
                     "compactions": [dataclasses.asdict(r) for r in ms.compactions.show_compactions()]})
 
 

@@ -1,8 +1,9 @@
 """The main-job demo on the embedded default: a sample warehouse built with the client API (AcidWarehouse).
 
-Three tables — ``demo.customers`` (bucketed by id into 2 buckets), ``demo.sales`` (partitioned by ds) and
-``demo.audit_log`` (insert-only) — get a stream of inserts, updates, deletes, a MERGE, streaming ingest with
-transaction batches, a few aborted transactions and one writer still in flight, so deltas pile up. Then it
+Four tables — ``demo.customers`` (bucketed by id into 2 buckets), ``demo.sales`` (partitioned by ds),
+``demo.audit_log`` (insert-only) and ``demo.events`` (written by Spark through the ``hive_acid`` data source) — get a
+stream of inserts, updates, deletes, a MERGE, streaming ingest with transaction batches, two Spark appends, a few
+aborted transactions and one writer still in flight, so deltas pile up. Then it
 shows every table/partition directory with the role getAcidState gives it, and the rows at two snapshots.
 
 It grows into the full compaction demo (Initiator → Spark compaction → Cleaner) as those layers land.
@@ -26,6 +27,8 @@ from airflow_acid.metastore import Metastore
 
 DATABASE = "demo"
 CUSTOMERS, SALES, AUDIT = f"{DATABASE}.customers", f"{DATABASE}.sales", f"{DATABASE}.audit_log"
+EVENTS = f"{DATABASE}.events"
+TABLES = (CUSTOMERS, SALES, AUDIT, EVENTS)
 
 
 def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
@@ -36,6 +39,7 @@ def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
     wh.create_table(SALES, [("id", "int"), ("customer", "int"), ("amount", "double")],
                     partition_by=[("ds", "string")])
     wh.create_table(AUDIT, [("event", "string")], transactional_properties="insert_only")
+    wh.create_table(EVENTS, [("id", "int"), ("event", "string")])
     console.rule(f"[bold]airflow-acid demo[/bold] · warehouse {warehouse} · metastore {ms.url}")
     log: list[tuple[str, str, str]] = []
 
@@ -91,20 +95,54 @@ def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
         txn.insert(AUDIT, [("sales cleaned",)])
     note(f"txn {txn.txn_id}", "INSERT into the insert-only audit_log (plain ORC, no ACID columns)", "committed")
 
+    console.print("[dim]starting a local Spark session to write demo.events through the hive_acid data source…[/dim]")
+    for txn_label in _write_through_spark(ms, warehouse):
+        note(txn_label, "Spark df.write.format('hive_acid').mode('append') of 5 events (one txn, a delta per task)",
+             "committed")
+
     in_flight = wh.transaction(agent_info="airflow-acid demo in-flight writer")
     in_flight.insert(CUSTOMERS, [(8, "Zoe", "basic")])
     note(f"txn {in_flight.txn_id}", "INSERT customer 8", "still open (a writer in flight)")
 
     _print_log(console, log)
-    for name in (CUSTOMERS, SALES, AUDIT):
+    for name in TABLES:
         _print_directories(console, wh, name)
     _print_rows(console, "demo.sales rows at S1 (before the delete)", pa.concat_tables(list(early.values())))
     _print_rows(console, "demo.sales rows at S2 (now)", wh.read(SALES))
     _print_rows(console, "demo.customers rows now", wh.read(CUSTOMERS))
     _print_rows(console, "demo.audit_log rows now", wh.read(AUDIT))
+    _print_rows(console, "demo.events rows now (written by Spark)", wh.read(EVENTS))
     in_flight.commit()
     console.print(f"[dim]committed the in-flight txn {in_flight.txn_id}; re-reading demo.customers sees customer "
                   f"8 too: {wh.read(CUSTOMERS).num_rows} rows[/dim]")
+
+
+def _write_through_spark(ms: Metastore, warehouse: Path) -> list[str]:
+    """Two appends to demo.events from a local SparkSession through the ``hive_acid`` data source."""
+    import os
+    import sys
+
+    from pyspark.sql import SparkSession
+
+    from airflow_acid.client.spark_source import register
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the data source's Python workers import airflow_acid
+    active = SparkSession.getActiveSession()
+    spark = active or (SparkSession.builder.master("local[2]").appName("airflow-acid demo")
+                       .config("spark.ui.enabled", "false").getOrCreate())
+    try:
+        register(spark)
+        url = ms.db.engine.url.render_as_string(hide_password=False)
+        labels = []
+        for first in (1, 6):
+            df = spark.createDataFrame([(i, f"click {i}") for i in range(first, first + 5)], "id int, event string")
+            df.write.format("hive_acid").option("metastore_url", url).option("warehouse", str(warehouse)) \
+                .mode("append").save(EVENTS)
+            labels.append(f"spark write {len(labels) + 1}")
+        return labels
+    finally:
+        if active is None:
+            spark.stop()
 
 
 def _reset(ms: Metastore, warehouse: Path) -> None:
@@ -169,7 +207,7 @@ def _print_rows(console: Console, title: str, rows: pa.Table) -> None:
 def show_status(ms: Metastore, warehouse: Path, console: Console) -> None:
     """After compaction and cleaning: each demo table's directories, its row count, and SHOW COMPACTIONS."""
     wh = AcidWarehouse(ms, warehouse, init=False)
-    for name in (CUSTOMERS, SALES, AUDIT):
+    for name in TABLES:
         _print_directories(console, wh, name)
         console.print(f"{name}: {wh.read(name).num_rows} rows")
     table = Table(title="SHOW COMPACTIONS", title_justify="left")

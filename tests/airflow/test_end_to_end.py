@@ -17,7 +17,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
-TABLES = ("demo.customers", "demo.sales", "demo.audit_log")
+TABLES = ("demo.customers", "demo.sales", "demo.audit_log", "demo.events")
 
 
 def _run(env, *args, ok: bool = True) -> subprocess.CompletedProcess:
@@ -78,6 +78,7 @@ def test_demo_compacted_and_cleaned_through_airflow(tmp_path):
     assert shown[("customers", None)] == "succeeded"
     assert shown[("sales", "ds=2024-01-01")] == "succeeded"
     assert shown[("audit_log", None)] == "succeeded"  # insert-only: compacted too, no longer refused
+    assert shown[("events", None)] == "succeeded"  # written by Spark through the hive_acid data source
     assert [d for d in os.listdir(location) if d.startswith(("delta_", "delete_delta_"))] == []
 
     bad = _run(env, "airflow", "dags", "test", "acid_manual_compaction", "-c",

@@ -18,6 +18,7 @@ def test_demo_runs_twice_on_embedded_default(tmp_path, monkeypatch):
         assert "demo.customers rows now: 7 rows" in out and "demo.audit_log rows now: 2 rows" in out
         assert "aborted (invisible" in out and "ignored (write id not visible" in out
         assert "re-reading demo.customers sees customer 8 too: 8 rows" in out
+        assert "demo.events rows now (written by Spark): 10 rows" in out
         if run == 0:  # ids restart only in a fresh metastore
             for name in ("delete_delta_0000003_0000003_0001", "delta_0000003_0000003_0001",  # MERGE update branch
                          "delta_0000002_0000004", "delta_0000005_0000005"):              # streaming batches
