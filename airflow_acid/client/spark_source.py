@@ -254,8 +254,8 @@ class AcidReader(DataSourceReader):
                 targets = wh.partition_targets(info)
             else:
                 read = wh.read_snapshot(info).__enter__()
-                read.detach()  # planning ends here; executors heartbeat it, hive.txn.timeout ends it
-                snap = Snapshot(int(read.txn_id or 0), read.txns.to_string(), read.write_ids.to_string())
+                txn_id = read.detach()  # planning ends here; executors heartbeat it, hive.txn.timeout ends it
+                snap = Snapshot(int(txn_id or 0), read.txns.to_string(), read.write_ids.to_string())
                 txns, write_ids, targets = read.txns, read.write_ids, read.targets
             units: list[InputPartition] = []
             for target in targets:

@@ -66,6 +66,10 @@ def test_reads_equal_the_python_client_with_pruning_row_ids_and_columns(spark, w
     reader = spark.read.format("hive_acid").options(**_opts(warehouse))
     df = reader.load("default.sales")
     assert _spark_rows(df) == _client_rows(warehouse, "sales")
+    # planning left its READ_ONLY txn open for the executors, and they heartbeat it while they read
+    reads = [t for t in warehouse.metastore.txns.show_transactions()
+             if t.state is TxnState.OPEN and "read default.sales" in (t.agent_info or "")]
+    assert reads and all(t.lastheartbeattime > t.startedtime for t in reads)
     pruned = df.filter("ds = 'd2'")
     assert sorted(r.id for r in pruned.collect()) == [10, 11, 12]
     assert pruned.rdd.getNumPartitions() == 1  # only d2's bucket was planned
