@@ -7,8 +7,12 @@ V0 (version bits 0) is the legacy form where the whole int is the bucket id.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from airflow_acid.errors import AcidInputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 _VERSION_SHIFT = 29
 _VERSION_MASK = 0xE0000000
@@ -68,3 +72,15 @@ def decode(value: int) -> BucketProperty:
 
 def bucket_id_of(value: int) -> int:
     return decode(value).bucket_id
+
+
+def bucket_ids_of(values: np.ndarray) -> np.ndarray:
+    """:func:`bucket_id_of` for an array of bucket properties (V0 or V1; other versions are an error)."""
+    import numpy as np
+
+    raw = np.asarray(values, dtype=np.int64) & 0xFFFFFFFF
+    versions = (raw & _VERSION_MASK) >> _VERSION_SHIFT
+    if versions.size and int(versions.max()) > 1:
+        bad = int(np.asarray(values)[versions > 1][0])
+        raise BucketCodecError(f"bucket property {bad} has unknown BucketCodec version {version_of(bad)}")
+    return np.where(versions == 0, raw, (raw & _BUCKET_MASK) >> _BUCKET_SHIFT)

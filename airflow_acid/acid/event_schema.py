@@ -132,8 +132,14 @@ def insert_events(rows: pa.Table | pa.RecordBatch, write_id: int, bucket: int, f
     """Insert events for ``rows`` written by ``write_id`` into one bucket, rowIds counting from ``first_row_id``."""
     n = rows.num_rows
     table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
-    row = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns],
-                                     fields=list(table.schema)) if n else pa.array([], pa.struct(list(table.schema)))
+    if n and table.num_columns and table.column(0).num_chunks > 1:  # one struct chunk per batch: no big copies
+        batches = [b for b in table.to_batches() if b.num_rows]
+        row: pa.Array | pa.ChunkedArray = pa.chunked_array(
+            [pa.StructArray.from_arrays(b.columns, fields=list(table.schema)) for b in batches],
+            type=pa.struct(list(table.schema)))
+    else:
+        row = pa.StructArray.from_arrays([c.combine_chunks() for c in table.columns],
+                                         fields=list(table.schema)) if n else pa.array([], pa.struct(list(table.schema)))
     return pa.table({
         OPERATION: pa.array(np.zeros(n, dtype=np.int32)),
         ORIGINAL_TRANSACTION: pa.array(np.full(n, write_id, dtype=np.int64)),

@@ -57,16 +57,16 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
     n_del = deletes.num_rows if deletes is not None else 0
     if inserts is not None and n_ins:
         delta = names.format_delta(write_id, write_id, statement_id)
-        buckets = np.zeros(n_ins, dtype=np.int64) if bucket_of is None else np.asarray(bucket_of(inserts))
-        for bucket_id in np.unique(buckets):
-            rows = inserts.filter(pa.array(buckets == bucket_id))
+        buckets = None if bucket_of is None else np.asarray(bucket_of(inserts))
+        for bucket_id in (0,) if buckets is None else np.unique(buckets):
+            rows = inserts if buckets is None else inserts.filter(pa.array(buckets == bucket_id))
             prop = bucket_codec.encode(int(bucket_id), statement_id)
             written.append(_write_bucket(posixpath.join(location, delta), int(bucket_id),
                                          insert_events(rows.select(row_schema.names), write_id, prop), row_schema,
                                          filesystem))
     if deletes is not None and n_del:
         delete_delta = names.format_delta(write_id, write_id, statement_id, delete=True)
-        bucket_ids = np.array([bucket_codec.bucket_id_of(int(v)) for v in deletes.column(BUCKET).to_pylist()])
+        bucket_ids = bucket_codec.bucket_ids_of(deletes.column(BUCKET).to_numpy())
         for bucket_id in np.unique(bucket_ids):
             keys = deletes.filter(pa.array(bucket_ids == bucket_id))
             written.append(_write_bucket(posixpath.join(location, delete_delta), int(bucket_id),

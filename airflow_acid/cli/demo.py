@@ -133,7 +133,7 @@ def _write_through_spark(ms: Metastore, warehouse: Path) -> list[str]:
     try:
         register(spark)
         url = ms.db.engine.url.render_as_string(hide_password=False)
-        labels = []
+        labels: list[str] = []
         for first in (1, 6):
             df = spark.createDataFrame([(i, f"click {i}") for i in range(first, first + 5)], "id int, event string")
             df.write.format("hive_acid").option("metastore_url", url).option("warehouse", str(warehouse)) \

@@ -65,3 +65,13 @@ def test_round_trip(bucket: int, stmt: int) -> None:
 @given(st.integers(0, (1 << 29) - 1))
 def test_v0_round_trip(bucket: int) -> None:
     assert bucket_codec.bucket_id_of(bucket) == bucket
+
+
+@given(st.lists(st.tuples(st.integers(0, 4095), st.integers(0, 4095)), max_size=50),
+       st.lists(st.integers(0, (1 << 29) - 1), max_size=10))
+def test_bucket_ids_of_an_array_match_one_by_one(v1, v0):
+    import numpy as np
+
+    values = [bucket_codec.encode(b, s) for b, s in v1] + v0
+    assert bucket_codec.bucket_ids_of(np.array(values, dtype=np.int64)).tolist() == \
+        [bucket_codec.bucket_id_of(v) for v in values]
