@@ -3,7 +3,7 @@
 Read: a table with a base + 20 insert deltas + 5 delete deltas, read whole (``write.format("noop")`` forces every
 row) vs Spark reading the same rows from plain ORC. Append: ``df.write.format("hive_acid")`` (one transaction) vs
 ``df.write.orc`` of the same DataFrame. Prints one JSON object. Usage:
-python bench/bench_spark_source.py [--rows 1000000] [--append-rows 2000000]   (issue 18's figure: --append-rows 10000000)
+python bench/bench_spark_source.py [--rows 1000000] [--append-rows 10000000] [--repeat 2]
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows in the base")
     ap.add_argument("--delta-rows", type=int, default=10_000, help="rows per insert delta")
     ap.add_argument("--deletes", type=int, default=10_000, help="rows deleted per delete delta")
-    ap.add_argument("--append-rows", type=int, default=2_000_000)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--append-rows", type=int, default=10_000_000, help="issue 18: 10 M")
+    ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
