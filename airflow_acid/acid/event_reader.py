@@ -127,15 +127,17 @@ class OrcDataFile:
                 raise
         return _wide_stripe(self._source, i, self.file_schema, selection)
 
-    def iter_batches(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> Iterator[pa.RecordBatch]:
-        """Stripes as record batches.
+    def iter_batches(self, row_columns: Sequence[int] | None = None, *, keys: bool = True,
+                     stripes: tuple[int, int] | None = None) -> Iterator[pa.RecordBatch]:
+        """Stripes as record batches (all, or those in the half-open range ``stripes``).
 
         ACID files give the event columns under their canonical names (``keys=False`` drops the five key columns;
         ``row`` holds the selected user fields, or all). Original files give the user columns. ``row_columns``
         are positions in :attr:`row_schema`.
         """
         selection = self._selection(row_columns, keys)
-        for i in range(self.num_stripes):
+        first, end = stripes if stripes is not None else (0, self.num_stripes)
+        for i in range(max(0, first), min(end, self.num_stripes)):
             try:
                 batch = self._read_stripe(i, selection)
             except _ARROW_ERRORS + (pyorc.ORCError,) as exc:

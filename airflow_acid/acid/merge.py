@@ -75,6 +75,9 @@ class DataSource:
     """Synthetic originalTransaction for ORIGINAL/RAW files."""
     side_file: str | None = None
     """``_flush_length`` side file bounding the readable length (streaming deltas)."""
+    stripes: tuple[int, int] | None = None
+    """Only these stripes (half-open range) of an ACID event file: one split of a large bucket. Every event row
+    stands alone given the bucket's delete events, so splits merge independently."""
 
 
 @dataclass(frozen=True)
@@ -342,7 +345,7 @@ class _Reader:
             mapping = self.column_map(f)
             wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
             if f.format is FileFormat.ACID:
-                yield from self._event_batches(f, mapping, wanted, deleted)
+                yield from self._event_batches(f, mapping, wanted, deleted, src.stripes)
             else:
                 if src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised already
                     raise AcidFileError(f.path, "not an ACID event file")
@@ -360,8 +363,9 @@ class _Reader:
                     yield self._finish(cols, (o, b, r), keep)
 
     def _event_batches(self, f: OrcDataFile, mapping: Sequence[int | None], wanted: Sequence[int],
-                       deleted: _DeleteSet | None) -> Iterator[pa.RecordBatch]:
-        for batch in f.iter_batches(row_columns=wanted, keys=True):
+                       deleted: _DeleteSet | None, stripes: tuple[int, int] | None = None
+                       ) -> Iterator[pa.RecordBatch]:
+        for batch in f.iter_batches(row_columns=wanted, keys=True, stripes=stripes):
             ops = batch.column(OPERATION)
             keep = None
             if batch.num_rows and pc.max(ops).as_py() >= int(Operation.DELETE):

@@ -31,8 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from airflow_acid.client.warehouse import AcidWarehouse
 
 
-def _plan_units(location: str, write_ids, txns, partition_values: Mapping[str, Any]) -> list[str]:
-    """One JSON work unit per bucket of one partition directory."""
+def _plan_units(location: str, write_ids, txns, partition_values: Mapping[str, Any], *,
+                split_bytes: int | None = None) -> list[str]:
+    """JSON work units for one partition directory: one per bucket, or — a bucket over ``split_bytes`` — several
+    (:func:`_splits`)."""
     storage = storage_for(location)
     files: list[ListedFile] = storage.list_files()
     if not files:
@@ -47,17 +49,51 @@ def _plan_units(location: str, write_ids, txns, partition_values: Mapping[str, A
     for bucket in plan.buckets:
         if not bucket.data:
             continue
-        units.append(json.dumps({
-            "location": location, "bucket": bucket.bucket_id,
-            "data": [_source(s) for s in bucket.data], "deletes": [_source(s) for s in bucket.deletes],
-            "partition": dict(partition_values),
-        }))
+        for data in _splits(storage, bucket, split_bytes):
+            units.append(json.dumps({
+                "location": location, "bucket": bucket.bucket_id,
+                "data": [_source(s) for s in data], "deletes": [_source(s) for s in bucket.deletes],
+                "partition": dict(partition_values),
+            }))
+    return units
+
+
+def _splits(storage, bucket: BucketPlan, split_bytes: int | None) -> list[tuple[DataSource, ...]]:
+    """A bucket's data files in work units of about ``split_bytes``: ACID event files stand alone given the
+    bucket's delete events, so a large one is cut into stripe ranges and small ones are grouped; original files
+    (synthetic row ids count across a directory) stay together in the first unit."""
+    from dataclasses import replace
+
+    from airflow_acid.acid.event_reader import FileFormat, open_data_file
+
+    if split_bytes is None or sum(max(s.size, 0) for s in bucket.data) <= split_bytes:
+        return [bucket.data]
+    originals = tuple(s for s in bucket.data if s.kind is not SourceKind.EVENTS)
+    units: list[tuple[DataSource, ...]] = [originals] if originals else []
+    group: list[DataSource] = []
+    size = 0
+    for src in (s for s in bucket.data if s.kind is SourceKind.EVENTS):
+        if src.size > split_bytes and src.side_file is None:
+            stripes = open_data_file(storage, src.path, src.size, expect=FileFormat.ACID,
+                                     where=src.directory).num_stripes
+            per = max(1, int(stripes * split_bytes // src.size))
+            if stripes > 1:
+                units += [(replace(src, stripes=(first, min(stripes, first + per))),)
+                          for first in range(0, stripes, per)]
+                continue
+        if group and size + max(src.size, 0) > split_bytes:
+            units.append(tuple(group))
+            group, size = [], 0
+        group.append(src)
+        size += max(src.size, 0)
+    if group:
+        units.append(tuple(group))
     return units
 
 
 def _source(s: DataSource) -> dict:
     return {"path": s.path, "size": s.size, "kind": s.kind.value, "directory": s.directory, "write_id": s.write_id,
-            "side_file": s.side_file}
+            "side_file": s.side_file, "stripes": list(s.stripes) if s.stripes is not None else None}
 
 
 def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.Schema,
@@ -65,7 +101,9 @@ def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.
     """Executor side: merge one bucket of one partition, add partition columns, yield Arrow batches (with the
     ROW__ID fields after ``out_schema``'s columns when ``row_ids``)."""
     def src(d: dict) -> DataSource:
-        return DataSource(d["path"], d["size"], SourceKind(d["kind"]), d["directory"], d["write_id"], d["side_file"])
+        stripes = d.get("stripes")
+        return DataSource(d["path"], d["size"], SourceKind(d["kind"]), d["directory"], d["write_id"], d["side_file"],
+                          tuple(stripes) if stripes is not None else None)
 
     plan = MergePlan((BucketPlan(unit["bucket"], tuple(src(d) for d in unit["data"]),
                                  tuple(src(d) for d in unit["deletes"])),))

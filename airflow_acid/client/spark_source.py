@@ -10,11 +10,12 @@ Metastore and warehouse: options ``metastore_url`` / ``warehouse``, else Spark c
 metastore_url`` / ``.warehouse`` (read by :func:`register`), else ``AcidWarehouse()``'s embedded default.
 
 Reads: planning opens a READ_ONLY transaction with a SHARED_READ lock and fixes the snapshot; one input partition per
-(partition, bucket); executors merge base + deltas (:mod:`airflow_acid.acid.merge`) and heartbeat the read
-transaction while they read, so the Cleaner keeps every file the snapshot selected. The API has no end-of-query hook:
-the transaction stays open until ``hive.txn.timeout`` after the last heartbeat, then the HouseKeeper ends it —
-:func:`read_snapshot` holds and ends it explicitly instead. Filters on partition columns prune partitions (Spark
-still applies every filter); the API (Spark 4.2) passes no column list, so option ``columns`` prunes columns.
+(partition, bucket), a bucket over ``split_bytes`` (128 MiB) cut into stripe ranges of its event files; executors
+merge base + deltas (:mod:`airflow_acid.acid.merge`) and heartbeat the read transaction while they read, so the
+Cleaner keeps every file the snapshot selected. The API has no end-of-query hook: the transaction stays open until
+``hive.txn.timeout`` after the last heartbeat, then the HouseKeeper ends it — :func:`read_snapshot` holds and ends
+it explicitly instead. Filters on partition columns prune partitions (Spark still applies every filter); the API
+(Spark 4.2) passes no column list, so option ``columns`` prunes columns.
 Option ``row_id`` adds Hive's ``ROW__ID`` struct as the first column.
 
 Writes: the driver opens the transaction, allocates the write id and locks (SHARED_READ for append, Hive's IOW lock
@@ -80,6 +81,8 @@ ROW_ID_TYPE = pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("ro
 MAX_WRITE_TASKS = 4096
 """Statement ids (one per writing task) must fit BucketCodec V1's 12 bits."""
 HEARTBEAT_EVERY_S = 30.0
+DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
+"""A bucket larger than this is read by several tasks (option ``split_bytes``; Spark's maxPartitionBytes)."""
 
 
 def _truthy(value: Any) -> bool:
@@ -258,12 +261,13 @@ class AcidReader(DataSourceReader):
                 snap = Snapshot(int(txn_id or 0), read.txns.to_string(), read.write_ids.to_string())
                 txns, write_ids, targets = read.txns, read.write_ids, read.targets
             units: list[InputPartition] = []
+            split_bytes = int(self.options.get("split_bytes") or DEFAULT_SPLIT_BYTES)
             for target in targets:
                 if info.is_partitioned and not _partition_matches(
                         self.partition_filters, _typed_partition_values(info, target.spec)):
                     continue
                 values = {k.name: target.spec.get(k.name) for k in info.partition_keys}
-                for unit in _plan_units(target.location, write_ids, txns, values):
+                for unit in _plan_units(target.location, write_ids, txns, values, split_bytes=split_bytes):
                     units.append(InputPartition(json.dumps({
                         "unit": unit, "snapshot": snap.to_json(), "schema": _schema_bytes(wh.data_schema(info)),
                         "out": _schema_bytes(out_schema), "metastore_url": _real_url(wh),

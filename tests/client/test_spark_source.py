@@ -162,3 +162,39 @@ def test_read_snapshot_holds_one_snapshot_for_every_action(spark, warehouse):
             txn.insert("snap", [{"id": 2, "name": "b"}])
         assert df.count() == 1  # a later commit is not in this snapshot
     assert warehouse.read("snap").num_rows == 2
+
+
+def test_a_large_bucket_is_read_by_several_tasks_split_by_stripes(spark, warehouse):
+    """A bucket over split_bytes: its multi-stripe event file is cut into stripe ranges and small files grouped;
+    every split applies all of the bucket's delete events, so the rows equal the Python client's."""
+    import numpy as np
+
+    from airflow_acid.acid import bucket_codec
+    from airflow_acid.acid.event_schema import insert_events
+    from airflow_acid.acid.event_writer import OrcWriteOptions, write_event_file
+
+    register(spark)
+    warehouse.create_table("big", [("id", "int"), ("name", "string")])
+    n = 50_000
+    with warehouse.transaction() as txn:
+        txn.insert("big", [{"id": 0, "name": "placeholder"}])  # write id 1, rewritten below with many stripes
+    location = pathlib.Path(warehouse.table("big").location.removeprefix("file://"))
+    delta = location / "delta_0000001_0000001_0000"
+    rows = pa.table({"id": pa.array(np.arange(n, dtype=np.int32)), "name": pa.array([f"n{i}" for i in range(n)])})
+    (delta / "bucket_00000").unlink()
+    info = write_event_file(str(delta), 0, insert_events(rows, 1, bucket_codec.encode(0)),
+                            options=OrcWriteOptions(stripe_size=65536, buffer_size=8192))
+    assert info.stripes > 4
+    for start in (10, 20):  # two small deltas
+        with warehouse.transaction() as txn:
+            txn.insert("big", [{"id": n + start + i, "name": "d"} for i in range(3)])
+    with warehouse.transaction() as txn:  # delete events that land in several stripes
+        txn.delete("big", "id % 1000 = 7")
+    reader = spark.read.format("hive_acid").options(**_opts(warehouse))
+    whole = reader.load("default.big")
+    split = reader.option("split_bytes", str((delta / "bucket_00000").stat().st_size // 4)).load("default.big")
+    assert whole.rdd.getNumPartitions() == 1 and split.rdd.getNumPartitions() >= 4
+    expected = sorted((r["id"], r["name"]) for r in warehouse.read("big").to_pylist())
+    assert len(expected) == n + 6 - n // 1000
+    assert sorted((r.id, r.name) for r in split.collect()) == expected
+    assert sorted((r.id, r.name) for r in whole.collect()) == expected
