@@ -63,3 +63,59 @@ def test_spark_submit_write_with_a_retried_task_leaves_one_copy(warehouse, tmp_p
     assert not list(location.glob(f"{STAGING_PREFIX}*"))
     deltas = sorted(p.name for p in location.iterdir())
     assert deltas == [f"delta_0000001_0000001_{i:04d}" for i in range(4)]  # one statement id per task
+
+
+KILLED_JOB = """
+import sys, time
+from pyspark.sql import SparkSession
+from airflow_acid.client.spark_source import register
+
+url = sys.argv[1]
+spark = SparkSession.builder.appName("hive_acid killed").getOrCreate()
+register(spark)
+
+def slow(it):
+    from pyspark import TaskContext
+    for batch in it:
+        yield batch
+    if TaskContext.get().partitionId() == 1:
+        time.sleep(600)  # task 0 has staged its files; the driver is killed while this one waits
+
+df = spark.range(0, 1000, numPartitions=2).selectExpr("cast(id as int) as id", "concat('n', id) as name")
+df.mapInArrow(slow, df.schema).write.format("hive_acid").option("metastore_url", url).mode("append").save("default.kill")
+"""
+
+
+def test_a_driver_killed_before_commit_leaves_nothing_visible_and_the_housekeeper_aborts_it(warehouse, tmp_path):
+    import os
+    import signal
+    import time
+
+    from airflow_acid.acid.codes import TxnState
+    from airflow_acid.compactor.housekeeper import HouseKeeper
+    from airflow_acid.metastore.conf import MetastoreConf
+
+    warehouse.create_table("kill", [("id", "int"), ("name", "string")])
+    script = tmp_path / "job.py"
+    script.write_text(KILLED_JOB)
+    url = warehouse.metastore.db.engine.url.render_as_string(hide_password=False)
+    location = pathlib.Path(warehouse.table("kill").location.removeprefix("file://"))
+    proc = subprocess.Popen([str(BIN / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+                             str(script), url], env=spark_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline = time.monotonic() + 180
+        while not list(location.glob(f"{STAGING_PREFIX}*/*/*/delta_*/bucket_*")):
+            assert proc.poll() is None and time.monotonic() < deadline, "no staged output appeared"
+            time.sleep(0.5)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert warehouse.read("kill").num_rows == 0  # staged files are hidden: nothing visible
+    [txn] = [t for t in warehouse.metastore.txns.show_transactions() if "default.kill" in (t.agent_info or "")]
+    assert txn.state is TxnState.OPEN
+    time.sleep(0.1)
+    HouseKeeper(warehouse.metastore.with_conf(MetastoreConf(txn_timeout_s=0.05))).run_once()
+    after = {t.txnid: t.state for t in warehouse.metastore.txns.show_transactions()}
+    assert after.get(txn.txnid, TxnState.ABORTED) is TxnState.ABORTED
+    assert warehouse.read("kill").num_rows == 0
