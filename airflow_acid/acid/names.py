@@ -20,6 +20,19 @@ BUCKET_PREFIX = "bucket_"
 FLUSH_LENGTH_SUFFIX = "_flush_length"
 ORC_ACID_VERSION_FILE = "_orc_acid_version"
 METADATA_ACID_FILE = "_metadata_acid"
+SPARK_STAGING_PREFIX = ".hive-staging_acid_"
+"""``<table>/.hive-staging_acid_<txn>``: where a Spark write stages its tasks' files until its transaction commits
+(hidden: readers never see it; the Cleaner removes it once the transaction is no longer open)."""
+
+
+def format_spark_staging(txn_id: int) -> str:
+    return f"{SPARK_STAGING_PREFIX}{int(txn_id)}"
+
+
+def parse_spark_staging(name: str) -> int | None:
+    """The txn id of a Spark staging directory name, or None."""
+    rest = name[len(SPARK_STAGING_PREFIX):] if name.startswith(SPARK_STAGING_PREFIX) else ""
+    return int(rest) if rest.isdigit() else None
 ORC_ACID_VERSION = 2
 MAX_STATEMENTS_PER_TXN = 10000
 LONG_MAX = 9223372036854775807

@@ -75,7 +75,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 SHORT_NAME = "hive_acid"
 CONF_PREFIX = "spark.airflow_acid."
-STAGING_PREFIX = ".hive-staging_acid_"
+STAGING_PREFIX = names.SPARK_STAGING_PREFIX
 ROW_ID = "ROW__ID"
 ROW_ID_TYPE = pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("rowid", pa.int64())])
 MAX_WRITE_TASKS = 4096
@@ -395,7 +395,7 @@ class SparkTxn:
 
     @property
     def staging(self) -> str:
-        return posixpath.join(self.location, f"{STAGING_PREFIX}{self.txn_id}")
+        return posixpath.join(self.location, names.format_spark_staging(self.txn_id))
 
     @classmethod
     def open(cls, options: dict[str, Any], defaults: dict[str, str], operation: DataOperation, *,

@@ -127,6 +127,8 @@ class CleanerReport:
     abort_cleanups: list[CleanerEntry] = field(default_factory=list)
     skipped: str | None = None
     """Why the cycle did nothing (on a Hive metastore: Hive's own Cleaner holds its AUX_TABLE mutex)."""
+    staging_removed: list[str] = field(default_factory=list)
+    """Stale Spark staging directories removed (their write died before its commit or abort)."""
 
     @property
     def deletions(self) -> list[Deletion]:
@@ -141,6 +143,7 @@ class Cleaner:
         self.metastore = metastore
         self.conf = conf or metastore.conf
         self.filesystem = filesystem
+        self._table_roots: set[str] = set()  # table locations this cycle looked at (stale Spark staging)
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -173,7 +176,34 @@ class Cleaner:
                 report.waiting.append(self._waiting(info))
         if self.conf.clean_aborts_using_cleaner:
             report.abort_cleanups = self.clean_aborted(dry_run=dry_run)
+        if not dry_run:
+            report.staging_removed = self._drop_stale_staging()
+        self._table_roots.clear()
         return report
+
+    def _drop_stale_staging(self) -> list[str]:
+        """Remove ``.hive-staging_acid_<txn>`` directories (a Spark write that died before its commit or abort) at
+        the roots of the tables this cycle looked at, once their transaction is no longer open."""
+        if not self._table_roots:
+            return []
+        txns = self.metastore.snapshots.valid_txn_list()
+        removed = []
+        for root in sorted(self._table_roots):
+            storage = storage_for(root, self.filesystem)
+            try:
+                entries = storage.fs.ls(storage.root, detail=False)
+            except FileNotFoundError:
+                continue
+            for path in entries:
+                txn_id = names.parse_spark_staging(posixpath.basename(str(path).rstrip("/")))
+                if txn_id is None or txn_id > txns.high_watermark or txn_id in txns.open:
+                    continue
+                try:
+                    storage.fs.rm(path, recursive=True)
+                    removed.append(storage.url(posixpath.basename(str(path).rstrip("/"))))
+                except OSError as exc:
+                    log.warning("could not remove the stale Spark staging directory %s: %s", path, exc)
+        return removed
 
     def clean(self, cq_id: int, *, dry_run: bool = False) -> CleanerEntry:
         """Clean one 'ready for cleaning' row now if it is ready, else say what it waits for."""
@@ -336,6 +366,7 @@ class Cleaner:
         """(table, location, what carries no_cleanup=true or None); NoSuchObjectError when dropped."""
         catalog = self.metastore.catalog
         table = catalog.get_table(db, table_name)
+        self._table_roots.add(table.location)
         flagged = table.full_name if _true(table.property(NO_CLEANUP)) else None
         if partition is None:
             return table, table.location, flagged

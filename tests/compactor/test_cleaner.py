@@ -364,3 +364,25 @@ def test_interleavings_never_change_what_an_open_reader_sees(migrated_template, 
             ms.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_stale_spark_staging_directories_go_once_their_txn_is_not_open(wh):
+    """A Spark write that died before its commit or abort leaves ``.hive-staging_acid_<txn>`` at the table root:
+    the Cleaner removes it once that txn is aborted or committed, never while it is open."""
+    info = new_table(wh)
+    history(wh)
+    root = Path(info.location.removeprefix("file://"))
+    dead = leave_aborted_insert(wh)
+    running = wh.metastore.txns.open_txn(user="spark", host="driver")
+    for txn_id in (dead, running):
+        staged = root / f".hive-staging_acid_{txn_id}" / "00000_0" / "_table" / "delta_0000009_0000009_0000"
+        staged.mkdir(parents=True)
+        (staged / "bucket_00000").write_bytes(b"staged")
+    before = rows(wh)
+    dry = Cleaner(wh.metastore, dataclasses.replace(CONF, abortedtxn_threshold=0)).run_cycle(dry_run=True)
+    assert dry.staging_removed == [] and (root / f".hive-staging_acid_{dead}").exists()
+    report = Cleaner(wh.metastore, dataclasses.replace(CONF, abortedtxn_threshold=0)).run_cycle()
+    assert [p.rsplit("/", 1)[-1] for p in report.staging_removed] == [f".hive-staging_acid_{dead}"]
+    assert not (root / f".hive-staging_acid_{dead}").exists()
+    assert (root / f".hive-staging_acid_{running}").exists()  # its txn is still open
+    assert rows(wh) == before

@@ -92,6 +92,7 @@ def test_a_driver_killed_before_commit_leaves_nothing_visible_and_the_housekeepe
     import time
 
     from airflow_acid.acid.codes import TxnState
+    from airflow_acid.compactor.cleaner import Cleaner
     from airflow_acid.compactor.housekeeper import HouseKeeper
     from airflow_acid.metastore.conf import MetastoreConf
 
@@ -119,3 +120,6 @@ def test_a_driver_killed_before_commit_leaves_nothing_visible_and_the_housekeepe
     after = {t.txnid: t.state for t in warehouse.metastore.txns.show_transactions()}
     assert after.get(txn.txnid, TxnState.ABORTED) is TxnState.ABORTED
     assert warehouse.read("kill").num_rows == 0
+    # the Cleaner removes the dead write's hidden staging directory once its txn is aborted
+    report = Cleaner(warehouse.metastore, MetastoreConf(abortedtxn_threshold=0)).run_cycle()
+    assert report.staging_removed and not list(location.glob(f"{STAGING_PREFIX}*"))
