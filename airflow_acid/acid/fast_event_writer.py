@@ -2,15 +2,19 @@
 
 The pyorc :class:`~airflow_acid.acid.event_writer.EventFileWriter` needs one Python tuple per row; this writer hands
 Arrow data to ``pyarrow.orc`` (~5× faster, bench/bench_event_write.py) into memory, reads the stripe row counts from
-the finished Footer to build ``hive.acid.key.index`` (last key of every stripe, §2.3), and appends the user metadata
-by rewriting the file tail (:mod:`airflow_acid.acid.orc_tail`). Client statement files and compaction output use it.
-:class:`AcidOrcFileWriter` takes the events batch by batch, so a caller never holds a whole bucket's rows: only the
-key columns (for the key index, 20 bytes a row) and the compressed file, which is stored only once complete, in one
-sequential write (which also suits object stores). Streaming ingest keeps the pyorc writer (intermediate footers).
+the finished Footer and the last key of every stripe from its key columns to build ``hive.acid.key.index`` (§2.3), and
+appends the user metadata by rewriting the file tail (:mod:`airflow_acid.acid.orc_tail`). Client statement files
+and compaction output use it. :class:`AcidOrcFileWriter` takes the events batch by batch, so a caller never holds a
+whole bucket's rows; compaction output is built in a local scratch file (``spool=True``) and stored only once
+complete, in one sequential write (which also suits object stores). Streaming ingest keeps the pyorc writer
+(intermediate footers).
 """
 
 from __future__ import annotations
 
+import mmap
+import os
+import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,6 +42,7 @@ from airflow_acid.acid.orc_tail import finished_tail, read_tail
 _MEMORY_BLOCK = 64 * 1024
 """The ORC C++ writer needs the compression block to be a multiple of this."""
 _PYARROW_COMPRESSION = {"NONE": "uncompressed", "ZLIB": "zlib", "SNAPPY": "snappy", "ZSTD": "zstd"}
+_COPY_CHUNK = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -77,15 +82,26 @@ class UnsortedEventsError(AcidFileError):
 
 class AcidOrcFileWriter:
     """Streams sorted ACID event batches into one ORC file with key index, stats and version; nothing is stored
-    until :meth:`close`, so dropping an unclosed writer leaves no file."""
+    until :meth:`close`, so dropping an unclosed writer leaves no file.
 
-    def __init__(self, storage: Storage, relative: str, *, kind: FileKind, orc: OrcSettings) -> None:
+    The file is built in memory, or — ``spool=True``, for compaction output of any size — in a local scratch file,
+    so memory stays at the batches in flight whatever the file's size. Either way only the last key of each batch is
+    kept: the key index (last key of every stripe) is read back from the finished stripes' key columns at close."""
+
+    def __init__(self, storage: Storage, relative: str, *, kind: FileKind, orc: OrcSettings,
+                 spool: bool = False) -> None:
         self.storage = storage
         self.relative = relative
         self.rows = 0
-        self._keys: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._last: tuple[int, int, int] | None = None
         self._ops = np.zeros(3, dtype=np.int64)
-        self._sink = pa.BufferOutputStream()
+        self._spool: str | None = None
+        if spool:
+            fd, self._spool = tempfile.mkstemp(prefix="acid-orc-", suffix=".orc")
+            os.close(fd)
+            self._sink: pa.NativeFile = pa.OSFile(self._spool, "wb")
+        else:
+            self._sink = pa.BufferOutputStream()
         self._writer = po.ORCWriter(self._sink, **writer_options(orc, kind))
 
     def write(self, events: pa.Table | pa.RecordBatch) -> None:
@@ -94,42 +110,81 @@ class AcidOrcFileWriter:
             return
         o, b, r = (_np(events.column(k)) for k in KEY_FIELDS)
         bad = first_unsorted(o, b, r)
-        if bad < 0 and self._keys:
-            po_, pb, pr = (k[-1] for k in self._keys[-1])
-            if (o[0], b[0], r[0]) < (po_, pb, pr):
-                bad = 0
+        if bad < 0 and self._last is not None and (int(o[0]), int(b[0]), int(r[0])) < self._last:
+            bad = 0
         if bad >= 0:
             raise UnsortedEventsError(self.storage.url(self.relative), "events are not sorted by (originalTransaction, "
                                                                        f"bucket, rowId) at row {self.rows + bad}")
         self._ops += np.bincount(_np(events.column(OPERATION)), minlength=3)[:3]
         self._writer.write(orc_safe(events if isinstance(events, pa.Table) else pa.Table.from_batches([events])))
-        self._keys.append((o, b, r))
+        self._last = (int(o[-1]), int(b[-1]), int(r[-1]))
         self.rows += events.num_rows
 
     def close(self) -> WrittenFile:
         """Finish the ORC file, add the ``hive.acid.*`` metadata and store it."""
         path = self.storage.url(self.relative)
-        if self.rows == 0:
-            raise AcidFileError(path, "refusing to write an empty ACID event file")
-        self._writer.close()
-        data = self._sink.getvalue()
+        try:
+            if self.rows == 0:
+                raise AcidFileError(path, "refusing to write an empty ACID event file")
+            self._writer.close()
+            if self._spool is None:
+                buffer = self._sink.getvalue()
+                return self._store(path, buffer, pa.BufferReader(buffer))
+            self._sink.close()
+            with open(self._spool, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                view = memoryview(mapped)  # only the tail is touched through it; the stripes are copied by reads
+                try:
+                    return self._store(path, view, pa.OSFile(self._spool), copy_from=fh)
+                finally:
+                    view.release()
+        finally:
+            self._discard()
+
+    def _store(self, path: str, data: memoryview | pa.Buffer, source: Any, copy_from: Any = None) -> WrittenFile:
         tail = read_tail(data)
         ends = np.cumsum(tail.stripe_rows) - 1
         if not len(ends) or ends[-1] != self.rows - 1:
             raise AcidFileError(path, f"ORC footer lists {int(sum(tail.stripe_rows))} rows in stripes, "
                                       f"expected {self.rows}")
-        o, b, r = (np.concatenate([k[i] for k in self._keys]) if len(self._keys) > 1 else self._keys[0][i]
-                   for i in range(3))
-        key_index = [AcidKey(int(o[i]), int(b[i]), int(r[i])) for i in ends]
-        self._keys = []
+        key_index = _stripe_last_keys(source, len(ends))
         stats = AcidStats(int(self._ops[0]), int(self._ops[1]), int(self._ops[2]))
         start, new_tail = finished_tail(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
                                                STATS_KEY: stats.to_string().encode(),
                                                ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
         with self.storage.open_output(self.relative) as fh:
-            fh.write(memoryview(data)[:start])
+            if copy_from is None:
+                fh.write(memoryview(data)[:start])
+            else:
+                copy_from.seek(0)
+                left = start
+                while left:
+                    chunk = copy_from.read(min(_COPY_CHUNK, left))
+                    fh.write(chunk)
+                    left -= len(chunk)
             fh.write(new_tail)
         return WrittenFile(path, self.rows, start + len(new_tail), len(key_index), stats)
+
+    def _discard(self) -> None:
+        if self._spool is not None:
+            try:
+                os.unlink(self._spool)
+            except OSError:
+                pass
+            self._spool = None
+
+    def __del__(self) -> None:  # a writer dropped without close (unsorted input, errors): no scratch file left
+        self._discard()
+
+
+def _stripe_last_keys(source: Any, stripes: int) -> list[AcidKey]:
+    """The last event key of every stripe, read back from the finished file's key columns (§2.3 key index)."""
+    orc = po.ORCFile(source)
+    keys = []
+    for i in range(stripes):
+        batch = orc.read_stripe(i, columns=list(KEY_FIELDS))
+        last = batch.num_rows - 1
+        keys.append(AcidKey(*(int(batch.column(k)[last].as_py()) for k in KEY_FIELDS)))
+    return keys
 
 
 def _np(column: pa.Array | pa.ChunkedArray) -> np.ndarray:

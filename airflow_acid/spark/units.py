@@ -184,7 +184,7 @@ def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind,
     try:
         for batch in iter_plan_batches(storage, plan, write_ids, schema=unit.row_schema, include_row_ids=True):
             if writer is None:
-                writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=unit.orc)
+                writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=unit.orc, spool=True)
             writer.write(_events_from_merged(batch, unit.row_schema))
     except UnsortedEventsError:
         writer = None  # free its buffers before the bucket is read again

@@ -256,12 +256,13 @@ def test_init_and_status_print_json(tmp_path, monkeypatch):
     with AcidWarehouse(url, tmp_path / "wh") as w:  # a demo table, written without running the whole demo
         w.create_table(CUSTOMERS, COLUMNS)
         inserts(w, CUSTOMERS, batches=1)
-        for name in ("demo.sales", "demo.audit_log"):
+        for name in ("demo.sales", "demo.audit_log", "demo.events"):
             w.create_table(name, COLUMNS)
     status = CliRunner().invoke(main, ["status", "--warehouse", str(tmp_path / "wh"), "--metastore-url", url, "--json"])
     assert status.exit_code == 0, status.output
     assert json.loads(status.stdout) == {"metastore": {"url": url, "flavour": "acid"},
-                                         "tables": {"demo.customers": 3, "demo.sales": 0, "demo.audit_log": 0},
+                                         "tables": {"demo.customers": 3, "demo.sales": 0, "demo.audit_log": 0,
+                                                    "demo.events": 0},
                                          "compactions": []}
 
 
