@@ -198,3 +198,17 @@ def test_a_large_bucket_is_read_by_several_tasks_split_by_stripes(spark, warehou
     assert len(expected) == n + 6 - n // 1000
     assert sorted((r.id, r.name) for r in split.collect()) == expected
     assert sorted((r.id, r.name) for r in whole.collect()) == expected
+
+
+def test_insert_only_tables_take_appends_and_overwrites_as_plain_orc(spark, warehouse):
+    register(spark)
+    warehouse.create_table("mm", [("id", "int"), ("name", "string")], transactional_properties="insert_only")
+    df = spark.range(0, 50, numPartitions=2).selectExpr("cast(id as int) as id", "concat('n', id) as name")
+    df.write.format("hive_acid").options(**_opts(warehouse)).mode("append").save("default.mm")
+    assert sorted(warehouse.read("mm").column("id").to_pylist()) == list(range(50))
+    location = pathlib.Path(warehouse.table("mm").location.removeprefix("file://"))
+    files = sorted(p.relative_to(location).as_posix() for p in location.rglob("0*"))
+    assert files == ["delta_0000001_0000001_0000/000000_0", "delta_0000001_0000001_0001/000001_0"]  # plain ORC
+    df.limit(5).write.format("hive_acid").options(**_opts(warehouse)).mode("overwrite").save("default.mm")
+    assert sorted(warehouse.read("mm").column("id").to_pylist()) == list(range(5))
+    assert (spark.read.format("hive_acid").options(**_opts(warehouse)).load("default.mm").count()) == 5
