@@ -75,11 +75,12 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
 
 
 def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Table, *,
-               bucket_of: BucketAssigner | None = None,
+               bucket_of: BucketAssigner | None = None, statement_id: int = 0,
                filesystem: fsspec.AbstractFileSystem | None = None) -> StatementFiles:
     """INSERT OVERWRITE: ``base_W`` (no visibility suffix, no ``_metadata_acid``: not a compacted base) holding
-    ``rows`` as insert events of write id W, statement 0, one ``bucket_N`` file per bucket (§1.3). With no rows the
-    base is a truncated one (:func:`write_truncated_base`): readers must still stop at it."""
+    ``rows`` as insert events of write id W, one ``bucket_N`` file per bucket (§1.3); ``statement_id`` goes into
+    the bucket property (distinct writers of one bucket keep distinct ROW__IDs). With no rows the base is a
+    truncated one (:func:`write_truncated_base`): readers must still stop at it."""
     if not rows.num_rows:
         return write_truncated_base(location, write_id, filesystem=filesystem)
     base = names.format_base(write_id)
@@ -87,7 +88,7 @@ def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Tab
     written = []
     for bucket_id in np.unique(buckets):
         part = rows.filter(pa.array(buckets == bucket_id))
-        prop = bucket_codec.encode(int(bucket_id), 0)
+        prop = bucket_codec.encode(int(bucket_id), statement_id)
         written.append(_write_bucket(posixpath.join(location, base), int(bucket_id),
                                      insert_events(part.select(row_schema.names), write_id, prop), row_schema,
                                      filesystem, kind=FileKind.BASE))

@@ -466,6 +466,8 @@ class SparkTxn:
                     names.format_delta(self.write_id, self.write_id, statement)
                 if self.insert_only:
                     write_insert_only(posixpath.join(where, dirname), ins, bucket_of=bucket_of, writer_id=task)
+                elif base and bucket_of is not None:  # several tasks may write one bucket: merged at commit
+                    write_base(where, self.write_id, data, ins, bucket_of=bucket_of, statement_id=task)
                 elif base:
                     write_base(where, self.write_id, data, ins, bucket_of=functools.partial(_fill, bucket=task))
                 else:
@@ -503,6 +505,7 @@ class SparkTxn:
             info = wh.transactional_table(self.table)
             fs, _root = wh.storage(self.location)
             written: dict[str | None, dict[str, str]] = {}
+            same_name: dict[str, list[str]] = {}  # final path -> staged copies (several tasks wrote one bucket)
             for entry in entries:
                 spec = entry["spec"]
                 location = wh.partition_target(info, spec).location if info.is_partitioned else self.location
@@ -510,9 +513,20 @@ class SparkTxn:
                 _, staged_root = wh.storage(entry["staged"])
                 fs.makedirs(final_root, exist_ok=True)
                 for file in entry["files"]:
-                    fs.mv(posixpath.join(staged_root, file), posixpath.join(final_root, file))
-                    moved.append(posixpath.join(final_root, file))
+                    same_name.setdefault(posixpath.join(final_root, file), []).append(
+                        posixpath.join(staged_root, file))
                 written[entry["partition"]] = spec
+            for final, staged in same_name.items():
+                moved.append(final)
+                if len(staged) == 1 or posixpath.basename(final) == names.ORC_ACID_VERSION_FILE:
+                    fs.mv(staged[0], final)
+                elif self.insert_only:  # plain ORC files: Hive's _copy_N names for further writers of a bucket
+                    for copy, path in enumerate(staged):
+                        target = final if copy == 0 else f"{final}_copy_{copy}"
+                        fs.mv(path, target)
+                        moved.append(target)
+                else:
+                    _merge_event_files(fs, staged, final)
             self._remove_staging(wh)
             ms = wh.metastore
             if info.is_partitioned and written:
@@ -553,6 +567,31 @@ class SparkTxn:
             fs.rm(root, recursive=True)
 
 
+def _merge_event_files(fs: Any, staged: Sequence[str], final: str) -> None:
+    """One ``bucket_N`` from several tasks' files of that bucket (an overwrite of a bucketed table). Each task's
+    events carry its own statement id in the bucket property, so concatenating the files in task order keeps the
+    events sorted and their ROW__IDs distinct; streamed stripe by stripe."""
+    from airflow_acid.acid.event_reader import FileFormat, open_data_file
+    from airflow_acid.acid.event_writer import FileKind
+    from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter
+    from airflow_acid.acid.fs import Storage
+    from airflow_acid.acid.orc_settings import OrcSettings
+
+    def key(path: str) -> str:  # the staging directory names start with the zero-padded task number
+        return path.split(STAGING_PREFIX, 1)[-1]
+
+    out = Storage(fs, posixpath.dirname(final), {})
+    writer = AcidOrcFileWriter(out, posixpath.basename(final), kind=FileKind.BASE, orc=OrcSettings(), spool=True)
+    for path in sorted(staged, key=key):
+        source = Storage(fs, posixpath.dirname(path), {})
+        f = open_data_file(source, posixpath.basename(path), expect=FileFormat.ACID)
+        for batch in f.iter_batches(keys=True):
+            writer.write(batch)
+    writer.close()
+    for path in staged:
+        fs.rm(path)
+
+
 def task_attempt() -> tuple[int, int]:
     """(partition id, attempt number) of the running Spark task; (0, 0) outside one."""
     from pyspark import TaskContext
@@ -577,11 +616,6 @@ class AcidWriter(DataSourceArrowWriter):
                     f"table {info.full_name}: the DataFrame's columns {schema.names} do not match the table's "
                     f"{full.names} (data columns, then partition columns)"
                     + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
-            if overwrite and info.bucket_cols and not info.is_insert_only:
-                raise UnsupportedOperationError(
-                    f"table {info.full_name} is bucketed: overwriting it through Spark would need one task per "
-                    "bucket; truncate it (airflow-acid sql \"TRUNCATE TABLE …\") and append, or overwrite through "
-                    "the Python client")
         self.txn = SparkTxn.open(options, defaults, DataOperation.INSERT_OVERWRITE if overwrite
                                  else DataOperation.INSERT, what="overwrite" if overwrite else "write")
 

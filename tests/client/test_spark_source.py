@@ -212,3 +212,26 @@ def test_insert_only_tables_take_appends_and_overwrites_as_plain_orc(spark, ware
     df.limit(5).write.format("hive_acid").options(**_opts(warehouse)).mode("overwrite").save("default.mm")
     assert sorted(warehouse.read("mm").column("id").to_pylist()) == list(range(5))
     assert (spark.read.format("hive_acid").options(**_opts(warehouse)).load("default.mm").count()) == 5
+
+
+def test_overwrite_of_a_bucketed_table_merges_the_tasks_files_of_each_bucket(spark, warehouse):
+    """Every task writes rows of every bucket; the commit joins each bucket's files into ONE base bucket file (events
+    keep distinct ROW__IDs through the tasks' statement ids), read back by the client and by Spark."""
+    register(spark)
+    for name in ("bk", "bk_client"):
+        warehouse.create_table(name, [("id", "int"), ("name", "string")], bucket_by=["id"], num_buckets=2)
+    df = spark.range(0, 300, numPartitions=3).selectExpr("cast(id as int) as id", "concat('n', id) as name")
+    df.write.format("hive_acid").options(**_opts(warehouse)).mode("append").save("default.bk")
+    small = spark.range(0, 100, numPartitions=3).selectExpr("cast(id as int) as id", "concat('n', id) as name")
+    small.write.format("hive_acid").options(**_opts(warehouse)).mode("overwrite").save("default.bk")
+    with warehouse.transaction() as txn:
+        txn.insert_overwrite("bk_client", [{"id": i, "name": f"n{i}"} for i in range(100)])
+    assert sorted(warehouse.read("bk").column("id").to_pylist()) == list(range(100))
+    location = pathlib.Path(warehouse.table("bk").location.removeprefix("file://"))
+    client = pathlib.Path(warehouse.table("bk_client").location.removeprefix("file://"))
+    base = sorted(p.name for p in (location / "base_0000002").iterdir() if p.name.startswith("bucket_"))
+    assert base == sorted(p.name for p in (client / "base_0000001").iterdir() if p.name.startswith("bucket_"))
+    ids = spark.read.format("hive_acid").options(**_opts(warehouse)).option("row_id", "true").load("default.bk")
+    keys = [(r.ROW__ID.bucketid, r.ROW__ID.rowid) for r in ids.collect()]
+    assert len(set(keys)) == 100  # distinct ROW__IDs
+    assert len({bucket for bucket, _ in keys}) == 6  # 2 buckets x 3 tasks' statement ids: each file joins 3 tasks
