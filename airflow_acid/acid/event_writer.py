@@ -286,6 +286,29 @@ def decoded_bucket_ids(bucket: np.ndarray) -> np.ndarray:
     return np.where(version == 1, (raw >> 16) & 0xFFF, raw)
 
 
+def check_event_batch(batch: pa.RecordBatch, bucket_id: int, last_key: AcidKey | None, path: str) -> np.ndarray:
+    """The operation counts (insert, update, delete) of ``batch``, after checking that its events follow ``last_key``
+    in (originalTransaction, bucket, rowId) order, belong to bucket file ``bucket_id`` and have valid operations;
+    :class:`AcidFileError` naming ``path`` if not."""
+    o, b, r = _keys_numpy(batch)
+    bad = first_unsorted(o, b, r)
+    if bad < 0 and last_key is not None and AcidKey(int(o[0]), int(b[0]), int(r[0])) < last_key:
+        bad = 0
+    if bad >= 0:
+        raise AcidFileError(path, f"events are not sorted by (originalTransaction, bucket, rowId): "
+                                  f"({o[bad]},{b[bad]},{r[bad]}) follows a larger key")
+    ids = decoded_bucket_ids(b)
+    wrong = np.flatnonzero(ids != bucket_id)
+    if len(wrong):
+        raise AcidFileError(path, f"event with bucket property {b[wrong[0]]} (bucket {ids[wrong[0]]}) "
+                                  f"does not belong in bucket file {names.format_bucket_file(bucket_id)}")
+    ops = batch.column(OPERATION).to_numpy(zero_copy_only=False)
+    if ((ops < 0) | (ops > 2)).any():
+        raise AcidFileError(path, "operation must be 0 (insert), 1 (update) or 2 (delete)")
+    counts: np.ndarray = np.bincount(ops, minlength=3)[:3]
+    return counts
+
+
 def _memory_block(buffer_size: int) -> int:
     """pyorc needs the compression block to be a multiple of its memory block (default 64 KiB)."""
     return 64 * KiB if buffer_size % (64 * KiB) == 0 else buffer_size
@@ -338,6 +361,11 @@ class EventFileWriter:
             self._dir.remove(self.file_name)
             raise AcidFileError(self.path, f"cannot start an ORC writer: {exc}") from exc
 
+    @property
+    def rows(self) -> int:
+        """Events written so far."""
+        return self._rows
+
     def __enter__(self) -> EventFileWriter:
         return self
 
@@ -364,22 +392,7 @@ class EventFileWriter:
         return AcidFileError(self.path, f"cannot be written: {exc.strerror or exc}")
 
     def _write_batch(self, batch: pa.RecordBatch) -> None:
-        o, b, r = _keys_numpy(batch)
-        bad = first_unsorted(o, b, r)
-        if bad < 0 and self._last_key is not None and AcidKey(int(o[0]), int(b[0]), int(r[0])) < self._last_key:
-            bad = 0
-        if bad >= 0:
-            raise AcidFileError(self.path, f"events are not sorted by (originalTransaction, bucket, rowId): "
-                                           f"({o[bad]},{b[bad]},{r[bad]}) follows a larger key")
-        ids = decoded_bucket_ids(b)
-        wrong = np.flatnonzero(ids != self.bucket_id)
-        if len(wrong):
-            raise AcidFileError(self.path, f"event with bucket property {b[wrong[0]]} (bucket {ids[wrong[0]]}) "
-                                           f"does not belong in bucket file {self.file_name}")
-        ops = batch.column(OPERATION).to_numpy(zero_copy_only=False)
-        if ((ops < 0) | (ops > 2)).any():
-            raise AcidFileError(self.path, "operation must be 0 (insert), 1 (update) or 2 (delete)")
-        self._counts += np.bincount(ops, minlength=3)[:3]
+        self._counts += check_event_batch(batch, self.bucket_id, self._last_key, self.path)
         self._write_rows(batch)
 
     def _write_rows(self, batch: pa.RecordBatch) -> None:

@@ -3,9 +3,10 @@
 A connection opens ``batch_size`` transactions at once (capped by ``hive.txn.max.open.batch``) and allocates
 their consecutive write ids min…max; every transaction of the batch appends its rows to the same
 ``bucket_N`` files of ``delta_min_max`` (opened with ``streaming=True``). Committing a transaction first
-flushes the files — an ORC intermediate footer whose length is appended to ``bucket_N_flush_length`` — so
-readers see exactly the committed prefix; rows of aborted transactions stay in the file but are invisible
-(their write id is aborted). When the batch is used up the files are closed (side files removed,
+flushes the files — its rows appended as a stripe written by pyarrow, then an ORC intermediate footer whose length
+is appended to ``bucket_N_flush_length`` — so readers see exactly the committed prefix; rows of an aborted
+transaction are dropped before they reach the files (rows of a transaction that dies with the writer are
+invisible anyway: its write id gets aborted). When the batch is used up the files are closed (side files removed,
 ``_orc_acid_version`` written) and the next write opens a new batch. A background thread heartbeats every
 still-open transaction of the batch; ``close()`` (or leaving the ``with`` block, also on error) aborts what
 is left. After a crash the open transactions time out (``hive.txn.timeout``) and housekeeping aborts them.
@@ -37,8 +38,8 @@ import pyarrow as pa
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import insert_events
-from airflow_acid.acid.event_writer import EventFileWriter, FileKind
 from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.streaming_event_writer import StreamingEventFileWriter
 from airflow_acid.client.errors import TransactionClosedError, UnsupportedOperationError
 from airflow_acid.client.table_schema import to_arrow_table
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnStateError
@@ -93,7 +94,7 @@ class StreamingConnection:
         self._used = 0
         self._current: int | None = None
         self._directory: str | None = None
-        self._writers: dict[tuple[str, int], EventFileWriter] = {}
+        self._writers: dict[tuple[str, int], StreamingEventFileWriter] = {}
         """Open files by (partition location, bucket)."""
         self._dirty: set[tuple[str, int]] = set()
         self._row_ids: dict[tuple[str, int], int] = {}
@@ -194,14 +195,13 @@ class StreamingConnection:
                                        f"{where}")
         return txn
 
-    def _writer(self, location: str, bucket: int) -> EventFileWriter:
+    def _writer(self, location: str, bucket: int) -> StreamingEventFileWriter:
         writer = self._writers.get((location, bucket))
         if writer is None:
             current = self.directory
             assert current is not None, "set once a batch is open, which begin() does first"
             directory = posixpath.join(location, current)
-            writer = EventFileWriter(directory, bucket, self.schema, kind=FileKind.DELTA,
-                                     filesystem=self._wh.filesystem, streaming=not self.per_transaction_files)
+            writer = StreamingEventFileWriter(directory, bucket, self.schema, filesystem=self._wh.filesystem)
             self._writers[(location, bucket)] = writer
         return writer
 
@@ -287,6 +287,9 @@ class StreamingConnection:
         self._dirty.clear()
         if self.per_transaction_files:
             self._abort_writers()
+        else:  # its events never reach the batch's files
+            for writer in self._writers.values():
+                writer.discard()
         try:
             self._ms.txns.abort(txn)
         except TxnStateError as exc:

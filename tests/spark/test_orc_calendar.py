@@ -20,11 +20,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pyarrow as pa
 import pyspark
 import pytest
 
+from airflow_acid.acid import streaming_event_writer
 from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.orc_tail import PROLEPTIC_GREGORIAN, read_tail
 from airflow_acid.client.warehouse import AcidWarehouse
@@ -95,6 +97,9 @@ class Scenario:
     """A copy of the streaming file cut at its first flush length (an intermediate footer)."""
     iow: Path
     """A table written by INSERT OVERWRITE (a base_W of insert events, no visibility suffix)."""
+    stripes: Path
+    """A table streamed into with pyarrow-written stripes (streaming_event_writer.PIECE_MIN_ROWS = 0)."""
+    stripes_prefix: Path
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,10 @@ KINDS: dict[str, Callable[[Scenario], tuple[Path, Expect]]] = {
                                   _inserts(ROWS[3:], [f"0,3,{BUCKET0},0,3", f"0,3,{BUCKET0},1,3",
                                                       f"0,4,{BUCKET0},0,4"])),
     "streaming delta at its first flush": lambda s: (s.stream_prefix, _inserts(ROWS[3:5])),
+    "streaming delta of appended pyarrow stripes": lambda s: (
+        _one(s.stripes, "delta_0000001_0000002/bucket_00000"),
+        _inserts(ROWS, [f"0,1,{BUCKET0},{i},1" for i in range(4)] + [f"0,2,{BUCKET0},{i},2" for i in range(2)])),
+    "streaming delta of appended pyarrow stripes at its first flush": lambda s: (s.stripes_prefix, _inserts(ROWS[:4])),
     "minor compaction delta": lambda s: (_one(s.acid, "delta_0000001_0000004_v*/bucket_*"), _inserts(ROWS)),
     "minor compaction delete delta": lambda s: (_one(s.acid, "delete_delta_0000001_0000004_v*/bucket_*"),
                                                 Expect(["null"], [f"2,1,{BUCKET0},0,2"])),
@@ -155,14 +164,11 @@ def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
     with wh.transaction() as txn:  # write id 2: client delete delta
         txn.delete("t", pc.field("id") == 0)
     prefix = tmp_path / "stream_prefix.orc"
-    with wh.streaming_connection("t", batch_size=2) as conn:  # write ids 3-4: one streaming delta
-        conn.write(ROWS[3:5])
-        conn.commit()
-        stream = acid / "delta_0000003_0000004" / "bucket_00000"
-        length = struct.unpack(">q", (stream.parent / "bucket_00000_flush_length").read_bytes()[-8:])[0]
-        prefix.write_bytes(stream.read_bytes()[:length])
-        conn.write(ROWS[5:])
-        conn.commit()
+    _stream(wh, "t", acid / "delta_0000003_0000004", prefix, (ROWS[3:5], ROWS[5:]))  # write ids 3-4
+    stripes = Path(wh.create_table("stripes", COLUMNS).location.removeprefix("file://"))
+    with mock.patch.object(streaming_event_writer, "PIECE_MIN_ROWS", 0):
+        _stream(wh, "stripes", stripes / "delta_0000001_0000002", tmp_path / "stripes_prefix.orc",
+                (ROWS[:4], ROWS[4:]))
     _compact(acid, "minor", 4)
     _compact(acid, "major", 4)
     _compact(acid, "rebalance", 4, txn=200, number_of_buckets=1)  # new ROW__IDs in one bucket, from the major base
@@ -174,7 +180,19 @@ def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
     iow = Path(wh.create_table("iow", COLUMNS).location.removeprefix("file://"))
     with wh.transaction() as txn:
         txn.insert_overwrite("iow", ROWS)
-    return Scenario(acid, mm, prefix, iow)
+    return Scenario(acid, mm, prefix, iow, stripes, tmp_path / "stripes_prefix.orc")
+
+
+def _stream(wh: AcidWarehouse, table: str, delta: Path, prefix: Path, parts: tuple[list[Any], list[Any]]) -> None:
+    """Two streaming transactions of one batch into ``delta``; ``prefix`` gets the file cut at the first flush."""
+    with wh.streaming_connection(table, batch_size=2) as conn:
+        conn.write(parts[0])
+        conn.commit()
+        stream = delta / "bucket_00000"
+        length = struct.unpack(">q", (delta / "bucket_00000_flush_length").read_bytes()[-8:])[0]
+        prefix.write_bytes(stream.read_bytes()[:length])
+        conn.write(parts[1])
+        conn.commit()
 
 
 @pytest.fixture

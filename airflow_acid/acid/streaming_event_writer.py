@@ -1,0 +1,224 @@
+"""One ``bucket_N`` file of a Hive Streaming transaction batch (§1.4).
+
+Events of the open transaction are held as Arrow data; :meth:`StreamingEventFileWriter.flush` (a commit) adds them to
+the file as a stripe followed by an intermediate footer and records the file's length in the ``_flush_length`` side
+file; :meth:`discard` drops an aborted transaction's events before they reach the file; :meth:`close` writes the
+final footer, removes the side file and writes ``_orc_acid_version``.
+
+Two ways to add a stripe, chosen by the size of the file's first flush (transactions of one stream are alike):
+large ones are written by pyarrow's ORC writer as a small complete file whose stripes are appended
+(:mod:`airflow_acid.acid.orc_append`, with the ``hive.acid.*`` metadata in every intermediate footer as Hive's
+OrcRecordUpdater writes it) — ~10× less per row, but a new ORC C++ writer costs a few milliseconds (one compressor per
+stream); small ones go row by row through one long-lived pyorc writer
+(:class:`~airflow_acid.acid.event_writer.EventFileWriter` with ``streaming=True``), which has no per-flush setup.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import IO
+
+import fsspec
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+
+from airflow_acid.acid import names
+from airflow_acid.acid.event_schema import KEY_FIELDS, AcidKey
+from airflow_acid.acid.event_writer import (
+    ACID_VERSION_KEY,
+    KEY_INDEX_KEY,
+    ORC_ACID_VERSION,
+    STATS_KEY,
+    AcidStats,
+    EventFileInfo,
+    EventFileWriter,
+    FileKind,
+    check_event_batch,
+    conform_events,
+    format_key_index,
+    write_acid_version_file,
+)
+from airflow_acid.acid.fast_event_writer import writer_options
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.orc_append import AppendingOrcFile
+from airflow_acid.acid.orc_nulls import orc_safe
+from airflow_acid.acid.orc_settings import OrcSettings
+
+PIECE_MIN_ROWS = 4096
+"""A file whose first flush holds at least this many events gets pyarrow-written stripes; below, pyorc's row writer
+(the crossover of their costs on the 2-core bench machine: bench/bench_streaming_ingest.py)."""
+
+
+class StreamingEventFileWriter:
+    """Appends transactions' events to one delta bucket file, each flush a readable prefix (see the module)."""
+
+    def __init__(self, directory: str | Storage, bucket_id: int, row_schema: pa.Schema, *,
+                 orc: OrcSettings | None = None, filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+        self._dir = directory if isinstance(directory, Storage) else storage_for(directory, filesystem)
+        self.bucket_id = bucket_id
+        self.file_name = names.format_bucket_file(bucket_id)
+        self.path = self._dir.url(self.file_name)
+        self.row_schema = row_schema
+        self._options = writer_options(orc or OrcSettings(), FileKind.DELTA)
+        self._stripe_bytes = self._options["stripe_size"]
+        self._pending: list[pa.Table] = []
+        self._pending_bytes = 0
+        self._pending_counts = np.zeros(3, dtype=np.int64)
+        self._pending_last: AcidKey | None = None
+        self._counts = np.zeros(3, dtype=np.int64)
+        self._last_key: AcidKey | None = None
+        """The last key appended to the file (events must continue after it)."""
+        self._key_index: list[AcidKey] = []
+        self._flush_lengths: list[int] = []
+        self._handle: IO[bytes] | None = None
+        self._file: AppendingOrcFile | None = None
+        self._row_writer: EventFileWriter | None = None
+        """Set instead of ``_file`` when the first flush was small (see the module docstring)."""
+        self._closed = False
+        self.info: EventFileInfo | None = None
+
+    @property
+    def rows(self) -> int:
+        """Events in the file (flushed or appended), not counting the pending ones."""
+        if self._row_writer is not None:
+            return self._row_writer.rows
+        return 0 if self._file is None else self._file.rows
+
+    @property
+    def _started(self) -> bool:
+        return self._file is not None or self._row_writer is not None
+
+    def write(self, events: pa.Table | pa.RecordBatch) -> None:
+        """Hold events (sorted, this file's bucket) until the next flush; a stripe's worth is appended at once."""
+        if self._closed:
+            raise ValueError(f"{self.path}: writer is closed")
+        table = conform_events(events, self.row_schema, self.path)
+        if not table.num_rows:
+            return
+        for batch in table.to_batches():
+            if batch.num_rows:
+                self._pending_counts += check_event_batch(batch, self.bucket_id,
+                                                          self._pending_last or self._last_key, self.path)
+                self._pending_last = AcidKey(*(int(batch.column(k)[-1].as_py()) for k in KEY_FIELDS))
+        self._pending.append(table)
+        self._pending_bytes += table.nbytes
+        if self._pending_bytes >= self._stripe_bytes:
+            self._append_pending()
+
+    def discard(self) -> None:
+        """Drop the events written since the last flush (their transaction aborted): they never reach the file."""
+        self._pending, self._pending_bytes, self._pending_last = [], 0, None
+        self._pending_counts[:] = 0
+
+    def flush(self) -> int:
+        """Append the pending events, write an intermediate footer, record the file's length in the side file."""
+        if self._closed:
+            raise ValueError(f"{self.path}: writer is closed")
+        self._append_pending()
+        if self._row_writer is not None:
+            length = self._row_writer.flush()
+            self._flush_lengths.append(length)
+            return length
+        if self._file is None:
+            return 0  # nothing ever written: no file, no side file
+        try:
+            length = self._file.tail(self._metadata())
+            self._flush_lengths.append(length)
+            self._dir.fs.pipe_file(self._dir.full_path(names.flush_length_file(self.file_name)),
+                                   b"".join(struct.pack(">q", x) for x in self._flush_lengths))
+        except OSError as exc:
+            raise self._storage_error(exc) from exc
+        return length
+
+    def _append_pending(self) -> None:
+        if not self._pending:
+            return
+        events = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
+        if not self._started and events.num_rows < PIECE_MIN_ROWS:
+            self._row_writer = EventFileWriter(self._dir, self.bucket_id, self.row_schema, kind=FileKind.DELTA,
+                                               streaming=True)
+        if self._row_writer is not None:
+            self._row_writer.write(events)
+            self._last_key = self._pending_last
+            self.discard()
+            return
+        sink = pa.BufferOutputStream()
+        po.write_table(orc_safe(events), sink, **self._options)
+        try:
+            if self._file is None:
+                self._dir.makedirs("")
+                self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
+                self._file = AppendingOrcFile(self._handle)
+            before = len(self._file.stripe_rows)
+            self._file.append(sink.getvalue())
+        except OSError as exc:
+            raise self._storage_error(exc) from exc
+        ends = np.cumsum(self._file.stripe_rows[before:]) - 1
+        keys = [events.column(k).take(pa.array(ends)).to_pylist() for k in KEY_FIELDS]
+        self._key_index += [AcidKey(*key) for key in zip(*keys)]
+        self._counts += self._pending_counts
+        self._last_key = self._pending_last
+        self.discard()
+
+    def _metadata(self) -> dict[str, bytes]:
+        stats = AcidStats(*(int(c) for c in self._counts))
+        return {KEY_INDEX_KEY: format_key_index(self._key_index).encode(), STATS_KEY: stats.to_string().encode(),
+                ACID_VERSION_KEY: ORC_ACID_VERSION.encode()}
+
+    def _storage_error(self, exc: OSError) -> AcidFileError:
+        return AcidFileError(self.path, f"cannot be written: {exc.strerror or exc}")
+
+    def close(self) -> EventFileInfo | None:
+        """Finish the file (final footer, side file removed, ``_orc_acid_version``); None when it never got an
+        event (nothing was created)."""
+        if self._closed:
+            raise ValueError(f"{self.path}: writer is already closed")
+        try:
+            self._append_pending()
+            if self._row_writer is not None:
+                self._closed = True
+                self.info = self._row_writer.close()
+                return self.info
+            if self._file is None:
+                self._closed = True
+                return None
+            assert self._handle is not None, "opened with the file"
+            self._file.tail(self._metadata())
+            self._handle.close()
+            self._closed = True
+            if self._flush_lengths:
+                self._dir.remove(names.flush_length_file(self.file_name))
+            write_acid_version_file(self._dir)
+        except OSError as exc:
+            self.abort()
+            raise self._storage_error(exc) from exc
+        except BaseException:
+            self.abort()
+            raise
+        stats = AcidStats(*(int(c) for c in self._counts))
+        self.info = EventFileInfo(self.path, self._file.rows, len(self._key_index), tuple(self._key_index), stats,
+                                  tuple(self._flush_lengths))
+        return self.info
+
+    def abort(self) -> None:
+        """Drop the file and its side file (the directory is left as it was)."""
+        self.discard()
+        if self._row_writer is not None:
+            self._closed = True
+            self._row_writer.abort()
+            return
+        if not self._closed:
+            self._closed = True
+            if self._handle is not None:
+                try:
+                    self._handle.close()
+                except Exception:  # noqa: BLE001 - closing a writer that already failed; the first error wins
+                    pass
+        if self._file is not None:
+            self._dir.remove(self.file_name)
+            self._dir.remove(names.flush_length_file(self.file_name))
+
+
+__all__ = ["StreamingEventFileWriter"]

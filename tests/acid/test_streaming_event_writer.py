@@ -1,0 +1,130 @@
+"""StreamingEventFileWriter: a Hive Streaming bucket file, flushed transaction by transaction (§1.4)."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import pyarrow as pa
+import pyorc
+import pytest
+
+from airflow_acid.acid import bucket_codec, streaming_event_writer
+from airflow_acid.acid.event_schema import AcidKey, insert_events
+from airflow_acid.acid.event_writer import KEY_INDEX_KEY, STATS_KEY, parse_key_index
+from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.merge import read_acid_table
+from airflow_acid.acid.streaming_event_writer import StreamingEventFileWriter
+from airflow_acid.acid.writeids import ValidReaderWriteIdList
+
+B0 = bucket_codec.encode(0)
+SCHEMA = pa.schema([("a", pa.int64()), ("s", pa.string())])
+
+
+def _events(values: list[int], write_id: int, first_row_id: int = 0) -> pa.Table:
+    return insert_events(pa.table({"a": values, "s": [f"v{v}" for v in values]}, schema=SCHEMA), write_id, B0,
+                         first_row_id)
+
+
+def _read(table, high: int = 10) -> list[int]:
+    return sorted(read_acid_table(str(table), ValidReaderWriteIdList(high_watermark=high))["a"].to_pylist())
+
+
+@pytest.fixture(params=["pyarrow stripes", "pyorc rows"])
+def mode(request, monkeypatch):
+    monkeypatch.setattr(streaming_event_writer, "PIECE_MIN_ROWS", 0 if request.param == "pyarrow stripes" else 10**9)
+    return request.param
+
+
+def test_each_flush_is_a_readable_prefix_and_aborted_events_never_reach_the_file(tmp_path, mode):
+    table = tmp_path / "t"
+    delta = table / "delta_0000001_0000003"
+    side = delta / "bucket_00000_flush_length"
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
+    w.write(_events([1, 2], 1))
+    first = w.flush()
+    assert struct.unpack(">q", side.read_bytes()) == (first,)
+    w.write(_events([3], 2))
+    w.discard()  # txn 2 aborted
+    w.write(_events([4, 5], 3))
+    assert _read(table) == [1, 2]  # a reader sees the flushed prefix only
+    second = w.flush()
+    assert struct.unpack(">qq", side.read_bytes()) == (first, second)
+    assert _read(table) == [1, 2, 4, 5]
+    info = w.close()
+    assert not side.exists() and (delta / "_orc_acid_version").read_bytes() == b"2"
+    assert info is not None and info.rows == 4 and info.flush_lengths == (first, second)
+    assert info.key_index[-1] == AcidKey(3, B0, 1)
+    assert (info.stats.inserts, info.stats.deletes) == (4, 0)
+    with open(delta / "bucket_00000", "rb") as fh:
+        meta = pyorc.Reader(fh).user_metadata
+    assert parse_key_index(meta[KEY_INDEX_KEY].decode()) == list(info.key_index)
+    assert meta[STATS_KEY] == b"4,0,0"
+    assert _read(table) == [1, 2, 4, 5]
+
+
+def test_intermediate_footers_of_pyarrow_stripes_carry_the_acid_metadata(tmp_path, monkeypatch):
+    """As Hive's OrcRecordUpdater writes them (its footer callback runs for intermediate footers too)."""
+    monkeypatch.setattr(streaming_event_writer, "PIECE_MIN_ROWS", 0)
+    delta = tmp_path / "t" / "delta_0000001_0000002"
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
+    w.write(_events([1, 2], 1))
+    length = w.flush()
+    prefix = (delta / "bucket_00000").read_bytes()[:length]
+    meta = pyorc.Reader(io.BytesIO(prefix)).user_metadata
+    assert parse_key_index(meta[KEY_INDEX_KEY].decode()) == [AcidKey(1, B0, 1)]
+    assert meta[STATS_KEY] == b"2,0,0"
+    w.close()
+
+
+def test_a_stripe_worth_of_pending_events_is_appended_before_the_flush(tmp_path, monkeypatch):
+    monkeypatch.setattr(streaming_event_writer, "PIECE_MIN_ROWS", 0)
+    delta = tmp_path / "t" / "delta_0000001_0000001"
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
+    w._stripe_bytes = 1  # every write fills a stripe
+    w.write(_events([1, 2], 1))
+    w.write(_events([3], 1, first_row_id=2))
+    assert w.rows == 3 and not (delta / "bucket_00000_flush_length").exists()  # appended, no footer yet
+    w.flush()
+    info = w.close()
+    assert info is not None and info.stripes == 2
+    assert list(info.key_index) == [AcidKey(1, B0, 1), AcidKey(1, B0, 2)]
+    assert _read(tmp_path / "t") == [1, 2, 3]
+
+
+def test_small_first_flush_uses_the_row_writer_and_large_one_pyarrow(tmp_path):
+    small = StreamingEventFileWriter(str(tmp_path / "a" / "delta_0000001_0000001"), 0, SCHEMA)
+    small.write(_events([1], 1))
+    small.flush()
+    large = StreamingEventFileWriter(str(tmp_path / "b" / "delta_0000001_0000001"), 0, SCHEMA)
+    large.write(_events(list(range(streaming_event_writer.PIECE_MIN_ROWS)), 1))
+    large.flush()
+    assert small._row_writer is not None and large._file is not None and large._row_writer is None
+    small.close()
+    large.close()
+
+
+def test_unsorted_or_foreign_events_are_refused_before_anything_is_written(tmp_path, mode):
+    delta = tmp_path / "t" / "delta_0000001_0000002"
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
+    w.write(_events([1, 2], 2))
+    w.flush()
+    with pytest.raises(AcidFileError, match="not sorted"):
+        w.write(_events([3], 1))
+    with pytest.raises(AcidFileError, match="does not belong"):
+        w.write(insert_events(pa.table({"a": [4], "s": ["x"]}, schema=SCHEMA), 2, bucket_codec.encode(1), 5))
+    w.close()
+    assert _read(tmp_path / "t") == [1, 2]
+
+
+def test_a_file_that_never_got_events_is_not_created_and_abort_removes_one(tmp_path, mode):
+    delta = tmp_path / "t" / "delta_0000001_0000002"
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
+    w.write(_events([1], 1))
+    w.discard()
+    assert w.close() is None and not (delta / "bucket_00000").exists()
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
+    w.write(_events([1], 1))
+    w.flush()
+    w.abort()
+    assert not (delta / "bucket_00000").exists() and not (delta / "bucket_00000_flush_length").exists()
