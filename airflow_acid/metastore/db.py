@@ -205,7 +205,7 @@ def _is_unreachable(exc: OperationalError) -> bool:
     return any(s in text for s in ("could not connect", "connection refused", "can't connect", "unable to open database"))
 
 
-_CLOCK_SQL = {
+CLOCK_SQL = {
     "postgresql": "CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)",
     "mysql": "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
     "sqlite": "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
@@ -215,12 +215,12 @@ _CLOCK_SQL = {
 def clock_ms(conn: Connection) -> sa.ColumnElement[int]:
     """The database clock in epoch milliseconds as a column expression, to read it in a statement that is sent
     anyway (one round trip less than :func:`now_ms`)."""
-    return sa.literal_column(_CLOCK_SQL[conn.dialect.name], sa.BigInteger)
+    return sa.literal_column(CLOCK_SQL[conn.dialect.name], sa.BigInteger)
 
 
 def now_ms(conn: Connection) -> int:
     """The database clock in epoch milliseconds (Hive uses the DB clock, not the client's)."""
-    return int(conn.exec_driver_sql(f"SELECT {_CLOCK_SQL[conn.dialect.name]}").scalar_one())
+    return int(conn.exec_driver_sql(f"SELECT {CLOCK_SQL[conn.dialect.name]}").scalar_one())
 
 
 def acquire_mutex(conn: Connection, key: str) -> int:

@@ -8,6 +8,7 @@ for the SQL piece that differs (commit timestamps, job id width, optional column
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import re
 import weakref
@@ -163,6 +164,20 @@ class SchemaProfile:
 
 
 ACID_PROFILE = SchemaProfile(Flavour.ACID)
+
+
+def insert_into(profile: SchemaProfile, table: sa.Table) -> sa.Insert:
+    """``INSERT INTO table`` (rows as parameters) naming ``profile``'s extra catalog columns: built once per table
+    and column set, as the transaction hot path runs it for every lock and write."""
+    return _insert_into(table, tuple(profile.catalog_columns.get(table.name, ())))
+
+
+@functools.cache
+def _insert_into(table: sa.Table, extra: tuple[str, ...]) -> sa.Insert:
+    if not extra:
+        return sa.insert(table)
+    return sa.insert(sa.table(table.name, *[sa.column(c.name, c.type) for c in table.columns],
+                              *[sa.column(name, sa.String()) for name in extra]))
 
 _PROFILES: weakref.WeakKeyDictionary[Engine, SchemaProfile] = weakref.WeakKeyDictionary()
 

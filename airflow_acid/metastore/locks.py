@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, clock_ms, now_ms
+from airflow_acid.metastore.db import CLOCK_SQL, Database, now_ms
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     LockNotAcquiredError,
@@ -31,7 +31,7 @@ from airflow_acid.metastore.errors import (
     TxnOpenError,
     TxnStateError,
 )
-from airflow_acid.metastore.flavour import profile_of
+from airflow_acid.metastore.flavour import insert_into, profile_of
 from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import HIVE_LOCKS, NEXT_LOCK_ID, TXNS
 from airflow_acid.metastore.txns import insert_txn_components, lookup_write_id
@@ -219,6 +219,24 @@ def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | N
     return conn.execute(_blocker_query(), {"lock_id": lock_id}).first()
 
 
+_NEXT_LOCK_ID_RETURNING = (sa.update(NEXT_LOCK_ID).values(NL_NEXT=NEXT_LOCK_ID.c.NL_NEXT + 1)
+                           .returning(NEXT_LOCK_ID.c.NL_NEXT))
+_NEXT_LOCK_ID_LOCKED = sa.select(NEXT_LOCK_ID.c.NL_NEXT).with_for_update()
+_NEXT_LOCK_ID_SET = sa.update(NEXT_LOCK_ID).values(NL_NEXT=sa.bindparam("next", type_=sa.BigInteger))
+_GRANT = (sa.update(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == sa.bindparam("lock_id", type_=sa.BigInteger))
+          .values(HL_LOCK_STATE=LockState.ACQUIRED.value, HL_ACQUIRED_AT=sa.bindparam("now", type_=sa.BigInteger),
+                  HL_LAST_HEARTBEAT=sa.bindparam("heartbeat", type_=sa.BigInteger), HL_BLOCKEDBY_EXT_ID=None,
+                  HL_BLOCKEDBY_INT_ID=None))
+"""A request granted: every row acquired at ``now`` (``heartbeat`` 0 inside a txn, whose heartbeat covers it)."""
+
+
+@functools.cache
+def _open_txn_row(dialect: str) -> sa.Select[Any]:
+    """The state of TXNS row ``txn_id``, locked, and the database clock."""
+    return (sa.select(TXNS.c.TXN_STATE, sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger).label("now"))
+            .where(TXNS.c.TXN_ID == sa.bindparam("txn_id", type_=sa.BigInteger)).with_for_update())
+
+
 @functools.cache
 def _blocker_query() -> sa.Select[Any]:
     """find_blocker's statement, built once (building it took longer than running it): ``lock_id`` is bound."""
@@ -286,13 +304,12 @@ class LockManager:
         # NEXT_LOCK_ID stays locked until this transaction commits, so lock ids are handed out in the order the
         # requests become visible: a request never misses an earlier one (FIFO fairness).
         if conn.dialect.update_returning:  # one statement: the UPDATE takes the row lock and returns the new value
-            lock_id = int(conn.execute(sa.update(NEXT_LOCK_ID).values(NL_NEXT=NEXT_LOCK_ID.c.NL_NEXT + 1)
-                                       .returning(NEXT_LOCK_ID.c.NL_NEXT)).scalar_one()) - 1
+            lock_id = int(conn.execute(_NEXT_LOCK_ID_RETURNING).scalar_one()) - 1
         else:
-            lock_id = int(conn.execute(sa.select(NEXT_LOCK_ID.c.NL_NEXT).with_for_update()).scalar_one())
-            conn.execute(sa.update(NEXT_LOCK_ID).values(NL_NEXT=lock_id + 1))
+            lock_id = int(conn.execute(_NEXT_LOCK_ID_LOCKED).scalar_one())
+            conn.execute(_NEXT_LOCK_ID_SET, {"next": lock_id + 1})
         profile = profile_of(conn)  # Hive 4.3+ adds HL_CATALOG (NOT NULL): filled with the default catalog
-        conn.execute(sa.insert(profile.writable(HIVE_LOCKS)), profile.with_extras(HIVE_LOCKS, [
+        conn.execute(insert_into(profile, HIVE_LOCKS), profile.with_extras(HIVE_LOCKS, [
             {"HL_LOCK_EXT_ID": lock_id, "HL_LOCK_INT_ID": i, "HL_TXNID": txn_id, "HL_DB": c.db,
              "HL_TABLE": c.table, "HL_PARTITION": c.partition, "HL_LOCK_STATE": LockState.WAITING.value,
              "HL_LOCK_TYPE": c.lock_type.value, "HL_LAST_HEARTBEAT": 0 if txn_id else now,
@@ -304,8 +321,7 @@ class LockManager:
     @staticmethod
     def _require_open_txn(conn: Connection, txn_id: int) -> int:
         """Lock the TXNS row of ``txn_id``, refuse a txn that is not open; returns the database clock."""
-        row = conn.execute(sa.select(TXNS.c.TXN_STATE, clock_ms(conn).label("now"))
-                           .where(TXNS.c.TXN_ID == txn_id).with_for_update()).first()
+        row = conn.execute(_open_txn_row(conn.dialect.name), {"txn_id": txn_id}).first()
         if row is None:
             raise NoSuchTxnError(f"cannot lock for transaction {txn_id}: no such transaction; open one first")
         if row.TXN_STATE == TxnState.ABORTED.value:
@@ -363,9 +379,7 @@ class LockManager:
                          .values(HL_LAST_HEARTBEAT=now))
         blocker = find_blocker(conn, lock_id)
         if blocker is None:
-            conn.execute(sa.update(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_id).values(
-                HL_LOCK_STATE=LockState.ACQUIRED.value, HL_ACQUIRED_AT=now, HL_LAST_HEARTBEAT=0 if txn_id else now,
-                HL_BLOCKEDBY_EXT_ID=None, HL_BLOCKEDBY_INT_ID=None))
+            conn.execute(_GRANT, {"lock_id": lock_id, "now": now, "heartbeat": 0 if txn_id else now})
             return LockResponse(lock_id, LockState.ACQUIRED)
         blocking = BlockingLock(
             lock_id=int(blocker.HL_LOCK_EXT_ID), internal_id=int(blocker.HL_LOCK_INT_ID), txn_id=int(blocker.HL_TXNID),

@@ -7,6 +7,7 @@ Every public method is one database transaction (``Database.run``), re-run as a 
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, clock_ms, now_ms
+from airflow_acid.metastore.db import CLOCK_SQL, Database, now_ms
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     NoSuchLockError,
@@ -27,7 +28,7 @@ from airflow_acid.metastore.errors import (
     TxnStateError,
     WriteConflictError,
 )
-from airflow_acid.metastore.flavour import profile_of
+from airflow_acid.metastore.flavour import insert_into, profile_of
 from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
@@ -116,7 +117,95 @@ def acquire_txn_lock(conn: Connection, *, shared: bool) -> None:
 
 def high_water_mark(conn: Connection) -> int:
     """``SELECT MAX(TXN_ID) FROM TXNS`` (0 on an empty table)."""
-    return int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))).scalar_one())
+    return int(conn.execute(_HIGH_WATER_MARK).scalar_one())
+
+
+# Statements of the transaction hot path (open, commit, abort) are built once with bound parameters: building a
+# Core statement costs several times more than running it (bench/bench_metastore_txns.py).
+_TXN_ID = sa.bindparam("txn_id", type_=sa.BigInteger)
+_TXN_IDS: sa.BindParameter[int] = sa.bindparam("txn_ids", expanding=True)
+_HIGH_WATER_MARK = sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))
+_TXN_ROW = sa.select(TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO).where(TXNS.c.TXN_ID == _TXN_ID)
+_TXN_ROW_LOCKED = _TXN_ROW.with_for_update()
+_INSERT_TXN = sa.insert(TXNS).returning(TXNS.c.TXN_ID)
+_INSERT_TXNS = sa.insert(TXNS).returning(TXNS.c.TXN_ID, sort_by_parameter_order=True)
+_INSERT_MIN_HISTORY = sa.insert(MIN_HISTORY_LEVEL)
+_DELETE_COMPONENTS = sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == _TXN_ID)
+_DELETE_TXN_LOCKS = sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == _TXN_ID)
+_MARK_COMMITTED = sa.update(TXNS).where(TXNS.c.TXN_ID == _TXN_ID).values(TXN_STATE=TxnState.COMMITTED.value)
+_DELETE_MIN_HISTORY = sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID == _TXN_ID)
+_MARK_ABORTED = (sa.update(TXNS).where(TXNS.c.TXN_ID.in_(_TXN_IDS), TXNS.c.TXN_STATE == TxnState.OPEN.value)
+                 .values(TXN_STATE=TxnState.ABORTED.value, TXN_META_INFO=sa.bindparam("reason")))
+_DELETE_LOCKS_OF = sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID.in_(_TXN_IDS))
+_DELETE_MIN_HISTORY_OF = sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID.in_(_TXN_IDS))
+_DB = sa.bindparam("db", type_=sa.String)
+_TABLE = sa.bindparam("table", type_=sa.String)
+_COMPONENT_PARTITIONS = {
+    whole_db: sa.select(TXN_COMPONENTS.c.TC_PARTITION).where(
+        TXN_COMPONENTS.c.TC_TXNID == _TXN_ID, TXN_COMPONENTS.c.TC_DATABASE == _DB,
+        TXN_COMPONENTS.c.TC_TABLE.is_(None) if whole_db else TXN_COMPONENTS.c.TC_TABLE == _TABLE,
+        TXN_COMPONENTS.c.TC_OPERATION_TYPE == sa.bindparam("op", type_=sa.String))
+    for whole_db in (False, True)}
+"""Partitions already recorded for a txn, database, table (or none: True) and operation."""
+_WRITE_ID_OF = sa.select(TXN_TO_WRITE_ID.c.T2W_WRITEID).where(
+    TXN_TO_WRITE_ID.c.T2W_TXNID == _TXN_ID, TXN_TO_WRITE_ID.c.T2W_DATABASE == _DB, TXN_TO_WRITE_ID.c.T2W_TABLE == _TABLE)
+_WRITE_IDS_OF = sa.select(TXN_TO_WRITE_ID.c.T2W_TXNID, TXN_TO_WRITE_ID.c.T2W_WRITEID).where(
+    TXN_TO_WRITE_ID.c.T2W_DATABASE == _DB, TXN_TO_WRITE_ID.c.T2W_TABLE == _TABLE,
+    TXN_TO_WRITE_ID.c.T2W_TXNID.in_(_TXN_IDS))
+_TXN_ROWS_LOCKED = (sa.select(TXNS.c.TXN_ID, TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO)
+                    .where(TXNS.c.TXN_ID.in_(_TXN_IDS)).with_for_update())
+_ADVANCE_WRITE_ID = (sa.update(NEXT_WRITE_ID).where(NEXT_WRITE_ID.c.NWI_DATABASE == _DB, NEXT_WRITE_ID.c.NWI_TABLE == _TABLE)
+                     .values(NWI_NEXT=NEXT_WRITE_ID.c.NWI_NEXT + sa.bindparam("count", type_=sa.BigInteger))
+                     .returning(NEXT_WRITE_ID.c.NWI_NEXT))
+
+
+@functools.cache
+def _open_facts(dialect: str) -> sa.Select[Any]:
+    """The clock, the open-txn count (hive.max.open.txns) and the MIN_HISTORY_LEVEL watermark in one statement;
+    ``timeout_ms`` is hive.txn.opentxn.timeout."""
+    clock = sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger)
+    is_open = TXNS.c.TXN_STATE == TxnState.OPEN.value
+    return sa.select(
+        clock.label("now"),
+        sa.select(sa.func.count()).select_from(TXNS).where(is_open).scalar_subquery().label("open_now"),
+        sa.select(sa.func.min(TXNS.c.TXN_ID)).where(is_open).scalar_subquery().label("lowest_open"),
+        sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))
+        .where(TXNS.c.TXN_STARTED < clock - sa.bindparam("timeout_ms", type_=sa.BigInteger))
+        .scalar_subquery().label("settled"),
+    )
+
+
+@functools.cache
+def _commit_facts(dialect: str) -> sa.Select[int, bool, bool, bool]:
+    """The clock and what the txn holds (components, update/delete components, locks), in one statement."""
+    own = TXN_COMPONENTS.c.TC_TXNID == _TXN_ID
+    return sa.select(
+        sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger).label("now"),
+        sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own).exists().label("has_components"),
+        sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
+        .exists().label("has_update_delete"),
+        sa.select(HIVE_LOCKS.c.HL_TXNID).where(HIVE_LOCKS.c.HL_TXNID == _TXN_ID).exists().label("has_locks"),
+    )
+
+
+@functools.cache
+def _move_components(with_stamp: bool, extras: tuple[tuple[str, str], ...]) -> sa.Insert:
+    """TXN_COMPONENTS of ``txn_id`` copied into COMPLETED_TXN_COMPONENTS with the commit's ``stamp`` (unless the
+    column default fills it: Hive) and update/delete ``flag``; ``extras`` = (column, value) of newer Hive schemas."""
+    moved = (
+        sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE,
+                  TXN_COMPONENTS.c.TC_PARTITION,
+                  *([sa.bindparam("stamp", type_=sa.BigInteger)] if with_stamp else []), TXN_COMPONENTS.c.TC_WRITEID,
+                  sa.bindparam("flag", type_=sa.CHAR(1)), *[sa.literal(v, sa.String()) for _c, v in extras])
+        .where(TXN_COMPONENTS.c.TC_TXNID == _TXN_ID,
+               TXN_COMPONENTS.c.TC_OPERATION_TYPE != OperationType.COMPACT.value)
+    )
+    target = COMPLETED_TXN_COMPONENTS if not extras else sa.table(
+        COMPLETED_TXN_COMPONENTS.name, *[sa.column(c.name, c.type) for c in COMPLETED_TXN_COMPONENTS.columns],
+        *[sa.column(column, sa.String()) for column, _v in extras])
+    return sa.insert(target).from_select(
+        ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", *(["CTC_TIMESTAMP"] if with_stamp else []),
+         "CTC_WRITEID", "CTC_UPDATE_DELETE", *[column for column, _v in extras]], moved)
 
 
 def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int | None = None) -> int:
@@ -136,10 +225,7 @@ def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int |
 
 
 def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row[*tuple[Any, ...]] | None:
-    query = sa.select(TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO).where(TXNS.c.TXN_ID == txn_id)
-    if lock:
-        query = query.with_for_update()
-    return conn.execute(query).first()
+    return conn.execute(_TXN_ROW_LOCKED if lock else _TXN_ROW, {"txn_id": txn_id}).first()
 
 
 def _not_open_error(txn_id: int, row: sa.Row[*tuple[Any, ...]] | None, action: str) -> TxnStateError:
@@ -208,17 +294,8 @@ def insert_txn_components(
     db = normalize_name(db, "database")
     table = normalize_name(table, "table") if table is not None else None
     parts: list[str | None] = list(dict.fromkeys(map(normalize_partition_name, partitions))) if partitions else [None]
-    existing = {
-        r.TC_PARTITION
-        for r in conn.execute(
-            sa.select(TXN_COMPONENTS.c.TC_PARTITION).where(
-                TXN_COMPONENTS.c.TC_TXNID == txn_id,
-                TXN_COMPONENTS.c.TC_DATABASE == db,
-                TXN_COMPONENTS.c.TC_TABLE.is_(None) if table is None else TXN_COMPONENTS.c.TC_TABLE == table,
-                TXN_COMPONENTS.c.TC_OPERATION_TYPE == op.value,
-            )
-        )
-    }
+    existing = {r.TC_PARTITION for r in conn.execute(_COMPONENT_PARTITIONS[table is None],
+                                                       {"txn_id": txn_id, "db": db, "table": table, "op": op.value})}
     rows = [
         {"TC_TXNID": txn_id, "TC_DATABASE": db, "TC_TABLE": table, "TC_PARTITION": p,
          "TC_OPERATION_TYPE": op.value, "TC_WRITEID": write_id}
@@ -227,19 +304,13 @@ def insert_txn_components(
     ]
     if rows:
         profile = profile_of(conn)
-        conn.execute(sa.insert(profile.writable(TXN_COMPONENTS)), profile.with_extras(TXN_COMPONENTS, rows))
+        conn.execute(insert_into(profile, TXN_COMPONENTS), profile.with_extras(TXN_COMPONENTS, rows))
     return len(rows)
 
 
 def lookup_write_id(conn: Connection, txn_id: int, db: str, table: str) -> int | None:
     """The write id ``txn_id`` holds on ``db.table``, if any (names already lower-cased)."""
-    value = conn.execute(
-        sa.select(TXN_TO_WRITE_ID.c.T2W_WRITEID).where(
-            TXN_TO_WRITE_ID.c.T2W_TXNID == txn_id,
-            TXN_TO_WRITE_ID.c.T2W_DATABASE == db,
-            TXN_TO_WRITE_ID.c.T2W_TABLE == table,
-        )
-    ).scalar()
+    value = conn.execute(_WRITE_ID_OF, {"txn_id": txn_id, "db": db, "table": table}).scalar()
     return None if value is None else int(value)
 
 
@@ -251,14 +322,7 @@ def allocate_write_ids_in(conn: Connection, txn_ids: Sequence[int], db: str, tab
     ids = sorted(set(int(t) for t in txn_ids))
     if not ids:
         raise InvalidInputError(f"no transaction given to allocate a write id on {db}.{table}")
-    rows = {
-        r.TXN_ID: r
-        for r in conn.execute(
-            sa.select(TXNS.c.TXN_ID, TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO)
-            .where(TXNS.c.TXN_ID.in_(ids))
-            .with_for_update()
-        )
-    }
+    rows = {r.TXN_ID: r for r in conn.execute(_TXN_ROWS_LOCKED, {"txn_ids": ids})}
     for txn_id in ids:
         row = rows.get(txn_id)
         if row is None or row.TXN_STATE != TxnState.OPEN.value:
@@ -268,16 +332,8 @@ def allocate_write_ids_in(conn: Connection, txn_ids: Sequence[int], db: str, tab
                 f"cannot allocate a write id on {db}.{table} for transaction {txn_id}: it is read-only; "
                 "open a read-write transaction to write"
             )
-    existing = {
-        int(r.T2W_TXNID): int(r.T2W_WRITEID)
-        for r in conn.execute(
-            sa.select(TXN_TO_WRITE_ID.c.T2W_TXNID, TXN_TO_WRITE_ID.c.T2W_WRITEID).where(
-                TXN_TO_WRITE_ID.c.T2W_DATABASE == db,
-                TXN_TO_WRITE_ID.c.T2W_TABLE == table,
-                TXN_TO_WRITE_ID.c.T2W_TXNID.in_(ids),
-            )
-        )
-    }
+    existing = {int(r.T2W_TXNID): int(r.T2W_WRITEID)
+                for r in conn.execute(_WRITE_IDS_OF, {"db": db, "table": table, "txn_ids": ids})}
     missing = [t for t in ids if t not in existing]
     if not missing:
         return existing
@@ -285,7 +341,7 @@ def allocate_write_ids_in(conn: Connection, txn_ids: Sequence[int], db: str, tab
     new = {txn_id: first + i for i, txn_id in enumerate(missing)}
     profile = profile_of(conn)
     conn.execute(
-        sa.insert(profile.writable(TXN_TO_WRITE_ID)),
+        insert_into(profile, TXN_TO_WRITE_ID),
         profile.with_extras(TXN_TO_WRITE_ID, [{"T2W_TXNID": t, "T2W_DATABASE": db, "T2W_TABLE": table,
                                                "T2W_WRITEID": w} for t, w in new.items()]),
     )
@@ -296,9 +352,7 @@ def _reserve_write_ids(conn: Connection, db: str, table: str, count: int) -> int
     """Advance NEXT_WRITE_ID for ``db.table`` by ``count``; return the first reserved id."""
     where = (NEXT_WRITE_ID.c.NWI_DATABASE == db, NEXT_WRITE_ID.c.NWI_TABLE == table)
     if conn.dialect.update_returning:  # one statement: the UPDATE takes the row lock and returns the new value
-        advance = (sa.update(NEXT_WRITE_ID).where(*where).values(NWI_NEXT=NEXT_WRITE_ID.c.NWI_NEXT + count)
-                   .returning(NEXT_WRITE_ID.c.NWI_NEXT))
-        after = conn.execute(advance).scalar()
+        after = conn.execute(_ADVANCE_WRITE_ID, {"db": db, "table": table, "count": count}).scalar()
         if after is not None:
             return int(after) - count
     select_next = sa.select(NEXT_WRITE_ID.c.NWI_NEXT).where(*where).with_for_update()
@@ -340,12 +394,9 @@ def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
         aborted = sorted(int(r[0]) for r in conn.execute(sa.select(TXNS.c.TXN_ID).where(*cond).with_for_update()))
     if not aborted:
         return []
-    conn.execute(
-        sa.update(TXNS).where(TXNS.c.TXN_ID.in_(aborted), TXNS.c.TXN_STATE == TxnState.OPEN.value)
-        .values(TXN_STATE=TxnState.ABORTED.value, TXN_META_INFO=_clip(reason, "abort reason"))
-    )
-    conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID.in_(aborted)))
-    conn.execute(sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID.in_(aborted)))
+    conn.execute(_MARK_ABORTED, {"txn_ids": aborted, "reason": _clip(reason, "abort reason")})
+    conn.execute(_DELETE_LOCKS_OF, {"txn_ids": aborted})
+    conn.execute(_DELETE_MIN_HISTORY_OF, {"txn_ids": aborted})
     _record_uncovered_write_ids(conn, aborted)
     log.info("aborted transaction(s) %s (%s)", aborted, reason)
     return aborted
@@ -423,16 +474,7 @@ class TxnStore:
     def _open(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
               agent_info: str | None) -> list[int]:
         acquire_txn_lock(conn, shared=True)
-        # one statement for the clock, the open-txn count (hive.max.open.txns) and the MIN_HISTORY_LEVEL watermark
-        clock = clock_ms(conn)
-        is_open = TXNS.c.TXN_STATE == TxnState.OPEN.value
-        facts = conn.execute(sa.select(
-            clock.label("now"),
-            sa.select(sa.func.count()).select_from(TXNS).where(is_open).scalar_subquery().label("open_now"),
-            sa.select(sa.func.min(TXNS.c.TXN_ID)).where(is_open).scalar_subquery().label("lowest_open"),
-            sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))
-            .where(TXNS.c.TXN_STARTED < clock - self.conf.opentxn_timeout_ms).scalar_subquery().label("settled"),
-        )).one()
+        facts = conn.execute(_open_facts(conn.dialect.name), {"timeout_ms": self.conf.opentxn_timeout_ms}).one()
         open_now, now = int(facts.open_now), int(facts.now)
         if open_now + n > self.conf.max_open_txns:
             raise TooManyOpenTxnsError(
@@ -451,15 +493,11 @@ class TxnStore:
             "TXN_TYPE": txn_type.value,
         }
         if n == 1:
-            ids = [int(conn.execute(sa.insert(TXNS).values(row).returning(TXNS.c.TXN_ID)).scalar_one())]
+            ids = [int(conn.execute(_INSERT_TXN, row).scalar_one())]
         else:
-            result = conn.execute(
-                sa.insert(TXNS).returning(TXNS.c.TXN_ID, sort_by_parameter_order=True), [row] * n
-            )
-            ids = [int(r[0]) for r in result]
+            ids = [int(r[0]) for r in conn.execute(_INSERT_TXNS, [row] * n)]
         if self.conf.use_min_history_level:
-            conn.execute(sa.insert(MIN_HISTORY_LEVEL),
-                         [{"MHL_TXNID": t, "MHL_MIN_OPEN_TXNID": min(min_open, t)} for t in ids])
+            conn.execute(_INSERT_MIN_HISTORY, [{"MHL_TXNID": t, "MHL_MIN_OPEN_TXNID": min(min_open, t)} for t in ids])
         return sorted(ids)
 
     # commit --------------------------------------------------------------------------------------------
@@ -482,14 +520,7 @@ class TxnStore:
         txn_type = _open_txn_type(conn, txn_id, "commit")
         # One statement after the row lock (so it sees everything recorded for the txn before): the clock and what
         # the txn holds. Every writer of its TXN_COMPONENTS / HIVE_LOCKS rows locks its TXNS row first.
-        own = TXN_COMPONENTS.c.TC_TXNID == txn_id
-        facts = conn.execute(sa.select(
-            clock_ms(conn).label("now"),
-            sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own).exists().label("has_components"),
-            sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
-            .exists().label("has_update_delete"),
-            sa.select(HIVE_LOCKS.c.HL_TXNID).where(HIVE_LOCKS.c.HL_TXNID == txn_id).exists().label("has_locks"),
-        )).one()
+        facts = conn.execute(_commit_facts(conn.dialect.name), {"txn_id": txn_id}).one()
         now = int(facts.now)
         commit_id: int | None = None
         has_update_delete = txn_type not in _WRITE_SET_SKIP_TYPES and bool(facts.has_update_delete)
@@ -527,25 +558,19 @@ class TxnStore:
             # Hive's CTC_TIMESTAMP is a timestamp filled by its column default; airflow-acid's own is epoch ms.
             profile = profile_of(conn)
             stamp = profile.commit_time_value(now)
-            extras = profile.extra_values(COMPLETED_TXN_COMPONENTS.name)
-            moved = (
-                sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE,
-                          TXN_COMPONENTS.c.TC_PARTITION,
-                          *([] if stamp is None else [sa.literal(stamp, sa.BigInteger)]), TXN_COMPONENTS.c.TC_WRITEID,
-                          sa.literal(flag, sa.CHAR(1)), *[sa.literal(v, sa.String()) for v in extras.values()])
-                .where(TXN_COMPONENTS.c.TC_TXNID == txn_id,
-                       TXN_COMPONENTS.c.TC_OPERATION_TYPE != OperationType.COMPACT.value)
-            )
-            conn.execute(sa.insert(profile.writable(COMPLETED_TXN_COMPONENTS)).from_select(
-                ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION",
-                 *([] if stamp is None else ["CTC_TIMESTAMP"]), "CTC_WRITEID", "CTC_UPDATE_DELETE", *extras], moved))
+            extras = tuple(profile.extra_values(COMPLETED_TXN_COMPONENTS.name).items())
+            params: dict[str, Any] = {"txn_id": txn_id, "flag": flag}
+            if stamp is not None:
+                params["stamp"] = stamp
+            conn.execute(_move_components(stamp is not None, extras), params)
+        own = {"txn_id": txn_id}
         if txn_type is not TxnType.READ_ONLY and facts.has_components:
-            conn.execute(sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == txn_id))
+            conn.execute(_DELETE_COMPONENTS, own)
         if facts.has_locks:
-            conn.execute(sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == txn_id))
-        conn.execute(sa.update(TXNS).where(TXNS.c.TXN_ID == txn_id).values(TXN_STATE=TxnState.COMMITTED.value))
+            conn.execute(_DELETE_TXN_LOCKS, own)
+        conn.execute(_MARK_COMMITTED, own)
         if self.conf.use_min_history_level:
-            conn.execute(sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID == txn_id))
+            conn.execute(_DELETE_MIN_HISTORY, own)
         return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
 
     @staticmethod
