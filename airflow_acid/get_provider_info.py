@@ -219,7 +219,7 @@ def get_provider_info() -> dict[str, Any]:
             "ui-field-behaviour": {
                 "hidden-fields": ["schema", "port", "login", "password"],
                 "relabeling": {"host": "Metastore URI"},
-                "placeholders": {"host": "postgresql+psycopg2://user:password@db:5432/metastore",
+                "placeholders": {"host": "postgresql+psycopg://user:password@db:5432/metastore",
                                  "extra": '{"warehouse": "/data/warehouse"}'},
             },
             "conn-fields": {

@@ -32,7 +32,7 @@ from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.init import init_schema
 from airflow_acid.metastore.schema import COMPACTION_QUEUE, NEXT_COMPACTION_QUEUE_ID
 
-PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
 
 

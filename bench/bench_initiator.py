@@ -125,7 +125,7 @@ def setup(ms: Metastore, root: Path, partitions: int, hot: int) -> list[str]:
     return locations
 
 
-PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
 def _pg_database() -> tuple[str, Callable[[], None]]:

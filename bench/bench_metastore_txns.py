@@ -34,7 +34,7 @@ from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.roundtrips import count_round_trips
 from airflow_acid.metastore.store import Metastore
 
-PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 
 
 def _pg_database():

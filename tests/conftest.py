@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AIRFLOW_ACID_SHARED", REPO.parent / "shared"))
 INTEROP = SHARED / "interop"
 
-PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg2://postgres@127.0.0.1:5432/postgres")
+PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
 MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
 BACKENDS = ("sqlite", "postgresql", "mariadb")
 # Screenshots, JSON summaries and logs that a CI run keeps (gitignored).

@@ -171,7 +171,7 @@ def test_metastore_connection_is_read_by_the_hook_as_the_init_script_creates_it(
     url = sa.engine.make_url(hook.get_uri())
     password = env_example()["ACID_METASTORE_PASSWORD"]
     assert (url.drivername, url.username, url.password, url.host, url.port, url.database) == (
-        "postgresql+psycopg2", "acid", password, "postgres", 5432, "acid")
+        "postgresql+psycopg", "acid", password, "postgres", 5432, "acid")
     assert hook.warehouse_location == warehouse_target(resolved["services"]["airflow-scheduler"])
     # The command line (airflow-acid init in airflow-init) opens the same metastore.
     assert sa.engine.make_url(env["AIRFLOW_ACID_METASTORE_URL"]) == url

@@ -1,6 +1,6 @@
 """The ``acid_metastore`` connection: which metastore database and warehouse a DAG works on, and Hive's settings.
 
-The connection's SQLAlchemy URL comes from its host (``sqlite:////…``, ``postgresql+psycopg2://…``), its
+The connection's SQLAlchemy URL comes from its host (``sqlite:////…``, ``postgresql+psycopg://…``), its
 ``metastore_uri`` extra, or — for a connection written as a URI such as ``postgresql://user:pw@host/db`` — from
 its parts. Settings come from the ``[acid]`` Airflow config section (Hive keys, AIRFLOW__ACID__… variables). With
 no connection configured, the embedded SQLite metastore and warehouse under ``$AIRFLOW_ACID_HOME`` (default
@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 CONFIG_SECTION = "acid"
 WAREHOUSE_DIR = "warehouse"
 # Connection types whose URI form names a database server; value = SQLAlchemy driver name.
-_DRIVERS = {"postgres": "postgresql+psycopg2", "postgresql": "postgresql+psycopg2", "mysql": "mysql+pymysql",
+_DRIVERS = {"postgres": "postgresql+psycopg", "postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql",
             "mariadb": "mysql+pymysql", "sqlite": "sqlite"}
 
 
@@ -100,7 +100,7 @@ def sqlalchemy_url_of(conn: Any) -> str:
     if driver is None or (driver != "sqlite" and not conn.host):
         raise AcidMetastoreConnectionError(
             f"connection {conn.conn_id!r} (type {conn.conn_type!r}) names no metastore database; put the "
-            "SQLAlchemy URL (e.g. postgresql+psycopg2://user@host:5432/metastore or sqlite:////path/metastore.db) "
+            "SQLAlchemy URL (e.g. postgresql+psycopg://user@host:5432/metastore or sqlite:////path/metastore.db) "
             "into its host field or its metastore_uri extra")
     if driver == "sqlite":
         path = conn.schema or conn.host
@@ -130,7 +130,7 @@ class AcidMetastoreHook(BaseHook):
         """Connection form: the URL goes into host (relabelled), the warehouse into an extra field."""
         return {"hidden_fields": ["schema", "port", "login", "password"],
                 "relabeling": {"host": "Metastore URI"},
-                "placeholders": {"host": "postgresql+psycopg2://user:password@db:5432/metastore"}}
+                "placeholders": {"host": "postgresql+psycopg://user:password@db:5432/metastore"}}
 
     @cached_property
     def connection(self) -> Any | None:

@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore import column_changes
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.db import Database, now_ms, sqlstate
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.flavour import DEFAULT_CATALOG, HiveMetastoreError, profile_of
 from airflow_acid.metastore.hive_schema import HIVE_DBS, HIVE_SDS
@@ -705,9 +705,9 @@ _MYSQL_DUPLICATE_KEYS = (1062, 1586)
 def is_unique_violation(exc: sa.exc.IntegrityError) -> bool:
     """Whether an IntegrityError is a duplicate key (not a NOT NULL, foreign key or check violation)."""
     orig = exc.orig
-    pgcode = getattr(orig, "pgcode", None)
+    pgcode = sqlstate(orig)
     if pgcode is not None:
-        return bool(pgcode == _PG_UNIQUE_VIOLATION)
+        return pgcode == _PG_UNIQUE_VIOLATION
     args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
     if args and isinstance(args[0], int):
         return args[0] in _MYSQL_DUPLICATE_KEYS

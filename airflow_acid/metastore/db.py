@@ -30,6 +30,15 @@ _PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "08000", "08003", "08006"}
 _MYSQL_TRANSIENT = {1205, 1213, 2006, 2013, 1927, 4031}
 
 
+def sqlstate(orig: BaseException | None) -> str | None:
+    """The PostgreSQL SQLSTATE of a driver error: ``pgcode`` (psycopg2) or ``sqlstate`` (psycopg 3); None for other
+    drivers (PyMySQL's errors carry a ``sqlstate`` too, MySQL's own, not PostgreSQL's)."""
+    code = getattr(orig, "pgcode", None)
+    if code is None and type(orig).__module__.startswith("psycopg"):
+        code = getattr(orig, "sqlstate", None)
+    return str(code) if code else None
+
+
 def is_transient(exc: BaseException) -> bool:
     """Whether a database error is worth retrying (the whole unit of work is re-run)."""
     if not isinstance(exc, DBAPIError):
@@ -37,8 +46,7 @@ def is_transient(exc: BaseException) -> bool:
     if exc.connection_invalidated:
         return True
     orig = exc.orig
-    pgcode = getattr(orig, "pgcode", None)
-    if pgcode in _PG_TRANSIENT:
+    if sqlstate(orig) in _PG_TRANSIENT:
         return True
     args = getattr(orig, "args", ())
     if args and isinstance(args[0], int) and args[0] in _MYSQL_TRANSIENT:

@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.db import Database, sqlstate
 from airflow_acid.metastore.schema import AUX_TABLE
 
 log = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def _ensure_row(db: Database, key: str) -> None:
 
 def _busy(exc: DBAPIError) -> bool:
     orig = exc.orig
-    if getattr(orig, "pgcode", None) == _PG_LOCK_NOT_AVAILABLE:
+    if sqlstate(orig) == _PG_LOCK_NOT_AVAILABLE:
         return True
     args: tuple[Any, ...] = tuple(getattr(orig, "args", ()))
     return bool(args) and isinstance(args[0], int) and args[0] in _MYSQL_LOCK_BUSY

@@ -32,7 +32,7 @@ def test_connection_host_is_the_sqlalchemy_url(monkeypatch, metastore_url, tmp_p
 def test_uri_form_connection_is_built_from_its_parts(monkeypatch):
     _conn_env(monkeypatch, "pg_meta", "postgres://acid:s3cr%40t@db.example:5433/metastore")
     hook = AcidMetastoreHook("pg_meta")
-    assert hook.get_uri() == "postgresql+psycopg2://acid:s3cr%40t@db.example:5433/metastore"
+    assert hook.get_uri() == "postgresql+psycopg://acid:s3cr%40t@db.example:5433/metastore"
 
 
 def test_login_and_password_fields_go_into_a_url_without_them(monkeypatch):
@@ -81,7 +81,7 @@ def test_bad_setting_names_the_section_and_key(monkeypatch):
 
 
 def test_password_never_reaches_the_log(monkeypatch, caplog, capsys):
-    _conn_env(monkeypatch, "m", {"conn_type": "acid_metastore", "host": "postgresql+psycopg2://acid@127.0.0.1:1/meta",
+    _conn_env(monkeypatch, "m", {"conn_type": "acid_metastore", "host": "postgresql+psycopg://acid@127.0.0.1:1/meta",
                                  "password": "hunter2-very-secret"})
     caplog.set_level(logging.DEBUG)
     hook = AcidMetastoreHook("m")

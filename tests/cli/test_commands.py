@@ -173,9 +173,9 @@ def test_named_metastore_without_schema(tmp_path, monkeypatch):
 
 def test_unreachable_metastore(monkeypatch):
     monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
-    result = CliRunner().invoke(main, ["health", "--metastore-url", "postgresql+psycopg2://acid:secret@127.0.0.1:1/ms"])
+    result = CliRunner().invoke(main, ["health", "--metastore-url", "postgresql+psycopg://acid:secret@127.0.0.1:1/ms"])
     line = error_line(result)
-    assert result.exit_code == 1 and "cannot reach the metastore database at postgresql+psycopg2://acid:***@" in line
+    assert result.exit_code == 1 and "cannot reach the metastore database at postgresql+psycopg://acid:***@" in line
     assert "secret" not in result.output
 
 

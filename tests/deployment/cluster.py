@@ -146,7 +146,7 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
     h = d.hosts
 
     d.daemons["postgres"], database = services.start_postgres(h["db"], ["airflow", "metastore"])
-    d.metastore_url = f"postgresql+psycopg2://postgres@{database}/metastore"
+    d.metastore_url = f"postgresql+psycopg://postgres@{database}/metastore"
     d.daemons["moto"], d.s3_endpoint = services.start_s3(h["s3"])
     d.daemons["redis"], broker = services.start_redis(h["broker"])
     storage = services.s3_credentials()

@@ -26,6 +26,21 @@ def test_mutex_value_round_trip(db):
 
 
 def test_unreachable_server_gives_clear_error():
-    database = Database("postgresql+psycopg2://nobody@127.0.0.1:1/nothing", retries=0)
+    database = Database("postgresql+psycopg://nobody@127.0.0.1:1/nothing", retries=0)
     with pytest.raises(MetastoreUnavailableError, match="cannot reach the metastore database at .*127.0.0.1:1"):
         database.run(now_ms)
+
+
+def test_postgres_error_codes_are_read_from_both_drivers():
+    """psycopg2 names the SQLSTATE ``pgcode``, psycopg 3 ``sqlstate``; PyMySQL's ``sqlstate`` is MySQL's own."""
+    import psycopg
+    import pymysql
+    import sqlalchemy as sa
+
+    from airflow_acid.metastore.db import is_transient, sqlstate
+
+    serialization = psycopg.errors.SerializationFailure("could not serialize access")
+    assert sqlstate(serialization) == "40001"
+    assert is_transient(sa.exc.OperationalError("UPDATE", {}, serialization))
+    assert sqlstate(pymysql.err.IntegrityError(1062, "Duplicate entry", sqlstate="23000")) is None
+    assert not is_transient(sa.exc.IntegrityError("INSERT", {}, psycopg.errors.UniqueViolation("duplicate key")))
