@@ -84,7 +84,7 @@ class BackendKiller:
             apply_commit(dbapi_connection)
             if armed[0]:
                 armed[0] = False
-                self.terminate(dbapi_connection.get_backend_pid())
+                self.terminate(_backend_pid(dbapi_connection))
                 dbapi_connection.cursor().execute("SELECT 1")  # the reply never comes: the connection is dead
 
         dialect.do_commit = commit_then_terminate
@@ -125,3 +125,10 @@ def intercept_first_commit(metastore: Metastore, killer: BackendKiller, moment: 
 
     txns.commit = intercepted  # type: ignore[method-assign]
     return seen
+
+
+def _backend_pid(dbapi_connection) -> int:
+    """The server process of a (pooled) driver connection: psycopg 3 (``info.backend_pid``) or psycopg2."""
+    raw = getattr(dbapi_connection, "driver_connection", dbapi_connection)  # the pool's proxy has its own .info
+    pid = getattr(getattr(raw, "info", None), "backend_pid", None)
+    return int(pid if pid is not None else raw.get_backend_pid())
