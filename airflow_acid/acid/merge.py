@@ -39,7 +39,6 @@ from airflow_acid.acid.event_schema import (
 from airflow_acid.acid.event_writer import decoded_bucket_ids
 from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
-from airflow_acid.acid.prefetch import prefetched
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.timestamps import (
     TimestampRangeError,
@@ -278,10 +277,6 @@ class _DeleteSet:
         return pa.array(~hit)
 
 
-_Stripe = tuple["DataSource", OrcDataFile, Sequence[int | None], Sequence[int], pa.RecordBatch]
-"""One decoded stripe of a data file: (source, file, column map, read columns, batch)."""
-
-
 class _Reader:
     """Shared state of one merge: storage, snapshot, table schema, projection."""
 
@@ -340,29 +335,8 @@ class _Reader:
         return out
 
     def batches(self, bucket: BucketPlan, deleted: _DeleteSet | None) -> Iterator[pa.RecordBatch]:
-        """The bucket's surviving rows: ROW__ID columns then the read columns. Stripes are read and decoded one
-        ahead in a background thread (:func:`~airflow_acid.acid.prefetch.prefetched`) while the current one is
-        merged."""
+        """The bucket's surviving rows: ROW__ID columns then the read columns."""
         offsets: dict[str | None, int] = defaultdict(int)  # running synthetic rowId per directory (None = root)
-        for stripe in prefetched(self._stripes(bucket), name=f"acid-read-bucket-{bucket.bucket_id}"):
-            src, f, mapping, wanted, batch = stripe
-            if f.format is FileFormat.ACID:
-                yield self._event_batch(batch, f, mapping, wanted, deleted)
-                continue
-            key = src.directory
-            prop = bucket_codec.encode(bucket.bucket_id, 0)
-            n = batch.num_rows
-            start = offsets[key]
-            offsets[key] += n
-            o = np.full(n, src.write_id, dtype=np.int64)
-            b = np.full(n, prop, dtype=np.int32)
-            r = np.arange(start, start + n, dtype=np.int64)
-            keep = deleted.survivors(o, b, r) if deleted is not None else None
-            cols = self._columns(batch, f, mapping, wanted)
-            yield self._finish(cols, (o, b, r), keep)
-
-    def _stripes(self, bucket: BucketPlan) -> Iterator[_Stripe]:
-        """Every stripe of the bucket's data files, in plan order, with what merging it needs."""
         for src in bucket.data:
             if src.size == 0:
                 continue
@@ -370,30 +344,44 @@ class _Reader:
             f = self.open(src, expect)
             mapping = self.column_map(f)
             wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
-            if f.format is not FileFormat.ACID and src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised
-                raise AcidFileError(f.path, "not an ACID event file")
-            is_acid = f.format is FileFormat.ACID
-            for batch in f.iter_batches(row_columns=wanted, keys=True, stripes=src.stripes if is_acid else None):
-                yield src, f, mapping, wanted, batch
+            if f.format is FileFormat.ACID:
+                yield from self._event_batches(f, mapping, wanted, deleted, src.stripes)
+            else:
+                if src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised already
+                    raise AcidFileError(f.path, "not an ACID event file")
+                key = src.directory
+                prop = bucket_codec.encode(bucket.bucket_id, 0)
+                for batch in f.iter_batches(row_columns=wanted):
+                    n = batch.num_rows
+                    start = offsets[key]
+                    offsets[key] += n
+                    o = np.full(n, src.write_id, dtype=np.int64)
+                    b = np.full(n, prop, dtype=np.int32)
+                    r = np.arange(start, start + n, dtype=np.int64)
+                    keep = deleted.survivors(o, b, r) if deleted is not None else None
+                    cols = self._columns(batch, f, mapping, wanted)
+                    yield self._finish(cols, (o, b, r), keep)
 
-    def _event_batch(self, batch: pa.RecordBatch, f: OrcDataFile, mapping: Sequence[int | None],
-                     wanted: Sequence[int], deleted: _DeleteSet | None) -> pa.RecordBatch:
-        ops = batch.column(OPERATION)
-        keep = None
-        if batch.num_rows and pc.max(ops).as_py() >= int(Operation.DELETE):
-            keep = pc.not_equal(ops, int(Operation.DELETE))
-        valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
-        if valid is not None:
-            keep = valid if keep is None else pc.and_(keep, valid)
-        o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
-        if deleted is not None:
-            survivors = deleted.survivors(o, b, r)
-            if survivors is not None:
-                keep = survivors if keep is None else pc.and_(keep, survivors)
-        row = batch.column(ROW)
-        children = dict(zip([fld.name for fld in row.type], row.flatten()))
-        cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
-        return self._finish(cols, tuple(batch.column(k) for k in KEY_FIELDS), keep)
+    def _event_batches(self, f: OrcDataFile, mapping: Sequence[int | None], wanted: Sequence[int],
+                       deleted: _DeleteSet | None, stripes: tuple[int, int] | None = None
+                       ) -> Iterator[pa.RecordBatch]:
+        for batch in f.iter_batches(row_columns=wanted, keys=True, stripes=stripes):
+            ops = batch.column(OPERATION)
+            keep = None
+            if batch.num_rows and pc.max(ops).as_py() >= int(Operation.DELETE):
+                keep = pc.not_equal(ops, int(Operation.DELETE))
+            valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
+            if valid is not None:
+                keep = valid if keep is None else pc.and_(keep, valid)
+            o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
+            if deleted is not None:
+                survivors = deleted.survivors(o, b, r)
+                if survivors is not None:
+                    keep = survivors if keep is None else pc.and_(keep, survivors)
+            row = batch.column(ROW)
+            children = dict(zip([fld.name for fld in row.type], row.flatten()))
+            cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
+            yield self._finish(cols, tuple(batch.column(k) for k in KEY_FIELDS), keep)
 
     def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping: Sequence[int | None],
                  wanted: Sequence[int]) -> list[pa.Array]:
