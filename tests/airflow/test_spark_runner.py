@@ -54,9 +54,16 @@ def test_compaction_through_spark_submit_hook(acid_wh, monkeypatch, tmp_path):
     assert rows(acid_wh, "db.t") == before
 
 
+def _live_children() -> set[int]:
+    """Pids of this process's live descendants."""
+    import psutil
+
+    return {p.pid for p in psutil.Process().children(recursive=True)
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE}
+
+
 @pytest.mark.slow
 def test_timeout_kills_the_whole_process_group(acid_wh, monkeypatch, tmp_path):
-    import psutil
     from airflow.sdk.exceptions import AirflowException
 
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
@@ -65,20 +72,17 @@ def test_timeout_kills_the_whole_process_group(acid_wh, monkeypatch, tmp_path):
     history(acid_wh, "db.t")
     cq_id = acid_wh.metastore.compactions.enqueue("db", "t", None).id
     runner = SparkSubmitHookRunner(workdir=str(tmp_path / "jobs"), timeout_s=3)
+    earlier = _live_children()  # e.g. JVMs of SparkSessions other tests of this process keep
     with pytest.raises(AirflowException, match="was killed after 3"):
         AcidCompactionOperator(task_id="c", compaction=cq_id, runner=runner).execute({})
     assert acid_wh.metastore.compactions.get(cq_id).state.display == "failed"
-    leftovers = [p for p in psutil.Process().children(recursive=True) if p.is_running()
-                 and p.status() != psutil.STATUS_ZOMBIE]
-    assert leftovers == []
+    assert _live_children() - earlier == set()
 
 
 @pytest.mark.slow
 def test_on_kill_kills_the_running_job(acid_wh, monkeypatch, tmp_path):
     import threading
     import time
-
-    import psutil
 
     monkeypatch.delenv("AIRFLOW_CONN_SPARK_DEFAULT", raising=False)
     acid_wh.create_database("db")
@@ -88,6 +92,7 @@ def test_on_kill_kills_the_running_job(acid_wh, monkeypatch, tmp_path):
     runner = SparkSubmitHookRunner(workdir=str(tmp_path / "jobs"))
     op = AcidCompactionOperator(task_id="c", compaction=cq_id, runner=runner)
     errors: list[BaseException] = []
+    earlier = _live_children()
 
     def run() -> None:
         try:
@@ -106,5 +111,4 @@ def test_on_kill_kills_the_running_job(acid_wh, monkeypatch, tmp_path):
     assert not thread.is_alive()
     assert errors and "was killed" in str(errors[0])
     assert acid_wh.metastore.compactions.get(cq_id).state.display == "failed"
-    assert [p for p in psutil.Process().children(recursive=True)
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    assert _live_children() - earlier == set()
