@@ -63,13 +63,13 @@ def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
             txn_id = conn.current_txn
             conn.commit() if outcome == "commit" else conn.abort()
             note(f"txn {txn_id}", f"streaming 2 rows into ds=2024-01-03/{conn.directory}", f"{outcome}ted"
-                 if outcome == "commit" else "aborted (rows stay in the shared file, invisible)")
+                 if outcome == "commit" else "aborted (its rows never reach the shared file)")
     with wh.streaming_connection(SALES, {"ds": "2024-01-03"}, batch_size=1) as conn:
         conn.write([(199, 3, 1.0)])
         txn_id = conn.current_txn
         conn.abort()
         note(f"txn {txn_id}", f"streaming 1 row into ds=2024-01-03/{conn.directory}",
-             "aborted (its whole delta is aborted)")
+             "aborted (nothing reached storage: no delta directory)")
 
     with wh.transaction() as txn:
         r = txn.update(CUSTOMERS, set={"tier": "gold"}, where=pc.field("id").isin([2, 3]))

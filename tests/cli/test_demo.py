@@ -16,7 +16,8 @@ def test_demo_runs_twice_on_embedded_default(tmp_path, monkeypatch):
         assert "demo.sales rows at S1 (before the delete): 12 rows" in out
         assert "demo.sales rows at S2 (now): 7 rows" in out
         assert "demo.customers rows now: 7 rows" in out and "demo.audit_log rows now: 2 rows" in out
-        assert "aborted (invisible" in out and "ignored (write id not visible" in out
+        assert "aborted (its rows never reach the shared file)" in out and "ignored (write id not visible" in out
+        assert "aborted (nothing reached storage: no delta directory)" in out
         assert "re-reading demo.customers sees customer 8 too: 8 rows" in out
         assert "demo.events rows now (written by Spark): 10 rows" in out
         if run == 0:  # ids restart only in a fresh metastore
@@ -27,6 +28,7 @@ def test_demo_runs_twice_on_embedded_default(tmp_path, monkeypatch):
     assert (wh / "metastore.db").is_file()
     assert (wh / "demo.db" / "sales" / "ds=2024-01-03" / "delta_0000002_0000004" / "bucket_00000").is_file()
     assert not list((wh / "demo.db").rglob("*_flush_length"))
+    assert not (wh / "demo.db" / "sales" / "ds=2024-01-03" / "delta_0000005_0000005").exists()
 
 
 def test_init_creates_metastore(tmp_path):
