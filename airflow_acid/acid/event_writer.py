@@ -7,11 +7,12 @@ Events must arrive sorted by (originalTransaction, bucket, rowId) and all belong
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import math
 import struct
 import zoneinfo
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from types import TracebackType
@@ -314,6 +315,37 @@ def _memory_block(buffer_size: int) -> int:
     return 64 * KiB if buffer_size % (64 * KiB) == 0 else buffer_size
 
 
+def acid_metadata(key_index: Iterable[AcidKey], stats: AcidStats) -> dict[str, bytes]:
+    """The three ``hive.acid.*`` user metadata entries of an event file (§2.3)."""
+    return {KEY_INDEX_KEY: format_key_index(key_index).encode(), STATS_KEY: stats.to_string().encode(),
+            ACID_VERSION_KEY: ORC_ACID_VERSION.encode()}
+
+
+def storage_error(path: str, exc: OSError) -> AcidFileError:
+    """The filesystem refused a write (disk full, quota, permissions): name the file, keep the OSError as cause."""
+    return AcidFileError(path, f"cannot be written: {exc.strerror or exc}")
+
+
+def write_flush_lengths(storage: Storage, file_name: str, lengths: Sequence[int]) -> None:
+    """The ``_flush_length`` side file of ``file_name``: every flush length so far, 8-byte big-endian (§1.4)."""
+    with storage.fs.open(storage.full_path(names.flush_length_file(file_name)), "wb") as fh:
+        fh.write(b"".join(struct.pack(">q", x) for x in lengths))
+
+
+@contextlib.contextmanager
+def aborting_on_error(path: str, abort: Callable[[], None]) -> Iterator[None]:
+    """Finishing a file: any error calls ``abort`` (no partial file stays); an OSError becomes
+    :func:`storage_error`."""
+    try:
+        yield
+    except OSError as exc:
+        abort()
+        raise storage_error(path, exc) from exc
+    except BaseException:
+        abort()
+        raise
+
+
 class EventFileWriter:
     """Writes one ``bucket_N`` event file into a base/delta/delete_delta directory (final name, no rename).
 
@@ -385,11 +417,7 @@ class EventFileWriter:
                 try:
                     self._write_batch(batch)
                 except OSError as exc:
-                    raise self._storage_error(exc) from exc
-
-    def _storage_error(self, exc: OSError) -> AcidFileError:
-        """The filesystem refused a write (disk full, quota, permissions): name the file, keep the OSError as cause."""
-        return AcidFileError(self.path, f"cannot be written: {exc.strerror or exc}")
+                    raise storage_error(self.path, exc) from exc
 
     def _write_batch(self, batch: pa.RecordBatch) -> None:
         self._counts += check_event_batch(batch, self.bucket_id, self._last_key, self.path)
@@ -441,26 +469,20 @@ class EventFileWriter:
         length = self._end_stripe() if self._stripe_rows else self._intermediate_footer()
         self._handle.flush()
         self._flush_lengths.append(length)
-        side = names.flush_length_file(self.file_name)
-        with self._dir.fs.open(self._dir.full_path(side), "wb") as fh:
-            fh.write(b"".join(struct.pack(">q", x) for x in self._flush_lengths))
+        write_flush_lengths(self._dir, self.file_name, self._flush_lengths)
         return length
 
     def close(self) -> EventFileInfo:
         """Finish the file with the three ``hive.acid.*`` metadata keys and check the stripe count."""
         if self._closed:
             raise ValueError(f"{self.path}: writer is already closed")
-        try:
+        with aborting_on_error(self.path, self.abort):
             if self._stripe_rows:
                 assert self._last_key is not None, "rows were written"
                 self._key_index.append(self._last_key)
                 self._stripe_rows_done.append(self._stripe_rows)
             stats = AcidStats(*(int(c) for c in self._counts))
-            self._writer.set_user_metadata(**{
-                KEY_INDEX_KEY: format_key_index(self._key_index).encode(),
-                STATS_KEY: stats.to_string().encode(),
-                ACID_VERSION_KEY: ORC_ACID_VERSION.encode(),
-            })
+            self._writer.set_user_metadata(**acid_metadata(self._key_index, stats))
             self._stream.hold_tail()
             self._writer.close()
             self._stream.finish()
@@ -471,12 +493,6 @@ class EventFileWriter:
             if self.streaming:
                 self._dir.remove(names.flush_length_file(self.file_name))
             write_acid_version_file(self._dir)
-        except OSError as exc:
-            self.abort()
-            raise self._storage_error(exc) from exc
-        except BaseException:
-            self.abort()
-            raise
         self.info = EventFileInfo(self.path, self._rows, len(self._key_index), tuple(self._key_index), stats,
                                   tuple(self._flush_lengths))
         return self.info

@@ -23,16 +23,7 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey
-from airflow_acid.acid.event_writer import (
-    ACID_VERSION_KEY,
-    KEY_INDEX_KEY,
-    ORC_ACID_VERSION,
-    STATS_KEY,
-    AcidStats,
-    FileKind,
-    first_unsorted,
-    format_key_index,
-)
+from airflow_acid.acid.event_writer import AcidStats, FileKind, acid_metadata, first_unsorted
 from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_nulls import orc_safe
@@ -148,9 +139,7 @@ class AcidOrcFileWriter:
                                       f"expected {self.rows}")
         key_index = _stripe_last_keys(source, len(ends))
         stats = AcidStats(int(self._ops[0]), int(self._ops[1]), int(self._ops[2]))
-        start, new_tail = finished_tail(data, {KEY_INDEX_KEY: format_key_index(key_index).encode(),
-                                               STATS_KEY: stats.to_string().encode(),
-                                               ACID_VERSION_KEY: ORC_ACID_VERSION.encode()})
+        start, new_tail = finished_tail(data, acid_metadata(key_index, stats))
         with self.storage.open_output(self.relative) as fh:
             if copy_from is None:
                 fh.write(memoryview(data)[:start])

@@ -13,7 +13,7 @@ ORC writer's intermediate footer lays it out. Earlier tails stay in the file as 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 from airflow_acid.acid.orc_statistics import merge_column_statistics
@@ -24,7 +24,6 @@ from airflow_acid.acid.orc_tail import (
     _FOOTER_STRIPES,
     _MAGIC,
     _PS_FOOTER_LENGTH,
-    _STRIPE_NUMBER_OF_ROWS,
     PROLEPTIC_GREGORIAN,
     OrcTailError,
     _as_chunks,
@@ -35,6 +34,7 @@ from airflow_acid.acid.orc_tail import (
     _submessage,
     _varint_field,
     read_tail,
+    stripe_row_counts,
 )
 
 _FOOTER_HEADER_LENGTH, _FOOTER_TYPES, _FOOTER_ROWS, _FOOTER_STATISTICS = 1, 4, 6, 7
@@ -47,8 +47,8 @@ _HEADER = len(_MAGIC)
 class _Piece:
     """What one appended ORC file contributes."""
 
-    stripes: bytes
-    """The stripe bytes (everything between the 'ORC' header and the Metadata section)."""
+    stripes: memoryview
+    """The stripe bytes (everything between the 'ORC' header and the Metadata section), not copied."""
     stripe_infos: list[bytes]
     stripe_statistics: bytes
     """The decompressed Metadata message: one StripeStatistics entry per stripe, concatenated as they are."""
@@ -93,7 +93,7 @@ def _piece(data: bytes | memoryview) -> _Piece:
             constants += raw
     if content_length not in (metadata_start, metadata_start - _HEADER):  # ORC C++ leaves the header out, Java not
         raise OrcTailError(f"ORC contentLength {content_length} is not where the Metadata starts ({metadata_start})")
-    return _Piece(stripes=bytes(view[_HEADER:metadata_start]), stripe_infos=stripe_infos,
+    return _Piece(stripes=view[_HEADER:metadata_start], stripe_infos=stripe_infos,
                   stripe_statistics=_decompress(tail.compression, bytes(view[metadata_start:tail.footer_start]),
                                                 tail.block_size),
                   statistics=statistics, rows=rows, types=types, header_in_content=content_length == metadata_start,
@@ -121,7 +121,7 @@ class AppendingOrcFile:
         piece = _piece(data)
         if self._first is None:
             self._write(_MAGIC)
-            self._first = piece
+            self._first = replace(piece, stripes=memoryview(b""), stripe_statistics=b"")  # keep no piece data
             self._statistics = list(piece.statistics)
         else:
             if piece.types != self._first.types:
@@ -136,7 +136,7 @@ class AppendingOrcFile:
         self._stripe_infos += [_moved_stripe(info, shift) for info in piece.stripe_infos]
         self._stripe_statistics += piece.stripe_statistics
         self.rows += piece.rows
-        self.stripe_rows += _stripe_row_counts(piece.stripe_infos)
+        self.stripe_rows += stripe_row_counts(piece.stripe_infos)
 
     def tail(self, user_metadata: Mapping[str, bytes] | None = None) -> int:
         """Write Metadata, Footer and PostScript for every stripe so far; the file's length after them."""
@@ -174,7 +174,7 @@ class AppendingOrcFile:
         assert self._first is not None, "set by the first append"
         return self.length if self._first.header_in_content else self.length - _HEADER
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes | memoryview) -> None:
         self.handle.write(data)
         self.length += len(data)
 
@@ -182,14 +182,3 @@ class AppendingOrcFile:
 def footer_bytes(footer: bytes, postscript: bytes | bytearray) -> bytes:
     """Footer + PostScript + the PostScript's one-byte length: the last bytes of an ORC file."""
     return footer + bytes(postscript) + bytes([len(postscript)])
-
-
-def _stripe_row_counts(infos: list[bytes]) -> list[int]:
-    counts = []
-    for info in infos:
-        rows = 0
-        for number, _wire, value, _raw in _fields(info):
-            if number == _STRIPE_NUMBER_OF_ROWS:
-                rows = int(value)
-        counts.append(rows)
-    return counts

@@ -16,7 +16,7 @@ as ORC 1.5+/Hive 3+ Java writers do.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -179,15 +179,8 @@ class OrcTail:
     @property
     def stripe_rows(self) -> list[int]:
         """Rows per stripe, in file order."""
-        rows = []
-        for number, _wire, value, _raw in _fields(self.footer):
-            if number == _FOOTER_STRIPES:
-                n = 0
-                for sub, _w, v, _r in _fields(_submessage(value, "a StripeInformation")):
-                    if sub == _STRIPE_NUMBER_OF_ROWS:
-                        n = int(v)
-                rows.append(n)
-        return rows
+        return stripe_row_counts(_submessage(value, "a StripeInformation")
+                                 for number, _wire, value, _raw in _fields(self.footer) if number == _FOOTER_STRIPES)
 
     @property
     def calendar(self) -> int | None:
@@ -203,6 +196,18 @@ class OrcTail:
                 parts = {n: v for n, _w, v, _r in _fields(_submessage(value, "a UserMetadataItem"))}
                 items[bytes(parts.get(1, b"")).decode()] = bytes(parts.get(2, b""))
         return items
+
+
+def stripe_row_counts(stripe_infos: Iterable[bytes]) -> list[int]:
+    """``numberOfRows`` of each encoded StripeInformation message."""
+    rows = []
+    for info in stripe_infos:
+        n = 0
+        for number, _wire, value, _raw in _fields(info):
+            if number == _STRIPE_NUMBER_OF_ROWS:
+                n = int(value)
+        rows.append(n)
+    return rows
 
 
 def read_tail(data: bytes | memoryview | pa.Buffer, *, whole_file: bool = True) -> OrcTail:

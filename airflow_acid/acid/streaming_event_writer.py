@@ -15,7 +15,6 @@ stream); small ones go row by row through one long-lived pyorc writer
 
 from __future__ import annotations
 
-import struct
 from typing import IO
 
 import fsspec
@@ -26,21 +25,19 @@ import pyarrow.orc as po
 from airflow_acid.acid import names
 from airflow_acid.acid.event_schema import KEY_FIELDS, AcidKey
 from airflow_acid.acid.event_writer import (
-    ACID_VERSION_KEY,
-    KEY_INDEX_KEY,
-    ORC_ACID_VERSION,
-    STATS_KEY,
     AcidStats,
     EventFileInfo,
     EventFileWriter,
     FileKind,
+    aborting_on_error,
+    acid_metadata,
     check_event_batch,
     conform_events,
-    format_key_index,
+    storage_error,
     write_acid_version_file,
+    write_flush_lengths,
 )
 from airflow_acid.acid.fast_event_writer import writer_options
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.orc_append import AppendingOrcFile
 from airflow_acid.acid.orc_nulls import orc_safe
@@ -127,10 +124,9 @@ class StreamingEventFileWriter:
         try:
             length = self._file.tail(self._metadata())
             self._flush_lengths.append(length)
-            self._dir.fs.pipe_file(self._dir.full_path(names.flush_length_file(self.file_name)),
-                                   b"".join(struct.pack(">q", x) for x in self._flush_lengths))
+            write_flush_lengths(self._dir, self.file_name, self._flush_lengths)
         except OSError as exc:
-            raise self._storage_error(exc) from exc
+            raise storage_error(self.path, exc) from exc
         return length
 
     def _append_pending(self) -> None:
@@ -155,7 +151,7 @@ class StreamingEventFileWriter:
             before = len(self._file.stripe_rows)
             self._file.append(sink.getvalue())
         except OSError as exc:
-            raise self._storage_error(exc) from exc
+            raise storage_error(self.path, exc) from exc
         ends = np.cumsum(self._file.stripe_rows[before:]) - 1
         keys = [events.column(k).take(pa.array(ends)).to_pylist() for k in KEY_FIELDS]
         self._key_index += [AcidKey(*key) for key in zip(*keys)]
@@ -164,19 +160,14 @@ class StreamingEventFileWriter:
         self.discard()
 
     def _metadata(self) -> dict[str, bytes]:
-        stats = AcidStats(*(int(c) for c in self._counts))
-        return {KEY_INDEX_KEY: format_key_index(self._key_index).encode(), STATS_KEY: stats.to_string().encode(),
-                ACID_VERSION_KEY: ORC_ACID_VERSION.encode()}
-
-    def _storage_error(self, exc: OSError) -> AcidFileError:
-        return AcidFileError(self.path, f"cannot be written: {exc.strerror or exc}")
+        return acid_metadata(self._key_index, AcidStats(*(int(c) for c in self._counts)))
 
     def close(self) -> EventFileInfo | None:
         """Finish the file (final footer, side file removed, ``_orc_acid_version``); None when it never got an
         event (nothing was created)."""
         if self._closed:
             raise ValueError(f"{self.path}: writer is already closed")
-        try:
+        with aborting_on_error(self.path, self.abort):
             self._append_pending()
             if self._row_writer is not None:
                 self._closed = True
@@ -192,12 +183,6 @@ class StreamingEventFileWriter:
             if self._flush_lengths:
                 self._dir.remove(names.flush_length_file(self.file_name))
             write_acid_version_file(self._dir)
-        except OSError as exc:
-            self.abort()
-            raise self._storage_error(exc) from exc
-        except BaseException:
-            self.abort()
-            raise
         stats = AcidStats(*(int(c) for c in self._counts))
         self.info = EventFileInfo(self.path, self._file.rows, len(self._key_index), tuple(self._key_index), stats,
                                   tuple(self._flush_lengths))

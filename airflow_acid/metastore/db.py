@@ -223,7 +223,12 @@ CLOCK_SQL = {
 def clock_ms(conn: Connection) -> sa.ColumnElement[int]:
     """The database clock in epoch milliseconds as a column expression, to read it in a statement that is sent
     anyway (one round trip less than :func:`now_ms`)."""
-    return sa.literal_column(CLOCK_SQL[conn.dialect.name], sa.BigInteger)
+    return clock_column(conn.dialect.name)
+
+
+def clock_column(dialect: str) -> sa.ColumnElement[int]:
+    """:func:`clock_ms` for a dialect name (statements built once per dialect)."""
+    return sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger)
 
 
 def now_ms(conn: Connection) -> int:

@@ -146,11 +146,7 @@ class SchemaProfile:
 
     def writable(self, table: sa.Table) -> sa.TableClause | sa.Table:
         """``table`` for an INSERT: a lightweight clause that also names the extra catalog columns when there are."""
-        extra = self.catalog_columns.get(table.name, ())
-        if not extra:
-            return table
-        return sa.table(table.name, *[sa.column(c.name, c.type) for c in table.columns],
-                        *[sa.column(name, sa.String()) for name in extra])
+        return writable_table(table, tuple(self.catalog_columns.get(table.name, ())))
 
     def with_extras(self, table: sa.Table, rows: dict[str, Any] | list[dict[str, Any]]
                     ) -> dict[str, Any] | list[dict[str, Any]]:
@@ -174,10 +170,16 @@ def insert_into(profile: SchemaProfile, table: sa.Table) -> sa.Insert:
 
 @functools.cache
 def _insert_into(table: sa.Table, extra: tuple[str, ...]) -> sa.Insert:
+    return sa.insert(writable_table(table, extra))
+
+
+@functools.cache
+def writable_table(table: sa.Table, extra: tuple[str, ...]) -> sa.TableClause | sa.Table:
+    """``table`` itself, or a lightweight clause naming its columns plus the ``extra`` (String) ones."""
     if not extra:
-        return sa.insert(table)
-    return sa.insert(sa.table(table.name, *[sa.column(c.name, c.type) for c in table.columns],
-                              *[sa.column(name, sa.String()) for name in extra]))
+        return table
+    return sa.table(table.name, *[sa.column(c.name, c.type) for c in table.columns],
+                    *[sa.column(name, sa.String()) for name in extra])
 
 _PROFILES: weakref.WeakKeyDictionary[Engine, SchemaProfile] = weakref.WeakKeyDictionary()
 

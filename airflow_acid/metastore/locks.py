@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import CLOCK_SQL, Database, now_ms
+from airflow_acid.metastore.db import Database, clock_column, now_ms
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     LockNotAcquiredError,
@@ -233,7 +233,7 @@ _GRANT = (sa.update(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == sa.bindpara
 @functools.cache
 def _open_txn_row(dialect: str) -> sa.Select[Any]:
     """The state of TXNS row ``txn_id``, locked, and the database clock."""
-    return (sa.select(TXNS.c.TXN_STATE, sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger).label("now"))
+    return (sa.select(TXNS.c.TXN_STATE, clock_column(dialect).label("now"))
             .where(TXNS.c.TXN_ID == sa.bindparam("txn_id", type_=sa.BigInteger)).with_for_update())
 
 

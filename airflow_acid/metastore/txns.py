@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import CLOCK_SQL, Database, now_ms
+from airflow_acid.metastore.db import Database, clock_column, now_ms
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     NoSuchLockError,
@@ -28,7 +28,7 @@ from airflow_acid.metastore.errors import (
     TxnStateError,
     WriteConflictError,
 )
-from airflow_acid.metastore.flavour import insert_into, profile_of
+from airflow_acid.metastore.flavour import insert_into, profile_of, writable_table
 from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
@@ -163,7 +163,7 @@ _ADVANCE_WRITE_ID = (sa.update(NEXT_WRITE_ID).where(NEXT_WRITE_ID.c.NWI_DATABASE
 def _open_facts(dialect: str) -> sa.Select[Any]:
     """The clock, the open-txn count (hive.max.open.txns) and the MIN_HISTORY_LEVEL watermark in one statement;
     ``timeout_ms`` is hive.txn.opentxn.timeout."""
-    clock = sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger)
+    clock = clock_column(dialect)
     is_open = TXNS.c.TXN_STATE == TxnState.OPEN.value
     return sa.select(
         clock.label("now"),
@@ -180,7 +180,7 @@ def _commit_facts(dialect: str) -> sa.Select[int, bool, bool, bool]:
     """The clock and what the txn holds (components, update/delete components, locks), in one statement."""
     own = TXN_COMPONENTS.c.TC_TXNID == _TXN_ID
     return sa.select(
-        sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger).label("now"),
+        clock_column(dialect).label("now"),
         sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own).exists().label("has_components"),
         sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
         .exists().label("has_update_delete"),
@@ -200,9 +200,7 @@ def _move_components(with_stamp: bool, extras: tuple[tuple[str, str], ...]) -> s
         .where(TXN_COMPONENTS.c.TC_TXNID == _TXN_ID,
                TXN_COMPONENTS.c.TC_OPERATION_TYPE != OperationType.COMPACT.value)
     )
-    target = COMPLETED_TXN_COMPONENTS if not extras else sa.table(
-        COMPLETED_TXN_COMPONENTS.name, *[sa.column(c.name, c.type) for c in COMPLETED_TXN_COMPONENTS.columns],
-        *[sa.column(column, sa.String()) for column, _v in extras])
+    target = writable_table(COMPLETED_TXN_COMPONENTS, tuple(column for column, _v in extras))
     return sa.insert(target).from_select(
         ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", *(["CTC_TIMESTAMP"] if with_stamp else []),
          "CTC_WRITEID", "CTC_UPDATE_DELETE", *[column for column, _v in extras]], moved)
