@@ -6,7 +6,7 @@ half an hour ago. Then ``--hot`` partitions get new committed writes: half of th
 deltas (→ below the thresholds). Measured, in the same run:
 
 * ``cycle``: the Initiator cycle(s) that find the hot partitions (seconds, candidates, directory listings counted by
-  a wrapping filesystem, listings per candidate, queued/declined). More hot partitions than
+  wrapping Storage.list_files, listings per candidate, queued/declined). More hot partitions than
   metastore.compactor.fetch.size (at most 5,000) take several cycles, each resuming where the last stopped;
   ``cycle`` sums them (``cycles`` says how many), ``cycle.per_cycle_seconds`` lists each;
 * ``idle_cycle`` (baseline 1): the next cycle, with no new writes;
@@ -16,7 +16,10 @@ deltas (→ below the thresholds). Measured, in the same run:
 ``--threads`` is hive.compactor.request.queue (candidates evaluated in parallel); ``--backend postgresql`` runs on a
 fresh PostgreSQL database (``AIRFLOW_ACID_TEST_PG`` admin URL) instead of SQLite. The issue-17 goal:
 
-    .venv/bin/python bench/bench_initiator.py --partitions 100000 --hot 10000 --backend postgresql --threads 4
+    .venv/bin/python bench/bench_initiator.py --partitions 100000 --hot 10000 --backend postgresql
+
+(Hive's default of one request-queue thread: local listings are bound by system calls and the GIL, so more threads
+only contend — ``--threads 4`` shows it.)
 
     .venv/bin/python bench/bench_initiator.py [--partitions 10000] [--hot 1000] [--url sqlite:///…] [--threads 1]
 """
@@ -27,19 +30,20 @@ import argparse
 import os
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
-from fsspec.implementations.local import LocalFileSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from goals import Goal, emit
 
-from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import acquire_mutex, now_ms, set_mutex_value
@@ -60,18 +64,26 @@ BASE_BYTES, DELTA_BYTES = 100_000, 100
 MANY, FEW = 11, 3  # deltas per hot partition: above / below hive.compactor.delta.num.threshold (10)
 
 
-class CountingFileSystem(LocalFileSystem):
-    """Local filesystem counting ``find`` calls (one per directory listing of Storage.list_files)."""
+class CountedListings:
+    """Counts directory listings (calls of Storage.list_files, whichever way the filesystem lists) while active."""
 
-    cachable = False
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.finds = 0
+    @contextmanager
+    def active(self):
+        original = Storage.list_files
 
-    def find(self, path, *args, **kwargs):
-        self.finds += 1
-        return super().find(path, *args, **kwargs)
+        def counted(storage: Storage) -> list:
+            with self._lock:
+                self.count += 1
+            return original(storage)
+        Storage.list_files = counted  # type: ignore[method-assign]
+        try:
+            yield self
+        finally:
+            Storage.list_files = original  # type: ignore[method-assign]
 
 
 def _sparse(path: Path, size: int) -> None:
@@ -163,13 +175,13 @@ def run(url: str | None, partitions: int, hot: int, threads: int = 1) -> dict:
             locations = setup(ms, root, partitions, hot)
             setup_s = time.perf_counter() - clock
 
-            fs = CountingFileSystem()
-            initiator = Initiator(ms, conf, host="bench", filesystem=fs)
-            reports = _cycles(initiator)
-            cycle_finds = fs.finds
-            fs.finds = 0
-            idle = initiator.run_cycle()
-            idle_finds = fs.finds
+            initiator = Initiator(ms, conf, host="bench")
+            with CountedListings().active() as listings:
+                reports = _cycles(initiator)
+            cycle_finds = listings.count
+            with CountedListings().active() as listings:
+                idle = initiator.run_cycle()
+            idle_finds = listings.count
 
             clock = time.perf_counter()
             listed = sum(len(storage_for(loc).list_files()) for loc in locations)

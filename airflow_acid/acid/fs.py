@@ -13,7 +13,9 @@ creates directories, and removals are one batched delete of the objects a listin
 from __future__ import annotations
 
 import logging
+import os
 import posixpath
+import stat
 import uuid
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -44,6 +46,38 @@ class ListedFile:
 
 def _below_any(relative: str, directories: list[str]) -> bool:
     return any(relative.startswith(d + "/") for d in directories)
+
+
+def _scan_local(root: str) -> tuple[list[ListedFile], list[str]]:
+    """Files (relative path, size) and symbolic links below a local directory, walked with ``os.scandir``.
+
+    A missing root, or a directory removed while we walk (a Cleaner at work), lists as nothing; any other error
+    (permissions) is raised — a listing that silently misses files would mislead readers and the Cleaner.
+    """
+    files: list[ListedFile] = []
+    links: list[str] = []
+    pending = [("", root)]
+    while pending:
+        relative_dir, path = pending.pop()
+        try:
+            entries = list(os.scandir(path))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            relative = relative_dir + entry.name
+            try:
+                if entry.is_symlink():
+                    links.append(relative)
+                elif entry.is_dir(follow_symlinks=False):
+                    pending.append((relative + "/", entry.path))
+                else:
+                    info = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        files.append(ListedFile(relative, info.st_size))
+            except FileNotFoundError:
+                continue
+    links.sort()
+    return files, links
 
 
 @dataclass(frozen=True)
@@ -93,12 +127,25 @@ class Storage:
         return Storage(self.fs, self.full_path(relative), self.cache)
 
     def list_files(self) -> list[ListedFile]:
-        """Every file below ``root`` (recursively) with its size, from ONE ``find`` call; sorted by path.
+        """Every file below ``root`` (recursively) with its size, from ONE listing; sorted by path.
 
-        On a local filesystem symbolic links (and whatever lies below a linked directory) are skipped with a
-        warning: Hive writes none, and a link could make a reader, a compaction or the Cleaner reach outside the
-        table's location.
+        fsspec's own local filesystem is walked with ``os.scandir`` (a third of ``find``'s cost, which matters
+        when the Initiator lists 10,000 partitions); every other filesystem, subclasses included, answers ONE
+        ``find`` call. On a local filesystem symbolic links (and whatever lies below a linked directory) are
+        skipped with a warning: Hive writes none, and a link could make a reader, a compaction or the Cleaner
+        reach outside the table's location.
         """
+        if type(self.fs) is LocalFileSystem:
+            files, links = _scan_local(self.root)
+        else:
+            files, links = self._find_files()
+        if links:
+            log.warning("ignored %d symbolic link(s) under %s (links are never followed out of a table's "
+                        "location): %s", len(links), self.root, ", ".join(links[:5]))
+        files.sort()
+        return files
+
+    def _find_files(self) -> tuple[list[ListedFile], list[str]]:
         found = self.fs.find(self.root, withdirs=self.is_local, detail=True)
         prefix = self.root.rstrip("/") + "/"
         files: list[ListedFile] = []
@@ -114,11 +161,7 @@ class Storage:
             if info.get("type") == "directory":
                 continue
             files.append(ListedFile(relative, int(info.get("size") or 0)))
-        if links:
-            log.warning("ignored %d symbolic link(s) under %s (links are never followed out of a table's "
-                        "location): %s", len(links), self.root, ", ".join(links[:5]))
-        files.sort()
-        return files
+        return files, links
 
     def open_input(self, relative: str, size: int | None = None) -> pa.NativeFile:
         """Random-access input for pyarrow; ``size`` from the listing spares remote filesystems a stat."""
@@ -231,6 +274,8 @@ class Storage:
 
 def storage_for(location: str, filesystem: fsspec.AbstractFileSystem | None = None) -> Storage:
     """Storage rooted at a local path or fsspec URL (or at ``location`` on the given filesystem)."""
+    if filesystem is None and location.startswith("/") and "::" not in location:
+        filesystem = fsspec.filesystem("file")  # an absolute local path: skip URL parsing (Initiator hot path)
     if filesystem is not None:
         return Storage(filesystem, filesystem._strip_protocol(location).rstrip("/") or "/")
     fs, root = url_to_fs(location)

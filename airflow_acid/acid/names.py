@@ -7,6 +7,7 @@ names are parsed by splitting on ``_``, never by fixed positions.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass
 
@@ -127,6 +128,12 @@ def format_delta(min_write_id: int, max_write_id: int, statement_id: int | None 
     return name + (f"{VISIBILITY_PREFIX}{visibility_txn_id:07d}" if visibility_txn_id else "")
 
 
+PARSED_NAMES_CACHED = 65536
+"""Parsed directory names kept (frozen results): the same few names recur in every partition of a table, so the
+Initiator evaluating 10,000 partitions parses each name once."""
+
+
+@functools.lru_cache(maxsize=PARSED_NAMES_CACHED)
 def parse_base(name: str) -> BaseDir:
     """Parse ``base_N[_vT]`` (also ``base_-9223372036854775808``, Long.MIN_VALUE); AcidNameError names a bad name."""
     if not name.startswith(BASE_PREFIX):
@@ -137,6 +144,7 @@ def parse_base(name: str) -> BaseDir:
     return BaseDir(_number(rest, name, "write id"), vis)
 
 
+@functools.lru_cache(maxsize=PARSED_NAMES_CACHED)
 def parse_delta(name: str) -> DeltaDir:
     """Parse ``[delete_]delta_a_b[_s][_vT]`` by splitting on ``_``; AcidNameError names a bad name."""
     if name.startswith(DELETE_DELTA_PREFIX):

@@ -9,6 +9,7 @@ The function is pure: it never touches a filesystem (``_metadata_acid`` text com
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from airflow_acid.acid.names import (
     LONG_MIN,
     METADATA_ACID_FILE,
     ORC_ACID_VERSION_FILE,
+    PARSED_NAMES_CACHED,
     AcidNameError,
     BaseDir,
     DeltaDir,
@@ -269,6 +271,13 @@ def _visible(parts: Sequence[str]) -> bool:
         p in (ORC_ACID_VERSION_FILE, METADATA_ACID_FILE) for p in parts[:-1])
 
 
+@functools.lru_cache(maxsize=PARSED_NAMES_CACHED)
+def _path_parts(path: str) -> tuple[tuple[str, ...], bool, bool]:
+    """(components, names a directory, visible) of a listed path; cached — partitions repeat the same names."""
+    parts, is_dir = _split(path)
+    return tuple(parts), is_dir, _visible(parts)
+
+
 def _is_marker_or_side_file(name: str) -> bool:
     return name in (ORC_ACID_VERSION_FILE, METADATA_ACID_FILE) or name.endswith(FLUSH_LENGTH_SUFFIX)
 
@@ -278,8 +287,8 @@ def _group(files: Iterable[object], ignore_empty_files: bool) -> tuple[list[Acid
     dirs: dict[str, _DirListing] = {}
     for item in files:
         raw, size = _entry(item)
-        parts, is_dir = _split(raw)
-        if not _visible(parts):
+        parts, is_dir, visible = _path_parts(raw)
+        if not visible:
             continue
         top = parts[0]
         if len(parts) == 1 and not is_dir:

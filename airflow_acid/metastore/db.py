@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -218,6 +218,17 @@ CLOCK_SQL = {
     "mysql": "CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)",
     "sqlite": "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)",
 }
+
+
+def in_literals(column: sa.ColumnElement[Any], values: Iterable[Any]) -> sa.ColumnElement[bool]:
+    """``column IN (v1, v2, …)`` with the values rendered inline (escaped by the column's type) at execution.
+
+    For long lists of names: bound, they make one statement text per list length, which psycopg prepares after a
+    few runs, and PostgreSQL's generic plan then compares every row against every parameter (no hashed IN, no
+    index probe for the list) — 180 ms per 500-name DELETE on a 5,000-row table. Inline, each list is planned
+    with its values.
+    """
+    return column.in_(sa.bindparam(None, list(values), expanding=True, literal_execute=True, type_=column.type))
 
 
 def clock_ms(conn: Connection) -> sa.ColumnElement[int]:

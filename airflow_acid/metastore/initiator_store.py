@@ -22,7 +22,7 @@ from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore import hive_mutex
 from airflow_acid.metastore.aborts import AbortGroup, abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, acquire_mutex, now_ms, peek_mutex_value, set_mutex_value
+from airflow_acid.metastore.db import Database, acquire_mutex, in_literals, now_ms, peek_mutex_value, set_mutex_value
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.schema import (
     ACID_INITIATOR_DECISIONS,
@@ -318,8 +318,8 @@ class InitiatorStore:
             if wanted is None:
                 rows = conn.execute(query.order_by(PARTITIONS.c.PART_NAME)).all()
             else:
-                rows = [r for start in range(0, len(wanted), _CHUNK)
-                        for r in conn.execute(query.where(PARTITIONS.c.PART_NAME.in_(wanted[start:start + _CHUNK])))]
+                rows = [r for start in range(0, len(wanted), _CHUNK) for r in conn.execute(
+                    query.where(in_literals(PARTITIONS.c.PART_NAME, wanted[start:start + _CHUNK])))]
             params: dict[int, dict[str, str]] = {}
             ids = [r.PART_ID for r in rows]
             for start in range(0, len(ids), _CHUNK):
@@ -350,7 +350,7 @@ class InitiatorStore:
                 if len(named) < len(parts):
                     conn.execute(sa.delete(AID).where(*base, AID.c.AID_PARTITION.is_(None)))
                 for start in range(0, len(named), _CHUNK):
-                    conn.execute(sa.delete(AID).where(*base, AID.c.AID_PARTITION.in_(named[start:start + _CHUNK])))
+                    conn.execute(sa.delete(AID).where(*base, in_literals(AID.c.AID_PARTITION, named[start:start + _CHUNK])))
             conn.execute(sa.insert(AID), [{
                 "AID_DATABASE": r.database, "AID_TABLE": r.table, "AID_PARTITION": r.partition,
                 "AID_DECIDED_AT": r.decided_at if r.decided_at is not None else now,

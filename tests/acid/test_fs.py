@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
 import fsspec
 import pyarrow as pa
 import pytest
 from fsspec.implementations.local import LocalFileSystem
 from fsspec.implementations.memory import MemoryFileSystem
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.event_schema import AcidKey, delete_events, insert_events
@@ -136,7 +140,8 @@ def test_atomic_write_and_partial_output_cleanup(tmp_path):
     assert [f.path for f in storage.list_files()] == ["d/_orc_acid_version"]
 
 
-def test_symbolic_links_are_listed_as_nothing_and_never_followed(tmp_path, caplog):
+@pytest.mark.parametrize("filesystem", [None, CountingLocal()], ids=["scandir", "fsspec-find"])
+def test_symbolic_links_are_listed_as_nothing_and_never_followed(tmp_path, caplog, filesystem):
     outside = tmp_path / "outside"
     (outside / "delta_0000009_0000009_0000").mkdir(parents=True)
     (outside / "delta_0000009_0000009_0000" / "bucket_00000").write_bytes(b"not yours")
@@ -148,6 +153,67 @@ def test_symbolic_links_are_listed_as_nothing_and_never_followed(tmp_path, caplo
     (table / "delta_0000001_0000001_0000" / "bucket_00001").symlink_to(outside / "secret")
     (table / "base_0000005").symlink_to(outside, target_is_directory=True)
     with caplog.at_level("WARNING", logger="airflow_acid.acid.fs"):
-        files = storage_for(str(table)).list_files()
+        files = storage_for(str(table), filesystem).list_files()
     assert files == [ListedFile("delta_0000001_0000001_0000/bucket_00000", 3)]
     assert "ignored 3 symbolic link(s)" in caplog.text and "base_0000005" in caplog.text
+
+
+def _tree(root, names: list[str]) -> None:
+    for name in names:
+        path = root / name
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"x" * (len(name) % 7))
+
+
+TREE_NAMES = st.lists(
+    st.builds(lambda parts, leaf, kind: "/".join(parts + [leaf]) + ("/" if kind else ""),
+              st.lists(st.sampled_from(["base_0000001", "delta_0000002_0000002_0000", ".hive-staging", "a"]),
+                       max_size=3),
+              st.sampled_from(["bucket_00000", "_orc_acid_version", ".bucket_00000.crc", "x y", "\u00e9t\u00e9"]),
+              st.booleans()),
+    max_size=12)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(names=TREE_NAMES)
+def test_local_scandir_listing_equals_fsspec_find(tmp_path_factory, names):
+    """The local fast path lists exactly what fsspec's find lists: every file, hidden ones included, with its size;
+    directories (empty ones too) are not files."""
+    root = tmp_path_factory.mktemp("tree") / "table"
+    root.mkdir()
+    clashing = {n.rstrip("/") for n in names if n.endswith("/")}
+    _tree(root, [n for n in names if n.endswith("/") or not any(c.startswith(n + "/") or c == n for c in clashing)])
+    fast = storage_for(str(root)).list_files()
+    slow = storage_for(str(root), CountingLocal()).list_files()
+    assert fast == slow
+
+
+def test_local_listing_makes_no_fsspec_listing_calls(tmp_path, monkeypatch):
+    _populate(str(tmp_path / "table"), LocalFileSystem())
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("the local fast path must not call fsspec's listing")
+    for name in ("find", "ls", "walk", "info"):
+        monkeypatch.setattr(LocalFileSystem, name, refuse)
+    files = storage_for(str(tmp_path / "table")).list_files()
+    assert [f.path for f in files] == sorted(f.path for f in files)
+    assert {f.path.split("/")[0] for f in files} == {
+        "base_0000002", "delta_0000003_0000003_0000", "delete_delta_0000004_0000004_0000", "delta_0000001_0000001_0000"}
+    assert all(f.size == (tmp_path / "table" / f.path).stat().st_size for f in files)
+
+
+def test_a_directory_removed_during_the_walk_lists_as_nothing(tmp_path, monkeypatch):
+    """A Cleaner removing an obsolete directory while a reader lists must not fail the reader."""
+    _tree(tmp_path / "t", ["base_0000001/bucket_00000", "delta_0000002_0000002_0000/bucket_00000"])
+    real = os.scandir
+
+    def vanishing(path):
+        if str(path).endswith("delta_0000002_0000002_0000"):
+            raise FileNotFoundError(path)
+        return real(path)
+    monkeypatch.setattr("airflow_acid.acid.fs.os.scandir", vanishing)
+    size = (tmp_path / "t" / "base_0000001" / "bucket_00000").stat().st_size
+    assert storage_for(str(tmp_path / "t")).list_files() == [ListedFile("base_0000001/bucket_00000", size)]
