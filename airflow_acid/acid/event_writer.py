@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from types import TracebackType
-from typing import Any, BinaryIO, cast
+from typing import IO, Any, BinaryIO, cast
 
 import fsspec
 import numpy as np
@@ -326,10 +326,32 @@ def storage_error(path: str, exc: OSError) -> AcidFileError:
     return AcidFileError(path, f"cannot be written: {exc.strerror or exc}")
 
 
-def write_flush_lengths(storage: Storage, file_name: str, lengths: Sequence[int]) -> None:
-    """The ``_flush_length`` side file of ``file_name``: every flush length so far, 8-byte big-endian (§1.4)."""
-    with storage.fs.open(storage.full_path(names.flush_length_file(file_name)), "wb") as fh:
-        fh.write(b"".join(struct.pack(">q", x) for x in lengths))
+class FlushLengthFile:
+    """The ``_flush_length`` side file of a streaming bucket file (§1.4), kept open as Hive's OrcRecordUpdater keeps
+    it: every flush appends one 8-byte big-endian length and flushes it. The file only grows, so a reader never
+    sees it shorter than its last flush (rewriting it per flush cost a truncate, and showed readers an empty file
+    in between)."""
+
+    def __init__(self, storage: Storage, file_name: str) -> None:
+        self._storage = storage
+        self.relative = names.flush_length_file(file_name)
+        self._handle: IO[bytes] | None = None
+
+    def record(self, length: int) -> None:
+        if self._handle is None:
+            self._handle = self._storage.fs.open(self._storage.full_path(self.relative), "wb")
+        self._handle.write(struct.pack(">q", length))
+        self._handle.flush()
+
+    def remove(self) -> None:
+        """Close and delete the side file (the data file is finished or dropped)."""
+        if self._handle is not None:
+            handle, self._handle = self._handle, None
+            try:
+                handle.close()
+            except Exception:  # noqa: BLE001 - the file goes anyway; a failed close must not hide the caller's error
+                pass
+        self._storage.remove(self.relative)
 
 
 @contextlib.contextmanager
@@ -370,6 +392,7 @@ class EventFileWriter:
         self._key_index: list[AcidKey] = []
         self._stripe_rows_done: list[int] = []
         self._flush_lengths: list[int] = []
+        self._side = FlushLengthFile(self._dir, self.file_name)
         self._counts = np.zeros(3, dtype=np.int64)
         self._rows = 0
         self._stripe_rows = 0
@@ -469,7 +492,7 @@ class EventFileWriter:
         length = self._end_stripe() if self._stripe_rows else self._intermediate_footer()
         self._handle.flush()
         self._flush_lengths.append(length)
-        write_flush_lengths(self._dir, self.file_name, self._flush_lengths)
+        self._side.record(length)
         return length
 
     def close(self) -> EventFileInfo:
@@ -491,7 +514,7 @@ class EventFileWriter:
             self._closed = True
             self._verify_stripes(size)
             if self.streaming:
-                self._dir.remove(names.flush_length_file(self.file_name))
+                self._side.remove()
             write_acid_version_file(self._dir)
         self.info = EventFileInfo(self.path, self._rows, len(self._key_index), tuple(self._key_index), stats,
                                   tuple(self._flush_lengths))
@@ -514,7 +537,7 @@ class EventFileWriter:
             except Exception:  # noqa: BLE001 - closing a writer that already failed; the first error wins
                 pass
         self._dir.remove(self.file_name)
-        self._dir.remove(names.flush_length_file(self.file_name))
+        self._side.remove()
 
 
 def write_acid_version_file(directory: str | Storage, filesystem: fsspec.AbstractFileSystem | None = None) -> None:

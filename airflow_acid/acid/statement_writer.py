@@ -8,8 +8,11 @@ pyarrow-based :mod:`~airflow_acid.acid.fast_event_writer` using the delta ORC se
 
 from __future__ import annotations
 
+import functools
+import os
 import posixpath
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import fsspec
@@ -26,12 +29,37 @@ from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.orc_tail import finished_tail
+from airflow_acid.errors import AcidInputError
 
 BucketAssigner = Callable[[pa.Table], np.ndarray]
 """Maps rows to bucket ids (one int per row); None means every row goes to bucket 0 (unbucketed)."""
 
 STATEMENT_ORC = OrcSettings()
 """Hive's defaults; statement files are deltas, so stripe and buffer sizes are divided by the base/delta ratio."""
+
+WRITER_MIN_BYTES = 8 * 1024 * 1024
+"""Arrow bytes each parallel writer of an unbucketed insert gets at least (smaller inserts stay one file)."""
+
+MAX_WRITERS = 8
+
+
+WRITER_THREADS_ENV = "AIRFLOW_ACID_WRITER_THREADS"
+
+
+def writer_threads() -> int:
+    """Writers a statement may run at once: ``$AIRFLOW_ACID_WRITER_THREADS`` if set (1 = one file per bucket, no
+    threads), else this machine's usable cores, at most :data:`MAX_WRITERS`."""
+    configured = os.environ.get(WRITER_THREADS_ENV, "").strip()
+    if configured:
+        if not configured.isdigit() or int(configured) < 1:
+            raise AcidInputError(f"{WRITER_THREADS_ENV}={configured!r} is not a positive integer; set it to the "
+                                 "number of files a statement may write at once (1 disables parallel writers)")
+        return int(configured)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_WRITERS, cores))
 
 
 @dataclass(frozen=True)
@@ -48,51 +76,79 @@ class StatementFiles:
 def write_statement(location: str, write_id: int, statement_id: int, row_schema: pa.Schema, *,
                     inserts: pa.Table | None = None, deletes: pa.Table | None = None,
                     bucket_of: BucketAssigner | None = None,
-                    filesystem: fsspec.AbstractFileSystem | None = None) -> StatementFiles:
+                    filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1) -> StatementFiles:
     """Write the events of one statement under ``location``; ``deletes`` holds ROW__ID columns
-    (originalTransaction, bucket, rowId) of the rows to delete."""
-    written: list[str] = []
+    (originalTransaction, bucket, rowId) of the rows to delete.
+
+    ``max_writers`` > 1 writes the bucket files on that many threads (the ORC writer runs without the GIL); an
+    unbucketed insert of more than :data:`WRITER_MIN_BYTES` per writer is then split into contiguous slices written
+    as ``bucket_0``, ``bucket_1`` … — writer ids, as Hive's parallel tasks write an unbucketed table."""
     delta = delete_delta = None
     n_ins = inserts.num_rows if inserts is not None else 0
     n_del = deletes.num_rows if deletes is not None else 0
+    jobs: list[Callable[[], str]] = []
     if inserts is not None and n_ins:
         delta = names.format_delta(write_id, write_id, statement_id)
-        buckets = None if bucket_of is None else np.asarray(bucket_of(inserts))
-        for bucket_id in (0,) if buckets is None else np.unique(buckets):
-            rows = inserts if buckets is None else inserts.filter(pa.array(buckets == bucket_id))
-            prop = bucket_codec.encode(int(bucket_id), statement_id)
-            written.append(_write_bucket(posixpath.join(location, delta), int(bucket_id),
-                                         insert_events(rows.select(row_schema.names), write_id, prop), row_schema,
-                                         filesystem))
+        for bucket_id, rows in _insert_buckets(inserts, bucket_of, max_writers):
+            prop = bucket_codec.encode(bucket_id, statement_id)
+            jobs.append(functools.partial(_write_insert_bucket, posixpath.join(location, delta), bucket_id, rows,
+                                          write_id, prop, row_schema, filesystem, FileKind.DELTA))
     if deletes is not None and n_del:
         delete_delta = names.format_delta(write_id, write_id, statement_id, delete=True)
         bucket_ids = bucket_codec.bucket_ids_of(deletes.column(BUCKET).to_numpy())
         for bucket_id in np.unique(bucket_ids):
             keys = deletes.filter(pa.array(bucket_ids == bucket_id))
-            written.append(_write_bucket(posixpath.join(location, delete_delta), int(bucket_id),
-                                         delete_events(keys, write_id, row_schema), row_schema, filesystem))
-    return StatementFiles(delta, delete_delta, tuple(written), n_ins, n_del)
+            jobs.append(functools.partial(_write_delete_bucket, posixpath.join(location, delete_delta),
+                                          int(bucket_id), keys, write_id, row_schema, filesystem))
+    return StatementFiles(delta, delete_delta, tuple(_run(jobs, max_writers)), n_ins, n_del)
 
 
 def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Table, *,
                bucket_of: BucketAssigner | None = None, statement_id: int = 0,
-               filesystem: fsspec.AbstractFileSystem | None = None) -> StatementFiles:
+               filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1) -> StatementFiles:
     """INSERT OVERWRITE: ``base_W`` (no visibility suffix, no ``_metadata_acid``: not a compacted base) holding
     ``rows`` as insert events of write id W, one ``bucket_N`` file per bucket (§1.3); ``statement_id`` goes into
     the bucket property (distinct writers of one bucket keep distinct ROW__IDs). With no rows the base is a
-    truncated one (:func:`write_truncated_base`): readers must still stop at it."""
+    truncated one (:func:`write_truncated_base`): readers must still stop at it. ``max_writers`` as in
+    :func:`write_statement`."""
     if not rows.num_rows:
         return write_truncated_base(location, write_id, filesystem=filesystem)
     base = names.format_base(write_id)
-    buckets = np.zeros(rows.num_rows, dtype=np.int64) if bucket_of is None else np.asarray(bucket_of(rows))
-    written = []
-    for bucket_id in np.unique(buckets):
-        part = rows.filter(pa.array(buckets == bucket_id))
-        prop = bucket_codec.encode(int(bucket_id), statement_id)
-        written.append(_write_bucket(posixpath.join(location, base), int(bucket_id),
-                                     insert_events(part.select(row_schema.names), write_id, prop), row_schema,
-                                     filesystem, kind=FileKind.BASE))
-    return StatementFiles(base, None, tuple(written), rows.num_rows, 0)
+    jobs: list[Callable[[], str]] = [
+        functools.partial(_write_insert_bucket, posixpath.join(location, base), bucket_id, part, write_id,
+                          bucket_codec.encode(bucket_id, statement_id), row_schema, filesystem, FileKind.BASE)
+        for bucket_id, part in _insert_buckets(rows, bucket_of, max_writers)]
+    return StatementFiles(base, None, tuple(_run(jobs, max_writers)), rows.num_rows, 0)
+
+
+def _insert_buckets(rows: pa.Table, bucket_of: BucketAssigner | None, max_writers: int) -> list[tuple[int, pa.Table]]:
+    """(bucket id, rows) per file: the assigner's buckets, or — unbucketed — one contiguous slice per writer."""
+    if bucket_of is not None:
+        buckets = np.asarray(bucket_of(rows))
+        return [(int(b), rows.filter(pa.array(buckets == b))) for b in np.unique(buckets)]
+    writers = max(1, min(max_writers, rows.nbytes // WRITER_MIN_BYTES))
+    step = -(-rows.num_rows // writers)
+    return [(i, rows.slice(i * step, step)) for i in range(writers) if i * step < rows.num_rows]
+
+
+def _run(jobs: list[Callable[[], str]], max_writers: int) -> list[str]:
+    """Run the file writers, on up to ``max_writers`` threads; results in job order, the first error raised."""
+    if max_writers <= 1 or len(jobs) <= 1:
+        return [job() for job in jobs]
+    with ThreadPoolExecutor(max_workers=min(max_writers, len(jobs)), thread_name_prefix="acid-writer") as pool:
+        futures = [pool.submit(job) for job in jobs]
+        return [f.result() for f in futures]
+
+
+def _write_insert_bucket(directory: str, bucket_id: int, rows: pa.Table, write_id: int, prop: int,
+                         row_schema: pa.Schema, filesystem: fsspec.AbstractFileSystem | None, kind: FileKind) -> str:
+    return _write_bucket(directory, bucket_id, insert_events(rows.select(row_schema.names), write_id, prop),
+                         row_schema, filesystem, kind=kind)
+
+
+def _write_delete_bucket(directory: str, bucket_id: int, keys: pa.Table, write_id: int, row_schema: pa.Schema,
+                         filesystem: fsspec.AbstractFileSystem | None) -> str:
+    return _write_bucket(directory, bucket_id, delete_events(keys, write_id, row_schema), row_schema, filesystem)
 
 
 def write_truncated_base(location: str, write_id: int, *,

@@ -29,13 +29,13 @@ from airflow_acid.acid.event_writer import (
     EventFileInfo,
     EventFileWriter,
     FileKind,
+    FlushLengthFile,
     aborting_on_error,
     acid_metadata,
     check_event_batch,
     conform_events,
     storage_error,
     write_acid_version_file,
-    write_flush_lengths,
 )
 from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.fs import Storage, storage_for
@@ -70,6 +70,7 @@ class StreamingEventFileWriter:
         """The last key appended to the file (events must continue after it)."""
         self._key_index: list[AcidKey] = []
         self._flush_lengths: list[int] = []
+        self._side = FlushLengthFile(self._dir, self.file_name)
         self._handle: IO[bytes] | None = None
         self._file: AppendingOrcFile | None = None
         self._row_writer: EventFileWriter | None = None
@@ -124,7 +125,7 @@ class StreamingEventFileWriter:
         try:
             length = self._file.tail(self._metadata())
             self._flush_lengths.append(length)
-            write_flush_lengths(self._dir, self.file_name, self._flush_lengths)
+            self._side.record(length)
         except OSError as exc:
             raise storage_error(self.path, exc) from exc
         return length
@@ -181,7 +182,7 @@ class StreamingEventFileWriter:
             self._handle.close()
             self._closed = True
             if self._flush_lengths:
-                self._dir.remove(names.flush_length_file(self.file_name))
+                self._side.remove()
             write_acid_version_file(self._dir)
         stats = AcidStats(*(int(c) for c in self._counts))
         self.info = EventFileInfo(self.path, self._file.rows, len(self._key_index), tuple(self._key_index), stats,
@@ -204,7 +205,7 @@ class StreamingEventFileWriter:
                     pass
         if self._file is not None:
             self._dir.remove(self.file_name)
-            self._dir.remove(names.flush_length_file(self.file_name))
+            self._side.remove()
 
 
 __all__ = ["StreamingEventFileWriter"]

@@ -30,6 +30,7 @@ from airflow_acid.acid.statement_writer import (
     write_insert_only,
     write_statement,
     write_truncated_base,
+    writer_threads,
 )
 from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
 from airflow_acid.client.predicates import (
@@ -252,7 +253,8 @@ class Transaction:
         else:
             write_statement(target.location, write_id, stmt, schema,
                             inserts=None if inserts is None else inserts.select(schema.names), deletes=deletes,
-                            bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem)
+                            bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem,
+                            max_writers=writer_threads())
         return dirs
 
     def _write_insert_only(self, info: TableInfo, target: PartitionTarget, dirname: str, rows: pa.Table) -> None:
@@ -476,7 +478,8 @@ class Transaction:
                         write_truncated_base(target.location, write_id, filesystem=self._wh.filesystem)
                 else:
                     write_base(target.location, write_id, schema, rows.select(schema.names),
-                               bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem)
+                               bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem,
+                               max_writers=writer_threads())
                 written.append(dirname)
             self._register(info, [t for t, _ in groups])
         return self._record(StatementResult(info.full_name, op_name, write_id, (stmt,),
