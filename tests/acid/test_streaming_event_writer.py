@@ -44,12 +44,14 @@ def test_each_flush_is_a_readable_prefix_and_aborted_events_never_reach_the_file
     w.write(_events([1, 2], 1))
     first = w.flush()
     assert struct.unpack(">q", side.read_bytes()) == (first,)
+    inode = side.stat().st_ino
     w.write(_events([3], 2))
     w.discard()  # txn 2 aborted
     w.write(_events([4, 5], 3))
     assert _read(table) == [1, 2]  # a reader sees the flushed prefix only
     second = w.flush()
     assert struct.unpack(">qq", side.read_bytes()) == (first, second)
+    assert side.stat().st_ino == inode  # the side file grows in place: never rewritten, never shorter for a reader
     assert _read(table) == [1, 2, 4, 5]
     info = w.close()
     assert not side.exists() and (delta / "_orc_acid_version").read_bytes() == b"2"
