@@ -8,6 +8,7 @@ import struct
 import pyarrow as pa
 import pyorc
 import pytest
+from fsspec.implementations.local import LocalFileSystem
 
 from airflow_acid.acid import bucket_codec, streaming_event_writer
 from airflow_acid.acid.event_schema import AcidKey, insert_events
@@ -44,14 +45,12 @@ def test_each_flush_is_a_readable_prefix_and_aborted_events_never_reach_the_file
     w.write(_events([1, 2], 1))
     first = w.flush()
     assert struct.unpack(">q", side.read_bytes()) == (first,)
-    inode = side.stat().st_ino
     w.write(_events([3], 2))
     w.discard()  # txn 2 aborted
     w.write(_events([4, 5], 3))
     assert _read(table) == [1, 2]  # a reader sees the flushed prefix only
     second = w.flush()
     assert struct.unpack(">qq", side.read_bytes()) == (first, second)
-    assert side.stat().st_ino == inode  # the side file grows in place: never rewritten, never shorter for a reader
     assert _read(table) == [1, 2, 4, 5]
     info = w.close()
     assert not side.exists() and (delta / "_orc_acid_version").read_bytes() == b"2"
@@ -63,6 +62,35 @@ def test_each_flush_is_a_readable_prefix_and_aborted_events_never_reach_the_file
     assert parse_key_index(meta[KEY_INDEX_KEY].decode()) == list(info.key_index)
     assert meta[STATS_KEY] == b"4,0,0"
     assert _read(table) == [1, 2, 4, 5]
+
+
+class _OpenCounting(LocalFileSystem):
+    cachable = False
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.opened: list[tuple[str, str]] = []
+
+    def _open(self, path, mode="rb", *args, **kwargs):
+        self.opened.append((path.rsplit("/", 1)[-1], mode))
+        return super()._open(path, mode, *args, **kwargs)
+
+
+def test_the_side_file_is_opened_once_and_only_grows(tmp_path, mode):
+    """Hive's OrcRecordUpdater keeps the side file open and appends a length per flush; rewriting it per flush would
+    show a concurrent reader an empty file between the truncate and the write."""
+    fs = _OpenCounting()
+    delta = tmp_path / "t" / "delta_0000001_0000003"
+    side = delta / "bucket_00000_flush_length"
+    w = StreamingEventFileWriter(str(delta), 0, SCHEMA, filesystem=fs)
+    lengths = []
+    for txn in (1, 2, 3):
+        w.write(_events([txn * 10, txn * 10 + 1], txn))
+        lengths.append(w.flush())
+        assert struct.unpack(f">{txn}q", side.read_bytes()) == tuple(lengths)
+    assert [m for name, m in fs.opened if name == side.name] == ["wb"]
+    w.close()
+    assert not side.exists()
 
 
 def test_intermediate_footers_of_pyarrow_stripes_carry_the_acid_metadata(tmp_path, monkeypatch):
