@@ -16,7 +16,8 @@ from __future__ import annotations
 import enum
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import fsspec
@@ -219,11 +220,34 @@ _MAX_RUNS = 256
 
 
 def _sorted_hits(deleted_row_ids: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Which values of ``r`` occur in the sorted, distinct ``deleted_row_ids`` (binary search, no hash table)."""
+    """Which values of ``r`` occur in the sorted, distinct ``deleted_row_ids`` (binary search, no hash table).
+
+    When ``r`` is strictly increasing (a run of one sorted file), only the deletes within ``r``'s range are looked up
+    in ``r`` — M log N instead of N log M: a 250,000-row slice of a base against 50,000 deletes costs ~1 ms, not ~4.
+    """
+    if len(r) > 1 and bool(np.all(r[1:] > r[:-1])):
+        d = deleted_row_ids[np.searchsorted(deleted_row_ids, r[0]):
+                            np.searchsorted(deleted_row_ids, r[-1], side="right")]
+        if len(d) < len(r):
+            pos = np.searchsorted(r, d)  # d lies within [r[0], r[-1]]: every position is inside r
+            hits = np.zeros(len(r), dtype=bool)
+            hits[pos[r[pos] == d]] = True
+            return hits
     pos = np.searchsorted(deleted_row_ids, r)
     np.minimum(pos, len(deleted_row_ids) - 1, out=pos)
-    hits: np.ndarray = deleted_row_ids[pos] == r
-    return hits
+    found: np.ndarray = deleted_row_ids[pos] == r
+    return found
+
+
+def _distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array (one pass; np.unique would sort or hash again)."""
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    distinct: np.ndarray = values[keep]
+    return distinct
 
 
 @dataclass(frozen=True)
@@ -242,7 +266,7 @@ class _DeleteSet:
         o, b, r = o[order], b[order], r[order]
         change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
         starts, ends = np.concatenate(([0], change)), np.concatenate((change, [len(o)]))
-        return cls({(int(o[s]), int(b[s])): np.unique(r[s:e]) for s, e in zip(starts, ends)})
+        return cls({(int(o[s]), int(b[s])): _distinct_sorted(r[s:e]) for s, e in zip(starts, ends)})
 
     def _hits(self, o: int, b: int, r: np.ndarray) -> np.ndarray | None:
         deleted = self.row_ids.get((o, b))
@@ -275,6 +299,19 @@ class _DeleteSet:
         if not hit.any():
             return None
         return pa.array(~hit)
+
+
+Deletes = Callable[[], "_DeleteSet | None"]
+"""The bucket's delete set, when it is needed (it may still be being read on the read-ahead thread)."""
+
+READ_AHEAD_BYTES = 8 << 20
+"""Event files up to this many bytes on storage, in all, are read ahead of the current file on a second thread
+(bench_merge_on_read.py: a base and 20 small deltas). Kept small: a compaction's memory holds them decoded."""
+
+
+def _read_ahead(src: DataSource) -> bool:
+    """Only ACID event files are read ahead: original files number their rows in order, file after file."""
+    return src.kind is SourceKind.EVENTS and 0 < src.size <= READ_AHEAD_BYTES
 
 
 SLICE_BYTES = 16 << 20
@@ -352,36 +389,71 @@ class _Reader:
             out.append(i)
         return out
 
-    def batches(self, bucket: BucketPlan, deleted: _DeleteSet | None) -> Iterator[pa.RecordBatch]:
-        """The bucket's surviving rows: ROW__ID columns then the read columns."""
+    def batches(self, bucket: BucketPlan) -> Iterator[pa.RecordBatch]:
+        """The bucket's surviving rows: ROW__ID columns then the read columns, file by file in plan order.
+
+        A second thread reads the delete deltas while the first data file decodes, then reads small event files
+        ahead of the current one (deltas, up to :data:`READ_AHEAD_BYTES` on storage at once): ORC decoding and
+        Arrow filtering run without the GIL, so a base, its deltas and its delete deltas are read side by side."""
         offsets: dict[str | None, int] = defaultdict(int)  # running synthetic rowId per directory (None = root)
-        for src in bucket.data:
-            if src.size == 0:
-                continue
-            expect = FileFormat.ACID if src.kind is SourceKind.EVENTS else None
-            f = self.open(src, expect)
-            mapping = self.column_map(f)
-            wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
-            if f.format is FileFormat.ACID:
-                yield from self._event_batches(f, mapping, wanted, deleted, src.stripes)
-            else:
-                if src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised already
-                    raise AcidFileError(f.path, "not an ACID event file")
-                key = src.directory
-                prop = bucket_codec.encode(bucket.bucket_id, 0)
-                for batch in _slices(f.iter_batches(row_columns=wanted)):
-                    n = batch.num_rows
-                    start = offsets[key]
-                    offsets[key] += n
-                    o = np.full(n, src.write_id, dtype=np.int64)
-                    b = np.full(n, prop, dtype=np.int32)
-                    r = np.arange(start, start + n, dtype=np.int64)
-                    keep = deleted.survivors(o, b, r) if deleted is not None else None
-                    cols = self._columns(batch, f, mapping, wanted)
-                    yield self._finish(cols, (o, b, r), keep)
+        sources = [src for src in bucket.data if src.size != 0]
+        if len(sources) < 2 and not any(src.size for src in bucket.deletes):
+            for src in sources:
+                yield from self._source_batches(src, bucket, lambda: None, offsets)
+            return
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acid-read-ahead")
+        deleted = pool.submit(self.delete_keys, bucket).result  # first in the worker's queue: read-ahead waits on it
+        ahead: dict[int, Future[list[pa.RecordBatch]]] = {}
+        ahead_bytes, upcoming = 0, 1
+        try:
+            for i, src in enumerate(sources):
+                upcoming = max(upcoming, i + 1)
+                while (upcoming < len(sources) and _read_ahead(sources[upcoming])
+                       and ahead_bytes + sources[upcoming].size <= READ_AHEAD_BYTES):
+                    nxt = sources[upcoming]
+                    ahead[upcoming] = pool.submit(self._all_batches, nxt, bucket, deleted, offsets)
+                    ahead_bytes += nxt.size
+                    upcoming += 1
+                future = ahead.pop(i, None)
+                if future is None:
+                    yield from self._source_batches(src, bucket, deleted, offsets)
+                else:
+                    ahead_bytes -= src.size
+                    yield from future.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _all_batches(self, src: DataSource, bucket: BucketPlan, deleted: Deletes,
+                     offsets: dict[str | None, int]) -> list[pa.RecordBatch]:
+        return list(self._source_batches(src, bucket, deleted, offsets))
+
+    def _source_batches(self, src: DataSource, bucket: BucketPlan, deleted: Deletes,
+                        offsets: dict[str | None, int]) -> Iterator[pa.RecordBatch]:
+        expect = FileFormat.ACID if src.kind is SourceKind.EVENTS else None
+        f = self.open(src, expect)
+        mapping = self.column_map(f)
+        wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
+        if f.format is FileFormat.ACID:
+            yield from self._event_batches(f, mapping, wanted, deleted, src.stripes)
+            return
+        if src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised already
+            raise AcidFileError(f.path, "not an ACID event file")
+        key = src.directory
+        prop = bucket_codec.encode(bucket.bucket_id, 0)
+        for batch in _slices(f.iter_batches(row_columns=wanted)):
+            n = batch.num_rows
+            start = offsets[key]
+            offsets[key] += n
+            o = np.full(n, src.write_id, dtype=np.int64)
+            b = np.full(n, prop, dtype=np.int32)
+            r = np.arange(start, start + n, dtype=np.int64)
+            delete_set = deleted()
+            keep = delete_set.survivors(o, b, r) if delete_set is not None else None
+            cols = self._columns(batch, f, mapping, wanted)
+            yield self._finish(cols, (o, b, r), keep)
 
     def _event_batches(self, f: OrcDataFile, mapping: Sequence[int | None], wanted: Sequence[int],
-                       deleted: _DeleteSet | None, stripes: tuple[int, int] | None = None
+                       deleted: Deletes, stripes: tuple[int, int] | None = None
                        ) -> Iterator[pa.RecordBatch]:
         for batch in _slices(f.iter_batches(row_columns=wanted, keys=True, stripes=stripes)):
             ops = batch.column(OPERATION)
@@ -392,8 +464,9 @@ class _Reader:
             if valid is not None:
                 keep = valid if keep is None else pc.and_(keep, valid)
             o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
-            if deleted is not None:
-                survivors = deleted.survivors(o, b, r)
+            delete_set = deleted()  # the batch is decoded: now wait for the delete deltas, if still reading
+            if delete_set is not None:
+                survivors = delete_set.survivors(o, b, r)
                 if survivors is not None:
                     keep = survivors if keep is None else pc.and_(keep, survivors)
             row = batch.column(ROW)
@@ -538,8 +611,7 @@ def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteId
     for bucket in plan.buckets:
         if not bucket.data:
             continue
-        deleted = reader.delete_keys(bucket)
-        for full in reader.batches(bucket, deleted):
+        for full in reader.batches(bucket):
             if filter is not None and full.num_rows:
                 full = full.filter(filter)
             if full.num_rows:

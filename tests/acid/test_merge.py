@@ -6,6 +6,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.orc as po
@@ -17,7 +18,7 @@ from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_schema import AcidKey, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, write_event_file
 from airflow_acid.acid.file_errors import AcidSchemaError
-from airflow_acid.acid.merge import iter_acid_batches, read_acid_table
+from airflow_acid.acid.merge import _sorted_hits, iter_acid_batches, read_acid_table
 from airflow_acid.acid.state import NotEnoughHistoryError
 from airflow_acid.acid.writeids import ValidReaderWriteIdList, txn_list
 
@@ -260,3 +261,19 @@ def test_model(txns, data):
         opened = [o for o in opened if o not in aborted]
         snap = wil(hwm, open=opened, aborted=[a for a in aborted if a <= hwm and a not in opened])
         assert actual(table.root, snap) == table.expected(snap)
+
+
+@settings(max_examples=200, deadline=None)
+@given(deleted=st.sets(st.integers(0, 300), max_size=40), rows=st.sets(st.integers(0, 300), max_size=300),
+       shuffled=st.booleans())
+def test_delete_lookup_matches_set_membership_both_ways(deleted, rows, shuffled):
+    """Both lookup directions (rows into deletes; few deletes into a long sorted run) mark exactly the deleted rows,
+    and an unsorted run never takes the run-ordered path."""
+    d = np.array(sorted(deleted), dtype=np.int64)
+    r = np.array(sorted(rows), dtype=np.int64)
+    if shuffled:
+        r = np.random.default_rng(len(rows)).permutation(r)
+    expected = np.isin(r, d) if len(d) else np.zeros(len(r), dtype=bool)
+    if not len(d):
+        return
+    assert _sorted_hits(d, r).tolist() == expected.tolist()
