@@ -48,7 +48,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows in the base")
     ap.add_argument("--delta-rows", type=int, default=10_000, help="rows per insert delta")
     ap.add_argument("--deletes", type=int, default=10_000, help="delete events per delete delta")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=15, help="best of N for both sides (a ~50 ms read needs many)")
     args = ap.parse_args()
     rng = np.random.default_rng(42)
     with tempfile.TemporaryDirectory() as tmp:
