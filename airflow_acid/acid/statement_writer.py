@@ -14,6 +14,7 @@ import posixpath
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import fsspec
 import numpy as np
@@ -41,6 +42,8 @@ WRITER_MIN_BYTES = 8 * 1024 * 1024
 """Arrow bytes each parallel writer of an unbucketed insert gets at least (smaller inserts stay one file)."""
 
 MAX_WRITERS = 8
+"""Most writer threads one statement runs, whatever the cores: beyond this the files get small and storage, not
+the ORC encoder, sets the pace."""
 
 
 WRITER_THREADS_ENV = "AIRFLOW_ACID_WRITER_THREADS"
@@ -121,14 +124,21 @@ def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Tab
     return StatementFiles(base, None, tuple(_run(jobs, max_writers)), rows.num_rows, 0)
 
 
-def _insert_buckets(rows: pa.Table, bucket_of: BucketAssigner | None, max_writers: int) -> list[tuple[int, pa.Table]]:
-    """(bucket id, rows) per file: the assigner's buckets, or — unbucketed — one contiguous slice per writer."""
+def _insert_buckets(rows: pa.Table, bucket_of: BucketAssigner | None,
+                    max_writers: int) -> list[tuple[int, Callable[[], pa.Table]]]:
+    """(bucket id, its rows) per file: the assigner's buckets, or — unbucketed — one contiguous slice per writer.
+    A bucket's rows are taken when its writer starts, so a bucketed insert holds one filtered copy per running
+    writer rather than a second copy of the whole input."""
     if bucket_of is not None:
         buckets = np.asarray(bucket_of(rows))
-        return [(int(b), rows.filter(pa.array(buckets == b))) for b in np.unique(buckets)]
+        return [(int(b), functools.partial(_rows_of_bucket, rows, buckets, b)) for b in np.unique(buckets)]
     writers = max(1, min(max_writers, rows.nbytes // WRITER_MIN_BYTES))
     step = -(-rows.num_rows // writers)
-    return [(i, rows.slice(i * step, step)) for i in range(writers) if i * step < rows.num_rows]
+    return [(i, functools.partial(rows.slice, i * step, step)) for i in range(writers) if i * step < rows.num_rows]
+
+
+def _rows_of_bucket(rows: pa.Table, buckets: np.ndarray, bucket: Any) -> pa.Table:
+    return rows.filter(pa.array(buckets == bucket))
 
 
 def _run(jobs: list[Callable[[], str]], max_writers: int) -> list[str]:
@@ -140,9 +150,9 @@ def _run(jobs: list[Callable[[], str]], max_writers: int) -> list[str]:
         return [f.result() for f in futures]
 
 
-def _write_insert_bucket(directory: str, bucket_id: int, rows: pa.Table, write_id: int, prop: int,
+def _write_insert_bucket(directory: str, bucket_id: int, rows: Callable[[], pa.Table], write_id: int, prop: int,
                          row_schema: pa.Schema, filesystem: fsspec.AbstractFileSystem | None, kind: FileKind) -> str:
-    return _write_bucket(directory, bucket_id, insert_events(rows.select(row_schema.names), write_id, prop),
+    return _write_bucket(directory, bucket_id, insert_events(rows().select(row_schema.names), write_id, prop),
                          row_schema, filesystem, kind=kind)
 
 

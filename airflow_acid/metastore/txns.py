@@ -138,6 +138,10 @@ _MARK_ABORTED = (sa.update(TXNS).where(TXNS.c.TXN_ID.in_(_TXN_IDS), TXNS.c.TXN_S
                  .values(TXN_STATE=TxnState.ABORTED.value, TXN_META_INFO=sa.bindparam("reason")))
 _DELETE_LOCKS_OF = sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID.in_(_TXN_IDS))
 _DELETE_MIN_HISTORY_OF = sa.delete(MIN_HISTORY_LEVEL).where(MIN_HISTORY_LEVEL.c.MHL_TXNID.in_(_TXN_IDS))
+_ABORT_STATEMENTS = (_MARK_ABORTED, _DELETE_LOCKS_OF, _DELETE_MIN_HISTORY_OF)
+_ABORT_IN_ONE_STATEMENT = _MARK_ABORTED.add_cte(_DELETE_LOCKS_OF.cte("abort_locks"),
+                                                _DELETE_MIN_HISTORY_OF.cte("abort_history"))
+"""PostgreSQL: an abort's writes in one statement (data-modifying CTEs)."""
 _DB = sa.bindparam("db", type_=sa.String)
 _TABLE = sa.bindparam("table", type_=sa.String)
 _COMPONENT_PARTITIONS = {
@@ -173,6 +177,44 @@ def _open_facts(dialect: str) -> sa.Select[Any]:
         .where(TXNS.c.TXN_STARTED < clock - sa.bindparam("timeout_ms", type_=sa.BigInteger))
         .scalar_subquery().label("settled"),
     )
+
+
+_TXN_ROW_VALUES: dict[str, sa.ColumnElement[Any]] = {
+    "TXN_STATE": sa.literal(TxnState.OPEN.value, sa.CHAR(1)),
+    "TXN_USER": sa.bindparam("TXN_USER", type_=sa.String), "TXN_HOST": sa.bindparam("TXN_HOST", type_=sa.String),
+    "TXN_AGENT_INFO": sa.bindparam("TXN_AGENT_INFO", type_=sa.String),
+    "TXN_HEARTBEAT_COUNT": sa.literal(0, sa.Integer), "TXN_TYPE": sa.bindparam("TXN_TYPE", type_=sa.Integer),
+}
+
+
+@functools.cache
+def _open_in_one_statement(with_min_history: bool) -> sa.Select[Any]:
+    """PostgreSQL: :func:`_open_facts`, the TXNS rows and their MIN_HISTORY_LEVEL rows in ONE statement
+    (data-modifying CTEs), so an open is LOCK + this. Rows are inserted only while ``open_now + n`` stays within
+    ``max_open`` (hive.max.open.txns); the result is one row per new txn id, or one row with a NULL id when none
+    were opened, each carrying ``open_now``. The facts are read from the statement's snapshot, taken after the
+    TXN_LOCK_TBL lock as before; the inserted rows are not part of it."""
+    facts = _open_facts("postgresql").cte("facts")
+    n = sa.bindparam("n", type_=sa.Integer)
+    copies = sa.func.generate_series(1, n).table_valued("i")
+    rows = (
+        sa.select(*_TXN_ROW_VALUES.values(), facts.c.now, facts.c.now)
+        .select_from(facts).join(copies, sa.true())
+        .where(facts.c.open_now + n <= sa.bindparam("max_open", type_=sa.BigInteger))
+    )
+    opened = (sa.insert(TXNS).from_select([*_TXN_ROW_VALUES, "TXN_STARTED", "TXN_LAST_HEARTBEAT"], rows)
+              .returning(TXNS.c.TXN_ID).cte("opened"))
+    result = (sa.select(facts.c.open_now, opened.c.TXN_ID)
+              .select_from(facts).outerjoin(opened, sa.true()))
+    if with_min_history:
+        # MHL_MIN_OPEN_TXNID = min(settled + 1, lowest open txn, the txn itself): min_open_txn_watermark's rule.
+        watermark = sa.func.least(facts.c.settled + 1, sa.func.coalesce(facts.c.lowest_open, opened.c.TXN_ID),
+                                  opened.c.TXN_ID)
+        history = sa.insert(MIN_HISTORY_LEVEL).from_select(
+            ["MHL_TXNID", "MHL_MIN_OPEN_TXNID"],
+            sa.select(opened.c.TXN_ID, watermark).select_from(opened).join(facts, sa.true())).cte("history")
+        result = result.add_cte(history)
+    return result
 
 
 @functools.cache
@@ -392,9 +434,12 @@ def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
         aborted = sorted(int(r[0]) for r in conn.execute(sa.select(TXNS.c.TXN_ID).where(*cond).with_for_update()))
     if not aborted:
         return []
-    conn.execute(_MARK_ABORTED, {"txn_ids": aborted, "reason": _clip(reason, "abort reason")})
-    conn.execute(_DELETE_LOCKS_OF, {"txn_ids": aborted})
-    conn.execute(_DELETE_MIN_HISTORY_OF, {"txn_ids": aborted})
+    params = {"txn_ids": aborted, "reason": _clip(reason, "abort reason")}
+    if conn.dialect.name == "postgresql":
+        conn.execute(_ABORT_IN_ONE_STATEMENT, params)
+    else:
+        for statement in _ABORT_STATEMENTS:
+            conn.execute(statement, params)
     _record_uncovered_write_ids(conn, aborted)
     log.info("aborted transaction(s) %s (%s)", aborted, reason)
     return aborted
@@ -439,6 +484,44 @@ class _Conflict:
         )
 
 
+@dataclass(frozen=True)
+class _CommitEnding:
+    """The writes that end a commit, after its checks: move TXN_COMPONENTS into COMPLETED_TXN_COMPONENTS (``move``:
+    arguments of :func:`_move_components`, None when there is nothing to move), delete them and the txn's locks,
+    mark the txn committed, drop its MIN_HISTORY_LEVEL row."""
+
+    move: tuple[bool, tuple[tuple[str, str], ...]] | None
+    delete_components: bool
+    delete_locks: bool
+    delete_history: bool
+
+    def statements(self) -> list[sa.Executable]:
+        """One statement per write, in order."""
+        out: list[sa.Executable] = []
+        if self.move is not None:
+            out.append(_move_components(*self.move))
+        if self.delete_components:
+            out.append(_DELETE_COMPONENTS)
+        if self.delete_locks:
+            out.append(_DELETE_TXN_LOCKS)
+        out.append(_MARK_COMMITTED)
+        if self.delete_history:
+            out.append(_DELETE_MIN_HISTORY)
+        return out
+
+    def one_statement(self) -> sa.Executable:
+        """PostgreSQL: every write in one statement (data-modifying CTEs around the TXNS update). The parts share one
+        snapshot, so the move still copies the components the delete removes."""
+        return _commit_ending_statement(self)
+
+
+@functools.cache
+def _commit_ending_statement(ending: _CommitEnding) -> sa.Update:
+    parts = ending.statements()
+    ctes = [part.cte(f"ending_{i}") for i, part in enumerate(parts) if part is not _MARK_COMMITTED]  # type: ignore[attr-defined]
+    return _MARK_COMMITTED.add_cte(*ctes)
+
+
 # --- the store -----------------------------------------------------------------------------------------
 
 
@@ -472,14 +555,12 @@ class TxnStore:
     def _open(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
               agent_info: str | None) -> list[int]:
         acquire_txn_lock(conn, shared=True)
+        if conn.dialect.name == "postgresql":
+            return self._open_in_one_statement(conn, n, user, host, txn_type, agent_info)
         facts = conn.execute(_open_facts(conn.dialect.name), {"timeout_ms": self.conf.opentxn_timeout_ms}).one()
         open_now, now = int(facts.open_now), int(facts.now)
         if open_now + n > self.conf.max_open_txns:
-            raise TooManyOpenTxnsError(
-                f"cannot open {n} transaction(s): {open_now} are already open and hive.max.open.txns is "
-                f"{self.conf.max_open_txns}. Commit or abort idle transactions (SHOW TRANSACTIONS / ABORT "
-                "TRANSACTIONS) or raise the limit."
-            )
+            raise self._too_many(n, open_now)
         # = min_open_txn_watermark(conn, opentxn_timeout_ms, now)
         min_open = int(facts.settled) + 1
         if facts.lowest_open is not None:
@@ -497,6 +578,25 @@ class TxnStore:
         if self.conf.use_min_history_level:
             conn.execute(_INSERT_MIN_HISTORY, [{"MHL_TXNID": t, "MHL_MIN_OPEN_TXNID": min(min_open, t)} for t in ids])
         return sorted(ids)
+
+    def _open_in_one_statement(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
+                               agent_info: str | None) -> list[int]:
+        """:meth:`_open` on PostgreSQL: the same rows from one statement (two round trips fewer per open)."""
+        rows = conn.execute(_open_in_one_statement(self.conf.use_min_history_level), {
+            "timeout_ms": self.conf.opentxn_timeout_ms, "n": n, "max_open": self.conf.max_open_txns,
+            "TXN_USER": _clip(user, "user"), "TXN_HOST": _clip(host, "host"),
+            "TXN_AGENT_INFO": _clip(agent_info, "agent info"), "TXN_TYPE": txn_type.value}).all()
+        ids = sorted(int(r.TXN_ID) for r in rows if r.TXN_ID is not None)
+        if not ids:
+            raise self._too_many(n, int(rows[0].open_now))
+        return ids
+
+    def _too_many(self, n: int, open_now: int) -> TooManyOpenTxnsError:
+        return TooManyOpenTxnsError(
+            f"cannot open {n} transaction(s): {open_now} are already open and hive.max.open.txns is "
+            f"{self.conf.max_open_txns}. Commit or abort idle transactions (SHOW TRANSACTIONS / ABORT "
+            "TRANSACTIONS) or raise the limit."
+        )
 
     # commit --------------------------------------------------------------------------------------------
 
@@ -545,6 +645,8 @@ class TxnStore:
                 ["WS_DATABASE", "WS_TABLE", "WS_PARTITION", "WS_TXNID", "WS_COMMIT_ID", "WS_OPERATION_TYPE",
                  *ws_extras], mine))
 
+        move: tuple[bool, tuple[tuple[str, str], ...]] | None = None
+        params: dict[str, Any] = {"txn_id": txn_id}
         if txn_type in _COMPACTION_TYPES or txn_type is TxnType.SOFT_DELETE:
             if commit_id is None:
                 acquire_txn_lock(conn, shared=False)
@@ -552,23 +654,21 @@ class TxnStore:
             conn.execute(sa.update(COMPACTION_QUEUE).where(COMPACTION_QUEUE.c.CQ_TXN_ID == txn_id)
                          .values(CQ_NEXT_TXN_ID=commit_id, CQ_COMMIT_TIME=now))
         elif txn_type is not TxnType.READ_ONLY and facts.has_components:
-            flag = UpdateDelete.YES.value if has_update_delete else UpdateDelete.NO.value
             # Hive's CTC_TIMESTAMP is a timestamp filled by its column default; airflow-acid's own is epoch ms.
             profile = profile_of(conn)
             stamp = profile.commit_time_value(now)
-            extras = tuple(profile.extra_values(COMPLETED_TXN_COMPONENTS.name).items())
-            params: dict[str, Any] = {"txn_id": txn_id, "flag": flag}
+            move = (stamp is not None, tuple(profile.extra_values(COMPLETED_TXN_COMPONENTS.name).items()))
+            params["flag"] = UpdateDelete.YES.value if has_update_delete else UpdateDelete.NO.value
             if stamp is not None:
                 params["stamp"] = stamp
-            conn.execute(_move_components(stamp is not None, extras), params)
-        own = {"txn_id": txn_id}
-        if txn_type is not TxnType.READ_ONLY and facts.has_components:
-            conn.execute(_DELETE_COMPONENTS, own)
-        if facts.has_locks:
-            conn.execute(_DELETE_TXN_LOCKS, own)
-        conn.execute(_MARK_COMMITTED, own)
-        if self.conf.use_min_history_level:
-            conn.execute(_DELETE_MIN_HISTORY, own)
+        ending = _CommitEnding(move=move,
+                               delete_components=txn_type is not TxnType.READ_ONLY and bool(facts.has_components),
+                               delete_locks=bool(facts.has_locks), delete_history=self.conf.use_min_history_level)
+        if conn.dialect.name == "postgresql":
+            conn.execute(ending.one_statement(), params)
+        else:
+            for statement in ending.statements():
+                conn.execute(statement, params)
         return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
 
     @staticmethod

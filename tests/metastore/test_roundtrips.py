@@ -2,7 +2,8 @@
 
 Counts, not timings: each call's statements are counted with a SQLAlchemy event listener on its second use. The
 ceilings are what issue 17 cut them to (before: open 7, allocate 5, lock 13, commit 9, abort 8 statements);
-backends without UPDATE … RETURNING (MariaDB) need one statement more for allocate and lock.
+backends without UPDATE … RETURNING (MariaDB) need one statement more for allocate and lock; PostgreSQL runs an
+open's inserts and a commit's or an abort's writes as one statement each (data-modifying CTEs).
 """
 
 from __future__ import annotations
@@ -47,9 +48,14 @@ def test_hot_path_statement_counts(db: Database) -> None:
             txns.abort(doomed)
         seen["abort"] = c.statements
     begin = 1 if db.dialect == "sqlite" else 0  # SQLite's BEGIN IMMEDIATE is sent as a statement
-    # open: SQLite needs no TXN_LOCK_TBL statement (BEGIN IMMEDIATE serializes writers)
-    assert seen == {"open": 4, "allocate": 4 + extra + begin, "lock": 8 + extra + begin,
+    if db.dialect == "postgresql":
+        # open = LOCK + one statement; a commit's or an abort's writes are one statement (data-modifying CTEs)
+        expected = {"open": 2, "allocate": 4, "lock": 8, "commit": 3, "commit_empty": 3, "abort": 4}
+    else:
+        # open: SQLite needs no TXN_LOCK_TBL statement (BEGIN IMMEDIATE serializes writers)
+        expected = {"open": 4, "allocate": 4 + extra + begin, "lock": 8 + extra + begin,
                     "commit": 7 + begin, "commit_empty": 4 + begin, "abort": 6 + begin}
+    assert seen == expected
     assert txns.txn_state(txn) is TxnState.COMMITTED and txns.txn_state(doomed) is TxnState.ABORTED
 
 
@@ -68,3 +74,29 @@ def test_open_count_limit_and_watermark_still_hold(db: Database) -> None:
         mhl = dict(conn.execute(MIN_HISTORY_LEVEL.select().with_only_columns(
             MIN_HISTORY_LEVEL.c.MHL_TXNID, MIN_HISTORY_LEVEL.c.MHL_MIN_OPEN_TXNID)).all())
     assert mhl == {first: first, second: first}
+
+
+def test_batch_open_beyond_the_limit_opens_none_of_the_batch(db: Database) -> None:
+    """A batch that would pass hive.max.open.txns opens nothing (no TXNS or MIN_HISTORY_LEVEL row of it is left); a
+    batch within it records every txn with the watermark of the txns open before it."""
+    from airflow_acid.metastore.errors import TooManyOpenTxnsError
+    from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXNS
+
+    txns = TxnStore(db, MetastoreConf(max_open_txns=3, opentxn_timeout_ms=0))
+    first = txns.open_txn(user="u", host="h")
+
+    def rows() -> tuple[int, int]:
+        with db.begin() as conn:
+            return (conn.execute(TXNS.select().with_only_columns(TXNS.c.TXN_ID)
+                                 .where(TXNS.c.TXN_STATE == TxnState.OPEN.value)).all().__len__(),
+                    conn.execute(MIN_HISTORY_LEVEL.select()).all().__len__())
+
+    with pytest.raises(TooManyOpenTxnsError, match="1 are already open"):
+        txns.open_txns(3, user="u", host="h")
+    assert rows() == (1, 1)
+    batch = txns.open_txns(2, user="u", host="h")
+    assert len(batch) == 2 and batch == sorted(batch) and batch[0] > first
+    with db.begin() as conn:
+        mhl = dict(conn.execute(MIN_HISTORY_LEVEL.select().with_only_columns(
+            MIN_HISTORY_LEVEL.c.MHL_TXNID, MIN_HISTORY_LEVEL.c.MHL_MIN_OPEN_TXNID)).all())
+    assert mhl == {first: first, batch[0]: first, batch[1]: first}
