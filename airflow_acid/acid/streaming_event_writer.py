@@ -9,7 +9,8 @@ Two ways to add a stripe, chosen by the size of the file's first flush (transact
 large ones are written by pyarrow's ORC writer as a small complete file whose stripes are appended
 (:mod:`airflow_acid.acid.orc_append`, with the ``hive.acid.*`` metadata in every intermediate footer as Hive's
 OrcRecordUpdater writes it) — ~10× less per row, but a new ORC C++ writer costs a few milliseconds (one compressor per
-stream); small ones go row by row through one long-lived pyorc writer
+stream, its buffers page-faulted in again unless :mod:`~airflow_acid.acid.malloc_tuning` keeps freed memory); small
+ones go row by row through one long-lived pyorc writer
 (:class:`~airflow_acid.acid.event_writer.EventFileWriter` with ``streaming=True``), which has no per-flush setup.
 """
 
@@ -39,6 +40,7 @@ from airflow_acid.acid.event_writer import (
 )
 from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.malloc_tuning import keep_freed_memory_for_small_files
 from airflow_acid.acid.orc_append import AppendingOrcFile
 from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_settings import OrcSettings
@@ -47,6 +49,16 @@ PIECE_MIN_ROWS = 3000
 """A file whose first flush holds at least this many events gets pyarrow-written stripes; below, pyorc's row writer.
 Measured on the 2-core bench machine (3-column rows, ZLIB): a pyarrow flush costs ~6.5 ms whatever its size up to
 10,000 events (the new ORC writer dominates), a pyorc flush ~2 µs per event (1,000: 3.6 ms; 4,000: 9.6 ms)."""
+PIECE_MIN_ROWS_TUNED = 1000
+""":data:`PIECE_MIN_ROWS` once :mod:`~airflow_acid.acid.malloc_tuning` applies: a new ORC writer then costs ~0.4 ms, and
+pyarrow stripes win from ~1,000 events per flush (100 and 300 events still go faster row by row)."""
+
+
+
+def piece_min_rows() -> int:
+    """Events a file's first flush needs to get pyarrow stripes: :data:`PIECE_MIN_ROWS_TUNED` in a process whose
+    malloc keeps freed memory (applied here, see :mod:`~airflow_acid.acid.malloc_tuning`), else :data:`PIECE_MIN_ROWS`."""
+    return PIECE_MIN_ROWS_TUNED if keep_freed_memory_for_small_files() else PIECE_MIN_ROWS
 
 
 class StreamingEventFileWriter:
@@ -61,6 +73,7 @@ class StreamingEventFileWriter:
         self.row_schema = row_schema
         self._options = writer_options(orc or OrcSettings(), FileKind.DELTA)
         self._stripe_bytes = self._options["stripe_size"]
+        self._piece_min_rows = piece_min_rows()
         self._pending: list[pa.Table] = []
         self._pending_bytes = 0
         self._pending_counts = np.zeros(3, dtype=np.int64)
@@ -134,7 +147,7 @@ class StreamingEventFileWriter:
         if not self._pending:
             return
         events = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
-        if not self._started and events.num_rows < PIECE_MIN_ROWS:
+        if not self._started and events.num_rows < self._piece_min_rows:
             self._row_writer = EventFileWriter(self._dir, self.bucket_id, self.row_schema, kind=FileKind.DELTA,
                                                streaming=True)
         if self._row_writer is not None:

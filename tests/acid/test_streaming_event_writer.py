@@ -33,7 +33,8 @@ def _read(table, high: int = 10) -> list[int]:
 
 @pytest.fixture(params=["pyarrow stripes", "pyorc rows"])
 def mode(request, monkeypatch):
-    monkeypatch.setattr(streaming_event_writer, "PIECE_MIN_ROWS", 0 if request.param == "pyarrow stripes" else 10**9)
+    monkeypatch.setattr(streaming_event_writer, "piece_min_rows",
+                        lambda: 0 if request.param == "pyarrow stripes" else 10**9)
     return request.param
 
 
@@ -95,7 +96,7 @@ def test_the_side_file_is_opened_once_and_only_grows(tmp_path, mode):
 
 def test_intermediate_footers_of_pyarrow_stripes_carry_the_acid_metadata(tmp_path, monkeypatch):
     """As Hive's OrcRecordUpdater writes them (its footer callback runs for intermediate footers too)."""
-    monkeypatch.setattr(streaming_event_writer, "PIECE_MIN_ROWS", 0)
+    monkeypatch.setattr(streaming_event_writer, "piece_min_rows", lambda: 0)
     delta = tmp_path / "t" / "delta_0000001_0000002"
     w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
     w.write(_events([1, 2], 1))
@@ -108,7 +109,7 @@ def test_intermediate_footers_of_pyarrow_stripes_carry_the_acid_metadata(tmp_pat
 
 
 def test_a_stripe_worth_of_pending_events_is_appended_before_the_flush(tmp_path, monkeypatch):
-    monkeypatch.setattr(streaming_event_writer, "PIECE_MIN_ROWS", 0)
+    monkeypatch.setattr(streaming_event_writer, "piece_min_rows", lambda: 0)
     delta = tmp_path / "t" / "delta_0000001_0000001"
     w = StreamingEventFileWriter(str(delta), 0, SCHEMA)
     w._stripe_bytes = 1  # every write fills a stripe
@@ -127,7 +128,7 @@ def test_small_first_flush_uses_the_row_writer_and_large_one_pyarrow(tmp_path):
     small.write(_events([1], 1))
     small.flush()
     large = StreamingEventFileWriter(str(tmp_path / "b" / "delta_0000001_0000001"), 0, SCHEMA)
-    large.write(_events(list(range(streaming_event_writer.PIECE_MIN_ROWS)), 1))
+    large.write(_events(list(range(streaming_event_writer.piece_min_rows())), 1))
     large.flush()
     assert small._row_writer is not None and large._file is not None and large._row_writer is None
     small.close()

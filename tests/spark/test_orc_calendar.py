@@ -98,7 +98,7 @@ class Scenario:
     iow: Path
     """A table written by INSERT OVERWRITE (a base_W of insert events, no visibility suffix)."""
     stripes: Path
-    """A table streamed into with pyarrow-written stripes (streaming_event_writer.PIECE_MIN_ROWS = 0)."""
+    """A table streamed into with pyarrow-written stripes (streaming_event_writer.piece_min_rows() = 0)."""
     stripes_prefix: Path
 
 
@@ -166,7 +166,7 @@ def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
     prefix = tmp_path / "stream_prefix.orc"
     _stream(wh, "t", acid / "delta_0000003_0000004", prefix, (ROWS[3:5], ROWS[5:]))  # write ids 3-4
     stripes = Path(wh.create_table("stripes", COLUMNS).location.removeprefix("file://"))
-    with mock.patch.object(streaming_event_writer, "PIECE_MIN_ROWS", 0):
+    with mock.patch.object(streaming_event_writer, "piece_min_rows", lambda: 0):
         _stream(wh, "stripes", stripes / "delta_0000001_0000002", tmp_path / "stripes_prefix.orc",
                 (ROWS[:4], ROWS[4:]))
     _compact(acid, "minor", 4)
