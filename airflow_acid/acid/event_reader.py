@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import fsspec
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.orc as po
 import pyorc
 
@@ -33,6 +34,12 @@ from airflow_acid.acid.timestamps import is_out_of_nanosecond_range, microsecond
 
 ORC_MAGIC = b"ORC"
 _ARROW_ERRORS = (OSError, pa.ArrowException, ValueError)
+
+SCAN_BATCH_ROWS = 65_536
+"""Rows per batch when a whole file is read: ORC's row reader decodes that many rows at a time, so memory holds the
+stripe's compressed streams and one batch, not a decoded stripe (a 64 MiB ZLIB stripe decodes to ~400 MB-1 GB)."""
+SCAN_READAHEAD = 2
+"""Decoded batches the scanner may hold ahead of the consumer."""
 
 
 class FileFormat(enum.Enum):
@@ -113,8 +120,8 @@ class OrcDataFile:
         if row_columns is None:
             return selected + [names[5]]
         children = [self.row_schema.field(i).name for i in row_columns]
-        if any("." in c for c in children):
-            return selected + [names[5]]
+        if any("." in c for c in children) or list(row_columns) == list(range(len(self.row_schema))):
+            return selected + [names[5]]  # every field in file order: the whole struct
         return selected + [f"{names[5]}.{c}" for c in children] if children else selected
 
     def _read_stripe(self, i: int, selection: list[str] | None) -> pa.RecordBatch:
@@ -136,6 +143,18 @@ class OrcDataFile:
         are positions in :attr:`row_schema`.
         """
         selection = self._selection(row_columns, keys)
+        skip = 0
+        if self._streams(selection, stripes):
+            try:
+                for batch in self._scan(selection):
+                    skip += batch.num_rows
+                    yield _canonical(batch, keys) if self.format is FileFormat.ACID else batch
+                return
+            except _ARROW_ERRORS as exc:
+                if not is_out_of_nanosecond_range(exc):
+                    raise AcidFileError(self.path, f"cannot be decoded from row {skip} on (corrupt or truncated "
+                                                   f"file): {exc}") from None
+            # a timestamp beyond nanoseconds: go on stripe by stripe (pyorc) after the rows already given
         first, end = stripes if stripes is not None else (0, self.num_stripes)
         for i in range(max(0, first), min(end, self.num_stripes)):
             try:
@@ -143,9 +162,27 @@ class OrcDataFile:
             except _ARROW_ERRORS + (pyorc.ORCError,) as exc:
                 raise AcidFileError(self.path, f"stripe {i} cannot be decoded (corrupt or truncated file): "
                                                f"{exc}") from None
+            if skip:
+                dropped = min(skip, batch.num_rows)
+                batch, skip = batch.slice(dropped), skip - dropped
+                if not batch.num_rows:
+                    continue
             if self.format is FileFormat.ACID:
                 batch = _canonical(batch, keys)
             yield batch
+
+    def _streams(self, selection: list[str] | None, stripes: tuple[int, int] | None) -> bool:
+        """Whether to read through ORC's row reader in :data:`SCAN_BATCH_ROWS` batches: the whole file, whole
+        top-level columns (a pruned ``row`` struct reads stripe by stripe: the scanner would decode all of it)."""
+        whole_file = stripes is None or (max(0, stripes[0]) == 0 and stripes[1] >= self.num_stripes)
+        return (whole_file and self._source is not None and self.num_stripes > 0
+                and (selection is None or not any("." in name for name in selection)))
+
+    def _scan(self, selection: list[str] | None) -> Iterator[pa.RecordBatch]:
+        assert self._source is not None, "checked by _streams"
+        fragment = ds.OrcFileFormat().make_fragment(self._source)
+        return iter(fragment.to_batches(columns=selection, batch_size=SCAN_BATCH_ROWS, batch_readahead=SCAN_READAHEAD,
+                                        fragment_readahead=1, use_threads=False))
 
     def read(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> pa.Table:
         batches = list(self.iter_batches(row_columns, keys=keys))

@@ -283,8 +283,19 @@ def test_corrupt_stripe(good_file):
     data = bytearray(good_file.read_bytes())
     data[3:len(data) // 2] = b"\xff" * (len(data) // 2 - 3)
     good_file.write_bytes(bytes(data))
-    with pytest.raises(AcidFileError, match=f"{good_file}: stripe 0 cannot be decoded"):
+    with pytest.raises(AcidFileError, match=f"{good_file}: cannot be decoded from row 0 on .corrupt or truncated"):
         read_acid_table(str(good_file.parent.parent), ValidReaderWriteIdList(high_watermark=1))
+
+
+def test_corrupt_stripe_of_a_column_subset_names_the_stripe(tmp_path):
+    """A read of some of the row's columns goes stripe by stripe (pyarrow), and the message names the stripe."""
+    d = tmp_path / "t" / "delta_0000001_0000001_0000"
+    write_event_file(str(d), 0, insert_events(pa.table({"a": list(range(100)), "b": ["x"] * 100}), 1, B0))
+    data = bytearray((d / "bucket_00000").read_bytes())
+    data[3:len(data) // 2] = b"\xff" * (len(data) // 2 - 3)
+    (d / "bucket_00000").write_bytes(bytes(data))
+    with pytest.raises(AcidFileError, match="bucket_00000: stripe 0 cannot be decoded"):
+        read_acid_table(str(tmp_path / "t"), ValidReaderWriteIdList(high_watermark=1), columns=["a"])
 
 
 def test_memory_filesystem_write_and_read():
