@@ -192,7 +192,7 @@ def _conflict_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnEleme
         sa.and_(req_type == r, ex_type == e, sa.not_(sa.and_(ex.c.HL_TABLE.is_not(None), req.c.HL_TABLE.is_(None)))),
         # an exclusive waits for everything, except a DB-level read when it locks a table
         sa.and_(req_type == e, sa.not_(sa.and_(ex.c.HL_TABLE.is_(None), ex_type == r, req.c.HL_TABLE.is_not(None)))),
-        sa.and_(req_type == w, ex_type.in_((x, e))),
+        sa.and_(req_type == w, sa.or_(ex_type == x, ex_type == e)),  # no IN list: re-rendered at every lock
         sa.and_(req_type == x, ex_type != r),
     )
 

@@ -53,6 +53,12 @@ _COMPACTION_TYPES = frozenset({TxnType.COMPACTION, TxnType.REBALANCE_COMPACTION}
 _UPDATE_DELETE = (OperationType.UPDATE.value, OperationType.DELETE.value)
 
 
+def _is_update_or_delete(column: sa.ColumnElement[str]) -> sa.ColumnElement[bool]:
+    """``column IN ('u', 'd')`` as two comparisons: an IN list is an expanding parameter that SQLAlchemy re-renders
+    at every execution, on the hot path of every commit."""
+    return sa.or_(*(column == value for value in _UPDATE_DELETE))
+
+
 class AbortReason(enum.StrEnum):
     """Why a transaction was aborted; stored in TXNS.TXN_META_INFO (Hive's TxnErrorMsg names)."""
 
@@ -224,7 +230,7 @@ def _commit_facts(dialect: str) -> sa.Select[int, bool, bool, bool]:
     return sa.select(
         clock_column(dialect).label("now"),
         sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own).exists().label("has_components"),
-        sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
+        sa.select(TXN_COMPONENTS.c.TC_TXNID).where(own, _is_update_or_delete(TXN_COMPONENTS.c.TC_OPERATION_TYPE))
         .exists().label("has_update_delete"),
         sa.select(HIVE_LOCKS.c.HL_TXNID).where(HIVE_LOCKS.c.HL_TXNID == _TXN_ID).exists().label("has_locks"),
     )
@@ -637,7 +643,7 @@ class TxnStore:
                 sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,
                           TXN_COMPONENTS.c.TC_TXNID, sa.literal(commit_id, sa.BigInteger),
                           TXN_COMPONENTS.c.TC_OPERATION_TYPE, *[sa.literal(v, sa.String()) for v in ws_extras.values()])
-                .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE),
+                .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, _is_update_or_delete(TXN_COMPONENTS.c.TC_OPERATION_TYPE),
                        TXN_COMPONENTS.c.TC_TABLE.is_not(None))
                 .distinct()
             )
@@ -677,7 +683,7 @@ class TxnStore:
         cur = (
             sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,
                       TXN_COMPONENTS.c.TC_OPERATION_TYPE)
-            .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, TXN_COMPONENTS.c.TC_OPERATION_TYPE.in_(_UPDATE_DELETE))
+            .where(TXN_COMPONENTS.c.TC_TXNID == txn_id, _is_update_or_delete(TXN_COMPONENTS.c.TC_OPERATION_TYPE))
             .subquery("CUR")
         )
         ws = WRITE_SET
@@ -691,7 +697,7 @@ class TxnStore:
                        sa.and_(ws.c.WS_PARTITION.is_(None), cur.c.TC_PARTITION.is_(None))),
             ))
             .where(ws.c.WS_COMMIT_ID >= txn_id, ws.c.WS_TXNID != txn_id,
-                   ws.c.WS_OPERATION_TYPE.in_(_UPDATE_DELETE))
+                   _is_update_or_delete(ws.c.WS_OPERATION_TYPE))
             .order_by(ws.c.WS_COMMIT_ID)
             .limit(1)
         )
