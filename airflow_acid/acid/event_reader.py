@@ -40,6 +40,10 @@ SCAN_BATCH_ROWS = 65_536
 stripe's compressed streams and one batch, not a decoded stripe (a 64 MiB ZLIB stripe decodes to ~400 MB-1 GB)."""
 SCAN_READAHEAD = 2
 """Decoded batches the scanner may hold ahead of the consumer."""
+SCAN_MIN_STRIPE_BYTES = 8 << 20
+"""Stored bytes per stripe (on average) from which a whole-file read streams through the row reader. Smaller
+stripes decode to a few tens of MB, and reading them whole is faster: the scanner costs ~0.3 ms more per file,
+which dominates merge-on-read over many small deltas."""
 
 
 class FileFormat(enum.Enum):
@@ -83,6 +87,8 @@ class OrcDataFile:
     user_metadata: dict[str, str] = field(repr=False)
     _orc: po.ORCFile = field(repr=False)
     _source: pa.NativeFile | None = field(default=None, repr=False)
+    stripe_bytes: int = 0
+    """Stored bytes per stripe, on average (the file's content length over its stripes)."""
 
     @property
     def key_index(self) -> list[AcidKey] | None:
@@ -172,10 +178,12 @@ class OrcDataFile:
             yield batch
 
     def _streams(self, selection: list[str] | None, stripes: tuple[int, int] | None) -> bool:
-        """Whether to read through ORC's row reader in :data:`SCAN_BATCH_ROWS` batches: the whole file, whole
-        top-level columns (a pruned ``row`` struct reads stripe by stripe: the scanner would decode all of it)."""
+        """Whether to read through ORC's row reader in :data:`SCAN_BATCH_ROWS` batches: the whole file of large
+        stripes (:data:`SCAN_MIN_STRIPE_BYTES`), whole top-level columns (a pruned ``row`` struct reads stripe by
+        stripe: the scanner would decode all of it)."""
         whole_file = stripes is None or (max(0, stripes[0]) == 0 and stripes[1] >= self.num_stripes)
         return (whole_file and self._source is not None and self.num_stripes > 0
+                and self.stripe_bytes >= SCAN_MIN_STRIPE_BYTES
                 and (selection is None or not any("." in name for name in selection)))
 
     def _scan(self, selection: list[str] | None) -> Iterator[pa.RecordBatch]:
@@ -285,6 +293,7 @@ def open_data_file(storage: Storage, relative: str, size: int | None = None, *,
         schema = orc.schema
         metadata = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in (orc.metadata or {}).items()}
         num_rows, num_stripes = orc.nrows, orc.nstripes
+        stripe_bytes = orc.content_length // num_stripes if num_stripes else 0
     except AcidFileError:
         raise
     except _ARROW_ERRORS as exc:
@@ -306,7 +315,7 @@ def open_data_file(storage: Storage, relative: str, size: int | None = None, *,
                                   "without the ACID columns; original files belong directly in the table directory")
     if expect is FileFormat.ORIGINAL and fmt is FileFormat.ACID:
         raise AcidFileError(path, "expected an original (non-ACID) file but found an ACID event file")
-    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc, source)
+    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc, source, stripe_bytes)
 
 
 def _short(schema: pa.Schema) -> str:

@@ -1,6 +1,6 @@
-"""Whole-file reads go through ORC's row reader in batches (memory: one batch, not a decoded stripe) and give the
-same rows as stripe-by-stripe reads; a timestamp beyond nanoseconds part-way through falls back to stripes without
-losing or repeating rows."""
+"""Whole-file reads of large stripes go through ORC's row reader in batches (memory: one batch, not a decoded
+stripe) and give the same rows as stripe-by-stripe reads; files of small stripes read stripe by stripe; a timestamp
+beyond nanoseconds part-way through falls back to stripes without losing or repeating rows."""
 
 from __future__ import annotations
 
@@ -31,6 +31,18 @@ def _file(tmp_path, rows: pa.Table):
 def small_batches(monkeypatch):
     monkeypatch.setattr(event_reader, "SCAN_BATCH_ROWS", 16)
     monkeypatch.setattr(event_reader, "SCAN_READAHEAD", 0)  # an error surfaces at the batch that holds it
+    monkeypatch.setattr(event_reader, "SCAN_MIN_STRIPE_BYTES", 0)  # every test file counts as large
+
+
+def test_only_files_of_large_stripes_stream(tmp_path, monkeypatch):
+    monkeypatch.setattr(event_reader, "SCAN_BATCH_ROWS", 16)
+    f = _file(tmp_path, pa.table({"a": list(range(100))}))
+    assert 0 < f.stripe_bytes < event_reader.SCAN_MIN_STRIPE_BYTES
+    assert [b.num_rows for b in f.iter_batches()] == [100]  # one stripe, read whole
+    monkeypatch.setattr(event_reader, "SCAN_MIN_STRIPE_BYTES", f.stripe_bytes + 1)
+    assert [b.num_rows for b in f.iter_batches()] == [100]
+    monkeypatch.setattr(event_reader, "SCAN_MIN_STRIPE_BYTES", f.stripe_bytes)
+    assert [b.num_rows for b in f.iter_batches()] == [16] * 6 + [4]
 
 
 @pytest.mark.parametrize("keys", [True, False])

@@ -12,7 +12,7 @@ import pyarrow.orc as po
 import pyorc
 import pytest
 
-from airflow_acid.acid import bucket_codec
+from airflow_acid.acid import bucket_codec, event_reader
 from airflow_acid.acid.event_reader import open_orc_file, parse_flush_length, read_event_file
 from airflow_acid.acid.event_schema import (
     AcidKey,
@@ -280,6 +280,16 @@ def test_schema_mismatch(good_file):
 
 
 def test_corrupt_stripe(good_file):
+    data = bytearray(good_file.read_bytes())
+    data[3:len(data) // 2] = b"\xff" * (len(data) // 2 - 3)
+    good_file.write_bytes(bytes(data))
+    with pytest.raises(AcidFileError, match=f"{good_file}: stripe 0 cannot be decoded .corrupt or truncated"):
+        read_acid_table(str(good_file.parent.parent), ValidReaderWriteIdList(high_watermark=1))
+
+
+def test_corrupt_file_read_through_the_row_reader_names_the_row(good_file, monkeypatch):
+    """A file of large stripes streams through ORC's row reader; the message names the first row not given."""
+    monkeypatch.setattr(event_reader, "SCAN_MIN_STRIPE_BYTES", 0)
     data = bytearray(good_file.read_bytes())
     data[3:len(data) // 2] = b"\xff" * (len(data) // 2 - 3)
     good_file.write_bytes(bytes(data))
