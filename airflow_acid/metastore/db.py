@@ -242,6 +242,12 @@ def clock_column(dialect: str) -> sa.ColumnElement[int]:
     return sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger)
 
 
+def writes_in_ctes(conn: Connection) -> bool:
+    """Whether the database runs INSERT/UPDATE/DELETE inside WITH (PostgreSQL's data-modifying CTEs), so the hot
+    path can send several writes as one statement; SQLite and MariaDB/MySQL allow only SELECT there."""
+    return conn.dialect.name == "postgresql"
+
+
 def now_ms(conn: Connection) -> int:
     """The database clock in epoch milliseconds (Hive uses the DB clock, not the client's)."""
     return int(conn.exec_driver_sql(f"SELECT {CLOCK_SQL[conn.dialect.name]}").scalar_one())

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, clock_column, now_ms
+from airflow_acid.metastore.db import Database, clock_column, now_ms, writes_in_ctes
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     NoSuchLockError,
@@ -194,7 +194,7 @@ _TXN_ROW_VALUES: dict[str, sa.ColumnElement[Any]] = {
 
 
 @functools.cache
-def _open_in_one_statement(with_min_history: bool) -> sa.Select[Any]:
+def _open_txns_statement(with_min_history: bool) -> sa.Select[Any]:
     """PostgreSQL: :func:`_open_facts`, the TXNS rows and their MIN_HISTORY_LEVEL rows in ONE statement
     (data-modifying CTEs), so an open is LOCK + this. Rows are inserted only while ``open_now + n`` stays within
     ``max_open`` (hive.max.open.txns); the result is one row per new txn id, or one row with a NULL id when none
@@ -441,7 +441,7 @@ def abort_txns_in(conn: Connection, txn_ids: Sequence[int], reason: str, *,
     if not aborted:
         return []
     params = {"txn_ids": aborted, "reason": _clip(reason, "abort reason")}
-    if conn.dialect.name == "postgresql":
+    if writes_in_ctes(conn):
         conn.execute(_ABORT_IN_ONE_STATEMENT, params)
     else:
         for statement in _ABORT_STATEMENTS:
@@ -501,31 +501,29 @@ class _CommitEnding:
     delete_locks: bool
     delete_history: bool
 
-    def statements(self) -> list[sa.Executable]:
-        """One statement per write, in order."""
-        out: list[sa.Executable] = []
+    def side_writes(self) -> list[sa.Insert | sa.Delete]:
+        """The writes besides marking the txn committed, in order."""
+        out: list[sa.Insert | sa.Delete] = []
         if self.move is not None:
             out.append(_move_components(*self.move))
         if self.delete_components:
             out.append(_DELETE_COMPONENTS)
         if self.delete_locks:
             out.append(_DELETE_TXN_LOCKS)
-        out.append(_MARK_COMMITTED)
         if self.delete_history:
             out.append(_DELETE_MIN_HISTORY)
         return out
 
-    def one_statement(self) -> sa.Executable:
-        """PostgreSQL: every write in one statement (data-modifying CTEs around the TXNS update). The parts share one
-        snapshot, so the move still copies the components the delete removes."""
-        return _commit_ending_statement(self)
+    def statements(self) -> list[sa.Executable]:
+        """One statement per write (databases without :func:`writes_in_ctes`)."""
+        return [*self.side_writes(), _MARK_COMMITTED]
 
 
 @functools.cache
 def _commit_ending_statement(ending: _CommitEnding) -> sa.Update:
-    parts = ending.statements()
-    ctes = [part.cte(f"ending_{i}") for i, part in enumerate(parts) if part is not _MARK_COMMITTED]  # type: ignore[attr-defined]
-    return _MARK_COMMITTED.add_cte(*ctes)
+    """Every write of ``ending`` in one statement: the side writes as data-modifying CTEs of the TXNS update. The
+    parts share one snapshot, so the move still copies the components the delete removes."""
+    return _MARK_COMMITTED.add_cte(*(part.cte(f"ending_{i}") for i, part in enumerate(ending.side_writes())))
 
 
 # --- the store -----------------------------------------------------------------------------------------
@@ -561,7 +559,7 @@ class TxnStore:
     def _open(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
               agent_info: str | None) -> list[int]:
         acquire_txn_lock(conn, shared=True)
-        if conn.dialect.name == "postgresql":
+        if writes_in_ctes(conn):
             return self._open_in_one_statement(conn, n, user, host, txn_type, agent_info)
         facts = conn.execute(_open_facts(conn.dialect.name), {"timeout_ms": self.conf.opentxn_timeout_ms}).one()
         open_now, now = int(facts.open_now), int(facts.now)
@@ -588,7 +586,7 @@ class TxnStore:
     def _open_in_one_statement(self, conn: Connection, n: int, user: str, host: str, txn_type: TxnType,
                                agent_info: str | None) -> list[int]:
         """:meth:`_open` on PostgreSQL: the same rows from one statement (two round trips fewer per open)."""
-        rows = conn.execute(_open_in_one_statement(self.conf.use_min_history_level), {
+        rows = conn.execute(_open_txns_statement(self.conf.use_min_history_level), {
             "timeout_ms": self.conf.opentxn_timeout_ms, "n": n, "max_open": self.conf.max_open_txns,
             "TXN_USER": _clip(user, "user"), "TXN_HOST": _clip(host, "host"),
             "TXN_AGENT_INFO": _clip(agent_info, "agent info"), "TXN_TYPE": txn_type.value}).all()
@@ -670,8 +668,8 @@ class TxnStore:
         ending = _CommitEnding(move=move,
                                delete_components=txn_type is not TxnType.READ_ONLY and bool(facts.has_components),
                                delete_locks=bool(facts.has_locks), delete_history=self.conf.use_min_history_level)
-        if conn.dialect.name == "postgresql":
-            conn.execute(ending.one_statement(), params)
+        if writes_in_ctes(conn):
+            conn.execute(_commit_ending_statement(ending), params)
         else:
             for statement in ending.statements():
                 conn.execute(statement, params)

@@ -4,6 +4,7 @@ COMPACTIONS, revocation, history purge, and concurrent claims from several proce
 from __future__ import annotations
 
 import multiprocessing
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -334,6 +335,7 @@ def test_ready_to_clean_watermark_retention_and_lowest_hwm(db, queue, txns):
     other = _compact(queue, txns, "d", "t", "ds=2", 3)
     next_txn = queue.get(first).next_txn_id
     _update_row(db, second.id, CQ_NEXT_TXN_ID=next_txn, CQ_COMMIT_TIME=1)
+    time.sleep(0.002)  # a row qualifies once its commit time is strictly in the past (milliseconds)
     # only the lowest highest-write-id row per partition (HIVE-25115)
     assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [first, other]
     # the watermark: a row whose CQ_NEXT_TXN_ID is above the min open txn waits
