@@ -50,8 +50,9 @@ class _Piece:
     stripes: memoryview
     """The stripe bytes (everything between the 'ORC' header and the Metadata section), not copied."""
     stripe_infos: list[bytes]
-    stripe_statistics: bytes
-    """The decompressed Metadata message: one StripeStatistics entry per stripe, concatenated as they are."""
+    stored_metadata: memoryview
+    """The Metadata section as stored (one StripeStatistics entry per stripe, in compressed chunks): chunk sequences
+    concatenate, so the pieces' sections together are the appended file's, with no compression per append."""
     statistics: list[bytes]
     rows: int
     types: bytes
@@ -94,8 +95,7 @@ def _piece(data: bytes | memoryview) -> _Piece:
     if content_length not in (metadata_start, metadata_start - _HEADER):  # ORC C++ leaves the header out, Java not
         raise OrcTailError(f"ORC contentLength {content_length} is not where the Metadata starts ({metadata_start})")
     return _Piece(stripes=view[_HEADER:metadata_start], stripe_infos=stripe_infos,
-                  stripe_statistics=_decompress(tail.compression, bytes(view[metadata_start:tail.footer_start]),
-                                                tail.block_size),
+                  stored_metadata=view[metadata_start:tail.footer_start],
                   statistics=statistics, rows=rows, types=types, header_in_content=content_length == metadata_start,
                   constants=constants, postscript=tail.postscript,
                   compression=tail.compression, block_size=tail.block_size)
@@ -112,7 +112,8 @@ class AppendingOrcFile:
     rows: int = 0
     stripe_rows: list[int] = field(default_factory=list)
     _stripe_infos: list[bytes] = field(default_factory=list)
-    _stripe_statistics: bytearray = field(default_factory=bytearray)
+    _metadata: bytearray = field(default_factory=bytearray)
+    """The Metadata section so far: the pieces' stored sections, concatenated."""
     _statistics: list[bytes] = field(default_factory=list)
     _first: _Piece | None = None
 
@@ -121,7 +122,7 @@ class AppendingOrcFile:
         piece = _piece(data)
         if self._first is None:
             self._write(_MAGIC)
-            self._first = replace(piece, stripes=memoryview(b""), stripe_statistics=b"")  # keep no piece data
+            self._first = replace(piece, stripes=memoryview(b""), stored_metadata=memoryview(b""))  # no piece data
             self._statistics = list(piece.statistics)
         else:
             if piece.types != self._first.types:
@@ -134,17 +135,24 @@ class AppendingOrcFile:
         shift = self.length - _HEADER
         self._write(piece.stripes)
         self._stripe_infos += [_moved_stripe(info, shift) for info in piece.stripe_infos]
-        self._stripe_statistics += piece.stripe_statistics
+        self._metadata += piece.stored_metadata
         self.rows += piece.rows
         self.stripe_rows += stripe_row_counts(piece.stripe_infos)
 
-    def tail(self, user_metadata: Mapping[str, bytes] | None = None) -> int:
-        """Write Metadata, Footer and PostScript for every stripe so far; the file's length after them."""
+    def tail(self, user_metadata: Mapping[str, bytes] | None = None, *, final: bool = False) -> int:
+        """Write Metadata, Footer and PostScript for every stripe so far; the file's length after them.
+
+        An intermediate tail copies the pieces' compressed Metadata sections as they are (a few small chunks per
+        stripe); the ``final`` one compresses the whole section again as one stream, when that is smaller, for the file
+        that stays."""
         first = self._first
         if first is None:
             raise OrcTailError("an ORC tail needs at least one appended piece")
         kind, block = first.compression, first.block_size
-        metadata = _as_chunks(kind, bytes(self._stripe_statistics), block)
+        metadata = bytes(self._metadata)
+        if final:
+            packed = _as_chunks(kind, _decompress(kind, metadata, block), block)
+            metadata = packed if len(packed) < len(metadata) else metadata
         footer = (_varint_field(_FOOTER_HEADER_LENGTH, _HEADER) + _varint_field(_FOOTER_CONTENT_LENGTH,
                                                                                   self._content_length())
                   + b"".join(_length_field(_FOOTER_STRIPES, info) for info in self._stripe_infos) + first.types

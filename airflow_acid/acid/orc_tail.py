@@ -39,6 +39,8 @@ class OrcTailError(AcidUserError, ValueError):
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    if pos < len(data) and data[pos] < 0x80:  # one byte: most field keys, lengths and counts
+        return data[pos], pos + 1
     result = shift = 0
     while True:
         if pos >= len(data):
@@ -52,6 +54,8 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 
 def _encode_varint(value: int) -> bytes:
+    if 0 <= value < 0x80:
+        return _ONE_BYTE[value]
     out = bytearray()
     while True:
         byte = value & 0x7F
@@ -61,6 +65,9 @@ def _encode_varint(value: int) -> bytes:
         else:
             out.append(byte)
             return bytes(out)
+
+
+_ONE_BYTE = [bytes((i,)) for i in range(0x80)]
 
 
 def _fields(data: bytes) -> Iterator[tuple[int, int, int | bytes, bytes]]:

@@ -191,7 +191,7 @@ class StreamingEventFileWriter:
                 self._closed = True
                 return None
             assert self._handle is not None, "opened with the file"
-            self._file.tail(self._metadata())
+            self._file.tail(self._metadata(), final=True)
             self._handle.close()
             self._closed = True
             if self._flush_lengths:

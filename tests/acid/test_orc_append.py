@@ -55,6 +55,14 @@ def _statistics(data: bytes) -> list[dict]:
     return stats
 
 
+def _stripe_statistics(data: bytes) -> list[list[dict]]:
+    """Every stripe's column statistics (the Metadata section) as pyorc reads them."""
+    reader = pyorc.Reader(io.BytesIO(data))
+    columns = len(reader.schema.fields) + 1
+    return [[dict(stripe[i].statistics) for i in range(columns)] for stripe in
+            (reader.read_stripe(n) for n in range(reader.num_of_stripes))]
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.lists(_ROW, min_size=1, max_size=8), min_size=1, max_size=4))
 def test_every_prefix_reads_back_and_statistics_equal_one_file_of_the_same_rows(chunks):
@@ -72,9 +80,34 @@ def test_every_prefix_reads_back_and_statistics_equal_one_file_of_the_same_rows(
         assert po.ORCFile(pa.BufferReader(prefix)).read().equals(pa.concat_tables(tables[:count]))
         assert pyorc.Reader(io.BytesIO(prefix)).user_metadata == {"n": str(count - 1).encode()}
         assert read_tail(prefix).calendar == PROLEPTIC_GREGORIAN
+        assert _stripe_statistics(prefix) == [s for t in tables[:count] for s in _stripe_statistics(_piece(t))]
     whole = _piece(pa.concat_tables(tables))
     assert _statistics(data) == _statistics(whole)
     assert appending.stripe_rows == [t.num_rows for t in tables]
+
+
+@pytest.mark.parametrize("compression", ["uncompressed", "snappy", "zstd", "zlib"])
+def test_the_final_tail_compresses_the_stripe_statistics_as_one_stream(compression):
+    """Intermediate tails copy each piece's compressed Metadata chunks; the final one packs them again when that
+    is smaller (ZLIB: one deflate stream instead of one per piece), with the same stripe statistics."""
+    tables = [pa.table({"i": list(range(n * 10, n * 10 + 10)), "s": [f"value {n}"] * 10}) for n in range(40)]
+    buf = io.BytesIO()
+    appending = AppendingOrcFile(buf)
+    for table in tables:
+        appending.append(_piece(table, compression))
+    intermediate_end = appending.tail({"k": b"v"})
+    final_end = appending.tail({"k": b"v"}, final=True)
+    data = buf.getvalue()
+    assert final_end == len(data)
+    intermediate = po.ORCFile(pa.BufferReader(data[:intermediate_end]))
+    final = po.ORCFile(pa.BufferReader(data))
+    expected = [s for t in tables for s in _stripe_statistics(_piece(t, compression))]
+    assert _stripe_statistics(data[:intermediate_end]) == _stripe_statistics(data) == expected
+    assert final.read().equals(pa.concat_tables(tables)) and final.metadata == {b"k": b"v"}
+    if compression == "zlib":
+        assert final.stripe_statistics_length < intermediate.stripe_statistics_length / 2
+    else:  # only ZLIB is compressed again; other kinds at most lose the per-piece chunk headers
+        assert final.stripe_statistics_length <= intermediate.stripe_statistics_length
 
 
 @pytest.mark.parametrize("compression", ["uncompressed", "snappy", "zstd", "zlib"])
