@@ -315,9 +315,11 @@ def _memory_block(buffer_size: int) -> int:
     return 64 * KiB if buffer_size % (64 * KiB) == 0 else buffer_size
 
 
-def acid_metadata(key_index: Iterable[AcidKey], stats: AcidStats) -> dict[str, bytes]:
-    """The three ``hive.acid.*`` user metadata entries of an event file (§2.3)."""
-    return {KEY_INDEX_KEY: format_key_index(key_index).encode(), STATS_KEY: stats.to_string().encode(),
+def acid_metadata(key_index: Iterable[AcidKey] | str, stats: AcidStats) -> dict[str, bytes]:
+    """The three ``hive.acid.*`` user metadata entries of an event file (§2.3); ``key_index`` the last key of each
+    stripe, or those keys already formatted (a streaming writer grows the text one stripe at a time)."""
+    text = key_index if isinstance(key_index, str) else format_key_index(key_index)
+    return {KEY_INDEX_KEY: text.encode(), STATS_KEY: stats.to_string().encode(),
             ACID_VERSION_KEY: ORC_ACID_VERSION.encode()}
 
 

@@ -111,7 +111,11 @@ class AppendingOrcFile:
     """Bytes written to ``handle`` so far (the file's length: a flush length)."""
     rows: int = 0
     stripe_rows: list[int] = field(default_factory=list)
-    _stripe_infos: list[bytes] = field(default_factory=list)
+    _stripe_entries: bytearray = field(default_factory=bytearray)
+    """The Footer's StripeInformation fields so far, encoded (each flush adds its own, none is encoded again)."""
+    _postscript: list[tuple[int, bytes]] = field(default_factory=list)
+    """The first piece's PostScript fields in order (number, encoded); a tail rewrites the footer and metadata
+    lengths and keeps the rest where they were (the magic stays last, where Java's reader looks for it)."""
     _metadata: bytearray = field(default_factory=bytearray)
     """The Metadata section so far: the pieces' stored sections, concatenated."""
     _statistics: list[bytes] = field(default_factory=list)
@@ -124,6 +128,7 @@ class AppendingOrcFile:
             self._write(_MAGIC)
             self._first = replace(piece, stripes=memoryview(b""), stored_metadata=memoryview(b""))  # no piece data
             self._statistics = list(piece.statistics)
+            self._postscript = _postscript_fields(piece.postscript)
         else:
             if piece.types != self._first.types:
                 raise OrcTailError("an appended ORC file has another schema than the file it is appended to")
@@ -134,7 +139,8 @@ class AppendingOrcFile:
             self._statistics = [merge_column_statistics(a, b) for a, b in zip(self._statistics, piece.statistics)]
         shift = self.length - _HEADER
         self._write(piece.stripes)
-        self._stripe_infos += [_moved_stripe(info, shift) for info in piece.stripe_infos]
+        for info in piece.stripe_infos:
+            self._stripe_entries += _length_field(_FOOTER_STRIPES, _moved_stripe(info, shift))
         self._metadata += piece.stored_metadata
         self.rows += piece.rows
         self.stripe_rows += stripe_row_counts(piece.stripe_infos)
@@ -155,23 +161,16 @@ class AppendingOrcFile:
             metadata = packed if len(packed) < len(metadata) else metadata
         footer = (_varint_field(_FOOTER_HEADER_LENGTH, _HEADER) + _varint_field(_FOOTER_CONTENT_LENGTH,
                                                                                   self._content_length())
-                  + b"".join(_length_field(_FOOTER_STRIPES, info) for info in self._stripe_infos) + first.types
+                  + self._stripe_entries + first.types
                   + b"".join(_length_field(_FOOTER_METADATA, _length_field(1, k.encode()) + _length_field(2, bytes(v)))
                              for k, v in (user_metadata or {}).items())
                   + _varint_field(_FOOTER_ROWS, self.rows)
                   + b"".join(_length_field(_FOOTER_STATISTICS, s) for s in self._statistics)
                   + first.constants + _varint_field(_FOOTER_CALENDAR, PROLEPTIC_GREGORIAN))
         packed = _as_chunks(kind, footer, block)
-        ps = bytearray()
-        for number, _wire, _value, raw in _fields(first.postscript):
-            if number == _PS_FOOTER_LENGTH:
-                ps += _varint_field(_PS_FOOTER_LENGTH, len(packed))
-            elif number == _PS_METADATA_LENGTH:
-                ps += _varint_field(_PS_METADATA_LENGTH, len(metadata))
-            else:
-                ps += raw
-        if _PS_METADATA_LENGTH not in {n for n, _w, _v, _r in _fields(first.postscript)}:
-            ps += _varint_field(_PS_METADATA_LENGTH, len(metadata))
+        lengths = {_PS_FOOTER_LENGTH: len(packed), _PS_METADATA_LENGTH: len(metadata)}
+        ps = b"".join(_varint_field(number, lengths[number]) if number in lengths else raw
+                      for number, raw in self._postscript)
         if len(ps) > 255:
             raise OrcTailError("PostScript longer than 255 bytes")
         self._write(metadata + footer_bytes(packed, ps))
@@ -185,6 +184,15 @@ class AppendingOrcFile:
     def _write(self, data: bytes | memoryview) -> None:
         self.handle.write(data)
         self.length += len(data)
+
+
+def _postscript_fields(postscript: bytes) -> list[tuple[int, bytes]]:
+    """(number, encoded field) of a PostScript, with a metadata length after the footer length when it has none."""
+    fields = [(number, raw) for number, _wire, _value, raw in _fields(postscript)]
+    if all(number != _PS_METADATA_LENGTH for number, _raw in fields):
+        at = next((i + 1 for i, (number, _raw) in enumerate(fields) if number == _PS_FOOTER_LENGTH), 0)
+        fields.insert(at, (_PS_METADATA_LENGTH, b""))
+    return fields
 
 
 def footer_bytes(footer: bytes, postscript: bytes | bytearray) -> bytes:

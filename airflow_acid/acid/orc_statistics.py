@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 from airflow_acid.acid.orc_tail import (
     _FIXED64,
     _LENGTH,
+    _VARINT,
     OrcTailError,
     _encode_varint,
-    _fields,
     _length_field,
     _varint,
     _varint_field,
@@ -35,11 +35,29 @@ Message = dict[int, list[int | bytes]]
 
 
 def _decode(data: bytes) -> Message:
+    """The fields of a statistics message (varint, fixed64 and length-delimited only). A loop of its own rather than
+    :func:`~airflow_acid.acid.orc_tail._fields`: a streaming flush decodes ~20 of these, and the generator and the
+    raw slices it yields cost a fifth of the merge."""
     message: Message = {}
-    for number, wire, value, _raw in _fields(data):
-        if wire not in (_LENGTH, _FIXED64, 0):
+    pos, end = 0, len(data)
+    while pos < end:
+        key, pos = _varint(data, pos)
+        wire = key & 7
+        value: int | bytes
+        if wire == _VARINT:
+            value, pos = _varint(data, pos)
+        elif wire == _LENGTH:
+            length, pos = _varint(data, pos)
+            if pos + length > end:
+                raise OrcTailError("truncated length-delimited field in ORC column statistics")
+            value, pos = data[pos:pos + length], pos + length
+        elif wire == _FIXED64:
+            if pos + 8 > end:
+                raise OrcTailError("truncated fixed64 field in ORC column statistics")
+            value, pos = int.from_bytes(data[pos:pos + 8], "little"), pos + 8
+        else:
             raise OrcTailError(f"unexpected protobuf wire type {wire} in ORC column statistics")
-        message.setdefault(number, []).append(value)
+        message.setdefault(key >> 3, []).append(value)
     return message
 
 

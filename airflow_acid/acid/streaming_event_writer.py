@@ -35,6 +35,7 @@ from airflow_acid.acid.event_writer import (
     acid_metadata,
     check_event_batch,
     conform_events,
+    format_key_index,
     storage_error,
     write_acid_version_file,
 )
@@ -82,6 +83,8 @@ class StreamingEventFileWriter:
         self._last_key: AcidKey | None = None
         """The last key appended to the file (events must continue after it)."""
         self._key_index: list[AcidKey] = []
+        self._key_index_text = ""
+        """:attr:`_key_index` formatted for ``hive.acid.key.index``, grown with it (each flush writes it whole)."""
         self._flush_lengths: list[int] = []
         self._side = FlushLengthFile(self._dir, self.file_name)
         self._handle: IO[bytes] | None = None
@@ -168,13 +171,15 @@ class StreamingEventFileWriter:
             raise storage_error(self.path, exc) from exc
         ends = np.cumsum(self._file.stripe_rows[before:]) - 1
         keys = [events.column(k).take(pa.array(ends)).to_pylist() for k in KEY_FIELDS]
-        self._key_index += [AcidKey(*key) for key in zip(*keys)]
+        added = [AcidKey(*key) for key in zip(*keys)]
+        self._key_index += added
+        self._key_index_text += format_key_index(added)
         self._counts += self._pending_counts
         self._last_key = self._pending_last
         self.discard()
 
     def _metadata(self) -> dict[str, bytes]:
-        return acid_metadata(self._key_index, AcidStats(*(int(c) for c in self._counts)))
+        return acid_metadata(self._key_index_text, AcidStats(*(int(c) for c in self._counts)))
 
     def close(self) -> EventFileInfo | None:
         """Finish the file (final footer, side file removed, ``_orc_acid_version``); None when it never got an

@@ -256,6 +256,15 @@ def _blocker_query() -> sa.Select[Any]:
     )
 
 
+@functools.cache
+def _grant_unless_blocked() -> sa.Update:
+    """:data:`_GRANT` when :func:`find_blocker` finds nothing, in one statement (the common, uncontended case needs
+    no separate check). The blocker query is a derived table: MySQL refuses a subquery on the table it updates
+    unless the subquery is materialized, which its LIMIT ensures."""
+    blocked = sa.select(sa.literal(1)).select_from(_blocker_query().subquery("BLOCKER")).exists()
+    return _GRANT.where(~blocked)
+
+
 class LockManager:
     """Lock requests, checks, unlocks and SHOW LOCKS on one metastore database."""
 
@@ -377,9 +386,12 @@ class LockManager:
         if not txn_id and enqueued is None:  # checking counts as a heartbeat for a lock outside a transaction
             conn.execute(sa.update(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_LOCK_EXT_ID == lock_id)
                          .values(HL_LAST_HEARTBEAT=now))
+        grant = {"lock_id": lock_id, "now": now, "heartbeat": 0 if txn_id else now}
+        if conn.execute(_grant_unless_blocked(), grant).rowcount:
+            return LockResponse(lock_id, LockState.ACQUIRED)
         blocker = find_blocker(conn, lock_id)
-        if blocker is None:
-            conn.execute(_GRANT, {"lock_id": lock_id, "now": now, "heartbeat": 0 if txn_id else now})
+        if blocker is None:  # the blocker went away between the two statements (READ COMMITTED)
+            conn.execute(_GRANT, grant)
             return LockResponse(lock_id, LockState.ACQUIRED)
         blocking = BlockingLock(
             lock_id=int(blocker.HL_LOCK_EXT_ID), internal_id=int(blocker.HL_LOCK_INT_ID), txn_id=int(blocker.HL_TXNID),

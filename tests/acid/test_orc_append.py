@@ -118,6 +118,7 @@ def test_compressions_round_trip(compression):
     for table in tables:
         appending.append(_piece(table, compression))
         appending.tail()
+        assert buf.getvalue()[-4:-1] == b"ORC"  # the PostScript still ends with the magic (Java's reader checks)
     assert po.ORCFile(pa.BufferReader(buf.getvalue())).read().equals(pa.concat_tables(tables))
 
 
