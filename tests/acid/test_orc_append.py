@@ -81,8 +81,14 @@ def test_every_prefix_reads_back_and_statistics_equal_one_file_of_the_same_rows(
         assert pyorc.Reader(io.BytesIO(prefix)).user_metadata == {"n": str(count - 1).encode()}
         assert read_tail(prefix).calendar == PROLEPTIC_GREGORIAN
         assert _stripe_statistics(prefix) == [s for t in tables[:count] for s in _stripe_statistics(_piece(t))]
-    whole = _piece(pa.concat_tables(tables))
-    assert _statistics(data) == _statistics(whole)
+    whole = _statistics(_piece(pa.concat_tables(tables)))
+    pieces = [_statistics(_piece(t)) for t in tables]
+    for i, column in enumerate(whole):
+        if any("sum" not in piece[i] for piece in pieces if piece[i]["number_of_values"]):
+            # a piece's sum overflowed: merged statistics leave the sum out (as ORC's own merge does), while one
+            # writer adding the same values in another order may not overflow
+            column.pop("sum", None)
+    assert _statistics(data) == whole
     assert appending.stripe_rows == [t.num_rows for t in tables]
 
 
