@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid import names
-from airflow_acid.acid.event_schema import KEY_FIELDS, AcidKey
+from airflow_acid.acid.bucket_codec import bucket_id_of
+from airflow_acid.acid.event_schema import KEY_FIELDS, AcidKey, insert_events
 from airflow_acid.acid.event_writer import (
     AcidStats,
     EventFileInfo,
@@ -40,6 +41,7 @@ from airflow_acid.acid.event_writer import (
     write_acid_version_file,
 )
 from airflow_acid.acid.fast_event_writer import writer_options
+from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.malloc_tuning import keep_freed_memory_for_small_files
 from airflow_acid.acid.orc_append import AppendingOrcFile
@@ -117,6 +119,31 @@ class StreamingEventFileWriter:
                 self._pending_counts += check_event_batch(batch, self.bucket_id,
                                                           self._pending_last or self._last_key, self.path)
                 self._pending_last = AcidKey(*(int(batch.column(k)[-1].as_py()) for k in KEY_FIELDS))
+        self._hold(table)
+
+    def write_inserts(self, rows: pa.Table, write_id: int, bucket_property: int, first_row_id: int) -> None:
+        """Hold insert events for ``rows`` by ``write_id`` (Hive's OrcRecordUpdater.insert), rowIds counting from
+        ``first_row_id``. Their keys are known without looking at them — ascending, one bucket property — so only
+        the first and last are checked: the first must follow every event already written to the file."""
+        if self._closed:
+            raise ValueError(f"{self.path}: writer is closed")
+        n = rows.num_rows
+        if not n:
+            return
+        if bucket_id_of(bucket_property) != self.bucket_id:
+            raise AcidFileError(self.path, f"bucket property {bucket_property} (bucket {bucket_id_of(bucket_property)})"
+                                           f" does not belong in bucket file {self.file_name}")
+        first = AcidKey(write_id, bucket_property, first_row_id)
+        previous = self._pending_last or self._last_key
+        if first_row_id < 0 or (previous is not None and first <= previous):
+            raise AcidFileError(self.path, f"events are not sorted by (originalTransaction, bucket, rowId): "
+                                           f"{first} follows {previous}")
+        self._pending_counts[0] += n
+        self._pending_last = AcidKey(write_id, bucket_property, first_row_id + n - 1)
+        self._hold(conform_events(insert_events(rows, write_id, bucket_property, first_row_id), self.row_schema,
+                                  self.path))
+
+    def _hold(self, table: pa.Table) -> None:
         self._pending.append(table)
         self._pending_bytes += table.nbytes
         if self._pending_bytes >= self._stripe_bytes:

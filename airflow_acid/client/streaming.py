@@ -37,7 +37,6 @@ import pyarrow as pa
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
-from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.streaming_event_writer import StreamingEventFileWriter
 from airflow_acid.client.errors import TransactionClosedError, UnsupportedOperationError
@@ -241,7 +240,7 @@ class StreamingConnection:
             key = (target.location, int(bucket))
             first = self._row_ids.get(key, 0)
             prop = bucket_codec.encode(int(bucket), STREAMING_STATEMENT_ID)
-            self._writer(*key).write(insert_events(part, write_id, prop, first))
+            self._writer(*key).write_inserts(part, write_id, prop, first)
             self._row_ids[key] = first + part.num_rows
             self._dirty.add(key)
 

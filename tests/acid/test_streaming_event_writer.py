@@ -11,6 +11,7 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 
 from airflow_acid.acid import bucket_codec, streaming_event_writer
+from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.event_schema import AcidKey, insert_events
 from airflow_acid.acid.event_writer import KEY_INDEX_KEY, STATS_KEY, parse_key_index
 from airflow_acid.acid.file_errors import AcidFileError
@@ -146,6 +147,45 @@ def test_unsorted_or_foreign_events_are_refused_before_anything_is_written(tmp_p
         w.write(insert_events(pa.table({"a": [4], "s": ["x"]}, schema=SCHEMA), 2, bucket_codec.encode(1), 5))
     w.close()
     assert _read(tmp_path / "t") == [1, 2]
+
+
+def _rows(values: list[int]) -> pa.Table:
+    return pa.table({"a": values, "s": [f"v{v}" for v in values]}, schema=SCHEMA)
+
+
+def test_write_inserts_gives_the_same_file_as_the_events_it_stands_for(tmp_path, mode):
+    files = []
+    for name, write in (("events", lambda w, vals, wid, first: w.write(_events(vals, wid, first))),
+                        ("inserts", lambda w, vals, wid, first: w.write_inserts(_rows(vals), wid, B0, first))):
+        w = StreamingEventFileWriter(str(tmp_path / name / "delta_0000001_0000002"), 0, SCHEMA)
+        write(w, [1, 2], 1, 0)
+        write(w, [3], 1, 2)
+        w.flush()
+        write(w, [4, 5], 2, 0)
+        w.flush()
+        files.append(w.close())
+        assert _read(tmp_path / name) == [1, 2, 3, 4, 5]
+    by_events, by_inserts = files
+    assert by_events is not None and by_inserts is not None
+    assert (by_inserts.key_index, by_inserts.stats, by_inserts.rows) == (by_events.key_index, by_events.stats, 5)
+    events = open_orc_file(by_inserts.path).read()
+    assert list(zip(*(events[k].to_pylist() for k in ("operation", "originalTransaction", "bucket", "rowId",
+                                                       "currentTransaction")))) == [
+        (0, w, B0, r, w) for w, r in ((1, 0), (1, 1), (1, 2), (2, 0), (2, 1))]
+
+
+def test_write_inserts_refuses_keys_that_do_not_follow_or_another_bucket(tmp_path, mode):
+    w = StreamingEventFileWriter(str(tmp_path / "t" / "delta_0000001_0000002"), 0, SCHEMA)
+    w.write_inserts(_rows([1, 2]), 2, B0, 0)
+    w.flush()
+    for write_id, first in ((1, 5), (2, 1), (2, -1)):  # an earlier txn, an overlapping rowId, a negative one
+        with pytest.raises(AcidFileError, match="not sorted"):
+            w.write_inserts(_rows([3]), write_id, B0, first)
+    with pytest.raises(AcidFileError, match="does not belong in bucket file bucket_00000"):
+        w.write_inserts(_rows([4]), 2, bucket_codec.encode(1), 2)
+    w.write_inserts(_rows([5]), 2, B0, 2)  # nothing of the refused calls was held
+    w.close()
+    assert _read(tmp_path / "t") == [1, 2, 5]
 
 
 def test_a_file_that_never_got_events_is_not_created_and_abort_removes_one(tmp_path, mode):
