@@ -34,7 +34,7 @@ from airflow_acid.metastore.errors import (
 from airflow_acid.metastore.flavour import insert_into, profile_of
 from airflow_acid.metastore.partitions import normalize_partition_name
 from airflow_acid.metastore.schema import HIVE_LOCKS, NEXT_LOCK_ID, TXNS
-from airflow_acid.metastore.txns import insert_txn_components, lookup_write_id
+from airflow_acid.metastore.txns import record_component
 
 log = logging.getLogger(__name__)
 
@@ -357,8 +357,7 @@ class LockManager:
                 done_dp_tables.add(key)
                 partition = None
                 op = OperationType.UPDATE if key in dp_update_tables else OperationType.INSERT
-            write_id = lookup_write_id(conn, txn_id, c.db, c.table) if c.table else None
-            insert_txn_components(conn, txn_id, c.db, c.table, [partition] if partition else None, op, write_id)
+            record_component(conn, txn_id, c.db, c.table, partition, op)
 
     # checking ------------------------------------------------------------------------------------------
 

@@ -354,6 +354,42 @@ def insert_txn_components(
     return len(rows)
 
 
+def record_component(conn: Connection, txn_id: int, db: str, table: str | None, partition: str | None,
+                     op: OperationType) -> None:
+    """:func:`insert_txn_components` of one partition (or the whole table, or database: ``table`` None) with the
+    write id ``txn_id`` holds on the table, looked up by the same statement: an INSERT … SELECT that adds nothing
+    when the row is there already. One statement instead of three on the lock hot path (EnqueueLock's rows)."""
+    db = normalize_name(db, "database")
+    table = normalize_name(table, "table") if table is not None else None
+    partition = normalize_partition_name(partition) if partition is not None else None
+    profile = profile_of(conn)
+    extras = tuple(profile.extra_values(TXN_COMPONENTS.name).items())
+    conn.execute(_record_component_statement(table is None, partition is None, extras),
+                 {"txn_id": txn_id, "db": db, "table": table, "partition": partition,
+                  "op": OperationType(op).value})
+
+
+@functools.cache
+def _record_component_statement(whole_db: bool, whole_table: bool,
+                                 extras: tuple[tuple[str, str], ...]) -> sa.Insert:
+    tc = TXN_COMPONENTS
+    part = sa.bindparam("partition", type_=sa.String)
+    op = sa.bindparam("op", type_=sa.String)
+    recorded = sa.select(tc.c.TC_TXNID).where(
+        tc.c.TC_TXNID == _TXN_ID, tc.c.TC_DATABASE == _DB,
+        tc.c.TC_TABLE.is_(None) if whole_db else tc.c.TC_TABLE == _TABLE,
+        tc.c.TC_PARTITION.is_(None) if whole_table else tc.c.TC_PARTITION == part,
+        tc.c.TC_OPERATION_TYPE == op).exists()
+    write_id: sa.ColumnElement[Any] = (sa.null() if whole_db else
+                                       _WRITE_ID_OF.scalar_subquery())
+    row = sa.select(_TXN_ID, _DB, sa.null() if whole_db else _TABLE, sa.null() if whole_table else part, op,
+                    write_id, *[sa.literal(value, sa.String()) for _name, value in extras]).where(~recorded)
+    target = writable_table(TXN_COMPONENTS, tuple(name for name, _value in extras))
+    return sa.insert(target).from_select(
+        ["TC_TXNID", "TC_DATABASE", "TC_TABLE", "TC_PARTITION", "TC_OPERATION_TYPE", "TC_WRITEID",
+         *(name for name, _value in extras)], row)
+
+
 def lookup_write_id(conn: Connection, txn_id: int, db: str, table: str) -> int | None:
     """The write id ``txn_id`` holds on ``db.table``, if any (names already lower-cased)."""
     value = conn.execute(_WRITE_ID_OF, {"txn_id": txn_id, "db": db, "table": table}).scalar()

@@ -171,6 +171,21 @@ def test_write_lock_in_txn_records_txn_components(db, locks, txns):
     assert got == sorted([("t", "ds=1", "u", write_id), ("t", "ds=2", "i", write_id), ("dp", None, "u", None)])
 
 
+def test_a_second_lock_of_the_txn_adds_only_new_components(db, locks, txns):
+    """Each lock request records its write components with one INSERT … SELECT that skips rows already there and
+    looks up the write id (none for a table without one, or a whole database)."""
+    txn = txns.open_txn(**WHO)
+    write_id = txns.allocate_write_id(txn, "d", "t")
+    first = [lock_component_for(DataOperation.INSERT, "d", "t", "ds=1"), lock_component_for(DataOperation.INSERT, "d", "u")]
+    locks.lock(first, txn_id=txn, **WHO)
+    locks.lock([*first, lock_component_for(DataOperation.INSERT, "d", "t", "ds=2"),
+                LockComponent(db="d", table=None, lock_type=W, operation=OperationType.INSERT)], txn_id=txn, **WHO)
+    rows = db.run(lambda c: c.execute(sa.select(TXN_COMPONENTS)).all())
+    got = sorted(((r.TC_TABLE or ""), r.TC_PARTITION or "", r.TC_OPERATION_TYPE, r.TC_WRITEID) for r in rows)
+    assert got == [("", "", "i", None), ("t", "ds=1", "i", write_id), ("t", "ds=2", "i", write_id),
+                   ("u", "", "i", None)]
+
+
 def test_zero_wait_read_in_txn_is_withdrawn_at_once(db, txns):
     """Zero-wait reads are on unless hive.txn.xlock.iow and hive.txn.xlock.write are both true (Hive 4's defaults,
     under which a blocked read waits like any request)."""
