@@ -242,6 +242,13 @@ def clock_column(dialect: str) -> sa.ColumnElement[int]:
     return sa.literal_column(CLOCK_SQL[dialect], sa.BigInteger)
 
 
+def runs_alone(conn: Connection) -> bool:
+    """Whether a write transaction runs alone from its BEGIN (SQLite's BEGIN IMMEDIATE): every statement then sees
+    what every earlier transaction committed, so a row check and the reads that depend on it can share a
+    statement. On servers under READ COMMITTED a statement that waits on a row lock keeps its older snapshot."""
+    return conn.dialect.name == "sqlite"
+
+
 def writes_in_ctes(conn: Connection) -> bool:
     """Whether the database runs INSERT/UPDATE/DELETE inside WITH (PostgreSQL's data-modifying CTEs), so the hot
     path can send several writes as one statement; SQLite and MariaDB/MySQL allow only SELECT there."""

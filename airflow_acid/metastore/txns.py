@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.acid.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, clock_column, now_ms, writes_in_ctes
+from airflow_acid.metastore.db import Database, clock_column, now_ms, runs_alone, writes_in_ctes
 from airflow_acid.metastore.errors import (
     InvalidInputError,
     NoSuchLockError,
@@ -234,6 +234,12 @@ def _commit_facts(dialect: str) -> sa.Select[int, bool, bool, bool]:
         .exists().label("has_update_delete"),
         sa.select(HIVE_LOCKS.c.HL_TXNID).where(HIVE_LOCKS.c.HL_TXNID == _TXN_ID).exists().label("has_locks"),
     )
+
+
+@functools.cache
+def _txn_row_and_commit_facts(dialect: str) -> sa.Select[Any]:
+    """:data:`_TXN_ROW` with :func:`_commit_facts` beside it, for databases where a transaction :func:`runs_alone`."""
+    return _TXN_ROW.add_columns(*_commit_facts(dialect).selected_columns)
 
 
 @functools.cache
@@ -655,10 +661,17 @@ class TxnStore:
         return outcome
 
     def _commit(self, conn: Connection, txn_id: int) -> CommitResult | _Conflict:
-        txn_type = _open_txn_type(conn, txn_id, "commit")
-        # One statement after the row lock (so it sees everything recorded for the txn before): the clock and what
-        # the txn holds. Every writer of its TXN_COMPONENTS / HIVE_LOCKS rows locks its TXNS row first.
-        facts = conn.execute(_commit_facts(conn.dialect.name), {"txn_id": txn_id}).one()
+        facts: sa.Row[*tuple[Any, ...]]
+        if runs_alone(conn):  # the txn's row and what it holds, in one statement
+            row = conn.execute(_txn_row_and_commit_facts(conn.dialect.name), {"txn_id": txn_id}).first()
+            if row is None or row.TXN_STATE != TxnState.OPEN.value:
+                raise _not_open_error(txn_id, row, "commit")
+            txn_type, facts = TxnType(row.TXN_TYPE if row.TXN_TYPE is not None else 0), row
+        else:
+            txn_type = _open_txn_type(conn, txn_id, "commit")
+            # One statement after the row lock (so it sees everything recorded for the txn before): the clock and
+            # what the txn holds. Every writer of its TXN_COMPONENTS / HIVE_LOCKS rows locks its TXNS row first.
+            facts = conn.execute(_commit_facts(conn.dialect.name), {"txn_id": txn_id}).one()
         now = int(facts.now)
         commit_id: int | None = None
         has_update_delete = txn_type not in _WRITE_SET_SKIP_TYPES and bool(facts.has_update_delete)
