@@ -123,6 +123,9 @@ def main() -> None:
     parser.add_argument("--clients", default="1,8")
     parser.add_argument("--backends", default="sqlite,postgresql")
     args = parser.parse_args()
+    unknown = set(args.backends.split(",")) - {"sqlite", "postgresql"}
+    if unknown:
+        parser.error(f"unknown backend(s) {', '.join(sorted(unknown))}: choose from sqlite, postgresql")
     counts = [int(c) for c in args.clients.split(",")]
     rates: dict[str, dict[str, float]] = {}
     calls: dict[str, dict[str, dict[str, int]]] = {}
