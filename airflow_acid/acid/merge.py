@@ -261,12 +261,24 @@ class _DeleteSet:
     row_ids: Mapping[tuple[int, int], np.ndarray]
 
     @classmethod
-    def from_keys(cls, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> _DeleteSet:
-        order = np.lexsort((r, b, o))
-        o, b, r = o[order], b[order], r[order]
-        change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
-        starts, ends = np.concatenate(([0], change)), np.concatenate((change, [len(o)]))
-        return cls({(int(o[s]), int(b[s])): _distinct_sorted(r[s:e]) for s, e in zip(starts, ends)})
+    def from_runs(cls, runs: Iterable[tuple[int, int, np.ndarray]]) -> _DeleteSet:
+        """From (originalTransaction, bucket, rowIds) runs in any order. Only the rowIds are kept while the delete
+        deltas are read (8 bytes a delete); each pair's are joined, sorted (unless one sorted file gave them all) and
+        made distinct once, so the peak is the rowIds of the whole bucket plus one pair's copy, not a sort of every
+        key column."""
+        gathered: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
+        for o, b, r in runs:
+            if len(r):
+                gathered[(o, b)].append(r)
+        row_ids: dict[tuple[int, int], np.ndarray] = {}
+        for key in list(gathered):
+            parts = gathered.pop(key)
+            r = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            del parts
+            if len(r) > 1 and not bool(np.all(r[1:] >= r[:-1])):
+                r.sort()
+            row_ids[key] = _distinct_sorted(r)
+        return cls(row_ids)
 
     def _hits(self, o: int, b: int, r: np.ndarray) -> np.ndarray | None:
         deleted = self.row_ids.get((o, b))
@@ -299,6 +311,16 @@ class _DeleteSet:
         if not hit.any():
             return None
         return pa.array(~hit)
+
+
+def _key_runs(o: np.ndarray, b: np.ndarray, r: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """(originalTransaction, bucket, rowIds) for each run of equal pairs, as copies of ``r``'s slices (so the key
+    columns they came from can be freed)."""
+    if not len(o):
+        return
+    change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
+    for s, e in zip(np.concatenate(([0], change)).tolist(), np.concatenate((change, [len(o)])).tolist()):
+        yield int(o[s]), int(b[s]), r[s:e].astype(np.int64, copy=True)
 
 
 Deletes = Callable[[], "_DeleteSet | None"]
@@ -349,7 +371,11 @@ class _Reader:
 
     # -- deletes -----------------------------------------------------------------------------------
     def delete_keys(self, bucket: BucketPlan) -> _DeleteSet | None:
-        parts: list[tuple[np.ndarray, ...]] = []
+        runs = list(self._delete_runs(bucket))
+        return _DeleteSet.from_runs(runs) if runs else None
+
+    def _delete_runs(self, bucket: BucketPlan) -> Iterator[tuple[int, int, np.ndarray]]:
+        """The valid delete events of the bucket's delete deltas as (originalTransaction, bucket, rowIds) runs."""
         for src in bucket.deletes:
             if src.size == 0:
                 continue
@@ -362,12 +388,7 @@ class _Reader:
                 mask = is_delete if mask is None else pc.and_(mask, is_delete)
                 batch = batch.filter(mask)
                 if batch.num_rows:
-                    parts.append(tuple(_np(batch.column(k)) for k in KEY_FIELDS))
-        if not parts:
-            return None
-        o, b, r = (np.concatenate([p[i] for p in parts]) for i in range(3))
-        return _DeleteSet.from_keys(o.astype(np.int64, copy=False), b.astype(np.int32, copy=False),
-                                    r.astype(np.int64, copy=False))
+                    yield from _key_runs(*(_np(batch.column(k)) for k in KEY_FIELDS))
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:

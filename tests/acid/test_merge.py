@@ -277,3 +277,26 @@ def test_delete_lookup_matches_set_membership_both_ways(deleted, rows, shuffled)
     if not len(d):
         return
     assert _sorted_hits(d, r).tolist() == expected.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(runs=st.lists(st.tuples(st.integers(1, 3), st.sampled_from([bucket_codec.encode(0), bucket_codec.encode(1)]),
+                               st.lists(st.integers(0, 50), max_size=20)), max_size=12),
+       probe=st.lists(st.tuples(st.integers(1, 3), st.integers(0, 1), st.integers(0, 50)), max_size=60))
+def test_delete_set_from_runs_keeps_each_pairs_distinct_row_ids(runs, probe):
+    """Runs of delete keys in any order (several delete deltas, repeated or unsorted rowIds) become, per
+    (originalTransaction, bucket), the sorted distinct rowIds; survivors() marks exactly the rows not deleted."""
+    from airflow_acid.acid.merge import _DeleteSet
+
+    model: dict[tuple[int, int], set[int]] = defaultdict(set)
+    for o, b, r in runs:
+        model[(o, b)].update(r)
+    deletes = _DeleteSet.from_runs((o, b, np.array(r, dtype=np.int64)) for o, b, r in runs)
+    assert {k: v.tolist() for k, v in deletes.row_ids.items()} == {k: sorted(v) for k, v in model.items() if v}
+    buckets = [bucket_codec.encode(0), bucket_codec.encode(1)]
+    o = np.array([p[0] for p in probe], dtype=np.int64)
+    b = np.array([buckets[p[1]] for p in probe], dtype=np.int32)
+    r = np.array([p[2] for p in probe], dtype=np.int64)
+    mask = deletes.survivors(o, b, r)
+    survives = [p[2] not in model.get((p[0], buckets[p[1]]), set()) for p in probe]
+    assert (mask.to_pylist() if mask is not None else [True] * len(probe)) == survives
