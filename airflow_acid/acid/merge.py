@@ -18,7 +18,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import fsspec
 import numpy as np
@@ -246,6 +246,8 @@ def _distinct_sorted(values: np.ndarray) -> np.ndarray:
     keep = np.empty(len(values), dtype=bool)
     keep[0] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
+    if keep.all():  # no repeats (the usual case): no copy
+        return values
     distinct: np.ndarray = values[keep]
     return distinct
 
@@ -261,24 +263,17 @@ class _DeleteSet:
     row_ids: Mapping[tuple[int, int], np.ndarray]
 
     @classmethod
-    def from_runs(cls, runs: Iterable[tuple[int, int, np.ndarray]]) -> _DeleteSet:
-        """From (originalTransaction, bucket, rowIds) runs in any order. Only the rowIds are kept while the delete
-        deltas are read (8 bytes a delete); each pair's are joined, sorted (unless one sorted file gave them all) and
-        made distinct once, so the peak is the rowIds of the whole bucket plus one pair's copy, not a sort of every
-        key column."""
-        gathered: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
-        for o, b, r in runs:
-            if len(r):
-                gathered[(o, b)].append(r)
-        row_ids: dict[tuple[int, int], np.ndarray] = {}
-        for key in list(gathered):
-            parts = gathered.pop(key)
-            r = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            del parts
-            if len(r) > 1 and not bool(np.all(r[1:] >= r[:-1])):
-                r.sort()
-            row_ids[key] = _distinct_sorted(r)
-        return cls(row_ids)
+    def from_runs(cls, runs: _KeyRuns) -> _DeleteSet | None:
+        """From the delete keys as read (any order, repeats allowed); None when there are none. ``runs`` is emptied
+        as it is consumed."""
+        if not runs.rows:
+            return None
+        if sum(len(o) for o in runs.o) <= _LOOP_RUNS:
+            return cls(_gathered_by_pair(runs))
+        r = np.concatenate(runs.rows) if len(runs.rows) > 1 else runs.rows[0]
+        o, b, lengths = (np.concatenate(parts) for parts in (runs.o, runs.b, runs.lengths))
+        runs.clear()
+        return cls(_sorted_by_pair(o, b, lengths, r))
 
     def _hits(self, o: int, b: int, r: np.ndarray) -> np.ndarray | None:
         deleted = self.row_ids.get((o, b))
@@ -313,14 +308,81 @@ class _DeleteSet:
         return pa.array(~hit)
 
 
-def _key_runs(o: np.ndarray, b: np.ndarray, r: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
-    """(originalTransaction, bucket, rowIds) for each run of equal pairs, as copies of ``r``'s slices (so the key
-    columns they came from can be freed)."""
-    if not len(o):
-        return
-    change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
-    for s, e in zip(np.concatenate(([0], change)).tolist(), np.concatenate((change, [len(o)])).tolist()):
-        yield int(o[s]), int(b[s]), r[s:e].astype(np.int64, copy=True)
+_LOOP_RUNS = 4096
+"""Up to this many (originalTransaction, bucket) runs in a bucket's delete deltas, the deleted rowIds are gathered pair
+by pair (about 16 bytes a delete at the peak); above, by one sort of all of them (about 32 bytes a delete, but no
+Python step per run: deletes spread over many write ids)."""
+
+
+@dataclass
+class _KeyRuns:
+    """Delete keys as they are read: each batch's rowIds, and its (originalTransaction, bucket) pairs run-length
+    encoded — 8 bytes a delete and 24 a run, where three key columns take 20 bytes a delete."""
+
+    rows: list[np.ndarray] = field(default_factory=list)
+    o: list[np.ndarray] = field(default_factory=list)
+    b: list[np.ndarray] = field(default_factory=list)
+    lengths: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> None:
+        if not len(o):
+            return
+        starts = np.concatenate(([0], np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1))
+        self.rows.append(r.astype(np.int64, copy=False))
+        self.o.append(o[starts].astype(np.int64))
+        self.b.append(b[starts].astype(np.int64))
+        self.lengths.append(np.diff(np.concatenate((starts, [len(o)]))))
+
+    def clear(self) -> None:
+        for parts in (self.rows, self.o, self.b, self.lengths):
+            parts.clear()
+
+
+def _gathered_by_pair(runs: _KeyRuns) -> dict[tuple[int, int], np.ndarray]:
+    """Each pair's rowIds joined, sorted when they are not (one sorted delta gave them all) and made distinct;
+    ``runs`` is emptied, so the batches' rowIds go as the pairs' arrays are made."""
+    gathered: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
+    for rows, o, b, lengths in zip(runs.rows, runs.o, runs.b, runs.lengths):
+        ends = np.cumsum(lengths)
+        for ro, rb, s, e in zip(o.tolist(), b.tolist(), (ends - lengths).tolist(), ends.tolist()):
+            gathered[(ro, rb)].append(rows[s:e])
+    runs.clear()
+    row_ids: dict[tuple[int, int], np.ndarray] = {}
+    for key in list(gathered):
+        parts = gathered.pop(key)
+        owned = len(parts) > 1
+        joined = np.concatenate(parts) if owned else parts[0]
+        del parts  # the batches' rowIds of this pair go now
+        if len(joined) > 1 and not bool(np.all(joined[1:] >= joined[:-1])):
+            if owned:
+                joined.sort()  # in place: no second copy of a pair's rowIds
+            else:
+                joined = np.sort(joined)
+        distinct = _distinct_sorted(joined)
+        row_ids[key] = distinct.copy() if distinct.base is not None else distinct  # no view keeping a batch alive
+    return row_ids
+
+
+def _sorted_by_pair(o: np.ndarray, b: np.ndarray, lengths: np.ndarray, r: np.ndarray
+                    ) -> dict[tuple[int, int], np.ndarray]:
+    """The same by one sort of every deleted rowId by (pair, rowId); each pair's rowIds are a slice of the result."""
+    by_pair = np.lexsort((b, o))  # the runs' pairs numbered in key order
+    first = np.ones(len(by_pair), dtype=bool)
+    first[1:] = (o[by_pair][1:] != o[by_pair][:-1]) | (b[by_pair][1:] != b[by_pair][:-1])
+    pair_of_run = np.empty(len(by_pair), dtype=np.int64)
+    pair_of_run[by_pair] = np.cumsum(first) - 1
+    pair_o, pair_b = o[by_pair][first].tolist(), b[by_pair][first].tolist()
+    pair = np.repeat(pair_of_run, lengths)
+    order = np.lexsort((r, pair))
+    r, pair = r[order], pair[order]
+    del order
+    keep = np.ones(len(r), dtype=bool)
+    keep[1:] = (pair[1:] != pair[:-1]) | (r[1:] != r[:-1])
+    r, pair = r[keep], pair[keep]
+    cut = np.flatnonzero(pair[1:] != pair[:-1]) + 1
+    starts = np.concatenate(([0], cut))
+    bounds = zip(pair[starts].tolist(), starts.tolist(), np.concatenate((cut, [len(r)])).tolist())
+    return {(pair_o[p], pair_b[p]): r[s:e] for p, s, e in bounds}
 
 
 Deletes = Callable[[], "_DeleteSet | None"]
@@ -371,11 +433,8 @@ class _Reader:
 
     # -- deletes -----------------------------------------------------------------------------------
     def delete_keys(self, bucket: BucketPlan) -> _DeleteSet | None:
-        runs = list(self._delete_runs(bucket))
-        return _DeleteSet.from_runs(runs) if runs else None
-
-    def _delete_runs(self, bucket: BucketPlan) -> Iterator[tuple[int, int, np.ndarray]]:
-        """The valid delete events of the bucket's delete deltas as (originalTransaction, bucket, rowIds) runs."""
+        """The valid delete events of the bucket's delete deltas."""
+        runs = _KeyRuns()
         for src in bucket.deletes:
             if src.size == 0:
                 continue
@@ -388,7 +447,8 @@ class _Reader:
                 mask = is_delete if mask is None else pc.and_(mask, is_delete)
                 batch = batch.filter(mask)
                 if batch.num_rows:
-                    yield from _key_runs(*(_np(batch.column(k)) for k in KEY_FIELDS))
+                    runs.add(*(_np(batch.column(k)) for k in KEY_FIELDS))
+        return _DeleteSet.from_runs(runs)
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:
@@ -398,14 +458,14 @@ class _Reader:
             raise AcidFileError(f.path, f"row struct has {len(file_schema)} columns "
                                         f"{_fmt(file_schema)} but the table has {len(self.schema)} {_fmt(self.schema)}")
         out: list[int | None] = []
-        for i, field in enumerate(self.schema):
+        for i, wanted in enumerate(self.schema):
             if i >= len(file_schema):
                 out.append(None)
                 continue
             ftype = file_schema.field(i).type
-            if not _compatible(ftype, field.type):
+            if not _compatible(ftype, wanted.type):
                 raise AcidFileError(f.path, f"column {i} ({file_schema.field(i).name}: {ftype}) does not match the "
-                                            f"table column {field.name}: {field.type}; table schema "
+                                            f"table column {wanted.name}: {wanted.type}; table schema "
                                             f"{_fmt(self.schema)}, file row struct {_fmt(file_schema)}")
             out.append(i)
         return out

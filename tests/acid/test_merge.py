@@ -279,21 +279,33 @@ def test_delete_lookup_matches_set_membership_both_ways(deleted, rows, shuffled)
     assert _sorted_hits(d, r).tolist() == expected.tolist()
 
 
-@settings(max_examples=200, deadline=None)
-@given(runs=st.lists(st.tuples(st.integers(1, 3), st.sampled_from([bucket_codec.encode(0), bucket_codec.encode(1)]),
-                               st.lists(st.integers(0, 50), max_size=20)), max_size=12),
+@pytest.mark.parametrize("loop_runs", [4096, 0], ids=["pair by pair", "one sort"])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.lists(st.lists(st.tuples(st.integers(1, 3), st.integers(0, 1), st.integers(0, 50)), max_size=30),
+                      max_size=6),
        probe=st.lists(st.tuples(st.integers(1, 3), st.integers(0, 1), st.integers(0, 50)), max_size=60))
-def test_delete_set_from_runs_keeps_each_pairs_distinct_row_ids(runs, probe):
-    """Runs of delete keys in any order (several delete deltas, repeated or unsorted rowIds) become, per
-    (originalTransaction, bucket), the sorted distinct rowIds; survivors() marks exactly the rows not deleted."""
-    from airflow_acid.acid.merge import _DeleteSet
+def test_delete_set_keeps_each_pairs_distinct_row_ids(monkeypatch, loop_runs, files, probe):
+    """Delete keys of several delete deltas (each sorted, repeated keys, the same keys in several files) become, per
+    (originalTransaction, bucket), the sorted distinct rowIds, whichever way they are gathered; survivors() marks
+    exactly the rows not deleted."""
+    from airflow_acid.acid import merge
 
-    model: dict[tuple[int, int], set[int]] = defaultdict(set)
-    for o, b, r in runs:
-        model[(o, b)].update(r)
-    deletes = _DeleteSet.from_runs((o, b, np.array(r, dtype=np.int64)) for o, b, r in runs)
-    assert {k: v.tolist() for k, v in deletes.row_ids.items()} == {k: sorted(v) for k, v in model.items() if v}
+    monkeypatch.setattr(merge, "_LOOP_RUNS", loop_runs)
     buckets = [bucket_codec.encode(0), bucket_codec.encode(1)]
+    runs = merge._KeyRuns()
+    model: dict[tuple[int, int], set[int]] = defaultdict(set)
+    for keys in files:
+        keys = sorted((o, buckets[b], r) for o, b, r in keys)  # a delete delta is sorted by key
+        for o, b, r in keys:
+            model[(o, b)].add(r)
+        runs.add(*(np.array(column, dtype=dtype) for column, dtype in
+                   zip(zip(*keys) if keys else ([], [], []), (np.int64, np.int32, np.int64))))
+    deletes = merge._DeleteSet.from_runs(runs)
+    if not model:
+        assert deletes is None
+        return
+    assert deletes is not None
+    assert {k: v.tolist() for k, v in deletes.row_ids.items()} == {k: sorted(v) for k, v in model.items()}
     o = np.array([p[0] for p in probe], dtype=np.int64)
     b = np.array([buckets[p[1]] for p in probe], dtype=np.int32)
     r = np.array([p[2] for p in probe], dtype=np.int64)
