@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 from goals import emit
+from timing import fastest
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.event_schema import KEY_FIELDS, delete_events
@@ -43,15 +43,6 @@ def build(root: Path, deletes: int, pairs: int, seed: int) -> None:
                          KEY_FIELDS[2]: r[order]})
         w = pairs + 1 + i
         write_event_file(str(root / names.format_delta(w, w, 0, delete=True)), 0, delete_events(keys, w, SCHEMA))
-
-
-def fastest(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def measure(root: Path, high: int, repeat: int) -> dict:

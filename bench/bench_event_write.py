@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 from goals import Goal, emit
+from timing import fastest
 
 from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.event_schema import insert_events
@@ -22,16 +22,6 @@ from airflow_acid.acid.event_writer import FileKind, write_event_file
 from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.statement_writer import STATEMENT_ORC
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
 
 GOALS = [Goal("fast ACID writer (statement files) vs pyarrow writing the same event structs >= 0.5x",
               "ratio_fast_delta_vs_events", ">=", 0.5)]
@@ -48,12 +38,13 @@ def main() -> None:
     events = insert_events(data, 1, bucket_codec.encode(0))
     with tempfile.TemporaryDirectory() as tmp:
         counter = iter(range(10**6))
-        acid_delta = best(lambda: write_event_file(f"{tmp}/d{next(counter)}", 0, events, kind=FileKind.DELTA), args.repeat)
-        acid_base = best(lambda: write_event_file(f"{tmp}/b{next(counter)}", 0, events, kind=FileKind.BASE), args.repeat)
-        fast_delta = best(lambda: write_acid_orc(storage_for(f"{tmp}/f{next(counter)}"), "bucket_00000", events,
+        acid_delta = fastest(lambda: write_event_file(f"{tmp}/d{next(counter)}", 0, events, kind=FileKind.DELTA),
+                             args.repeat)
+        acid_base = fastest(lambda: write_event_file(f"{tmp}/b{next(counter)}", 0, events, kind=FileKind.BASE), args.repeat)
+        fast_delta = fastest(lambda: write_acid_orc(storage_for(f"{tmp}/f{next(counter)}"), "bucket_00000", events,
                                                  kind=FileKind.DELTA, orc=STATEMENT_ORC), args.repeat)
-        plain_rows = best(lambda: po.write_table(data, f"{tmp}/p{next(counter)}.orc", compression="zlib"), args.repeat)
-        plain_events = best(lambda: po.write_table(events, f"{tmp}/e{next(counter)}.orc", compression="zlib"),
+        plain_rows = fastest(lambda: po.write_table(data, f"{tmp}/p{next(counter)}.orc", compression="zlib"), args.repeat)
+        plain_events = fastest(lambda: po.write_table(events, f"{tmp}/e{next(counter)}.orc", compression="zlib"),
                             args.repeat)
         size = Path(f"{tmp}/d0/bucket_00000").stat().st_size
         fast_size = Path(f"{tmp}/f{2 * args.repeat}/bucket_00000").stat().st_size

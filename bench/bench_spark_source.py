@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 from goals import Goal, emit
+from timing import fastest
 
 from airflow_acid.client.spark_source import register
 from airflow_acid.client.warehouse import AcidWarehouse
@@ -30,15 +31,6 @@ GOALS = [Goal("Spark read via hive_acid (base + 20 deltas + 5 delete deltas) vs 
 def rows(n: int, start: int) -> pa.Table:
     ids = np.arange(start, start + n, dtype=np.int32)
     return pa.table({"id": ids, "amount": ids * 0.5, "name": pa.array([f"name-{i % 1000}" for i in range(n)])})
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main() -> None:
@@ -77,17 +69,17 @@ def main() -> None:
         surviving = acid_df().count()
         plain = str(Path(tmp) / "plain_orc")
         acid_df().write.orc(plain)
-        read_s = best(lambda: acid_df().write.format("noop").mode("overwrite").save(), args.repeat)
-        base_read_s = best(lambda: spark.read.orc(plain).write.format("noop").mode("overwrite").save(), args.repeat)
+        read_s = fastest(lambda: acid_df().write.format("noop").mode("overwrite").save(), args.repeat)
+        base_read_s = fastest(lambda: spark.read.orc(plain).write.format("noop").mode("overwrite").save(), args.repeat)
 
         wh.create_table("bench.a", [("id", "int"), ("amount", "double"), ("name", "string")])
         source = spark.range(args.append_rows, numPartitions=2).selectExpr(
             "cast(id as int) as id", "id * 0.5 as amount", "concat('name-', id % 1000) as name").cache()
         source.count()
-        append_s = best(lambda: source.write.format("hive_acid").options(**opts).mode("append").save("bench.a"),
+        append_s = fastest(lambda: source.write.format("hive_acid").options(**opts).mode("append").save("bench.a"),
                         args.repeat)
         orc_out = str(Path(tmp) / "append_orc")
-        base_append_s = best(lambda: source.write.mode("overwrite").orc(orc_out), args.repeat)
+        base_append_s = fastest(lambda: source.write.mode("overwrite").orc(orc_out), args.repeat)
         appended = wh.read("bench.a", columns=["id"]).num_rows
         assert appended == args.repeat * args.append_rows, appended
         wh.close()

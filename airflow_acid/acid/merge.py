@@ -367,11 +367,12 @@ def _sorted_by_pair(o: np.ndarray, b: np.ndarray, lengths: np.ndarray, r: np.nda
                     ) -> dict[tuple[int, int], np.ndarray]:
     """The same by one sort of every deleted rowId by (pair, rowId); each pair's rowIds are a slice of the result."""
     by_pair = np.lexsort((b, o))  # the runs' pairs numbered in key order
+    so, sb = o[by_pair], b[by_pair]
     first = np.ones(len(by_pair), dtype=bool)
-    first[1:] = (o[by_pair][1:] != o[by_pair][:-1]) | (b[by_pair][1:] != b[by_pair][:-1])
+    first[1:] = (so[1:] != so[:-1]) | (sb[1:] != sb[:-1])
     pair_of_run = np.empty(len(by_pair), dtype=np.int64)
     pair_of_run[by_pair] = np.cumsum(first) - 1
-    pair_o, pair_b = o[by_pair][first].tolist(), b[by_pair][first].tolist()
+    pair_o, pair_b = so[first].tolist(), sb[first].tolist()
     pair = np.repeat(pair_of_run, lengths)
     order = np.lexsort((r, pair))
     r, pair = r[order], pair[order]

@@ -378,14 +378,10 @@ def record_component(conn: Connection, txn_id: int, db: str, table: str | None, 
 @functools.cache
 def _record_component_statement(whole_db: bool, whole_table: bool,
                                  extras: tuple[tuple[str, str], ...]) -> sa.Insert:
-    tc = TXN_COMPONENTS
     part = sa.bindparam("partition", type_=sa.String)
     op = sa.bindparam("op", type_=sa.String)
-    recorded = sa.select(tc.c.TC_TXNID).where(
-        tc.c.TC_TXNID == _TXN_ID, tc.c.TC_DATABASE == _DB,
-        tc.c.TC_TABLE.is_(None) if whole_db else tc.c.TC_TABLE == _TABLE,
-        tc.c.TC_PARTITION.is_(None) if whole_table else tc.c.TC_PARTITION == part,
-        tc.c.TC_OPERATION_TYPE == op).exists()
+    partition = TXN_COMPONENTS.c.TC_PARTITION
+    recorded = _COMPONENT_PARTITIONS[whole_db].where(partition.is_(None) if whole_table else partition == part).exists()
     write_id: sa.ColumnElement[Any] = (sa.null() if whole_db else
                                        _WRITE_ID_OF.scalar_subquery())
     row = sa.select(_TXN_ID, _DB, sa.null() if whole_db else _TABLE, sa.null() if whole_table else part, op,
