@@ -14,8 +14,10 @@ SOURCE_DIRS = ("airflow_acid", "dags", "bench")
 SOURCE_FILES = ("setup.cfg", "pyproject.toml")
 MARKDOWN_FILES = ("README.md", "CHANGELOG.md", "dags/README.md", "plugins/README.md")
 
-# Documents that live beside the repository, not in it, and the "§n" anchors into them.
-OUTSIDE_REFERENCE = re.compile(r"HIVE_ACID_SPEC|DESIGN\.md|AIRFLOW_NOTES|§|\.\./shared")
+# Documents that live beside the repository, not in it, and the section-sign anchors into them (spelled in pieces
+# so that this file does not name them itself).
+OUTSIDE_NAMES = ("HIVE_ACID" + "_SPEC", "DESIGN" + r"\.md", "AIRFLOW" + "_NOTES", "\N{SECTION SIGN}", r"\.\./shared")
+OUTSIDE_REFERENCE = re.compile("|".join(OUTSIDE_NAMES))
 DOCS_REFERENCE = re.compile(r"docs/([\w.-]+\.md)(?:#([\w-]+))?")
 MARKDOWN_LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -70,7 +72,7 @@ def test_docs_folder_exists() -> None:
 
 
 def test_source_never_points_outside_the_repository() -> None:
-    """Docstrings and comments name ``docs/`` pages, not the Hive spec, design notes or "§n" anchors beside the repo."""
+    """Docstrings and comments name ``docs/`` pages, not the Hive spec or design notes beside the repository."""
     offending = [
         f"{rel(path)}:{number}: {line.strip()}"
         for path in source_files()
