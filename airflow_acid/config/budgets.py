@@ -61,10 +61,10 @@ def budgets_from_mapping(values: Mapping[str, Any], *, source: str = "[acid]") -
                 kwargs[name] = _bytes(text)
         except ValueError:
             raise InvalidSettingError(f"{source} {option}={raw!r} is not a valid value") from None
-    try:
-        return Budgets(**kwargs)
-    except InvalidSettingError as exc:
-        raise InvalidSettingError(f"{source}: {exc}") from None
+        if kwargs[name] <= 0:
+            raise InvalidSettingError(f"{source} {option}={raw!r} must be positive"
+                                      f"{'' if name == 'aging_s' else ' (unset it for no limit)'}")
+    return Budgets(**kwargs)
 
 
 _BYTE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2, "g": 1024 ** 3,
