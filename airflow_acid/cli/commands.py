@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -25,6 +25,9 @@ from rich.text import Text
 
 from airflow_acid import __version__
 from airflow_acid.errors import INTERNAL_EXIT_CODE, AcidUserError
+
+if TYPE_CHECKING:
+    from airflow_acid.config import AcidConfig
 
 METASTORE_URL_ENV = "AIRFLOW_ACID_METASTORE_URL"
 METASTORE_FLAVOUR_ENV = "AIRFLOW_ACID_METASTORE_FLAVOUR"
@@ -140,7 +143,7 @@ _STORAGE_META = "airflow_acid.storage_options"
 _CONFIG_META = "airflow_acid.config"
 
 
-def _acid_config() -> Any:
+def _acid_config() -> AcidConfig:
     """The ``[acid]`` configuration the DAGs see (airflow.cfg when present, ``AIRFLOW__ACID__*`` variables), read
     once per command."""
     from airflow_acid.config import config_from_environment

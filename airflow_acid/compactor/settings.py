@@ -8,7 +8,6 @@ key (§4.2, §9).
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,8 +16,6 @@ from typing import Any
 from airflow_acid.compactor.planning import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError
-
-log = logging.getLogger(__name__)
 
 THRESHOLD_PREFIX = "compactorthreshold."
 DELTA_NUM_KEY = MetastoreConf.key_of("delta_num_threshold")  # hive.compactor.delta.num.threshold

@@ -61,14 +61,10 @@ class AcidConfig:
         except StorageOptionsError as exc:
             raise InvalidSettingError(f"{source} storage_options={given('storage_options')!r}: {exc}") from None
         pools = tuple(dict.fromkeys(p.strip() for p in given("compaction_pools").split(",") if p.strip()))
-        deferrable = _text((operators or {}).get("default_deferrable", "false")).strip().lower()
-        if deferrable not in _TRUE + _FALSE:
-            raise InvalidSettingError(f"[operators] default_deferrable={deferrable!r} is not a boolean; use true or "
-                                      "false")
         return cls(settings=settings, budgets=budgets, storage_options=storage_options,
                    compaction_pool=given("compaction_pool") or DEFAULT_POOL, compaction_pools=pools,
                    compaction_batch_size=_batch_size(given("compaction_batch_size"), source),
-                   alert_limits=_alert_limits(given, source), default_deferrable=deferrable in _TRUE)
+                   alert_limits=_alert_limits(given, source), default_deferrable=_deferrable(operators or {}))
 
 
 def _text(value: Any) -> str:
@@ -78,6 +74,13 @@ def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def _deferrable(operators: Mapping[str, Any]) -> bool:
+    raw = _text(operators.get("default_deferrable", "false")).strip().lower()
+    if raw not in _TRUE + _FALSE:
+        raise InvalidSettingError(f"[operators] default_deferrable={raw!r} is not a boolean; use true or false")
+    return raw in _TRUE
 
 
 def _batch_size(raw: str, source: str) -> int:

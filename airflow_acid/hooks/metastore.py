@@ -2,9 +2,10 @@
 
 The connection's SQLAlchemy URL comes from its host (``sqlite:////…``, ``postgresql+psycopg://…``), its
 ``metastore_uri`` extra, or — for a connection written as a URI such as ``postgresql://user:pw@host/db`` — from
-its parts. Hive's settings and storage options come from the ``[acid]`` section (:mod:`airflow_acid.airflow_config`). With
-no connection configured, the embedded SQLite metastore and warehouse under ``$AIRFLOW_ACID_HOME`` (default
-``$AIRFLOW_HOME/acid``) are used, so a fresh ``airflow standalone`` works without set-up.
+its parts. Hive's settings and the storage options come from the ``[acid]`` section
+(:mod:`airflow_acid.airflow_config`). With no connection configured, the embedded SQLite metastore and warehouse under
+``$AIRFLOW_ACID_HOME`` (default ``$AIRFLOW_HOME/acid``) are used, so a fresh ``airflow standalone`` works without
+set-up.
 """
 
 from __future__ import annotations
