@@ -1,198 +1,20 @@
 """Provider metadata Airflow reads through the ``apache_airflow_provider`` entry point.
 
-The ``[acid]`` config section carries every Hive setting of :class:`MetastoreConf` under its Hive key with Hive's
-default, so ``airflow config get-value acid hive.compactor.delta.num.threshold`` answers 10 and an
-``AIRFLOW__ACID__…`` environment variable or airflow.cfg entry overrides it.
+The ``[acid]`` config section carries every option of :mod:`airflow_acid.config` — each Hive setting under its Hive
+key with Hive's default, and the DAGs' options — so ``airflow config get-value acid
+hive.compactor.delta.num.threshold`` answers 10 and an ``AIRFLOW__ACID__…`` environment variable or airflow.cfg entry
+overrides it.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from airflow_acid import __version__
-from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.config.options import ACID_SECTION
+from airflow_acid.config.reference import SECTION_DESCRIPTION, provider_options
 
 INTEGRATION = "Airflow ACID"
-CONFIG_SECTION = "acid"
-VERSION_ADDED = "0.1.0"
-
-# What each setting does, by MetastoreConf field (Hive's HiveConf/MetastoreConf wording, shortened).
-DESCRIPTIONS: dict[str, str] = {
-    "txn_timeout_s": "A transaction whose client sent no heartbeat for this long is aborted by the housekeeper.",
-    "txn_max_open_batch": "Most transactions one open-transactions request may open.",
-    "max_open_txns": "Most open transactions at once; new ones are refused beyond this.",
-    "opentxn_timeout_ms": "How long a just-opened transaction may stay invisible to snapshots (commit ordering).",
-    "lock_numretries": "How many times a lock request is retried before it fails.",
-    "lock_sleep_between_retries": "Sleep between lock retries.",
-    "lock_sleep_between_retries_s": "Sleep between lock retries.",
-    "timedout_txn_abort_batch": "Most timed-out transactions aborted in one housekeeper batch.",
-    "use_min_history_level": "Track the minimum open transaction per transaction (MIN_HISTORY_LEVEL) for the "
-                             "Cleaner.",
-    "history_retention_succeeded": "Succeeded compactions kept in the history per table/partition.",
-    "history_retention_failed": "Failed compactions kept in the history per table/partition.",
-    "history_retention_did_not_initiate": "'did not initiate' entries kept in the history per table/partition.",
-    "history_retention_refused": "Refused compactions kept in the history per table/partition.",
-    "history_retention_timeout_s": "History entries older than this are purged regardless of the counts.",
-    "failed_compacts_threshold": "After this many consecutive failures the Initiator stops queueing a "
-                                 "table/partition (1-20).",
-    "transient_error_retries": "Retries of a metastore operation on a transient database error "
-                               "(airflow-acid setting).",
-    "failed_retry_time_s": "After this long the Initiator tries a table/partition again despite failures "
-                           "(negative: never).",
-    "worker_timeout_s": "A compaction 'working' for longer than this is revoked and queued again.",
-    "worker_pool_timeout_s": "A pooled compaction nobody picked up for this long may be run by any worker.",
-    "cleaner_retry_max_attempts": "How often the Cleaner retries a compaction whose cleanup failed (0-10).",
-    "cleaner_retry_retention_s": "Base back-off of Cleaner retries (doubles per attempt).",
-    "compactor_fetch_size": "Rows the compactor reads per batch from the metastore (100-5000).",
-    "txn_xlock_write": "UPDATE/DELETE take exclusive-write locks (no concurrent writers to a partition).",
-    "txn_xlock_iow": "INSERT OVERWRITE takes an exclusive lock.",
-    "check_interval_s": "How often the Initiator looks for tables and partitions to compact (the schedule of the "
-                        "acid_compaction DAG).",
-    "delta_num_threshold": "Compact a table/partition when it has more current deltas than this.",
-    "delta_pct_threshold": "Major compaction when the deltas' size exceeds this fraction of the base's size.",
-    "abortedtxn_threshold": "Compact when more aborted transactions than this wrote a table/partition.",
-    "aborted_txn_time_threshold_s": "Compact when an aborted transaction is older than this (negative: off).",
-    "compact_insert_only": "Also compact insert-only (micro-managed) tables.",
-    "request_queue": "Threads on which the Initiator lists and evaluates its candidates in parallel "
-                     "(Hive's checkForCompaction pool; 1 = one at a time).",
-    "compactor_job_queue": "YARN queue of compaction jobs (spark.yarn.queue) unless a table or request names one "
-                           "(compactor.hive.compactor.job.queue, compactor.mapreduce.job.queuename, …).",
-    "worker_threads": "Hive's compactor worker threads: 0 turns compaction workers off (queued compactions stay "
-                      "'initiated' for another worker, e.g. Hive's); N runs at most N compactions at once per DAG "
-                      "run; unset (default), the Airflow pools' slots cap them.",
-    "max_num_delta": "Most deltas one compaction job reads; more are compacted in several rounds.",
-    "wait_timeout_ms": "How long ALTER TABLE ... COMPACT ... AND WAIT waits for the compaction.",
-    "cleaner_run_interval_ms": "How often the Cleaner runs (the schedule of the acid_cleanup DAG).",
-    "delayed_cleanup_enabled": "Keep obsolete directories for the retention time after compaction.",
-    "cleaner_retention_time_s": "How long obsolete directories stay when delayed cleanup is on.",
-    "clean_aborts_using_cleaner": "The Cleaner removes aborted directories directly (no compaction needed).",
-    "acid_housekeeper_interval_s": "How often the ACID housekeeper aborts timed-out transactions.",
-    "compaction_housekeeper_interval_s": "How often compaction history is purged (the acid_housekeeping DAG).",
-    "txn_cleaner_interval_s": "How often empty aborted/committed transaction rows are removed.",
-    "acidmetrics_ext_on": "The metrics task also lists table/partition directories for the delta metrics "
-                          "(compaction_num_active_deltas / obsolete_deltas / small_deltas).",
-    "acidmetrics_table_aborted_txns_threshold": "A table counts in tables_with_x_aborted_transactions when more "
-                                                "aborted transactions than this wrote it.",
-    "deltametrics_max_cache_size": "Most tables/partitions reported per delta metric (those with the most; 0-500).",
-    "deltametrics_delta_num_threshold": "A table/partition is reported in compaction_num_active_deltas (and "
-                                        "small_deltas) when it has at least this many current deltas.",
-    "deltametrics_obsolete_delta_num_threshold": "A table/partition is reported in compaction_num_obsolete_deltas "
-                                                 "when it has at least this many obsolete directories.",
-    "deltametrics_delta_pct_threshold": "A delta smaller than this fraction of its base counts as small.",
-    "long_running_initiator_warning_s": "An Initiator cycle longer than this logs a warning.",
-    "long_running_initiator_error_s": "An Initiator cycle longer than this logs an error.",
-    "oldest_open_txn_warning_s": "The metrics task warns when the oldest open transaction is older than this.",
-    "oldest_open_txn_error_s": "The metrics task logs an error when the oldest open transaction is older than this.",
-    "oldest_uncleaned_aborted_txn_warning_s": "Warn when the oldest aborted transaction is older than this.",
-    "oldest_uncleaned_aborted_txn_error_s": "Error when the oldest aborted transaction is older than this.",
-    "oldest_uncleaned_compaction_s": "Warn when a compaction has been 'ready for cleaning' for longer than this.",
-    "oldest_initiated_compaction_warning_s": "Warn when a compaction has waited 'initiated' for longer than this.",
-    "oldest_initiated_compaction_error_s": "Error when a compaction has waited 'initiated' for longer than this.",
-    "failed_compaction_ratio_threshold": "Warn when (failed + did not initiate) / (those + succeeded) of the "
-                                         "latest compactions per table/partition exceeds this.",
-    "tables_with_aborted_txn_threshold": "Warn when at least this many tables have more aborted transactions than "
-                                         "metastore.acidmetrics.table.aborted.txns.threshold.",
-    "completed_txn_components_warning": "Warn when COMPLETED_TXN_COMPONENTS holds more rows than this.",
-    "completed_txn_components_error": "Error when COMPLETED_TXN_COMPONENTS holds more rows than this.",
-    "txn_to_writeid_warning": "Warn when TXN_TO_WRITE_ID holds more rows than this.",
-    "txn_to_writeid_error": "Error when TXN_TO_WRITE_ID holds more rows than this.",
-}
-
-
-def _option(field: dataclasses.Field, default: Any) -> dict[str, Any]:
-    """One ``[acid]`` option: Hive's default written the way Hive writes it (times with their unit)."""
-    name = field.name
-    if default is None:  # an optional count: unset unless configured
-        return {"description": DESCRIPTIONS.get(name, name.replace("_", " ")), "version_added": VERSION_ADDED,
-                "type": "integer", "example": "4", "default": None}
-    if isinstance(default, bool):
-        kind, text, example = "boolean", str(default).lower(), str(not default).lower()
-    elif isinstance(default, str):
-        kind, text, example = "string", default, "compaction"
-    elif name.endswith("_s"):
-        kind, text = "string", f"{default:g}s"
-        example = f"{default * 2:g}s"
-    elif name.endswith("_ms"):
-        kind, text, example = "string", f"{int(default)}ms", f"{int(default) * 2}ms"
-    elif isinstance(default, int):
-        kind, text, example = "integer", str(default), str(default * 2 or 4)
-    else:
-        kind, text, example = "float", f"{default:g}", f"{default * 2:g}"
-    description = DESCRIPTIONS.get(name, name.replace("_", " "))
-    return {"description": description, "version_added": VERSION_ADDED, "type": kind, "example": example,
-            "default": text}
-
-
-# Options of the DAGs themselves (not Hive settings; settings_from_mapping ignores them).
-DAG_OPTIONS: dict[str, dict[str, Any]] = {
-    "compaction_pool": {
-        "description": "Airflow pool the compaction tasks run in. Create a pool with N slots (N playing "
-                       "hive.compactor.worker.threads) to cap parallel Spark jobs; default_pool when unset.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "acid_compaction", "default": "default_pool"},
-    "compaction_pools": {
-        "description": "Comma-separated compaction pools (hive.compactor.worker.pool table/database property) whose "
-                       "compactions run in an Airflow pool of the same name (create it; its slots cap that pool's "
-                       "parallel Spark jobs). Rows of other pools run in compaction_pool.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "etl,backfill", "default": ""},
-    "compaction_batch_size": {
-        "description": "Queued compactions one mapped task runs in ONE Spark application. 1 (default) runs a task "
-                       "per table/partition, as Hive's workers do; a larger value saves a Spark start-up per row "
-                       "when many small partitions are compacted at once.",
-        "version_added": VERSION_ADDED, "type": "integer", "example": "8", "default": "1"},
-    "alert_max_backlog": {
-        "description": "When set, acid_housekeeping's backlog_check task fails (and Airflow's failure callbacks / "
-                       "email alert) once more compactions than this are 'initiated', 'working' or 'ready for "
-                       "cleaning'; the message names the transaction that blocks cleanup.",
-        "version_added": VERSION_ADDED, "type": "integer", "example": "200", "default": ""},
-    "alert_max_ready_for_cleaning_age": {
-        "description": "When set (seconds, or with a unit: 24h), backlog_check fails once a compaction has been "
-                       "'ready for cleaning' for longer than this, naming the open transaction that blocks it.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "24h", "default": ""},
-    "alert_max_initiated_age": {
-        "description": "When set (seconds, or with a unit: 12h), backlog_check fails once a compaction has waited "
-                       "'initiated' for longer than this.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "12h", "default": ""},
-    "compaction_budget_bytes": {
-        "description": "Bytes the compactions of one acid_compaction run may read in total (estimated from one listing "
-                       "of each queued directory); rows run highest benefit per cost first, those that do not fit "
-                       "wait for the next run. Unset: no limit. Units b, kb, mb, gb, tb.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "50gb", "default": ""},
-    "compaction_budget_core_seconds": {
-        "description": "Estimated executor core-seconds the compactions of one acid_compaction run may use in total "
-                       "(throughput learnt from the recorded runs). Unset: no limit.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "7200", "default": ""},
-    "compaction_budget_pool_bytes": {
-        "description": "Bytes per compaction pool (hive.compactor.worker.pool) in one acid_compaction run. Unset: no "
-                       "limit.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "20gb", "default": ""},
-    "compaction_budget_table_bytes": {
-        "description": "Bytes per table in one acid_compaction run, so one table's partitions cannot take the whole "
-                       "run. Unset: no limit.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "10gb", "default": ""},
-    "compaction_aging": {
-        "description": "A waiting compaction's priority doubles for every such period it waited (s, m, h, d), so "
-                       "no table starves behind cheaper ones.",
-        "version_added": VERSION_ADDED, "type": "string", "example": "30m", "default": "1h"},
-    "storage_options": {
-        "description": "Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, "
-                       "profile, or any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They "
-                       "apply to Airflow's tasks and reach the Spark job and its executors through fsspec's "
-                       "FSSPEC_<PROTOCOL> environment. The acid_metastore connection's storage_options extra "
-                       "overrides them. Credentials never go here: they come from the environment (AWS_ACCESS_KEY_ID "
-                       "...), a profile or an instance role.",
-        "version_added": VERSION_ADDED, "type": "string",
-        "example": '{"endpoint_url": "http://minio:9000", "region": "us-east-1"}', "default": ""},
-}
-
-
-def config_options() -> dict[str, dict[str, Any]]:
-    """Every Hive key of MetastoreConf as an ``[acid]`` option, with Hive's default, plus the DAG options."""
-    defaults = MetastoreConf()
-    options = {MetastoreConf.key_of(f.name): _option(f, getattr(defaults, f.name))
-               for f in dataclasses.fields(MetastoreConf)}
-    return {**options, **DAG_OPTIONS}
-
 
 def get_provider_info() -> dict[str, Any]:
     # package-name must be the canonical distribution name (dashes), or `airflow providers list` fails.
@@ -231,11 +53,6 @@ def get_provider_info() -> dict[str, Any]:
                                   "schema": {"type": ["string", "null"]}},
             },
         }],
-        "config": {CONFIG_SECTION: {
-            "description": "Hive's compactor and transaction settings under Hive's keys and defaults "
-                           "(HIVE_ACID_SPEC.md); per-table compactorthreshold.* properties override the "
-                           "thresholds.",
-            "options": config_options(),
-        }},
+        "config": {ACID_SECTION: {"description": SECTION_DESCRIPTION, "options": provider_options()}},
         "plugins": [{"name": "airflow_acid", "plugin-class": "airflow_acid.plugins.AcidPlugin"}],
     }

@@ -21,6 +21,7 @@ from airflow_acid.operators.defaults import (
     TAGS,
     batches_of,
     compaction_batch_size,
+    compaction_budgets,
     compaction_pool,
     compaction_pools,
     default_args,
@@ -29,7 +30,7 @@ from airflow_acid.operators.defaults import (
     settings,
 )
 from airflow_acid.plugins.priority import ACID_QUEUE_ORDER
-from airflow_acid.sensors.initiator import AcidInitiatorSensor, compaction_budgets
+from airflow_acid.sensors.initiator import AcidInitiatorSensor
 
 SETTINGS = settings()
 CHECK_INTERVAL = interval(SETTINGS.check_interval_s)

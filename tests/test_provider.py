@@ -59,7 +59,7 @@ def test_airflow_lists_provider_and_plugin(airflow_env):
 
 
 def test_config_section_has_every_hive_key_with_its_default():
-    from airflow_acid.compactor.settings import settings_from_mapping
+    from airflow_acid.config import settings_from_mapping
     from airflow_acid.metastore.conf import MetastoreConf
 
     options = get_provider_info()["config"]["acid"]["options"]

@@ -10,12 +10,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -26,6 +25,9 @@ from rich.text import Text
 
 from airflow_acid import __version__
 from airflow_acid.errors import INTERNAL_EXIT_CODE, AcidUserError
+
+if TYPE_CHECKING:
+    from airflow_acid.config import AcidConfig
 
 METASTORE_URL_ENV = "AIRFLOW_ACID_METASTORE_URL"
 METASTORE_FLAVOUR_ENV = "AIRFLOW_ACID_METASTORE_FLAVOUR"
@@ -137,9 +139,21 @@ def status(warehouse: Path, metastore_url: str | None, as_json: bool, flavour: s
 # --- warehouse access shared by the operator commands -------------------------------------------------------------
 
 
-STORAGE_OPTIONS_ENV = "AIRFLOW__ACID__STORAGE_OPTIONS"
-"""The ``[acid] storage_options`` setting as Airflow reads it from the environment (a JSON object)."""
 _STORAGE_META = "airflow_acid.storage_options"
+_CONFIG_META = "airflow_acid.config"
+
+
+def _acid_config() -> AcidConfig:
+    """The ``[acid]`` configuration the DAGs see (airflow.cfg when present, ``AIRFLOW__ACID__*`` variables), read
+    once per command."""
+    from airflow_acid.config import config_from_environment
+
+    context = click.get_current_context(silent=True)
+    if context is None:
+        return config_from_environment()
+    if _CONFIG_META not in context.meta:
+        context.meta[_CONFIG_META] = config_from_environment()
+    return context.meta[_CONFIG_META]
 
 
 class WarehouseLocation(click.ParamType):
@@ -155,13 +169,11 @@ class WarehouseLocation(click.ParamType):
 
 
 def _storage_options_of(pairs: tuple[str, ...]):
-    """``[acid] storage_options`` from the environment, overridden by ``--storage-option`` pairs."""
-    import os
-
+    """The ``--storage-option`` pairs (they override ``[acid] storage_options`` when the warehouse opens)."""
     from airflow_acid.acid.storage_options import StorageOptions, StorageOptionsError
 
     try:
-        return StorageOptions.from_json(os.environ.get(STORAGE_OPTIONS_ENV)).merged(StorageOptions.parse_pairs(pairs))
+        return StorageOptions.parse_pairs(pairs)
     except StorageOptionsError as exc:
         raise click.BadParameter(str(exc), param_hint="--storage-option") from None
 
@@ -180,8 +192,9 @@ def warehouse_options(command: Callable) -> Callable:
     command = flavour_option(command)
     command = click.option(
         "--storage-option", "storage_option", multiple=True, metavar="KEY=VALUE",
-        help=f"Object-store option of the warehouse: endpoint_url, region, anonymous, profile or another fsspec "
-             f"argument; repeatable; adds to ${STORAGE_OPTIONS_ENV} (JSON). Credentials come from the environment "
+        help="Object-store option of the warehouse: endpoint_url, region, anonymous, profile or another fsspec "
+             "argument; repeatable; adds to [acid] storage_options (airflow.cfg or $AIRFLOW__ACID__STORAGE_OPTIONS, JSON). "
+             "Credentials come from the environment "
              "(AWS_ACCESS_KEY_ID …), never from options.")(command)
     command = click.option(
         "--warehouse", type=WarehouseLocation(), default=None,
@@ -238,17 +251,13 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, fla
 
     from airflow_acid.client.warehouse import AcidWarehouse
     from airflow_acid.metastore import Metastore
-    from airflow_acid.metastore.conf import MetastoreConf
     from airflow_acid.metastore.init import current_revision, head_revision
 
     embedded = metastore_url is None
     if embedded and isinstance(warehouse, Path) and (warehouse / "metastore.db").is_file():
         metastore_url, embedded = f"sqlite:///{(warehouse / 'metastore.db').resolve()}", False
-    try:
-        conf = MetastoreConf.from_env()
-    except ValueError as exc:
-        raise _Failure(f"bad setting in the environment: {exc}") from None
-    ms = Metastore(metastore_url, conf, flavour=flavour)
+    config = _acid_config()
+    ms = Metastore(metastore_url, config.settings, flavour=flavour)
     try:
         try:
             hive = ms.profile.is_hive  # a Hive metastore is used as Hive's schematool made it: no revision
@@ -264,7 +273,8 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, fla
                     f"is at schema revision {revision}, this version needs {head}"
                 raise _Failure(f"the metastore at {ms.url} {state}; run: airflow-acid init --metastore-url <url>")
         context = click.get_current_context(silent=True)
-        options = context.meta.get(_STORAGE_META) if context is not None else None
+        pairs = context.meta.get(_STORAGE_META) if context is not None else None
+        options = config.storage_options.merged(pairs) if pairs is not None else config.storage_options
         wh = AcidWarehouse(ms, warehouse, init=False, storage_options=options)
         yield wh
     finally:
@@ -494,22 +504,18 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
                                                                     "open for", "why"], blockers))
 
 
-BUDGET_ENV_PREFIX = "AIRFLOW__ACID__"
-
-
 @main.command()
 @warehouse_options
 @_handles_errors
 def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
     """Dry run: what the next Initiator cycle would queue (and why not the rest), and the Worker's plan of every
     waiting compaction — inputs, outputs, bytes, files, estimated core-seconds, benefit — in the order the next
-    compaction run takes them within the compaction budgets (env AIRFLOW__ACID__COMPACTION_BUDGET_*, as the DAG's
-    [acid] options). Nothing is written: no queue row, decision, lock, transaction or file."""
+    compaction run takes them within the compaction budgets (the DAG's [acid] compaction_budget_* options, from
+    airflow.cfg or AIRFLOW__ACID__COMPACTION_BUDGET_*). Nothing is written: no queue row, decision, lock, transaction
+    or file."""
     from airflow_acid.compactor.scheduling import plan_next_run
-    from airflow_acid.compactor.settings import budgets_from_mapping
 
-    env = {k[len(BUDGET_ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(BUDGET_ENV_PREFIX)}
-    budgets = budgets_from_mapping(env, source="environment")
+    budgets = _acid_config().budgets
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         report, order = plan_next_run(wh.metastore, budgets, filesystem=wh.filesystem)
     if as_json:

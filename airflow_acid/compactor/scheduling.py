@@ -22,30 +22,10 @@ import fsspec
 
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.dry_run import DryRunReport, PlannedCompaction, dry_run, queued_plans
+from airflow_acid.config.budgets import Budgets
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import Metastore
-
-DEFAULT_AGING_S = 3600.0
-
-
-@dataclass(frozen=True)
-class Budgets:
-    """``[acid]`` compaction budgets of one DAG run (None: unlimited) and the aging period."""
-
-    bytes_per_run: int | None = None
-    core_seconds_per_run: float | None = None
-    bytes_per_pool: int | None = None
-    bytes_per_table: int | None = None
-    aging_s: float = DEFAULT_AGING_S
-
-    def __post_init__(self) -> None:
-        for name in ("bytes_per_run", "core_seconds_per_run", "bytes_per_pool", "bytes_per_table"):
-            value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise ValueError(f"compaction budget {name} must be positive (or unset for no limit), got {value}")
-        if self.aging_s <= 0:
-            raise ValueError(f"compaction aging must be a positive number of seconds, got {self.aging_s}")
 
 
 @dataclass

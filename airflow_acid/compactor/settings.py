@@ -1,5 +1,5 @@
-"""Compactor settings on top of :class:`MetastoreConf`: per-table ``compactorthreshold.*`` overrides, per-request
-WITH OVERWRITE TBLPROPERTIES, and reading the settings from a config mapping (e.g. the Airflow ``[acid]`` section).
+"""Compactor settings on top of :class:`MetastoreConf`: per-table ``compactorthreshold.*`` overrides and per-request
+WITH OVERWRITE TBLPROPERTIES (the ``[acid]`` section itself is read by :mod:`airflow_acid.config`).
 
 MetastoreConf stays the one settings object (HIVE_ACID_SPEC.md "Numbers worth remembering"); this module only says
 how a table or a request changes what the compactor uses, and rejects bad values with a message naming the table and
@@ -8,18 +8,14 @@ key (§4.2, §9).
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from airflow_acid.compactor.planning import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
-from airflow_acid.metastore.conf import MetastoreConf, unknown_setting_names
+from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError
-
-log = logging.getLogger(__name__)
 
 THRESHOLD_PREFIX = "compactorthreshold."
 DELTA_NUM_KEY = MetastoreConf.key_of("delta_num_threshold")  # hive.compactor.delta.num.threshold
@@ -144,102 +140,3 @@ def request_overrides(table_properties: Mapping[str, str], request_properties: M
     checked = validate_request_properties(request_properties or {}, table=table)
     job_conf, props = effective_properties(dict(table_properties), checked)
     return RequestOverrides(job_conf, props)
-
-
-# --- settings from a config section ------------------------------------------------------------------------
-
-
-def settings_from_mapping(values: Mapping[str, Any], *, base: MetastoreConf | None = None,
-                          source: str = "settings", other_options: Collection[str] | None = None) -> MetastoreConf:
-    """A MetastoreConf from a config mapping such as the Airflow ``[acid]`` section.
-
-    Keys are setting names — Hive 4's ``metastore.*`` or the ``hive.*`` name of the same setting, any case
-    (configparser lower-cases option names), dots also written ``__`` (an ``AIRFLOW__ACID__HIVE__TXN__TIMEOUT``
-    variable) — or MetastoreConf field names (``delta_num_threshold``); values go through
-    :meth:`MetastoreConf.from_mapping` (units, ranges, which name wins). Values not given keep ``base`` (default:
-    Hive's defaults). With ``other_options`` (the section's other, non-Hive options) every other key is logged as
-    unknown; without, only keys that look like settings (``hive.*``, ``metastore.*``). A bad value raises
-    CompactorSettingsError naming ``source`` and the key.
-    """
-    base = base or MetastoreConf()
-    others = {o.lower() for o in other_options} if other_options is not None else None
-    hive_values: dict[str, Any] = {}
-    for raw_key, value in values.items():
-        key = str(raw_key).strip().replace("__", ".")
-        field_name = MetastoreConf.field_of(key) or (key.lower() if key.lower() in MetastoreConf.KEYS else None)
-        if field_name is None:
-            if others is not None and str(raw_key).strip().lower() not in others or \
-                    others is None and unknown_setting_names([key]):
-                log.warning("%s: %s is not a setting airflow-acid knows; check the spelling", source, raw_key)
-            continue
-        hive_values[key if MetastoreConf.field_of(key) else MetastoreConf.key_of(field_name)] = value
-    try:
-        parsed = MetastoreConf.from_mapping(hive_values)
-    except ValueError as exc:
-        raise CompactorSettingsError(f"{source}: {exc}") from None
-    given = {MetastoreConf.field_of(k) for k in hive_values}
-    changes = {name: getattr(parsed, name) for name in given if name is not None}
-    return dataclasses.replace(base, **changes)
-
-
-# --- compaction budgets of the compaction DAG (issue 19, cost-aware scheduling) ------------------------------------
-
-BUDGET_OPTIONS = {
-    "compaction_budget_bytes": "bytes_per_run",
-    "compaction_budget_core_seconds": "core_seconds_per_run",
-    "compaction_budget_pool_bytes": "bytes_per_pool",
-    "compaction_budget_table_bytes": "bytes_per_table",
-    "compaction_aging": "aging_s",
-}
-"""``[acid]`` options of the compaction budgets → :class:`~airflow_acid.compactor.scheduling.Budgets` fields."""
-
-
-def budgets_from_mapping(values: Mapping[str, Any], *, source: str = "[acid]") -> Any:
-    """The compaction budgets from a config mapping (unset or empty: unlimited; aging in seconds, or with a unit
-    such as ``30m``); CompactorSettingsError names a bad option."""
-    from airflow_acid.compactor.scheduling import Budgets
-
-    lowered = {str(k).strip().lower(): v for k, v in values.items()}
-    kwargs: dict[str, Any] = {}
-    for option, name in BUDGET_OPTIONS.items():
-        raw = lowered.get(option)
-        if raw is None or str(raw).strip() == "":
-            continue
-        text = str(raw).strip().lower()
-        try:
-            if name == "aging_s":
-                kwargs[name] = _seconds(text)
-            elif name == "core_seconds_per_run":
-                kwargs[name] = float(text)
-            else:
-                kwargs[name] = _bytes(text)
-        except ValueError:
-            raise CompactorSettingsError(f"{source} {option}={raw!r} is not a valid value") from None
-    try:
-        return Budgets(**kwargs)
-    except ValueError as exc:
-        raise CompactorSettingsError(f"{source}: {exc}") from None
-
-
-_BYTE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024 ** 2, "mb": 1024 ** 2, "g": 1024 ** 3,
-               "gb": 1024 ** 3, "t": 1024 ** 4, "tb": 1024 ** 4}
-_TIME_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
-
-
-def _split_unit(text: str) -> tuple[float, str]:
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyz").strip()
-    return float(number), text[len(number):].strip()
-
-
-def _bytes(text: str) -> int:
-    number, unit = _split_unit(text)
-    if unit not in _BYTE_UNITS:
-        raise ValueError(text)
-    return int(number * _BYTE_UNITS[unit])
-
-
-def _seconds(text: str) -> float:
-    number, unit = _split_unit(text)
-    if unit not in _TIME_UNITS:
-        raise ValueError(text)
-    return number * _TIME_UNITS[unit]

@@ -1,10 +1,11 @@
-"""The ``acid_metastore`` connection: which metastore database and warehouse a DAG works on, and Hive's settings.
+"""The ``acid_metastore`` connection: which metastore database and warehouse a DAG works on.
 
 The connection's SQLAlchemy URL comes from its host (``sqlite:////…``, ``postgresql+psycopg://…``), its
 ``metastore_uri`` extra, or — for a connection written as a URI such as ``postgresql://user:pw@host/db`` — from
-its parts. Settings come from the ``[acid]`` Airflow config section (Hive keys, AIRFLOW__ACID__… variables). With
-no connection configured, the embedded SQLite metastore and warehouse under ``$AIRFLOW_ACID_HOME`` (default
-``$AIRFLOW_HOME/acid``) are used, so a fresh ``airflow standalone`` works without set-up.
+its parts. Hive's settings and the storage options come from the ``[acid]`` section
+(:mod:`airflow_acid.airflow_config`). With no connection configured, the embedded SQLite metastore and warehouse under
+``$AIRFLOW_ACID_HOME`` (default ``$AIRFLOW_HOME/acid``) are used, so a fresh ``airflow standalone`` works without
+set-up.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.acid.storage_options import StorageOptions, protocols_for
-from airflow_acid.compactor.scheduling import Budgets
-from airflow_acid.compactor.settings import budgets_from_mapping, settings_from_mapping
+from airflow_acid.airflow_config import acid_config
 from airflow_acid.errors import AcidUnavailableError
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
@@ -29,7 +29,6 @@ from airflow_acid.metastore.store import HOME_ENV, METASTORE_FILE
 
 log = logging.getLogger(__name__)
 
-CONFIG_SECTION = "acid"
 WAREHOUSE_DIR = "warehouse"
 # Connection types whose URI form names a database server; value = SQLAlchemy driver name.
 _DRIVERS = {"postgres": "postgresql+psycopg", "postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql",
@@ -48,41 +47,6 @@ def embedded_home() -> Path:
     from airflow.configuration import AIRFLOW_HOME
 
     return Path(AIRFLOW_HOME).expanduser() / "acid"
-
-
-def default_deferrable() -> bool:
-    """``[operators] default_deferrable``: whether sensors defer when the DAG does not say."""
-    from airflow.configuration import conf
-
-    return conf.getboolean("operators", "default_deferrable", fallback=False)
-
-
-def acid_settings() -> MetastoreConf:
-    """Hive's settings from the ``[acid]`` Airflow config section (provider defaults, airflow.cfg, env vars)."""
-    from airflow.configuration import conf
-
-    from airflow_acid.get_provider_info import DAG_OPTIONS
-
-    section = conf.getsection(CONFIG_SECTION) or {}
-    return settings_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]",
-                                 other_options=DAG_OPTIONS)
-
-
-def compaction_budgets() -> Budgets:
-    """The ``[acid]`` compaction budgets (compaction_budget_bytes, …_core_seconds, …_pool_bytes, …_table_bytes,
-    compaction_aging)."""
-    from airflow.configuration import conf
-
-    section = conf.getsection(CONFIG_SECTION) or {}
-    result: Budgets = budgets_from_mapping(section, source=f"Airflow config section [{CONFIG_SECTION}]")
-    return result
-
-
-def acid_storage_options() -> StorageOptions:
-    """``[acid] storage_options`` (a JSON object; env AIRFLOW__ACID__STORAGE_OPTIONS)."""
-    from airflow.configuration import conf
-
-    return StorageOptions.from_json(conf.get(CONFIG_SECTION, "storage_options", fallback=""))
 
 
 def sqlalchemy_url_of(conn: Any) -> str:
@@ -173,7 +137,7 @@ class AcidMetastoreHook(BaseHook):
     def get_settings(self) -> MetastoreConf:
         """Hive's settings from the ``[acid]`` section (or the ones given to the hook)."""
         if self._settings is None:
-            self._settings = acid_settings()
+            self._settings = acid_config().settings
         return self._settings
 
     def get_storage_options(self) -> StorageOptions:
@@ -183,7 +147,7 @@ class AcidMetastoreHook(BaseHook):
         given = extra.get("storage_options") or {}
         connection_options = StorageOptions.from_json(given) if isinstance(given, str) else \
             StorageOptions.from_mapping(given)
-        return acid_storage_options().merged(connection_options)
+        return acid_config().storage_options.merged(connection_options)
 
     def get_metastore(self) -> Metastore:
         """The Metastore of this connection; the embedded one is created and migrated on first use. The storage

@@ -1,22 +1,22 @@
 """Hive's settings (metastore, compactor, housekeeping) under Hive's keys and defaults, in one object.
 
-Defaults are HIVE_ACID_SPEC.md "Numbers worth remembering". The metastore layer is the lowest one that needs
-them, so the object lives here; the compactor and the Airflow ``[acid]`` config section build on it.
+Defaults are Hive's (docs/configuration.md lists them). The metastore layer is the lowest one that needs them, so
+the object lives here; :mod:`airflow_acid.config` reads it, with every other ``[acid]`` option, from a config
+section or the environment.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
+from airflow_acid.metastore.errors import InvalidSettingError
+
 log = logging.getLogger(__name__)
-ENV_PREFIX = "AIRFLOW_ACID__"
-"""Environment variables ``AIRFLOW_ACID__<KEY>`` (dots as ``__``) set settings for the CLI and the client."""
 
 
 @dataclass(frozen=True)
@@ -192,7 +192,7 @@ class MetastoreConf:
         values. Booleans: true/false, yes/no, on/off, 1/0. Times (fields ending in ``_s``/``_ms``) take a plain
         number in the field's unit or a number with a unit as Hive writes them (``500ms``, ``300s``, ``5m``,
         ``12h``, ``7d``). Counts and times must not be negative, except the two times where Hive reads a negative
-        value as "disabled"; a few keys have Hive's ranges. A bad value raises ValueError naming the key, the value
+        value as "disabled"; a few keys have Hive's ranges. A bad value raises InvalidSettingError naming the key, the value
         and what is accepted.
         """
         by_key = {str(k).strip().lower(): v for k, v in values.items()}
@@ -209,24 +209,6 @@ class MetastoreConf:
                             ", ".join(n for n, _v in explicit), [v for _n, v in explicit], explicit[0][0])
             kwargs[f.name] = explicit[0][1]
         return cls(**kwargs)
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> MetastoreConf:
-        """Settings from ``AIRFLOW_ACID__<KEY>`` variables (dots as ``__`` or kept, e.g.
-        AIRFLOW_ACID__HIVE__TXN__TIMEOUT or AIRFLOW_ACID__METASTORE__TXN__TIMEOUT); a variable naming no known
-        setting is logged as a warning naming it."""
-        env = os.environ if environ is None else environ
-        values = {}
-        for var, value in env.items():
-            if not var.upper().startswith(ENV_PREFIX):
-                continue
-            key = var[len(ENV_PREFIX):].replace("__", ".")
-            if cls.field_of(key) is None:
-                log.warning("environment variable %s names no setting airflow-acid knows (%s); check the spelling",
-                            var, key.lower())
-                continue
-            values[key] = value
-        return cls.from_mapping(values)
 
 
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -259,7 +241,7 @@ _RANGES = {"failed_compacts_threshold": (1, 20), "compactor_fetch_size": (100, 5
 
 
 def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int | float | str | None:
-    """One setting from its text or Python value, checked; ValueError naming ``key`` otherwise. Optional settings
+    """One setting from its text or Python value, checked; InvalidSettingError naming ``key`` otherwise. Optional settings
     (``int | None``) read an empty value as unset."""
     kind = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", str(type_name))
     if kind.endswith(" | None"):
@@ -274,7 +256,7 @@ def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int
         text = str(raw).strip().lower()
         if text in _TRUE or text in _FALSE:
             return text in _TRUE
-        raise ValueError(f"setting {key}={raw!r} is not a boolean; use true or false")
+        raise InvalidSettingError(f"setting {key}={raw!r} is not a boolean; use true or false")
     if name.endswith(("_s", "_ms")):
         value: float = _parse_time(key, raw, 1.0 if name.endswith("_s") else 1e-3)
     else:
@@ -283,22 +265,23 @@ def _parse_value(name: str, key: str, type_name: object, raw: Any) -> bool | int
         except (TypeError, ValueError):
             value = float("nan")
         if not math.isfinite(value):
-            raise ValueError(f"setting {key}={raw!r} is not a valid {'integer' if kind == 'int' else 'number'}")
+            raise InvalidSettingError(f"setting {key}={raw!r} is not a valid {'integer' if kind == 'int' else 'number'}")
     if kind == "int":
         if value != int(value):
-            raise ValueError(f"setting {key}={raw!r} must be a whole number")
+            raise InvalidSettingError(f"setting {key}={raw!r} must be a whole number")
         value = int(value)
     if value < 0 and name not in _NEGATIVE_ALLOWED:
-        raise ValueError(f"setting {key}={raw!r} must not be negative")
+        raise InvalidSettingError(f"setting {key}={raw!r} must not be negative")
     if name in _RANGES:
         low, high = _RANGES[name]
         if not low <= value <= high:
-            raise ValueError(f"setting {key}={raw!r} is out of range; Hive accepts {low} to {high}")
+            raise InvalidSettingError(f"setting {key}={raw!r} is out of range; Hive accepts {low} to {high}")
     return value
 
 
 def parse_duration_s(key: str, raw: Any) -> float:
-    """Seconds from a number (seconds) or ``<number><unit>`` (``300s``, ``12h``, ``7d``); ValueError naming ``key``."""
+    """Seconds from a number (seconds) or ``<number><unit>`` (``300s``, ``12h``, ``7d``); InvalidSettingError
+    naming ``key`` otherwise."""
     return _parse_time(key, raw, 1.0)
 
 
@@ -306,12 +289,12 @@ def _parse_time(key: str, raw: Any, unit_seconds: float) -> float:
     """A duration in the field's unit (``unit_seconds`` seconds each) from a number or ``<number><unit>``."""
     if isinstance(raw, (int, float)) and not isinstance(raw, bool):
         if not math.isfinite(raw):
-            raise ValueError(f"setting {key}={raw!r} is not a finite duration")
+            raise InvalidSettingError(f"setting {key}={raw!r} is not a finite duration")
         return float(raw)
     match = _TIME.match(str(raw))
     unit = match.group(2).lower() if match else ""
     if not match or (unit and unit not in _UNIT_SECONDS):
-        raise ValueError(f"setting {key}={raw!r} is not a duration; give a number "
+        raise InvalidSettingError(f"setting {key}={raw!r} is not a duration; give a number "
                          f"({'seconds' if unit_seconds == 1.0 else 'milliseconds'}) or a number with one of the "
                          "units ms, s, m, h, d (e.g. 300s, 12h)")
     number = float(match.group(1))

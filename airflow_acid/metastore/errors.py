@@ -55,3 +55,8 @@ class NoSuchTxnError(NoSuchObjectError, TxnStateError):
 
 class NoSuchLockError(NoSuchObjectError):
     """The lock id is not in HIVE_LOCKS (released, or timed out without heartbeats)."""
+
+
+class InvalidSettingError(InvalidInputError):
+    """A setting (an ``[acid]`` option, an environment variable) has a value airflow-acid cannot use; the message
+    names the key and the value."""

@@ -4,38 +4,14 @@ Cleaner's own dry run decides, as ``airflow-acid why`` does), so whoever is page
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
-from airflow_acid.errors import AcidInputError
+from airflow_acid.config.alert_limits import BacklogLimits
 from airflow_acid.metastore.metrics import MetricsStore
 from airflow_acid.metastore.store import Metastore
-
-
-@dataclass(frozen=True)
-class BacklogLimits:
-    """The limits; None switches a check off.
-
-    ``max_backlog``: rows waiting for a worker or the Cleaner ('initiated' + 'working' + 'ready for cleaning').
-    ``max_ready_for_cleaning_age_s``: age of the oldest 'ready for cleaning' row (since its compaction committed).
-    ``max_initiated_age_s``: age of the oldest 'initiated' row (since it was queued).
-    """
-
-    max_backlog: int | None = None
-    max_ready_for_cleaning_age_s: float | None = None
-    max_initiated_age_s: float | None = None
-
-    def __post_init__(self) -> None:
-        for name, value in asdict(self).items():
-            if value is not None and (not math.isfinite(float(value)) or float(value) < 0):
-                raise AcidInputError(f"alert limit {name}={value!r} must be a non-negative number (or unset)")
-
-    @property
-    def any(self) -> bool:
-        return any(v is not None for v in asdict(self).values())
 
 
 @dataclass(frozen=True)
@@ -105,4 +81,4 @@ def check_backlog(metastore: Metastore, limits: BacklogLimits, *, filesystem: An
     return alerts
 
 
-__all__ = ["BacklogAlert", "BacklogLimits", "check_backlog"]
+__all__ = ["BacklogAlert", "check_backlog"]

@@ -9,7 +9,8 @@ from typing import Any
 
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.initiator import Initiator, InitiatorReport
-from airflow_acid.compactor.scheduling import Budgets, schedule_queue
+from airflow_acid.compactor.scheduling import schedule_queue
+from airflow_acid.config import Budgets
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operations.compact import compaction_payload
 from airflow_acid.operations.metrics import MetricsReport, initiator_cycle_metrics

@@ -1,6 +1,6 @@
-"""Defaults the airflow-acid DAGs share: settings from the ``[acid]`` section, the compaction pool, retries with
-exponential back-off, schedules from Hive's intervals. Reads configuration only, never the metastore, so DAG files
-stay cheap to parse."""
+"""Defaults the airflow-acid DAGs share: settings from the ``[acid]`` section (:func:`acid_config`), the compaction
+pool, retries with exponential back-off, schedules from Hive's intervals. Reads configuration only, never the
+metastore, so DAG files stay cheap to parse."""
 
 from __future__ import annotations
 
@@ -8,45 +8,35 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from airflow_acid.errors import AcidUserError
-from airflow_acid.hooks.metastore import CONFIG_SECTION, acid_settings
-from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
-from airflow_acid.operations.alerts import BacklogLimits
+from airflow_acid.airflow_config import acid_config
+from airflow_acid.config import BacklogLimits, Budgets
+from airflow_acid.metastore.conf import MetastoreConf
 
 START_DATE = datetime(2024, 1, 1)
 TAGS = ["acid"]
-DEFAULT_POOL = "default_pool"
 
 
 def compaction_pool() -> str:
     """``[acid] compaction_pool``: the Airflow pool whose slots cap parallel compactions."""
-    from airflow.configuration import conf
-
-    return conf.get(CONFIG_SECTION, "compaction_pool", fallback=DEFAULT_POOL) or DEFAULT_POOL
+    return acid_config().compaction_pool
 
 
 def compaction_pools() -> list[str]:
     """``[acid] compaction_pools``: compaction pools (``hive.compactor.worker.pool``) that get their own Airflow pool
     of the same name; rows of other pools run in :func:`compaction_pool`."""
-    from airflow.configuration import conf
-
-    raw = conf.get(CONFIG_SECTION, "compaction_pools", fallback="") or ""
-    return list(dict.fromkeys(p.strip() for p in raw.split(",") if p.strip()))
+    return list(acid_config().compaction_pools)
 
 
 def compaction_batch_size() -> int:
     """``[acid] compaction_batch_size``: queued rows one mapped task compacts in ONE Spark application (1: a task per
     row, as Hive's workers do; more saves a JVM/Spark start-up per row, ~12–16 s, at the cost of coarser retries)."""
-    from airflow.configuration import conf
+    return acid_config().compaction_batch_size
 
-    raw = conf.get(CONFIG_SECTION, "compaction_batch_size", fallback="1") or "1"
-    try:
-        size = int(raw)
-    except ValueError:
-        size = 0
-    if size < 1:
-        raise ValueError(f"[acid] compaction_batch_size must be a positive integer, got {raw!r}")
-    return size
+
+def compaction_budgets() -> Budgets:
+    """The ``[acid]`` compaction budgets (compaction_budget_bytes, …_core_seconds, …_pool_bytes, …_table_bytes,
+    compaction_aging)."""
+    return acid_config().budgets
 
 
 def batches_of(items: Sequence[Mapping[str, Any]], size: int) -> list[list[dict[str, Any]]]:
@@ -78,24 +68,10 @@ def interval(seconds: float, minimum: float = 60.0) -> timedelta:
 
 def settings() -> MetastoreConf:
     """Hive's settings from the ``[acid]`` section."""
-    return acid_settings()
+    return acid_config().settings
 
 
 def backlog_limits() -> BacklogLimits:
     """``[acid] alert_max_backlog`` / ``alert_max_ready_for_cleaning_age`` / ``alert_max_initiated_age`` (times in
     seconds or with a unit: ``24h``); unset ones are not checked."""
-    from airflow.configuration import conf
-
-    def raw(option: str) -> str:
-        return (conf.get(CONFIG_SECTION, option, fallback="") or "").strip()
-
-    def seconds(option: str) -> float | None:
-        text = raw(option)
-        return parse_duration_s(f"{CONFIG_SECTION}.{option}", text) if text else None
-
-    backlog = raw("alert_max_backlog")
-    try:
-        return BacklogLimits(int(backlog) if backlog else None, seconds("alert_max_ready_for_cleaning_age"),
-                             seconds("alert_max_initiated_age"))
-    except (ValueError, AcidUserError) as exc:
-        raise ValueError(f"[acid] alert limits: {exc}") from None
+    return acid_config().alert_limits

@@ -14,8 +14,9 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
-from airflow_acid.compactor.scheduling import Budgets
-from airflow_acid.hooks.metastore import AcidMetastoreHook, compaction_budgets, default_deferrable
+from airflow_acid.airflow_config import acid_config
+from airflow_acid.config import Budgets
+from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
@@ -43,7 +44,7 @@ class AcidInitiatorSensor(BaseSensorOperator):
         super().__init__(**kwargs)
         self.acid_conn_id = acid_conn_id
         self.pool_name = pool_name
-        self.deferrable = default_deferrable() if deferrable is None else deferrable
+        self.deferrable = acid_config().default_deferrable if deferrable is None else deferrable
         self.budgets = budgets
 
     @cached_property
@@ -55,7 +56,7 @@ class AcidInitiatorSensor(BaseSensorOperator):
         started = time.monotonic()
         try:
             poke = initiator_poke(metastore, self.pool_name or None,
-                                  self.budgets if self.budgets is not None else compaction_budgets())
+                                  self.budgets if self.budgets is not None else acid_config().budgets)
         except Exception:
             emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
             raise

@@ -11,8 +11,9 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+from airflow_acid.airflow_config import acid_config
 from airflow_acid.errors import AcidUserError
-from airflow_acid.hooks.metastore import AcidMetastoreHook, default_deferrable
+from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 
@@ -41,7 +42,7 @@ class AcidThresholdSensor(BaseSensorOperator):
         self.partition = partition
         self.threshold = threshold
         self.acid_conn_id = acid_conn_id
-        self.deferrable = default_deferrable() if deferrable is None else deferrable
+        self.deferrable = acid_config().default_deferrable if deferrable is None else deferrable
 
     @cached_property
     def hook(self) -> AcidMetastoreHook:

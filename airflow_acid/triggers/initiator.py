@@ -36,8 +36,9 @@ class AcidInitiatorTrigger(BaseTrigger):
 
     def cycle(self) -> InitiatorPoke:
         """One synchronous cycle (runs in a thread); its metrics are sent from here."""
-        from airflow_acid.compactor.scheduling import Budgets
-        from airflow_acid.hooks.metastore import AcidMetastoreHook, compaction_budgets
+        from airflow_acid.airflow_config import acid_config
+        from airflow_acid.config import Budgets
+        from airflow_acid.hooks.metastore import AcidMetastoreHook
         from airflow_acid.hooks.metrics import emit_metrics
         from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
 
@@ -46,7 +47,7 @@ class AcidInitiatorTrigger(BaseTrigger):
         try:
             metastore = hook.get_metastore()
             try:
-                budgets = compaction_budgets() if self.budgets is None else Budgets(**self.budgets)
+                budgets = acid_config().budgets if self.budgets is None else Budgets(**self.budgets)
                 poke = initiator_poke(metastore, self.pool_name, budgets)
             except Exception:
                 emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)

@@ -11,9 +11,10 @@ import pytest
 from airflow.sdk import PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowRescheduleException, TaskDeferred
 
-from airflow_acid.compactor.scheduling import Budgets
+from airflow_acid.config import Budgets
 from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
-from airflow_acid.sensors.initiator import AcidInitiatorSensor, compaction_budgets
+from airflow_acid.operators.defaults import compaction_budgets
+from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.sensors.threshold import AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 from tests.airflow.conftest import insert_rows

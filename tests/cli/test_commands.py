@@ -23,7 +23,7 @@ from tests.operations.support import COLUMNS, inserts, module_root, module_url, 
 @pytest.fixture
 def cli(module_url, module_root, monkeypatch):
     """``cli(*args, input=None)`` → click Result, against the module's metastore and warehouse."""
-    monkeypatch.setenv("AIRFLOW_ACID__HIVE__TXN__OPENTXN__TIMEOUT", "0")  # cleanable right after the commit
+    monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT", "0")  # cleanable right after the commit
     monkeypatch.delenv("AIRFLOW_ACID_METASTORE_URL", raising=False)
 
     def invoke(*args: str, input: str | None = None):

@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 from airflow_acid.acid.codes import CompactionType
-from airflow_acid.compactor.scheduling import Budgets, priority_weights, schedule, schedule_queue
-from airflow_acid.compactor.settings import CompactorSettingsError, budgets_from_mapping
+from airflow_acid.compactor.scheduling import priority_weights, schedule, schedule_queue
+from airflow_acid.config import Budgets, InvalidSettingError, budgets_from_mapping
 from tests.compactor.initiator_support import (  # noqa: F401 - fixtures
     CONF,
     synthetic_write,
@@ -114,5 +114,5 @@ def test_budget_settings():
                               bytes_per_table=512 * 1024 ** 2, aging_s=1800.0)
     assert budgets_from_mapping({}) == Budgets()
     for bad in ({"compaction_budget_bytes": "lots"}, {"compaction_budget_bytes": "-1"}, {"compaction_aging": "0"}):
-        with pytest.raises(CompactorSettingsError, match="compaction"):
+        with pytest.raises(InvalidSettingError, match="compaction"):
             budgets_from_mapping(bad)

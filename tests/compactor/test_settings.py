@@ -1,5 +1,5 @@
-"""Compactor settings: MetastoreConf value parsing (units, ranges, booleans), the [acid]-style mapping reader,
-per-table compactorthreshold.* overrides and per-request WITH OVERWRITE TBLPROPERTIES."""
+"""Compactor settings: MetastoreConf value parsing (units, ranges, booleans), per-table compactorthreshold.*
+overrides and per-request WITH OVERWRITE TBLPROPERTIES (the [acid] section reader: tests/test_config.py)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from airflow_acid.compactor.settings import (
     DELTA_PCT_KEY,
     CompactorSettingsError,
     request_overrides,
-    settings_from_mapping,
     table_thresholds,
     validate_request_properties,
 )
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.errors import InvalidSettingError
 
 
 def test_conf_parses_hive_values_with_units_and_any_key_case():
@@ -42,21 +42,10 @@ def test_conf_parses_hive_values_with_units_and_any_key_case():
     ("hive.compactor.initiator.failed.compacts.threshold", "21", "out of range; Hive accepts 1 to 20"),
 ])
 def test_conf_rejects_bad_values_naming_the_key(key, value, message):
-    with pytest.raises(ValueError, match=message) as info:
+    with pytest.raises(InvalidSettingError, match=message) as info:
         MetastoreConf.from_mapping({key: value})
     assert key in str(info.value) and repr(value) in str(info.value)
 
-
-def test_settings_from_an_acid_section(caplog):
-    base = MetastoreConf(txn_timeout_s=42)
-    section = {"hive.compactor.delta.num.threshold": "20", "delta_pct_threshold": "0.3",
-               "metastore_url": "sqlite://", "hive.compactor.delta.num.treshold": "5"}
-    with caplog.at_level(logging.WARNING):
-        conf = settings_from_mapping(section, base=base, source="[acid]")
-    assert (conf.delta_num_threshold, conf.delta_pct_threshold, conf.txn_timeout_s) == (20, 0.3, 42)
-    assert "[acid]: hive.compactor.delta.num.treshold is not a setting" in caplog.text
-    with pytest.raises(CompactorSettingsError, match=r"\[acid\]: setting hive.compactor.abortedtxn.threshold='-3'"):
-        settings_from_mapping({"hive.compactor.abortedtxn.threshold": "-3"}, source="[acid]")
 
 
 def test_table_thresholds_prefer_compactorthreshold_properties():
@@ -134,25 +123,6 @@ def test_metastore_name_wins_unless_it_only_repeats_the_default(caplog):
     assert MetastoreConf.from_mapping({"metastore.txn.timeout": "300", "hive.txn.timeout": "1m"}).txn_timeout_s == 60
 
 
-def test_environment_variables_take_both_names_and_warn_about_unknown_ones(caplog):
-    env = {"AIRFLOW_ACID__METASTORE__COMPACTOR__HISTORY__RETENTION__SUCCEEDED": "9",
-           "AIRFLOW_ACID__HIVE__TXN__XLOCK__WRITE": "false", "AIRFLOW_ACID__HIVE__TXN__TIMEOUTT": "1",
-           "AIRFLOW_ACID_HOME": "/x", "PATH": "/bin"}
-    with caplog.at_level(logging.WARNING):
-        conf = MetastoreConf.from_env(env)
-    assert conf.history_retention_succeeded == 9 and conf.txn_xlock_write is False
-    assert "AIRFLOW_ACID__HIVE__TXN__TIMEOUTT" in caplog.text and "AIRFLOW_ACID_HOME" not in caplog.text
-
-
-def test_acid_section_takes_both_names_env_spelling_and_warns_about_every_unknown_key(caplog):
-    section = {"hive.txn.timeout": "300s", "metastore.txn.timeout": "2m",  # default + explicit Hive 4 name
-               "hive__compactor__history__retention__failed": "6",  # AIRFLOW__ACID__HIVE__COMPACTOR__… variable
-               "compaction_pool": "p", "compaction_pol": "typo", "metastore.txn.timeotu": "1"}
-    with caplog.at_level(logging.WARNING):
-        conf = settings_from_mapping(section, other_options={"compaction_pool"})
-    assert conf.txn_timeout_s == 120.0 and conf.history_retention_failed == 6
-    assert "compaction_pol " in caplog.text and "metastore.txn.timeotu" in caplog.text
-    assert "compaction_pool " not in caplog.text
 
 
 def test_hive4_defaults_xlock_write_true():

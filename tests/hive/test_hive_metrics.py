@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from airflow_acid.config import BacklogLimits
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.operations.alerts import BacklogLimits, check_backlog
+from airflow_acid.operations.alerts import check_backlog
 from airflow_acid.operations.metrics import acid_metrics
 
 pytestmark = pytest.mark.slow

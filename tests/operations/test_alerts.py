@@ -9,9 +9,10 @@ import pytest
 
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.config import BacklogLimits
 from airflow_acid.errors import AcidInputError
 from airflow_acid.operations import request_compaction
-from airflow_acid.operations.alerts import BacklogLimits, check_backlog
+from airflow_acid.operations.alerts import check_backlog
 from airflow_acid.spark.runners import LocalRunner
 from tests.operations.support import COLUMNS, inserts, unique
 

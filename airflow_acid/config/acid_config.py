@@ -1,0 +1,120 @@
+"""Everything airflow-acid reads from the ``[acid]`` section, parsed once into one typed, frozen object.
+
+The CLI, the console and the DAGs build the same :class:`AcidConfig` from the same text (airflow.cfg and
+``AIRFLOW__ACID__*`` variables), so they always see the same values; only where the text comes from differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from airflow_acid.acid.storage_options import StorageOptions, StorageOptionsError
+from airflow_acid.config.alert_limits import BacklogLimits
+from airflow_acid.config.budgets import Budgets, budgets_from_mapping
+from airflow_acid.config.hive import settings_from_mapping
+from airflow_acid.config.options import ACID_SECTION, DAG_OPTION_NAMES, DEFAULT_POOL
+from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
+from airflow_acid.metastore.errors import InvalidSettingError
+
+_TRUE = ("true", "t", "yes", "on", "1")
+_FALSE = ("false", "f", "no", "off", "0", "")
+
+
+@dataclass(frozen=True)
+class AcidConfig:
+    """Every ``[acid]`` option (and ``[operators] default_deferrable``), parsed; see docs/configuration.md."""
+
+    settings: MetastoreConf = field(default_factory=MetastoreConf)
+    """Hive's settings under Hive's keys."""
+    budgets: Budgets = field(default_factory=Budgets)
+    """The compaction budgets of one compaction DAG run and the aging period."""
+    storage_options: StorageOptions = field(default_factory=StorageOptions)
+    """Object-store options of the warehouse (an Airflow connection's own extra overrides them)."""
+    compaction_pool: str = DEFAULT_POOL
+    """The Airflow pool whose slots cap parallel compactions."""
+    compaction_pools: tuple[str, ...] = ()
+    """Compaction pools (``hive.compactor.worker.pool``) that get an Airflow pool of the same name."""
+    compaction_batch_size: int = 1
+    """Queued rows one mapped compaction task runs in one Spark application."""
+    alert_limits: BacklogLimits = field(default_factory=BacklogLimits)
+    """The backlog check's limits (unset: not checked)."""
+    default_deferrable: bool = False
+    """``[operators] default_deferrable``: whether sensors defer when a DAG does not say."""
+
+    @classmethod
+    def from_mapping(cls, section: Mapping[str, Any], *, operators: Mapping[str, Any] | None = None,
+                     source: str = f"[{ACID_SECTION}]") -> AcidConfig:
+        """Parse an ``[acid]`` section (option -> text; Python values as Airflow's ``getsection`` gives them are
+        taken too) and optionally the ``[operators]`` section. Options not given take their defaults; an option
+        nobody knows is logged; a bad value raises InvalidSettingError naming ``source``, the option and the value."""
+        text = {str(k).strip().lower(): _text(v) for k, v in section.items()}
+
+        def given(option: str) -> str:
+            return text.get(option, "").strip()
+
+        settings = settings_from_mapping(text, source=source, other_options=DAG_OPTION_NAMES)
+        budgets = budgets_from_mapping(text, source=source)
+        try:
+            storage_options = StorageOptions.from_json(given("storage_options"))
+        except StorageOptionsError as exc:
+            raise InvalidSettingError(f"{source} storage_options={given('storage_options')!r}: {exc}") from None
+        pools = tuple(dict.fromkeys(p.strip() for p in given("compaction_pools").split(",") if p.strip()))
+        return cls(settings=settings, budgets=budgets, storage_options=storage_options,
+                   compaction_pool=given("compaction_pool") or DEFAULT_POOL, compaction_pools=pools,
+                   compaction_batch_size=_batch_size(given("compaction_batch_size"), source),
+                   alert_limits=_alert_limits(given, source), default_deferrable=_deferrable(operators or {}))
+
+
+def _text(value: Any) -> str:
+    """An option's value as the text a config file holds (Airflow's ``getsection`` converts some to Python)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _deferrable(operators: Mapping[str, Any]) -> bool:
+    raw = _text(operators.get("default_deferrable", "false")).strip().lower()
+    if raw not in _TRUE + _FALSE:
+        raise InvalidSettingError(f"[operators] default_deferrable={raw!r} is not a boolean; use true or false")
+    return raw in _TRUE
+
+
+def _batch_size(raw: str, source: str) -> int:
+    try:
+        size = int(raw or "1")
+    except ValueError:
+        size = 0
+    if size < 1:
+        raise InvalidSettingError(f"{source} compaction_batch_size must be a positive integer, got {raw!r}")
+    return size
+
+
+def _alert_limits(given: Callable[[str], str], source: str) -> BacklogLimits:
+    """``alert_max_backlog`` (a count), ``alert_max_ready_for_cleaning_age``, ``alert_max_initiated_age`` (seconds,
+    or with a unit: ``24h``); unset ones are not checked."""
+    def non_negative(option: str, value: float) -> float:
+        if value < 0:
+            raise InvalidSettingError(f"{source} {option}={given(option)!r} must not be negative (unset it to "
+                                      "switch the check off)")
+        return value
+
+    def count(option: str) -> int | None:
+        raw = given(option)
+        if not raw:
+            return None
+        try:
+            value = int(raw)
+        except ValueError:
+            raise InvalidSettingError(f"{source} {option}={raw!r} is not a whole number") from None
+        return int(non_negative(option, value))
+
+    def seconds(option: str) -> float | None:
+        raw = given(option)
+        return non_negative(option, parse_duration_s(f"{source} {option}", raw)) if raw else None
+
+    return BacklogLimits(count("alert_max_backlog"), seconds("alert_max_ready_for_cleaning_age"),
+                         seconds("alert_max_initiated_age"))
