@@ -1,7 +1,7 @@
-"""The Cleaner's side of the metastore (HIVE_ACID_SPEC.md §6): 'ready for cleaning' rows of the compaction queue and
-their bookkeeping (Hive's CompactionTxnHandler: findReadyToClean, markCleaned, the retry back-off), aborted-write
-cleanup without a compaction (findReadyToCleanAborts, HIVE-27020), and who holds the history level below a watermark.
-The queue itself (rows, enqueue, claim, history) is :mod:`.compactions`."""
+"""The Cleaner's side of the metastore (Hive's rules: docs/hive-acid.md): 'ready for cleaning' rows of the compaction
+queue and their bookkeeping (Hive's CompactionTxnHandler: findReadyToClean, markCleaned, the retry back-off),
+aborted-write cleanup without a compaction (findReadyToCleanAborts, HIVE-27020), and who holds the history level
+below a watermark. The queue itself (rows, enqueue, claim, history) is :mod:`.compactions`."""
 
 from __future__ import annotations
 
