@@ -246,9 +246,8 @@ def _exit(message: str, code: int) -> None:
 def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, flavour: str | None = None
                     ) -> Iterator[Any]:
     """The warehouse and metastore the options name; the embedded default metastore is created on first use, a
-    named one must already have the schema (``airflow-acid init``)."""
-    from sqlalchemy.exc import DBAPIError
-
+    named one must already have the schema (``airflow-acid init``). A database that cannot be reached raises the
+    metastore's error, which the command prints as one line."""
     from airflow_acid.client.warehouse import AcidWarehouse
     from airflow_acid.metastore import Metastore
     from airflow_acid.metastore.init import current_revision, head_revision
@@ -259,12 +258,8 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, fla
     config = _acid_config()
     ms = Metastore(metastore_url, config.settings, flavour=flavour)
     try:
-        try:
-            hive = ms.profile.is_hive  # a Hive metastore is used as Hive's schematool made it: no revision
-            revision, head = (None, None) if hive else (current_revision(ms.db), head_revision())
-        except DBAPIError as exc:
-            raise _Failure(f"cannot reach the metastore database at {ms.url}: {str(exc.orig).strip()}; check that "
-                           "the server runs and the URL is right") from None
+        hive = ms.profile.is_hive  # a Hive metastore is used as Hive's schematool made it: no revision
+        revision, head = (None, None) if hive else (current_revision(ms.db), head_revision())
         if revision != head:
             if embedded:
                 ms.init()

@@ -42,7 +42,8 @@ from airflow_acid.acid.writeids import (
 from airflow_acid.errors import AcidError
 from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.metastore.compactions import AbortCleanupCandidate, CompactionInfo
+from airflow_acid.metastore.cleaning import AbortCleanupCandidate
+from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
@@ -254,7 +255,7 @@ class Cleaner:
         cycle; gating on the same watermark keeps such rows 'waiting' (with their blockers named) instead.
         """
         retention_ms = int(self.conf.cleaner_retention_time_s * 1000) if self.conf.delayed_cleanup_enabled else 0
-        return self.metastore.compactions.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
+        return self.metastore.cleaning.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
         entity = info.full_partition_name
@@ -302,7 +303,7 @@ class Cleaner:
         except NoSuchObjectError as exc:
             entry.message = f"{exc}; nothing to clean"
             if not dry_run:
-                ms.compactions.mark_cleaned(info.id)
+                ms.cleaning.mark_cleaned(info.id)
             else:
                 entry.status = CleanerStatus.WOULD_CLEAN
             return entry
@@ -315,7 +316,7 @@ class Cleaner:
             return entry
         try:
             if not dry_run:
-                ms.compactions.mark_cleaner_start(info.id)
+                ms.cleaning.mark_cleaner_start(info.id)
             txns, reader = self._cleaner_lists(table.full_name)
             write_ids = _capped(reader, info.highest_write_id)
             storage = storage_for(location, self.filesystem)
@@ -336,14 +337,14 @@ class Cleaner:
             remaining = self._remaining(storage, info.highest_write_id or write_ids.high_watermark, write_ids.table,
                                         {d.path for d in entry.deletions})
             if remaining:
-                ms.compactions.clear_cleaner_start(info.id)
+                ms.cleaning.clear_cleaner_start(info.id)
                 entry.status = CleanerStatus.INCOMPLETE
                 entry.message = (f"obsolete directories below write id {info.highest_write_id} remain in {location}: "
                                  f"{remaining}; they are not yet invisible to every snapshot, so compaction "
                                  f"{info.id} stays 'ready for cleaning'")
                 return entry
             exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
-            ms.compactions.mark_cleaned(info.id, aborted_write_ids=exact)
+            ms.cleaning.mark_cleaned(info.id, aborted_write_ids=exact)
             entry.message = f"deleted {len(entry.deletions)} obsolete/aborted director(y/ies) from {location}"
             return entry
         except Exception as exc:  # noqa: BLE001 - every error backs off, then fails the row
@@ -354,7 +355,7 @@ class Cleaner:
                 entry.status = CleanerStatus.FAILED
                 return entry
             try:
-                row = ms.compactions.cleaner_attempt_failed(info.id, message[:4000])
+                row = ms.cleaning.cleaner_attempt_failed(info.id, message[:4000])
             except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
                 entry.status = CleanerStatus.RETRY
                 entry.message += f" (recording the failure failed too: {_describe(inner)})"
@@ -413,7 +414,7 @@ class Cleaner:
         a successful one removes it."""
         entries = []
         conf = self.conf
-        for c in self.metastore.compactions.ready_to_clean_aborts(
+        for c in self.metastore.cleaning.ready_to_clean_aborts(
                 conf.abortedtxn_threshold, int(conf.aborted_txn_time_threshold_s * 1000)):
             db, table_name, partition = c.database, c.table, c.partition
             entity = entity_name(db, table_name, partition)
@@ -450,7 +451,7 @@ class Cleaner:
                     continue
                 compactor_txns = sorted({v for v in (_visibility(p) for p in state.aborted) if v})
                 exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
-                removed = self.metastore.compactions.mark_aborts_cleaned(
+                removed = self.metastore.cleaning.mark_aborts_cleaned(
                     db, table_name, partition, aborted_txns=[t for t in txns.aborted if t <= txns.high_watermark],
                     max_write_id=cap, exact_write_ids=exact, compactor_txns=compactor_txns)
                 entry.message = (f"deleted {len(entry.deletions)} aborted director(y/ies) from {location}; removed "
@@ -469,7 +470,7 @@ class Cleaner:
     def _record_abort_failure(self, entry: CleanerEntry, c: AbortCleanupCandidate) -> None:
         entry.message = entry.message or "cleaning aborted writes failed"
         try:
-            row = self.metastore.compactions.abort_cleanup_failed(
+            row = self.metastore.cleaning.abort_cleanup_failed(
                 c.database, c.table, c.partition, entry.message[:4000],
                 base_retention_ms=int(self.conf.cleaner_retry_retention_s * 1000))
         except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
@@ -481,7 +482,7 @@ class Cleaner:
 
     def aborted_candidates(self) -> list[tuple[str, str, str | None]]:
         """(db, table, partition) whose aborted writes are due for cleaning now (see :meth:`clean_aborted`)."""
-        return [(c.database, c.table, c.partition) for c in self.metastore.compactions.ready_to_clean_aborts(
+        return [(c.database, c.table, c.partition) for c in self.metastore.cleaning.ready_to_clean_aborts(
             self.conf.abortedtxn_threshold, int(self.conf.aborted_txn_time_threshold_s * 1000))]
 
 

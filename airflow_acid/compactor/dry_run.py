@@ -56,7 +56,7 @@ class _ReadOnly:
 class _ReadOnlyInitiatorStore(_ReadOnly):
     READS = frozenset({"now_ms", "write_candidates", "retry_candidates", "abort_groups",
                        "busy_or_failed_entities", "partition_locations", "latest_decision", "decisions", "db",
-                       "conf"})
+                       "conf", "current_compaction", "failing_since"})
 
     def last_checked(self, name: str = INITIATOR_MUTEX) -> int:
         value: int = self._target.peek_last_checked(name)
@@ -68,10 +68,6 @@ class _ReadOnlyInitiatorStore(_ReadOnly):
     def store_last_checked(self, value: Any) -> None:
         return None
 
-
-class _ReadOnlyQueue(_ReadOnly):
-    READS = frozenset({"find", "get", "current_compaction", "failing_since", "show_compactions", "db", "conf"})
-
     def initiator_skip_reason(self, *args: Any, **kwargs: Any) -> str | None:
         kwargs["record"] = False
         result: str | None = self._target.initiator_skip_reason(*args, **kwargs)
@@ -82,6 +78,10 @@ class _ReadOnlyQueue(_ReadOnly):
 
     def record_did_not_initiate(self, *args: Any, **kwargs: Any) -> int:
         return 0
+
+
+class _ReadOnlyQueue(_ReadOnly):
+    READS = frozenset({"find", "get", "show_compactions", "db", "conf"})
 
     def enqueue(self, db: str, table: str, partition: str | None = None,
                 type: CompactionType = CompactionType.MAJOR, *, highest_write_id_now: int | None = None,

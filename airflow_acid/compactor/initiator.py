@@ -183,7 +183,7 @@ class Initiator:
         """§4.1 step 1, for a long-running Initiator process: queue rows claimed by workers on this host go back
         to 'initiated', then timed-out ones. Not part of :meth:`run_cycle` — where workers share hosts with the
         Initiator (Airflow), only call it when no worker of this host can be running."""
-        return self.queue.revoke_from_local_workers(self.host) + self.queue.revoke_timed_out_workers()
+        return self.store.revoke_from_local_workers(self.host) + self.store.revoke_timed_out_workers()
 
     def run_cycle(self) -> InitiatorReport:
         """One Initiator cycle (§4.1 steps 2–9). Returns without doing anything when another Initiator holds the
@@ -285,7 +285,7 @@ class Initiator:
         report.results = results
         report.listings = self._listings
         self.store.record_decisions([r.record(self.initiator_id) for r in results])
-        report.revoked = self.queue.revoke_timed_out_workers()
+        report.revoked = self.store.revoke_timed_out_workers()
         report.next_last_checked_ms = resume if resume is not None else started
         self.store.store_last_checked(report.next_last_checked_ms)
         return report
@@ -317,7 +317,7 @@ class Initiator:
                     raise _Skip(skipped_tables[key])
                 busy = None
                 if (c.database, c.table, c.partition) in watched:
-                    busy = self.queue.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
+                    busy = self.store.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
                                                             record=True, initiator_id=self.initiator_id)
                 if busy is not None:
                     raise _Skip(busy)
@@ -544,7 +544,7 @@ class Initiator:
         message = f"Initiator could not evaluate {what}: {exc}"
         log.warning("%s", message)
         try:
-            self.queue.record_did_not_initiate(c.database, c.table, c.partition, self._abort_type(c), message,
+            self.store.record_did_not_initiate(c.database, c.table, c.partition, self._abort_type(c), message,
                                                initiator_id=self.initiator_id, initiator_version=self.version)
         except Exception:
             log.exception("could not record 'did not initiate' for %s", what)

@@ -211,7 +211,7 @@ class Worker:
     def claim(self, pool: str | None = None) -> CompactionInfo | None:
         """Revoke rows stuck in 'working' past hive.compactor.worker.timeout, then claim the oldest 'initiated' row
         this worker may run (pooled: rows of ``pool`` only). Returns the claimed row or None."""
-        self.metastore.compactions.revoke_timed_out_workers(self.conf.worker_timeout_s)
+        self.metastore.initiator.revoke_timed_out_workers(self.conf.worker_timeout_s)
         return self.metastore.compactions.claim_next(self.worker_id, worker_version=__version__, pool=pool)
 
     def run_next(self, pool: str | None = None) -> WorkerOutcome | None:

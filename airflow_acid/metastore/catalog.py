@@ -21,9 +21,16 @@ from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore import column_changes
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, now_ms, sqlstate
-from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, MetastoreError, NoSuchObjectError
-from airflow_acid.metastore.flavour import DEFAULT_CATALOG, HiveMetastoreError, profile_of
+from airflow_acid.metastore.db import Database, now_ms
+from airflow_acid.metastore.db_errors import sqlstate
+from airflow_acid.metastore.errors import (
+    AlreadyExistsError,
+    HiveMetastoreError,
+    InvalidInputError,
+    MetastoreError,
+    NoSuchObjectError,
+)
+from airflow_acid.metastore.flavour import DEFAULT_CATALOG, profile_of
 from airflow_acid.metastore.hive_schema import HIVE_DBS, HIVE_SDS
 from airflow_acid.metastore.hive_types import is_primitive, normalize_type
 from airflow_acid.metastore.locations import check_free, normalize_location

@@ -1,10 +1,15 @@
 """The compaction queue and its history: COMPACTION_QUEUE and COMPLETED_COMPACTIONS, following Hive 4's
-CompactFunction, NextCompactionFunction, MarkCleanedFunction, PurgeCompactionHistoryFunction and friends
-(HIVE_ACID_SPEC.md §4.3, §5.1, §5.5, §5.6, §6.1–6.6, §7.2, §9).
+CompactFunction, NextCompactionFunction, PurgeCompactionHistoryFunction and friends
+(HIVE_ACID_SPEC.md §4.3, §5.1, §5.5, §5.6, §6.6, §7.2, §9).
 
 Row life cycle (§6.6): ``i`` → claimed ``w`` → compacted ``r`` → cleaned ``s`` (history); failures ``f``,
 refusals ``c``, aborts ``x`` and "did not initiate" ``a`` go to the history table. Every method is one
 database transaction.
+
+This module holds what every consumer shares — the rows, enqueueing, claiming, marking, the history and SHOW /
+ABORT COMPACTIONS. The Cleaner's side (cleaning a 'ready for cleaning' row, aborted-write cleanup) is in
+:mod:`.cleaning` and the Initiator's lookups (current and failing compactions, revocations) in
+:mod:`.initiator_store`, as Hive splits CompactionTxnHandler from TxnHandler.
 """
 
 from __future__ import annotations
@@ -17,9 +22,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
+from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
-from airflow_acid.metastore.aborts import abort_groups
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
@@ -30,10 +34,7 @@ from airflow_acid.metastore.runs import RunFigures, RunHistory, delete_figures, 
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
-    COMPLETED_TXN_COMPONENTS,
     NEXT_COMPACTION_QUEUE_ID,
-    TXN_COMPONENTS,
-    TXNS,
 )
 from airflow_acid.metastore.snapshots import read_valid_txn_list, read_valid_write_ids
 from airflow_acid.metastore.txns import insert_txn_components
@@ -46,7 +47,6 @@ DEFAULT_POOL = "default"
 NO_VALUE = "---"
 CLAIM_BATCH = 50
 MAX_PROPERTIES_LENGTH = 2048  # CQ_TBLPROPERTIES width
-_MAX_RETENTION_MS = 2 ** 62  # doubling CQ_RETRY_RETENTION stops here instead of overflowing a bigint
 ABORTED_BY_REQUEST = "Compaction aborted by ABORT COMPACTIONS request."
 NOTHING_TO_COMPACT = "None of the compaction thresholds met, compaction request is refused!"
 
@@ -142,7 +142,8 @@ _INFO_COLUMNS = {
 }
 
 
-def _info(row: sa.Row[*tuple[Any, ...]], prefix: str) -> CompactionInfo:
+def compaction_info(row: sa.Row[*tuple[Any, ...]], prefix: str) -> CompactionInfo:
+    """A queue (``prefix`` "CQ") or history ("CC") row as a :class:`CompactionInfo`."""
     mapping = row._mapping
     kwargs = {attr: mapping[f"{prefix}_{col}"] for col, attr in _INFO_COLUMNS.items() if f"{prefix}_{col}" in mapping}
     kwargs["retry_retention"] = int(kwargs.get("retry_retention") or 0)
@@ -175,23 +176,6 @@ class EnqueueResult:
     @property
     def accepted(self) -> bool:
         return self.state is CompactionState.INITIATED
-
-
-@dataclass(frozen=True)
-class AbortCleanupCandidate:
-    """A table/partition whose aborted writes are due for cleaning without a compaction (§6.5,
-    findReadyToCleanAborts), with its ABORT_TXN_CLEANUP retry row if an earlier attempt failed."""
-
-    database: str
-    table: str
-    partition: str | None
-    aborted_txns: int
-    oldest_started: int
-    """TXN_STARTED (epoch ms) of the oldest aborted txn."""
-    retry_id: int | None = None
-    """CQ_ID of the entity's 'c' row (SHOW COMPACTIONS type ABORT_TXN_CLEANUP), None before any failure."""
-    retry_retention: int = 0
-    """Its CQ_RETRY_RETENTION in ms (0 when there is no retry row)."""
 
 
 @dataclass(frozen=True)
@@ -295,12 +279,12 @@ def _latest_activity(info: CompactionInfo) -> int | None:
     return max(times) if times else None
 
 
-def _partition_filter(column: sa.Column[Any], partition: str | None) -> sa.ColumnElement[bool]:
+def partition_filter(column: sa.Column[Any], partition: str | None) -> sa.ColumnElement[bool]:
     """Exact entity match: a NULL partition matches only NULL."""
     return column.is_(None) if partition is None else column == partition
 
 
-def _next_id(conn: Connection) -> int:
+def next_compaction_id(conn: Connection) -> int:
     """A fresh id from NEXT_COMPACTION_QUEUE_ID (SELECT … FOR UPDATE, then advance)."""
     value = int(conn.execute(sa.select(NEXT_COMPACTION_QUEUE_ID.c.NCQ_NEXT).with_for_update()).scalar_one())
     conn.execute(sa.update(NEXT_COMPACTION_QUEUE_ID).values(NCQ_NEXT=value + 1))
@@ -314,7 +298,8 @@ def _reserve_ids(conn: Connection, count: int) -> int:
     return value
 
 
-def _names(db: str, table: str) -> tuple[str, str]:
+def compaction_names(db: str, table: str) -> tuple[str, str]:
+    """The database and table names as the queue stores them (lower case); both are required."""
     if not db or not table:
         raise InvalidInputError(f"a compaction needs a database and a table name, got {db!r}.{table!r}")
     return db.lower(), table.lower()
@@ -341,7 +326,7 @@ def _own_claim(conn: Connection, worker_id: str, since_ms: int, cq_id: int | Non
     if cq_id is not None:
         query = query.where(CQ.c.CQ_ID == cq_id)
     row = conn.execute(query.order_by(CQ.c.CQ_ID.desc()).limit(1)).first()
-    return None if row is None else _info(row, "CQ")
+    return None if row is None else compaction_info(row, "CQ")
 
 
 class CompactionQueue:
@@ -366,7 +351,7 @@ class CompactionQueue:
         table's current compactor high watermark (HIVE-26107: nothing new since). The HWM is computed here
         unless the caller passes ``highest_write_id_now``.
         """
-        db, table = _names(db, table)
+        db, table = compaction_names(db, table)
         partition = normalize_partition_name(partition)
         type = CompactionType(type)
         if type is CompactionType.ABORT_TXN_CLEANUP:
@@ -401,7 +386,7 @@ class CompactionQueue:
                 log.info("not queueing %s compaction of %s.%s%s: %s", type.display, db, table,
                          f"/{partition}" if partition else "", message)
                 return EnqueueResult(-1, CompactionState.REFUSED, message)
-            cq_id = _next_id(conn)
+            cq_id = next_compaction_id(conn)
             profile = profile_of(conn)
             conn.execute(sa.insert(profile.writable(CQ)).values(profile.with_extras(CQ, dict(
                 CQ_ID=cq_id, CQ_DATABASE=db, CQ_TABLE=table, CQ_PARTITION=partition,
@@ -422,7 +407,7 @@ class CompactionQueue:
         After a lost COMMIT reply the retry reports the rows the applied attempt queued as queued (and queues
         nothing twice: the rows themselves refuse a second copy).
         """
-        reqs = [EnqueueRequest(*_names(r.db, r.table), normalize_partition_name(r.partition),
+        reqs = [EnqueueRequest(*compaction_names(r.db, r.table), normalize_partition_name(r.partition),
                                CompactionType(r.type), int(r.highest_write_id_now), r.pool or None, r.run_as)
                 for r in requests]
         if not reqs:
@@ -530,7 +515,7 @@ class CompactionQueue:
                         .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=worker_version, CQ_START=now,
                                 CQ_STATE=CompactionState.WORKING.value)).rowcount
                     if updated == 1:
-                        return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
+                        return compaction_info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
                     log.debug("compaction %s was claimed by another worker first", cq_id)
                 after = ids[-1]
 
@@ -548,7 +533,9 @@ class CompactionQueue:
                 sa.update(CQ).where(CQ.c.CQ_ID == cq_id, CQ.c.CQ_STATE == CompactionState.INITIATED.value)
                 .values(CQ_WORKER_ID=worker_id[:128], CQ_WORKER_VERSION=worker_version, CQ_START=now_ms(conn),
                         CQ_STATE=CompactionState.WORKING.value)).rowcount
-            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ") if updated == 1 else None
+            if updated != 1:
+                return None
+            return compaction_info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
 
         return self.db.run(work, what=f"claim compaction {cq_id} for {worker_id}",
                            recover=lambda conn, since_ms: _own_claim(conn, worker_id, since_ms, cq_id))
@@ -559,7 +546,7 @@ class CompactionQueue:
         so the metadata survives if C aborts (§5.2 step 6)."""
 
         def work(conn: Connection) -> CompactionInfo:
-            info = self._queued(conn, cq_id, CompactionState.WORKING, "record the compactor transaction of")
+            info = queued_row(conn, cq_id, CompactionState.WORKING, "record the compactor transaction of")
             values: dict[str, object] = {"CQ_TXN_ID": txn_id, "CQ_HIGHEST_WRITE_ID": highest_write_id}
             if run_as is not None:
                 values["CQ_RUN_AS"] = run_as
@@ -569,14 +556,14 @@ class CompactionQueue:
             insert_txn_components(conn, txn_id, info.database, info.table,
                                   [info.partition] if info.partition else None, OperationType.COMPACT,
                                   highest_write_id)
-            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
+            return compaction_info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
 
         return self.db.run(work, what=f"set compaction {cq_id} running")
 
     def set_job_id(self, cq_id: int, job_id: str) -> None:
         """Store the Spark application / job id of a running compaction (CQ_HADOOP_JOB_ID)."""
         def work(conn: Connection) -> None:
-            self._queued(conn, cq_id, None, "set the job id of")
+            queued_row(conn, cq_id, None, "set the job id of")
             conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(CQ_HADOOP_JOB_ID=_job_id(conn, cq_id, job_id)))
 
         self.db.run(work, what=f"set job id of compaction {cq_id}")
@@ -595,7 +582,7 @@ class CompactionQueue:
                 .values(CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None)).rowcount == 1
 
         def checked(conn: Connection) -> bool:
-            self._queued(conn, cq_id, CompactionState.WORKING, "mark compacted")
+            queued_row(conn, cq_id, CompactionState.WORKING, "mark compacted")
             conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
                 CQ_STATE=CompactionState.READY_FOR_CLEANING.value, CQ_WORKER_ID=None))
             return True
@@ -610,262 +597,23 @@ class CompactionQueue:
         if not cq_id:
             if not db or not table:
                 raise InvalidInputError("mark_failed with compaction id 0 needs db and table to record")
-            return self.record_did_not_initiate(db, table, partition, type, error)
+            db, table = compaction_names(db, table)
+            return self.db.run(lambda conn: insert_did_not_initiate(conn, db, table, partition, type, error),
+                               what=f"record did-not-initiate for {db}.{table}")
         return self._to_history(cq_id, CompactionState.FAILED, error, "mark failed")
 
     def mark_refused(self, cq_id: int, message: str = NOTHING_TO_COMPACT) -> int:
         """Move a queue row to history as 'refused' (e.g. nothing to compact, table gone)."""
         return self._to_history(cq_id, CompactionState.REFUSED, message, "mark refused")
 
-    def record_did_not_initiate(self, db: str, table: str, partition: str | None, type: CompactionType,
-                                message: str, *, initiator_id: str | None = None,
-                                initiator_version: str | None = None, pool: str | None = None) -> int:
-        """Record the Initiator's decision not to schedule a compaction ('did not initiate', history only)."""
-        db, table = _names(db, table)
-        type = CompactionType(type)
-
-        def work(conn: Connection) -> int:
-            cc_id = _next_id(conn)
-            now = now_ms(conn)
-            profile = profile_of(conn)
-            conn.execute(sa.insert(profile.writable(CC)).values(**profile.extra_values(CC.name),
-                CC_ID=cc_id, CC_DATABASE=db, CC_TABLE=table, CC_PARTITION=partition,
-                CC_STATE=CompactionState.DID_NOT_INITIATE.value, CC_TYPE=type.value, CC_ENQUEUE_TIME=now,
-                CC_START=now, CC_END=now, CC_ERROR_MESSAGE=message, CC_INITIATOR_ID=initiator_id,
-                CC_INITIATOR_VERSION=initiator_version, CC_POOL_NAME=pool))
-            return cc_id
-
-        return self.db.run(work, what=f"record did-not-initiate for {db}.{table}")
-
     def _to_history(self, cq_id: int, state: CompactionState, message: str | None, action: str) -> int:
         def work(conn: Connection) -> int:
-            self._queued(conn, cq_id, None, action)
-            _copy_to_history(conn, cq_id, state, now_ms(conn), error_message=message)
+            queued_row(conn, cq_id, None, action)
+            copy_to_history(conn, cq_id, state, now_ms(conn), error_message=message)
             conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID == cq_id))
             return cq_id
 
         return self.db.run(work, what=f"{action} compaction {cq_id}")
-
-    @staticmethod
-    def _queued(conn: Connection, cq_id: int, state: CompactionState | None, action: str) -> CompactionInfo:
-        row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id).with_for_update()).first()
-        if row is None:
-            done = conn.execute(sa.select(CC.c.CC_STATE).where(CC.c.CC_ID == cq_id)).scalar()
-            where = (f"it is already in the history as '{CompactionState(done).display}'" if done
-                     else "no such compaction")
-            raise NoSuchObjectError(f"cannot {action} compaction {cq_id}: {where}")
-        info = _info(row, "CQ")
-        if state is not None and info.state is not state:
-            raise InvalidInputError(f"cannot {action} compaction {cq_id} of {info.full_partition_name}: it is "
-                                    f"'{info.state.display}', not '{state.display}' (revoked or finished elsewhere?)")
-        return info
-
-    # --- cleaner side ------------------------------------------------------------------------------------
-
-    def ready_to_clean(self, min_open_txn_id: int, retention_ms: int = 0) -> list[CompactionInfo]:
-        """'ready for cleaning' rows whose readers have all finished (§6.1 step 2).
-
-        A row qualifies when CQ_NEXT_TXN_ID <= ``min_open_txn_id`` (or is NULL) and its commit time (plus the
-        cleaner retry delay and ``retention_ms``) has passed; of several rows for one table/partition only the one
-        with the lowest CQ_HIGHEST_WRITE_ID is returned (HIVE-25115). Ordered by id, at most
-        metastore.compactor.fetch.size rows.
-        """
-        def work(conn: Connection) -> list[CompactionInfo]:
-            now = now_ms(conn)
-            base = sa.and_(
-                CQ.c.CQ_STATE == CompactionState.READY_FOR_CLEANING.value,
-                CQ.c.CQ_TYPE != CompactionType.ABORT_TXN_CLEANUP.value,
-                sa.or_(CQ.c.CQ_COMMIT_TIME.is_(None),
-                       CQ.c.CQ_COMMIT_TIME < now - CQ.c.CQ_RETRY_RETENTION - int(retention_ms)))
-            lowest = (sa.select(sa.func.min(CQ.c.CQ_HIGHEST_WRITE_ID).label("MIN_HWM"), CQ.c.CQ_DATABASE,
-                                CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION)
-                      .where(base).group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION).subquery("LOWEST"))
-            query = (
-                sa.select(CQ).join(lowest, sa.and_(
-                    CQ.c.CQ_DATABASE == lowest.c.CQ_DATABASE, CQ.c.CQ_TABLE == lowest.c.CQ_TABLE,
-                    sa.or_(CQ.c.CQ_PARTITION == lowest.c.CQ_PARTITION,
-                           sa.and_(CQ.c.CQ_PARTITION.is_(None), lowest.c.CQ_PARTITION.is_(None))),
-                    CQ.c.CQ_HIGHEST_WRITE_ID == lowest.c.MIN_HWM))
-                .where(base)
-            )
-            if min_open_txn_id > 0:
-                query = query.where(sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))
-            query = query.order_by(CQ.c.CQ_ID).limit(self.conf.compactor_fetch_size)
-            return [_info(r, "CQ") for r in conn.execute(query)]
-
-        return self.db.run(work, what="find compactions ready to clean")
-
-    def mark_cleaner_start(self, cq_id: int) -> None:
-        """CQ_CLEANER_START = now (§6.2 step 2)."""
-        self._set_cleaner_start(cq_id, None)
-
-    def clear_cleaner_start(self, cq_id: int) -> None:
-        """CQ_CLEANER_START = -1: an attempt removed nothing; the row stays 'ready for cleaning' (§6.2 step 5)."""
-        self._set_cleaner_start(cq_id, -1)
-
-    def _set_cleaner_start(self, cq_id: int, value: int | None) -> None:
-        def work(conn: Connection) -> None:
-            self._queued(conn, cq_id, CompactionState.READY_FOR_CLEANING, "update the cleaner start of")
-            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
-                CQ_CLEANER_START=now_ms(conn) if value is None else value))
-
-        self.db.run(work, what=f"cleaner start of compaction {cq_id}")
-
-    def mark_cleaned(self, cq_id: int, *, aborted_write_ids: Iterable[int] | None = None) -> None:
-        """The Cleaner finished (§6.3): history row 'succeeded', queue row and the entity's abort-cleanup ('c')
-        rows removed, COMPLETED_TXN_COMPONENTS up to the compacted HWM removed, and TXN_COMPONENTS of aborted
-        txns removed up to that HWM — or, when ``aborted_write_ids`` is given (the directory had uncompacted
-        aborts), exactly those write ids."""
-        exact_ids = None if aborted_write_ids is None else sorted({int(w) for w in aborted_write_ids})
-
-        def work(conn: Connection) -> None:
-            info = self._queued(conn, cq_id, None, "mark cleaned")
-            hwm = info.highest_write_id or 0
-            abort_cleanup = info.type is CompactionType.ABORT_TXN_CLEANUP
-            if not abort_cleanup:
-                _copy_to_history(conn, cq_id, CompactionState.SUCCEEDED, now_ms(conn))
-            delete_rows = CQ.c.CQ_ID == cq_id
-            if not abort_cleanup:
-                delete_rows = sa.or_(delete_rows, sa.and_(
-                    CQ.c.CQ_DATABASE == info.database, CQ.c.CQ_TABLE == info.table,
-                    sa.true() if info.partition is None else CQ.c.CQ_PARTITION == info.partition,
-                    CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value))
-            conn.execute(sa.delete(CQ).where(delete_rows))
-            if not abort_cleanup:
-                ctc = COMPLETED_TXN_COMPONENTS
-                conditions = [ctc.c.CTC_DATABASE == info.database, ctc.c.CTC_TABLE == info.table]
-                if info.partition is not None:
-                    conditions.append(ctc.c.CTC_PARTITION == info.partition)
-                if hwm:
-                    conditions.append(ctc.c.CTC_WRITEID <= hwm)
-                conn.execute(sa.delete(ctc).where(*conditions))
-            _remove_aborted_components(conn, info, hwm, exact_ids)
-
-        self.db.run(work, what=f"mark compaction {cq_id} cleaned")
-
-    def cleaner_attempt_failed(self, cq_id: int, error: str) -> CompactionInfo | None:
-        """A cleaning attempt failed (§6.4): delay the next attempt by 2^attempts × hive.compactor.cleaner.retry.
-        retentionTime, or, after hive.compactor.cleaner.retry.maxattempts attempts, mark the row failed.
-        Returns the updated queue row, or None when it went to the history as failed."""
-        base_ms = int(self.conf.cleaner_retry_retention_s * 1000)
-
-        def work(conn: Connection) -> CompactionInfo | None:
-            info = self._queued(conn, cq_id, None, "record a cleaner failure of")
-            attempts = 0
-            if info.retry_retention > 0 and base_ms > 0:
-                attempts = max(0, (info.retry_retention // base_ms).bit_length())
-            if attempts >= self.conf.cleaner_retry_max_attempts:
-                _copy_to_history(conn, cq_id, CompactionState.FAILED, now_ms(conn), error_message=error)
-                conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID == cq_id))
-                return None
-            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
-                CQ_RETRY_RETENTION=(2 ** attempts) * base_ms, CQ_ERROR_MESSAGE=error))
-            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
-
-        return self.db.run(work, what=f"cleaner failure of compaction {cq_id}")
-
-    # --- aborted-write cleanup without a compaction (§6.5, HIVE-27020) --------------------------------------
-
-    def ready_to_clean_aborts(self, aborted_threshold: int, aborted_time_threshold_ms: int
-                              ) -> list[AbortCleanupCandidate]:
-        """Hive's findReadyToCleanAborts: the abort groups over the thresholds (the Initiator's query,
-        :func:`~airflow_acid.metastore.aborts.abort_groups`) that name a table, except those whose ABORT_TXN_CLEANUP
-        retry row is still inside its retry delay (CQ_COMMIT_TIME + CQ_RETRY_RETENTION > now). Ordered by entity, at
-        most metastore.compactor.fetch.size."""
-        def work(conn: Connection) -> list[AbortCleanupCandidate]:
-            now = now_ms(conn)
-            groups = abort_groups(conn, aborted_threshold, aborted_time_threshold_ms)
-            retries = {(r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION): r for r in conn.execute(
-                sa.select(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, sa.func.max(CQ.c.CQ_ID).label("ID"),
-                          sa.func.max(CQ.c.CQ_RETRY_RETENTION).label("RETENTION"),
-                          sa.func.min(CQ.c.CQ_COMMIT_TIME).label("SINCE"))
-                .where(CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value)
-                .group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION))}
-            result = []
-            for g in groups:
-                if g.table is None:  # a database-level component: nothing to clean in a directory
-                    continue
-                retry = retries.get(g.entity)
-                waiting = retry is not None and (retry.SINCE or 0) + int(retry.RETENTION or 0) > now
-                if not waiting:
-                    result.append(AbortCleanupCandidate(
-                        g.database, g.table, g.partition, g.count, g.oldest_started_ms,
-                        None if retry is None else int(retry.ID), 0 if retry is None else int(retry.RETENTION or 0)))
-                if len(result) >= self.conf.compactor_fetch_size:
-                    break
-            return result
-
-        return self.db.run(work, what="find aborted writes ready to clean")
-
-    def abort_cleanup_failed(self, db: str, table: str, partition: str | None, error: str, *,
-                             base_retention_ms: int | None = None) -> CompactionInfo:
-        """An aborted-write cleanup attempt failed (Hive's handleCleanerAttemptFailure + setCleanerRetryRetention-
-        TimeOnError): the entity's ABORT_TXN_CLEANUP row ('c', 'ready for cleaning', visible in SHOW COMPACTIONS)
-        gets CQ_RETRY_RETENTION doubled (hive.compactor.cleaner.retry.retentionTime the first time, when the row is
-        inserted with CQ_COMMIT_TIME = now) and the error. There is no attempt limit: the entity is retried once
-        CQ_COMMIT_TIME + CQ_RETRY_RETENTION has passed, until a cleanup or a compaction of it succeeds.
-        ``base_retention_ms`` overrides this store's hive.compactor.cleaner.retry.retentionTime (the Cleaner's)."""
-        db, table = _names(db, table)
-        base_ms = max(1, int(self.conf.cleaner_retry_retention_s * 1000) if base_retention_ms is None
-                      else int(base_retention_ms))
-
-        def work(conn: Connection) -> CompactionInfo:
-            acquire_mutex(conn, SCHEDULER_MUTEX)
-            row = conn.execute(sa.select(CQ).where(
-                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, _partition_filter(CQ.c.CQ_PARTITION, partition),
-                CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value).order_by(CQ.c.CQ_ID.desc()).limit(1)
-                               .with_for_update()).first()
-            if row is None:
-                cq_id = _next_id(conn)
-                conn.execute(sa.insert(CQ).values(
-                    CQ_ID=cq_id, CQ_DATABASE=db, CQ_TABLE=table, CQ_PARTITION=partition,
-                    CQ_STATE=CompactionState.READY_FOR_CLEANING.value,
-                    CQ_TYPE=CompactionType.ABORT_TXN_CLEANUP.value, CQ_RETRY_RETENTION=base_ms,
-                    CQ_ERROR_MESSAGE=error, CQ_COMMIT_TIME=now_ms(conn)))
-            else:
-                cq_id = int(row.CQ_ID)
-                retention = int(row.CQ_RETRY_RETENTION or 0)
-                retention = min(retention * 2, _MAX_RETENTION_MS) if retention > 0 else base_ms
-                conn.execute(sa.update(CQ).where(CQ.c.CQ_ID == cq_id).values(
-                    CQ_RETRY_RETENTION=retention, CQ_ERROR_MESSAGE=error))
-            return _info(conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).one(), "CQ")
-
-        return self.db.run(work, what=f"record aborted-write cleanup failure of {db}.{table}")
-
-    def mark_aborts_cleaned(self, db: str, table: str, partition: str | None, *, aborted_txns: Sequence[int],
-                            max_write_id: int, exact_write_ids: Sequence[int] | None = None,
-                            compactor_txns: Sequence[int] = ()) -> int:
-        """Hive's markCleaned for an aborted-write cleanup, in one transaction: the entity's ABORT_TXN_CLEANUP
-        rows are deleted (no history row) and the TXN_COMPONENTS rows of ``aborted_txns`` (the aborted txns inside
-        the cleaning snapshot) for it are removed — write rows with write id ≤ ``max_write_id`` (or exactly
-        ``exact_write_ids`` when the directory had uncompacted aborts), and the 'c' rows of aborted compactor
-        txns among ``compactor_txns`` whose output was deleted. Returns the TXN_COMPONENTS rows removed."""
-        db, table = _names(db, table)
-        tc = TXN_COMPONENTS
-        entity = [tc.c.TC_DATABASE == db, tc.c.TC_TABLE == table, _partition_filter(tc.c.TC_PARTITION, partition)]
-        aborted = sorted({int(t) for t in aborted_txns})
-        gone = {int(t) for t in compactor_txns}
-
-        def work(conn: Connection) -> int:
-            conn.execute(sa.delete(CQ).where(
-                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, _partition_filter(CQ.c.CQ_PARTITION, partition),
-                CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value))
-            removed = 0
-            writes = tc.c.TC_WRITEID.in_(list(exact_write_ids)) if exact_write_ids is not None \
-                else tc.c.TC_WRITEID <= max_write_id
-            for start in range(0, len(aborted), 500):
-                chunk = aborted[start:start + 500]
-                removed += conn.execute(sa.delete(tc).where(
-                    *entity, tc.c.TC_TXNID.in_(chunk), tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value,
-                    writes)).rowcount
-                done = [t for t in chunk if t in gone]
-                if done:
-                    removed += conn.execute(sa.delete(tc).where(
-                        *entity, tc.c.TC_TXNID.in_(done),
-                        tc.c.TC_OPERATION_TYPE == OperationType.COMPACT.value)).rowcount
-            return removed
-
-        return self.db.run(work, what=f"mark aborted writes of {db}.{table} cleaned")
 
     # --- operator commands ------------------------------------------------------------------------------
 
@@ -888,40 +636,12 @@ class CompactionQueue:
                         cq_id, "Error", "Error while aborting compaction as compaction is in state-"
                         f"{CompactionState(state).display}; only 'initiated' compactions can be aborted"))
                 else:
-                    _copy_to_history(conn, cq_id, CompactionState.ABORTED, now, error_message=ABORTED_BY_REQUEST)
+                    copy_to_history(conn, cq_id, CompactionState.ABORTED, now, error_message=ABORTED_BY_REQUEST)
                     conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID == cq_id))
                     results.append(AbortCompactionResult(cq_id, "Success", "Successfully aborted compaction"))
             return results
 
         return self.db.run(work, what="abort compactions")
-
-    def revoke_timed_out_workers(self, timeout_s: float | None = None) -> list[int]:
-        """Put 'working' rows claimed longer than ``timeout_s`` (hive.compactor.worker.timeout) ago back to
-        'initiated'; returns their ids."""
-        timeout_ms = int(1000 * (self.conf.worker_timeout_s if timeout_s is None else timeout_s))
-
-        def work(conn: Connection) -> list[int]:
-            cutoff = now_ms(conn) - timeout_ms
-            return self._revoke(conn, CQ.c.CQ_START < cutoff)
-
-        return self.db.run(work, what="revoke timed-out workers")
-
-    def revoke_from_local_workers(self, host: str) -> list[int]:
-        """Put 'working' rows whose worker id starts with ``host`` back to 'initiated' (Initiator restart)."""
-        if not host:
-            raise InvalidInputError("revoking local workers needs the host name")
-        return self.db.run(lambda conn: self._revoke(conn, CQ.c.CQ_WORKER_ID.startswith(host, autoescape=True)),
-                           what=f"revoke workers of {host}")
-
-    @staticmethod
-    def _revoke(conn: Connection, condition: sa.ColumnElement[bool]) -> list[int]:
-        where = sa.and_(CQ.c.CQ_STATE == CompactionState.WORKING.value, condition)
-        ids = sorted(conn.execute(sa.select(CQ.c.CQ_ID).where(where).with_for_update()).scalars())
-        if ids:
-            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID.in_(ids), CQ.c.CQ_STATE == CompactionState.WORKING.value)
-                         .values(CQ_STATE=CompactionState.INITIATED.value, CQ_WORKER_ID=None, CQ_START=None))
-            log.warning("compactions %s went back to 'initiated' (their workers stopped or timed out)", ids)
-        return ids
 
     def purge_history(self) -> int:
         """Trim COMPLETED_COMPACTIONS per table/partition to the retention counts (§7.2); returns rows deleted.
@@ -978,11 +698,11 @@ class CompactionQueue:
         def work(conn: Connection) -> CompactionInfo:
             row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id)).first()
             if row is not None:
-                return _info(row, "CQ")
+                return compaction_info(row, "CQ")
             row = conn.execute(sa.select(CC).where(CC.c.CC_ID == cq_id)).first()
             if row is None:
                 raise NoSuchObjectError(f"compaction {cq_id} does not exist (or its history was purged)")
-            return _info(row, "CC")
+            return compaction_info(row, "CC")
 
         return self.db.run(work, what=f"get compaction {cq_id}")
 
@@ -1008,8 +728,8 @@ class CompactionQueue:
             return sa.select(table_obj).where(*conditions)
 
         def work(conn: Connection) -> list[CompactionInfo]:
-            infos = [_info(r, "CQ") for r in conn.execute(query(CQ, "CQ"))]
-            return infos + [_info(r, "CC") for r in conn.execute(query(CC, "CC"))]
+            infos = [compaction_info(r, "CQ") for r in conn.execute(query(CQ, "CQ"))]
+            return infos + [compaction_info(r, "CC") for r in conn.execute(query(CC, "CC"))]
 
         return self.db.run(work, what="list compactions")
 
@@ -1042,66 +762,6 @@ class CompactionQueue:
             rows = rows[:limit]
         return rows
 
-    # --- Initiator lookups -------------------------------------------------------------------------------
-
-    def current_compaction(self, db: str, table: str, partition: str | None = None) -> CompactionInfo | None:
-        """The 'initiated' or 'working' row for exactly this table/partition, if any (§4.1 step 5.3)."""
-        db, table = _names(db, table)
-
-        def work(conn: Connection) -> CompactionInfo | None:
-            row = conn.execute(sa.select(CQ).where(
-                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, _partition_filter(CQ.c.CQ_PARTITION, partition),
-                CQ.c.CQ_STATE.in_((CompactionState.INITIATED.value, CompactionState.WORKING.value)))
-                .order_by(CQ.c.CQ_ID).limit(1)).first()
-            return None if row is None else _info(row, "CQ")
-
-        return self.db.run(work, what="current compaction lookup")
-
-    def failing_since(self, db: str, table: str, partition: str | None = None) -> int | None:
-        """If the newest hive.compactor.initiator.failed.compacts.threshold finished attempts ('succeeded' or
-        'failed', newest first) all failed and the retry time (hive.compactor.initiator.failed.retry.time) after
-        the newest failure has not passed, the enqueue time of that newest failure; else None (§4.1 step 5.3)."""
-        db, table = _names(db, table)
-        threshold = self.conf.failed_compacts_threshold
-        retry_ms = int(self.conf.failed_retry_time_s * 1000)
-
-        def work(conn: Connection) -> int | None:
-            rows = conn.execute(sa.select(CC.c.CC_STATE, CC.c.CC_ENQUEUE_TIME).where(
-                CC.c.CC_DATABASE == db, CC.c.CC_TABLE == table, _partition_filter(CC.c.CC_PARTITION, partition),
-                CC.c.CC_STATE.in_((CompactionState.SUCCEEDED.value, CompactionState.FAILED.value)))
-                .order_by(CC.c.CC_ID.desc()).limit(threshold)).all()
-            if len(rows) < threshold or any(r.CC_STATE != CompactionState.FAILED.value for r in rows):
-                return None
-            newest = max((r.CC_ENQUEUE_TIME or 0) for r in rows)
-            if retry_ms > 0 and newest + retry_ms < now_ms(conn):
-                return None
-            return newest
-
-        return self.db.run(work, what="failed compactions lookup")
-
-    def initiator_skip_reason(self, db: str, table: str, partition: str | None = None,
-                              type: CompactionType = CompactionType.MAJOR, *, record: bool = True,
-                              initiator_id: str | None = None) -> str | None:
-        """Hive's foundCurrentOrFailedCompactions: why the Initiator must not queue this entity now, or None.
-
-        A consecutive-failure skip is recorded as a 'did not initiate' history row unless ``record`` is False.
-        """
-        current = self.current_compaction(db, table, partition)
-        if current is not None:
-            return (f"compaction {current.id} of {current.full_partition_name} is already "
-                    f"'{current.state.display}'")
-        newest_failure = self.failing_since(db, table, partition)
-        if newest_failure is None:
-            return None
-        threshold = self.conf.failed_compacts_threshold
-        message = (f"Compaction is not initiated since last {threshold} consecutive compaction attempts failed "
-                   f"(hive.compactor.initiator.failed.compacts.threshold={threshold}); it is retried "
-                   f"{self.conf.failed_retry_time_s:g} s after the last failure "
-                   "(hive.compactor.initiator.failed.retry.time) or when requested manually")
-        if record:
-            self.record_did_not_initiate(db, table, partition, type, message, initiator_id=initiator_id)
-        return message
-
 
 def _parse_order_by(order_by: str | Sequence[str]) -> list[tuple[str, bool]]:
     items = order_by.split(",") if isinstance(order_by, str) else list(order_by)
@@ -1126,7 +786,7 @@ def _job_id(conn: Connection, cq_id: int, job_name: str) -> str:
     return job_id
 
 
-def _copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: int, *,
+def copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: int, *,
                      error_message: str | None = None) -> None:
     """INSERT INTO COMPLETED_COMPACTIONS … SELECT … FROM COMPACTION_QUEUE for one row, with a new state and end.
     Hive's CQ_META_INFO goes along as CC_META_INFO, and newer schemas' catalog columns with their value."""
@@ -1149,25 +809,33 @@ def _copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: 
     conn.execute(sa.insert(target).from_select(names, select))
 
 
-def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None) -> None:
-    """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (§6.3 step 4).
+def queued_row(conn: Connection, cq_id: int, state: CompactionState | None, action: str) -> CompactionInfo:
+    """Queue row ``cq_id`` locked for update, which must be in ``state`` (any when None) for ``action``;
+    NoSuchObjectError / InvalidInputError naming the row otherwise."""
+    row = conn.execute(sa.select(CQ).where(CQ.c.CQ_ID == cq_id).with_for_update()).first()
+    if row is None:
+        done = conn.execute(sa.select(CC.c.CC_STATE).where(CC.c.CC_ID == cq_id)).scalar()
+        where = (f"it is already in the history as '{CompactionState(done).display}'" if done
+                 else "no such compaction")
+        raise NoSuchObjectError(f"cannot {action} compaction {cq_id}: {where}")
+    info = compaction_info(row, "CQ")
+    if state is not None and info.state is not state:
+        raise InvalidInputError(f"cannot {action} compaction {cq_id} of {info.full_partition_name}: it is "
+                                f"'{info.state.display}', not '{state.display}' (revoked or finished elsewhere?)")
+    return info
 
-    An aborted *compactor* txn's row ('c') is the only record that its ``_vC`` output is aborted; it is removed
-    only when C is below this compaction's CQ_NEXT_TXN_ID, i.e. inside every cleaning snapshot, where the Cleaner
-    has just deleted that output as aborted. Dropping it earlier would let the empty-txn cleaner purge C and make
-    its output look committed.
-    """
-    tc = TXN_COMPONENTS
-    compactor_rows_done = (tc.c.TC_TXNID < info.next_txn_id) if info.next_txn_id else sa.false()
-    conditions = [
-        tc.c.TC_TXNID.in_(sa.select(TXNS.c.TXN_ID).where(TXNS.c.TXN_STATE == TxnState.ABORTED.value)),
-        tc.c.TC_DATABASE == info.database, tc.c.TC_TABLE == info.table,
-        sa.or_(tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value, compactor_rows_done),
-    ]
-    if info.partition is not None:
-        conditions.append(tc.c.TC_PARTITION == info.partition)
-    if exact_ids is None and hwm:
-        conn.execute(sa.delete(tc).where(*conditions, tc.c.TC_WRITEID <= hwm))
-    elif exact_ids:
-        for start in range(0, len(exact_ids), 500):
-            conn.execute(sa.delete(tc).where(*conditions, tc.c.TC_WRITEID.in_(exact_ids[start:start + 500])))
+
+def insert_did_not_initiate(conn: Connection, db: str, table: str, partition: str | None, type: CompactionType,
+                            message: str, *, initiator_id: str | None = None, initiator_version: str | None = None,
+                            pool: str | None = None) -> int:
+    """Insert a 'did not initiate' history row (no queue row) under a fresh id; returns that id. ``db`` and ``table``
+    as :func:`compaction_names` returns them."""
+    cc_id = next_compaction_id(conn)
+    now = now_ms(conn)
+    profile = profile_of(conn)
+    conn.execute(sa.insert(profile.writable(CC)).values(**profile.extra_values(CC.name),
+        CC_ID=cc_id, CC_DATABASE=db, CC_TABLE=table, CC_PARTITION=partition,
+        CC_STATE=CompactionState.DID_NOT_INITIATE.value, CC_TYPE=CompactionType(type).value, CC_ENQUEUE_TIME=now,
+        CC_START=now, CC_END=now, CC_ERROR_MESSAGE=message, CC_INITIATOR_ID=initiator_id,
+        CC_INITIATOR_VERSION=initiator_version, CC_POOL_NAME=pool))
+    return cc_id

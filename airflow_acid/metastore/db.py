@@ -1,5 +1,6 @@
 """Database access: engines for SQLite/PostgreSQL/MariaDB, one-transaction units of work with bounded
-retries of transient errors, the database clock, and AUX_TABLE named mutexes."""
+retries of transient errors, the database clock, and AUX_TABLE named mutexes. Database errors leave a
+:class:`Database` as the metastore's errors (:func:`.db_errors.translate`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError
 
-from airflow_acid.metastore.errors import MetastoreUnavailableError
+from airflow_acid.metastore.db_errors import is_transient, translate
 from airflow_acid.metastore.flavour import Flavour, SchemaProfile, detect, register
 from airflow_acid.metastore.schema import AUX_TABLE
 
@@ -23,42 +24,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
-
-# Error codes that mean "try the whole transaction again": deadlocks, serialization failures,
-# lock wait timeouts and lost connections.
-_PG_TRANSIENT = {"40001", "40P01", "55P03", "57P01", "08000", "08003", "08006"}
-_MYSQL_TRANSIENT = {1205, 1213, 2006, 2013, 1927, 4031}
-
-
-def sqlstate(orig: BaseException | None) -> str | None:
-    """The PostgreSQL SQLSTATE of a driver error: ``pgcode`` (psycopg2) or ``sqlstate`` (psycopg 3); None for other
-    drivers (PyMySQL's errors carry a ``sqlstate`` too, MySQL's own, not PostgreSQL's)."""
-    code = getattr(orig, "pgcode", None)
-    if code is None and type(orig).__module__.startswith("psycopg"):
-        code = getattr(orig, "sqlstate", None)
-    return str(code) if code else None
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Whether a database error is worth retrying (the whole unit of work is re-run)."""
-    if not isinstance(exc, DBAPIError):
-        return False
-    if exc.connection_invalidated:
-        return True
-    orig = exc.orig
-    if sqlstate(orig) in _PG_TRANSIENT:
-        return True
-    args = getattr(orig, "args", ())
-    if args and isinstance(args[0], int) and args[0] in _MYSQL_TRANSIENT:
-        return True
-    if isinstance(exc, OperationalError):
-        text = str(orig).lower()
-        if "database is locked" in text or "database table is locked" in text:
-            return True
-        if "server closed the connection" in text or "connection refused" in text or "lost connection" in text:
-            return True
-    return False
-
 
 def create_engine(url: str, **kwargs: Any) -> Engine:
     """An engine tuned for the metastore: SQLite in WAL mode with a busy timeout so several processes can
@@ -135,7 +100,12 @@ class Database:
     def profile(self) -> SchemaProfile:
         """What kind of metastore this is (detected once from the live schema; see :mod:`.flavour`)."""
         if self._profile is None:
-            self._profile = register(self.engine, detect(self.engine, self.flavour))
+            with self.translating():
+                return self._detect_profile()
+        return self._profile
+
+    def _detect_profile(self) -> SchemaProfile:
+        self._profile = register(self.engine, detect(self.engine, self.flavour))
         return self._profile
 
     def forget_profile(self) -> None:
@@ -155,20 +125,31 @@ class Database:
     @contextmanager
     def begin(self) -> Iterator[Connection]:
         """One database transaction, no retry. State changes go through :meth:`run` instead."""
+        with self.translating(), self._transaction() as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Connection]:
         if self._profile is None:
-            _ = self.profile  # detect the flavour before the first transaction uses it
+            self._detect_profile()  # detect the flavour before the first transaction uses it
         with self.engine.begin() as conn:
             yield conn
 
-    def _unavailable(self, exc: OperationalError) -> MetastoreUnavailableError | None:
-        if not _is_unreachable(exc):
-            return None
-        error = MetastoreUnavailableError(
-            f"cannot reach the metastore database at {self.url}: {str(exc.orig).strip()}. "
-            "Check that the server is running and the connection URL is right."
-        )
-        error.__cause__ = exc
-        return error
+    @contextmanager
+    def translating(self) -> Iterator[None]:
+        """Raise a database error from inside as the metastore's error it means (unreachable, schema missing or
+        older, constraint refused; :func:`.db_errors.translate`); any other stays the driver's (a bug). For code
+        that uses :attr:`engine` directly; :meth:`run` and :meth:`begin` already do it."""
+        try:
+            yield
+        except DBAPIError as exc:
+            self._raise_translated(exc)
+
+    def _raise_translated(self, exc: DBAPIError) -> NoReturn:
+        error = translate(exc, self.url)
+        if error is None:
+            raise exc
+        raise error from exc
 
     def run(self, work: Callable[[Connection], T], *, what: str = "metastore call",
             recover: Callable[[Connection, int], T | None] | None = None, recover_needs_clock: bool = True) -> T:
@@ -179,12 +160,15 @@ class Database:
         start of the first attempt; when it finds that attempt's effect it returns the result to report (not None),
         and ``work`` is not run again. A ``recover`` that ignores the clock says so with ``recover_needs_clock=False``
         (it then receives 0), which saves the first attempt a round trip.
+
+        An error that is not transient, or still there after the last retry, is raised as the metastore's error it
+        means (:meth:`translating`).
         """
         attempt = 0
         since_ms: int | None = None
         while True:
             try:
-                with self.begin() as conn:
+                with self._transaction() as conn:
                     if recover is not None:
                         if since_ms is None:
                             since_ms = now_ms(conn) if recover_needs_clock else 0
@@ -197,7 +181,7 @@ class Database:
                     return work(conn)
             except DBAPIError as exc:
                 if not is_transient(exc) or attempt >= self.retries:
-                    raise (self._unavailable(exc) if isinstance(exc, OperationalError) else None) or exc  # noqa: B904
+                    self._raise_translated(exc)
                 attempt += 1
                 delay = min(2.0, 0.01 * (2 ** attempt)) * (0.5 + random.random())
                 log.warning("%s hit a transient database error (attempt %d/%d, retrying in %.2fs): %s",
@@ -206,11 +190,6 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
-
-
-def _is_unreachable(exc: OperationalError) -> bool:
-    text = str(exc.orig).lower()
-    return any(s in text for s in ("could not connect", "connection refused", "can't connect", "unable to open database"))
 
 
 CLOCK_SQL = {

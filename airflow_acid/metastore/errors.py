@@ -1,4 +1,7 @@
-"""Errors the metastore raises; each message names the object and says what to do."""
+"""Errors the metastore raises; each message names the object and says what to do. Every error class of the
+metastore layer is here, under :class:`airflow_acid.errors.AcidError`; database errors that a user or operator can
+act on (unreachable server, missing schema, a refused constraint) are raised as these too
+(:mod:`airflow_acid.metastore.db_errors`), so no caller reads a driver's error."""
 
 from __future__ import annotations
 
@@ -10,7 +13,22 @@ class MetastoreError(AcidUserError):
 
 
 class MetastoreUnavailableError(MetastoreError, AcidUnavailableError):
-    """The database cannot be reached (after the bounded retries)."""
+    """The database cannot be reached, or the connection to it was lost (after the bounded retries)."""
+
+
+class MetastoreSchemaError(MetastoreUnavailableError):
+    """The database lacks airflow-acid's schema, or has an older one than this version needs: ``airflow-acid init``
+    creates or upgrades it."""
+
+
+class MetastoreConstraintError(MetastoreError):
+    """The database refused a write that breaks one of its constraints (a row changed at the same time by another
+    process, or edited by hand)."""
+
+
+class HiveMetastoreError(MetastoreError):
+    """An operation airflow-acid does not do on a Hive metastore (schema changes, DDL); the message says where to
+    do it instead."""
 
 
 class InvalidInputError(MetastoreError, AcidInputError):

@@ -20,7 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from airflow_acid.metastore.errors import MetastoreError
+from airflow_acid.metastore.errors import HiveMetastoreError, InvalidInputError
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +56,7 @@ class Flavour(str, enum.Enum):
         try:
             return cls(text)
         except ValueError:
-            raise ValueError(f"metastore flavour {value!r} is not known; use auto, acid or hive") from None
-
-
-class HiveMetastoreError(MetastoreError):
-    """An operation airflow-acid does not do on a Hive metastore (schema changes, DDL); the message says where to
-    do it instead."""
+            raise InvalidInputError(f"metastore flavour {value!r} is not known; use auto, acid or hive") from None
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from airflow_acid.metastore.db import Database, sqlstate
+from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.db_errors import sqlstate
 from airflow_acid.metastore.schema import AUX_TABLE
 
 log = logging.getLogger(__name__)

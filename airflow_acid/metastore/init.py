@@ -19,7 +19,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.db import Database
-from airflow_acid.metastore.flavour import HiveMetastoreError
+from airflow_acid.metastore.errors import HiveMetastoreError
 from airflow_acid.metastore.schema import (
     ACID_COMPACTION_RUNS,
     ACID_INITIATOR_DECISIONS,
@@ -58,7 +58,7 @@ def current_revision(db: Database | str) -> str | None:
     """The revision the database is at, or None when it has never been migrated."""
     database, owned = _database(db)
     try:
-        with database.engine.connect() as conn:
+        with database.translating(), database.engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
     finally:
         if owned:
@@ -110,7 +110,7 @@ def create_decisions_table(database: Database) -> bool:
                                  "table with the rest of its schema")
     if profile.decisions_table:
         return False
-    with database.engine.begin() as conn:
+    with database.translating(), database.engine.begin() as conn:
         ACID_INITIATOR_DECISIONS.create(conn, checkfirst=True)
     database.forget_profile()
     log.warning("created %s in the Hive metastore at %s (airflow-acid's Initiator decisions)",
@@ -127,7 +127,7 @@ def create_extra_tables(database: Database) -> list[str]:
                                  "with the rest of its schema")
     wanted = [t for t, present in ((ACID_INITIATOR_DECISIONS, profile.decisions_table),
                                    (ACID_COMPACTION_RUNS, profile.runs_table)) if not present]
-    with database.engine.begin() as conn:
+    with database.translating(), database.engine.begin() as conn:
         for table in wanted:
             table.create(conn, checkfirst=True)
     database.forget_profile()
@@ -145,7 +145,7 @@ def _migrate(db: Database | str, action: Callable[[Config], None], what: str) ->
     database, owned = _database(db)
     try:
         refuse_hive(database, f"run the schema {what}")
-        with database.engine.connect() as conn, _migration_lock(conn):
+        with database.translating(), database.engine.connect() as conn, _migration_lock(conn):
             _adopt_unversioned(conn)
             action(alembic_config(conn))
             if conn.in_transaction():

@@ -1,6 +1,8 @@
 """Metastore queries of the Initiator (HIVE_ACID_SPEC.md §4.1): potential compactions from
 COMPLETED_TXN_COMPONENTS, aborted-txn groups, the last-checked time and a run lease in AUX_TABLE, partition
-locations in bulk, and the latest decision per table/partition (ACID_INITIATOR_DECISIONS).
+locations in bulk, the latest decision per table/partition (ACID_INITIATOR_DECISIONS), and the compaction queue as
+the Initiator sees it (a current or repeatedly failing compaction of a candidate, 'did not initiate' records,
+revoking timed-out workers; Hive's CompactionTxnHandler lookups).
 
 The lease replaces Hive's "hold SELECT … FOR UPDATE on the mutex row for the whole cycle": a cycle lists
 directories for minutes, and an embedded SQLite metastore cannot keep a write transaction open that long while the
@@ -11,6 +13,7 @@ same "one active instance" rule, and a crashed holder stops blocking once its le
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,8 +24,16 @@ from sqlalchemy.engine import Connection
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore import hive_mutex
 from airflow_acid.metastore.aborts import AbortGroup, abort_groups
+from airflow_acid.metastore.compactions import (
+    CompactionInfo,
+    compaction_info,
+    compaction_names,
+    insert_did_not_initiate,
+    partition_filter,
+)
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, acquire_mutex, in_literals, now_ms, peek_mutex_value, set_mutex_value
+from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.schema import (
     ACID_INITIATOR_DECISIONS,
@@ -42,10 +53,11 @@ HIVE_KEYS_OF_LEASE = {"Initiator": (hive_mutex.INITIATOR,), "HouseKeeper": (hive
                                                                           hive_mutex.TXN_CLEANER)}
 """On a Hive metastore a lease also holds these Hive mutexes (Hive's AcidHouseKeeperService and
 AcidTxnCleanerService together do what airflow-acid's HouseKeeper does)."""
+log = logging.getLogger(__name__)
 LEASE_SUFFIX = ".lease"
 _CHUNK = 500
 
-AID, CTC, CC = ACID_INITIATOR_DECISIONS, COMPLETED_TXN_COMPONENTS, COMPLETED_COMPACTIONS
+AID, CTC, CC, CQ = ACID_INITIATOR_DECISIONS, COMPLETED_TXN_COMPONENTS, COMPLETED_COMPACTIONS, COMPACTION_QUEUE
 Entity = tuple[str, str, str | None]
 """(database, table, partition name or None)."""
 
@@ -299,6 +311,104 @@ class InitiatorStore:
             return {(r[0], r[1], r[2]) for r in busy} | {(r[0], r[1], r[2]) for r in failed}
 
         return self.db.run(work, what="find queued or failed compactions")
+
+    # --- the queue as the Initiator sees it ---------------------------------------------------------------
+
+    def current_compaction(self, db: str, table: str, partition: str | None = None) -> CompactionInfo | None:
+        """The 'initiated' or 'working' row for exactly this table/partition, if any (§4.1 step 5.3)."""
+        db, table = compaction_names(db, table)
+
+        def work(conn: Connection) -> CompactionInfo | None:
+            row = conn.execute(sa.select(CQ).where(
+                CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table, partition_filter(CQ.c.CQ_PARTITION, partition),
+                CQ.c.CQ_STATE.in_((CompactionState.INITIATED.value, CompactionState.WORKING.value)))
+                .order_by(CQ.c.CQ_ID).limit(1)).first()
+            return None if row is None else compaction_info(row, "CQ")
+
+        return self.db.run(work, what="current compaction lookup")
+
+    def failing_since(self, db: str, table: str, partition: str | None = None) -> int | None:
+        """If the newest hive.compactor.initiator.failed.compacts.threshold finished attempts ('succeeded' or
+        'failed', newest first) all failed and the retry time (hive.compactor.initiator.failed.retry.time) after
+        the newest failure has not passed, the enqueue time of that newest failure; else None (§4.1 step 5.3)."""
+        db, table = compaction_names(db, table)
+        threshold = self.conf.failed_compacts_threshold
+        retry_ms = int(self.conf.failed_retry_time_s * 1000)
+
+        def work(conn: Connection) -> int | None:
+            rows = conn.execute(sa.select(CC.c.CC_STATE, CC.c.CC_ENQUEUE_TIME).where(
+                CC.c.CC_DATABASE == db, CC.c.CC_TABLE == table, partition_filter(CC.c.CC_PARTITION, partition),
+                CC.c.CC_STATE.in_((CompactionState.SUCCEEDED.value, CompactionState.FAILED.value)))
+                .order_by(CC.c.CC_ID.desc()).limit(threshold)).all()
+            if len(rows) < threshold or any(r.CC_STATE != CompactionState.FAILED.value for r in rows):
+                return None
+            newest = max((r.CC_ENQUEUE_TIME or 0) for r in rows)
+            if retry_ms > 0 and newest + retry_ms < now_ms(conn):
+                return None
+            return newest
+
+        return self.db.run(work, what="failed compactions lookup")
+
+    def initiator_skip_reason(self, db: str, table: str, partition: str | None = None,
+                              type: CompactionType = CompactionType.MAJOR, *, record: bool = True,
+                              initiator_id: str | None = None) -> str | None:
+        """Hive's foundCurrentOrFailedCompactions: why the Initiator must not queue this entity now, or None.
+
+        A consecutive-failure skip is recorded as a 'did not initiate' history row unless ``record`` is False.
+        """
+        current = self.current_compaction(db, table, partition)
+        if current is not None:
+            return (f"compaction {current.id} of {current.full_partition_name} is already "
+                    f"'{current.state.display}'")
+        newest_failure = self.failing_since(db, table, partition)
+        if newest_failure is None:
+            return None
+        threshold = self.conf.failed_compacts_threshold
+        message = (f"Compaction is not initiated since last {threshold} consecutive compaction attempts failed "
+                   f"(hive.compactor.initiator.failed.compacts.threshold={threshold}); it is retried "
+                   f"{self.conf.failed_retry_time_s:g} s after the last failure "
+                   "(hive.compactor.initiator.failed.retry.time) or when requested manually")
+        if record:
+            self.record_did_not_initiate(db, table, partition, type, message, initiator_id=initiator_id)
+        return message
+
+    def record_did_not_initiate(self, db: str, table: str, partition: str | None, type: CompactionType,
+                                message: str, *, initiator_id: str | None = None,
+                                initiator_version: str | None = None, pool: str | None = None) -> int:
+        """Record the Initiator's decision not to schedule a compaction ('did not initiate', history only)."""
+        db, table = compaction_names(db, table)
+        type = CompactionType(type)
+        return self.db.run(lambda conn: insert_did_not_initiate(
+            conn, db, table, partition, type, message, initiator_id=initiator_id, initiator_version=initiator_version,
+            pool=pool), what=f"record did-not-initiate for {db}.{table}")
+
+    def revoke_timed_out_workers(self, timeout_s: float | None = None) -> list[int]:
+        """Put 'working' rows claimed longer than ``timeout_s`` (hive.compactor.worker.timeout) ago back to
+        'initiated'; returns their ids."""
+        timeout_ms = int(1000 * (self.conf.worker_timeout_s if timeout_s is None else timeout_s))
+
+        def work(conn: Connection) -> list[int]:
+            cutoff = now_ms(conn) - timeout_ms
+            return self._revoke(conn, CQ.c.CQ_START < cutoff)
+
+        return self.db.run(work, what="revoke timed-out workers")
+
+    def revoke_from_local_workers(self, host: str) -> list[int]:
+        """Put 'working' rows whose worker id starts with ``host`` back to 'initiated' (Initiator restart)."""
+        if not host:
+            raise InvalidInputError("revoking local workers needs the host name")
+        return self.db.run(lambda conn: self._revoke(conn, CQ.c.CQ_WORKER_ID.startswith(host, autoescape=True)),
+                           what=f"revoke workers of {host}")
+
+    @staticmethod
+    def _revoke(conn: Connection, condition: sa.ColumnElement[bool]) -> list[int]:
+        where = sa.and_(CQ.c.CQ_STATE == CompactionState.WORKING.value, condition)
+        ids = sorted(conn.execute(sa.select(CQ.c.CQ_ID).where(where).with_for_update()).scalars())
+        if ids:
+            conn.execute(sa.update(CQ).where(CQ.c.CQ_ID.in_(ids), CQ.c.CQ_STATE == CompactionState.WORKING.value)
+                         .values(CQ_STATE=CompactionState.INITIATED.value, CQ_WORKER_ID=None, CQ_START=None))
+            log.warning("compactions %s went back to 'initiated' (their workers stopped or timed out)", ids)
+        return ids
 
     # --- catalog in bulk --------------------------------------------------------------------------------
 

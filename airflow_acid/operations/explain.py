@@ -143,7 +143,7 @@ def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, 
     elif is_true(info.property(NO_AUTO_COMPACTION)):
         blocked_by = f"table {info.full_name} has {NO_AUTO_COMPACTION}=true"
     if blocked_by is None:
-        blocked_by = ms.compactions.initiator_skip_reason(info.database, info.name, partition, record=False)
+        blocked_by = ms.initiator.initiator_skip_reason(info.database, info.name, partition, record=False)
     txns = ms.snapshots.valid_txn_list()
     write_ids = ms.snapshots.compactor_write_ids(info.full_name, txns)
     try:

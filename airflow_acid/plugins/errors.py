@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 
-import sqlalchemy.exc
 from airflow.sdk.exceptions import AirflowNotFoundException
 from fastapi import FastAPI, Request, status
 from fastapi.encoders import jsonable_encoder
@@ -21,9 +20,9 @@ from airflow_acid.plugins.templating import render, roots
 log = logging.getLogger(__name__)
 
 CONNECTION_HINT = f"check the {AcidMetastoreHook.default_conn_name!r} connection (Admin → Connections)"
-_MISSING_SCHEMA = ("no such table", "doesn't exist", "does not exist", "undefinedtable")
-HANDLED = (AcidUserError, AirflowNotFoundException, sqlalchemy.exc.SQLAlchemyError)
-"""Known failures; anything else (a plain ValueError included) is a bug and stays a 500 with its traceback."""
+HANDLED = (AcidUserError, AirflowNotFoundException)
+"""Known failures; anything else (a plain ValueError or a database error the metastore did not translate included)
+is a bug and stays a 500 with its traceback."""
 
 
 def wants_json(request: Request) -> bool:
@@ -34,20 +33,15 @@ def wants_json(request: Request) -> bool:
 
 
 def describe(exc: Exception) -> tuple[int, str]:
-    """(HTTP status, message) for an error raised while serving a request: a user error's own status."""
+    """(HTTP status, message) for an error raised while serving a request: a user error's own status. The metastore
+    raises a database it cannot reach, or one without its schema, as an :class:`AcidUnavailableError`."""
     if isinstance(exc, (AcidMetastoreConnectionError, AirflowNotFoundException)):
         return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore connection is not usable: {exc}"
     if isinstance(exc, AcidUnavailableError):
         return exc.http_status, f"{exc}; {CONNECTION_HINT}"
     if isinstance(exc, AcidUserError):
         return exc.http_status, str(exc)
-    orig = getattr(exc, "orig", None) or exc  # a SQLAlchemyError: the database's own first line
-    first_line = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-    if any(marker in first_line.lower() for marker in _MISSING_SCHEMA):
-        return (status.HTTP_503_SERVICE_UNAVAILABLE,
-                f"the ACID metastore has no schema yet ({first_line}); run `airflow-acid init --metastore-url …` "
-                "against it, or " + CONNECTION_HINT)
-    return status.HTTP_503_SERVICE_UNAVAILABLE, f"the ACID metastore database failed: {first_line}; {CONNECTION_HINT}"
+    return status.HTTP_500_INTERNAL_SERVER_ERROR, str(exc)
 
 
 def error_response(request: Request, status_code: int, message: str) -> Response:

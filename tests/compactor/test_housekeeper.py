@@ -44,7 +44,7 @@ def test_one_pass_does_every_job(empty_db_url):
                     HL_LOCK_STATE="a", HL_LOCK_TYPE="r", HL_USER="u", HL_HOST="h",
                     HL_LAST_HEARTBEAT=now - heartbeat_age))
         for n in range(4):
-            ms.compactions.record_did_not_initiate("db", "t", None, CompactionType.MAJOR, f"skip {n}")
+            ms.initiator.record_did_not_initiate("db", "t", None, CompactionType.MAJOR, f"skip {n}")
         for n in range(5):
             queued = ms.compactions.enqueue("db", "t", None, CompactionType.MINOR)
             ms.compactions.mark_failed(queued.id, f"failure {n}")

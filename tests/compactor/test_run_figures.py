@@ -92,7 +92,7 @@ def test_housekeeper_trims_figures_with_their_history_rows(sqlite_wh):
         history(wh, batches=2)
         cq = enqueue(wh, "major")
         assert Worker(ms, runner=LocalRunner()).run_next().status is WorkerStatus.COMPACTED
-        ms.compactions.mark_cleaned(cq)
+        ms.cleaning.mark_cleaned(cq)
         ids.append(cq)
     assert set(ms.runs.many(ids)) == set(ids)
     assert ms.compactions.purge_history() == 2

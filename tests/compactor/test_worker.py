@@ -89,7 +89,7 @@ def test_nothing_to_compact_is_refused_or_left_to_the_cleaner(wh):
     history(wh)
     enqueue(wh, "major")
     assert Worker(wh.metastore, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
-    wh.metastore.compactions.mark_cleaned(wh.metastore.compactions.find(state="r")[0].id)  # keep files, free slot
+    wh.metastore.cleaning.mark_cleaned(wh.metastore.compactions.find(state="r")[0].id)  # keep files, free slot
     cq2 = enqueue(wh, "major")
     outcome = Worker(wh.metastore, runner=LocalRunner()).run_next()
     assert outcome.status == WorkerStatus.CLEANER_ONLY and outcome.succeeded
@@ -257,7 +257,7 @@ def test_metastore_down_after_job_row_revoked_and_rerun(sqlite_wh, monkeypatch):
     assert acid_dirs(info.location) == dirs_before  # C never committed: its output could be removed at once
     assert ms.compactions.get(cq).state is CompactionState.WORKING
     ms.txns.abort(outcome.txn_id, "ABORT_TIMEOUT")  # the housekeeper, once the metastore is back
-    assert ms.compactions.revoke_timed_out_workers(timeout_s=0) == [cq]
+    assert ms.initiator.revoke_timed_out_workers(timeout_s=0) == [cq]
     again = Worker(ms, runner=LocalRunner()).run_next()
     assert again.status == WorkerStatus.COMPACTED and again.compaction_id == cq
     assert rows(wh) == before
@@ -278,7 +278,7 @@ def test_revoked_row_rerun_while_first_worker_runs_never_yields_duplicates(wh):
         def run(self, plan, *, job_name, spark_conf):
             result = execute_plan(plan)
             seen["first_outputs"] = list(result.compactions[0].outputs)
-            assert ms.compactions.revoke_timed_out_workers(timeout_s=0) == [cq]
+            assert ms.initiator.revoke_timed_out_workers(timeout_s=0) == [cq]
             second = Worker(ms, host="w2", runner=LocalRunner()).run_next()
             seen["second"] = second
             seen["rows_between"] = rows(wh)

@@ -21,7 +21,8 @@ from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore import init as schema_init
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.flavour import Flavour, HiveMetastoreError
+from airflow_acid.metastore.errors import HiveMetastoreError
+from airflow_acid.metastore.flavour import Flavour
 from airflow_acid.operations import explain
 from airflow_acid.spark.runners import LocalRunner, SessionRunner
 from tests.hive import hms

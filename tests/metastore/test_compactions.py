@@ -1,10 +1,10 @@
-"""The compaction queue: enqueue/refusal rules, the state machine, cleaning bookkeeping, SHOW COMPACTIONS, ABORT
-COMPACTIONS, revocation, history purge, and concurrent claims from several processes."""
+"""The compaction queue: enqueue/refusal rules, the state machine from enqueue to cleaned, SHOW COMPACTIONS, ABORT
+COMPACTIONS, history purge, and concurrent claims from several processes. The Cleaner's side is tested in
+test_cleaning.py, the Initiator's lookups in test_initiator_store.py."""
 
 from __future__ import annotations
 
 import multiprocessing
-import time
 
 import pytest
 import sqlalchemy as sa
@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnType
+from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compactions import (
     CompactionQueue,
     EnqueueRequest,
@@ -22,6 +23,7 @@ from airflow_acid.metastore.compactions import (
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -31,9 +33,9 @@ from airflow_acid.metastore.schema import (
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
 from tests.metastore.lost_reply import drop_the_reply_of_the_next_commit
+from tests.metastore.queue_support import WHO, history_rows, queue_ids, update_queue_row
 
 MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR
-WHO = {"user": "etl", "host": "node1"}
 
 
 @pytest.fixture
@@ -51,32 +53,14 @@ def txns(db, conf) -> TxnStore:
     return TxnStore(db, conf)
 
 
-def _update_row(db: Database, cq_id: int, **values) -> None:
-    db.run(lambda c: c.execute(sa.update(COMPACTION_QUEUE).where(COMPACTION_QUEUE.c.CQ_ID == cq_id).values(**values)))
+@pytest.fixture
+def cleaning(db, conf) -> CleaningStore:
+    return CleaningStore(db, conf)
 
 
-def _history(db: Database) -> list:
-    return db.run(lambda c: c.execute(sa.select(COMPLETED_COMPACTIONS).order_by(COMPLETED_COMPACTIONS.c.CC_ID)).all())
-
-
-def _queue_ids(db: Database) -> list[int]:
-    return db.run(lambda c: list(c.execute(sa.select(COMPACTION_QUEUE.c.CQ_ID).order_by(COMPACTION_QUEUE.c.CQ_ID))
-                                 .scalars()))
-
-
-def _compact(queue: CompactionQueue, txns: TxnStore, db: str, table: str, partition: str | None, hwm: int,
-             *, commit: bool = True) -> int:
-    """Enqueue, claim, run under a compaction txn and mark compacted; returns the queue id."""
-    result = queue.enqueue(db, table, partition, MAJOR, highest_write_id_now=-1)
-    assert result.accepted, result.message
-    claimed = queue.claim_next("node1-1")
-    assert claimed.id == result.id
-    txn = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
-    queue.set_running(result.id, txn, hwm)
-    assert queue.mark_compacted(result.id, txn_id=txn)
-    if commit:
-        txns.commit(txn)
-    return result.id
+@pytest.fixture
+def initiator(db, conf) -> InitiatorStore:
+    return InitiatorStore(db, conf)
 
 
 def test_mark_compacted_with_a_txn_moves_only_the_attempt_that_owns_the_row(queue, txns):
@@ -86,7 +70,7 @@ def test_mark_compacted_with_a_txn_moves_only_the_attempt_that_owns_the_row(queu
     first = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
     queue.set_running(result.id, first, 5)
     second = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
-    _update_row(queue.db, result.id, CQ_TXN_ID=second)  # revoked and re-claimed by another attempt
+    update_queue_row(queue.db, result.id, CQ_TXN_ID=second)  # revoked and re-claimed by another attempt
 
     assert not queue.mark_compacted(result.id, txn_id=first)
     assert queue.get(result.id).state is CompactionState.WORKING
@@ -139,7 +123,7 @@ def test_ready_for_cleaning_row_refuses_only_when_nothing_new_was_written(db, qu
     assert queue.enqueue("d", "t").accepted
 
 
-def test_claim_set_running_commit_compacted_cleaned(db, queue, txns, conf):
+def test_claim_set_running_commit_compacted_cleaned(db, queue, cleaning, txns, conf):
     # committed writes to two partitions; aborted writes below and above the compacted HWM
     for _ in range(3):
         t = txns.open_txn(**WHO)
@@ -174,14 +158,14 @@ def test_claim_set_running_commit_compacted_cleaned(db, queue, txns, conf):
     assert row.state is CompactionState.READY_FOR_CLEANING and row.worker_id is None
     assert row.next_txn_id is not None and row.commit_time is not None
     snapshots = Snapshots(db, conf)
-    assert queue.ready_to_clean(snapshots.min_open_txn_id()) == []
+    assert cleaning.ready_to_clean(snapshots.min_open_txn_id()) == []
     txns.commit(reader)
-    assert [i.id for i in queue.ready_to_clean(snapshots.min_open_txn_id())] == [enq.id]
-    queue.mark_cleaner_start(enq.id)
+    assert [i.id for i in cleaning.ready_to_clean(snapshots.min_open_txn_id())] == [enq.id]
+    cleaning.mark_cleaner_start(enq.id)
     assert queue.get(enq.id).cleaner_start > 0
-    queue.mark_cleaned(enq.id)
-    assert _queue_ids(db) == []
-    (history,) = _history(db)
+    cleaning.mark_cleaned(enq.id)
+    assert queue_ids(db) == []
+    (history,) = history_rows(db)
     assert (history.CC_ID, history.CC_STATE, history.CC_HIGHEST_WRITE_ID, history.CC_WORKER_VERSION) == (
         enq.id, "s", 4, "0.1")
     assert history.CC_END >= history.CC_START
@@ -189,34 +173,6 @@ def test_claim_set_running_commit_compacted_cleaned(db, queue, txns, conf):
     assert sorted(ctc) == [6]  # write ids 1-3 covered by the compaction, 6 came after
     left = db.run(lambda c: c.execute(sa.select(TXN_COMPONENTS.c.TC_TXNID)).scalars().all())
     assert left == [high_abort]  # aborted write 4 cleaned, aborted write 5 above the HWM kept
-
-
-def test_mark_cleaned_with_uncompacted_aborts_removes_exactly_those_write_ids(db, queue, txns):
-    aborted = []
-    for _ in range(3):
-        t = txns.open_txn(**WHO)
-        txns.add_write_components(t, "d", "t", None, OperationType.INSERT)
-        txns.abort(t)
-        aborted.append(t)
-    cq_id = _compact(queue, txns, "d", "t", None, 3)
-    queue.mark_cleaned(cq_id, aborted_write_ids=[2])
-    left = db.run(lambda c: sorted(c.execute(sa.select(TXN_COMPONENTS.c.TC_WRITEID)).scalars().all()))
-    assert left == [1, 3]
-
-
-def test_mark_cleaned_keeps_the_record_of_a_later_aborted_compaction(db, queue, txns):
-    """An aborted compactor txn above the cleaned row's CQ_NEXT_TXN_ID keeps its 'c' component: it is the only
-    record that its _vC output is aborted (its directory was not deleted by this cleaning)."""
-    writer = txns.open_txn(**WHO)
-    txns.add_write_components(writer, "d", "t", None, OperationType.INSERT)
-    txns.abort(writer)
-    cq_id = _compact(queue, txns, "d", "t", None, 1)
-    late = txns.open_txn(**WHO, txn_type=TxnType.COMPACTION)
-    txns.add_write_components(late, "d", "t", None, OperationType.COMPACT, write_id=1)
-    txns.abort(late)
-    queue.mark_cleaned(cq_id)
-    left = db.run(lambda c: c.execute(sa.select(TXN_COMPONENTS.c.TC_TXNID, TXN_COMPONENTS.c.TC_OPERATION_TYPE)).all())
-    assert [tuple(r) for r in left] == [(late, "c")]
 
 
 def test_failed_refused_did_not_initiate_and_wrong_states(db, queue):
@@ -229,13 +185,13 @@ def test_failed_refused_did_not_initiate_and_wrong_states(db, queue):
     assert queue.mark_refused(b.id) == b.id
     dni = queue.mark_failed(0, "could not list the directory", db="d", table="t", partition="ds=3")
     assert dni > b.id
-    rows = {r.CC_ID: r for r in _history(db)}
+    rows = {r.CC_ID: r for r in history_rows(db)}
     assert (rows[a.id].CC_STATE, rows[a.id].CC_ERROR_MESSAGE) == ("f", "Spark job app-7 failed: OOM")
     assert rows[a.id].CC_WORKER_ID == "node1-1"
     assert (rows[b.id].CC_STATE, rows[b.id].CC_ERROR_MESSAGE) == (
         "c", "None of the compaction thresholds met, compaction request is refused!")
     assert (rows[dni].CC_STATE, rows[dni].CC_PARTITION) == ("a", "ds=3")
-    assert _queue_ids(db) == []
+    assert queue_ids(db) == []
     with pytest.raises(NoSuchObjectError, match="already in the history as 'failed'"):
         queue.mark_failed(a.id, "again")
     with pytest.raises(NoSuchObjectError, match="no such compaction"):
@@ -279,7 +235,7 @@ def test_show_compactions_columns_filters_order_and_limit(db, queue, txns):
     assert [r.compactionid for r in queue.show_compactions(order_by="compactionid desc")] == [c.id, b.id, a.id]
     assert [r.compactionid for r in queue.show_compactions(order_by="compactionid", limit=2)] == [a.id, b.id]
     # default order: most recent activity (end, start or commit time) first, rows without activity last
-    _update_row(db, a.id, CQ_START=5)
+    update_queue_row(db, a.id, CQ_START=5)
     assert [r.compactionid for r in queue.show_compactions()] == [b.id, a.id, c.id]
     with pytest.raises(InvalidInputError, match="cannot order SHOW COMPACTIONS by 'bogus'"):
         queue.show_compactions(order_by="bogus")
@@ -298,67 +254,16 @@ def test_abort_compactions_only_aborts_initiated(db, queue):
                                                                "be aborted")
 
 
-def test_revoke_timed_out_and_local_workers(db, queue):
-    ids = [queue.enqueue("d", "t", f"ds={i}", highest_write_id_now=0).id for i in range(3)]
-    queue.claim_next("hostA-1")
-    queue.claim_next("hostA-2")
-    queue.claim_next("hostB_x-1")
-    _update_row(db, ids[0], CQ_START=1)  # claimed long ago
-    assert queue.revoke_timed_out_workers(3600) == [ids[0]]
-    assert queue.get(ids[0]).state is CompactionState.INITIATED and queue.get(ids[0]).worker_id is None
-    assert queue.revoke_from_local_workers("hostA") == [ids[1]]
-    assert queue.revoke_from_local_workers("hostB%") == []  # LIKE wildcards are taken literally
-    assert queue.revoke_from_local_workers("hostB_") == [ids[2]]
-
-
-def test_claim_next_respects_pools_and_pool_timeout(db, queue):
+def test_claim_next_respects_pools_and_pool_timeout(db, queue, initiator):
     pooled = queue.enqueue("d", "t", "ds=1", pool="big", highest_write_id_now=0)
     plain = queue.enqueue("d", "t", "ds=2", highest_write_id_now=0)
     assert queue.claim_next("w-1", pool="small") is None
     assert queue.claim_next("w-1").id == plain.id
     assert queue.claim_next("w-2") is None  # the pooled row has not waited long enough
-    _update_row(db, pooled.id, CQ_ENQUEUE_TIME=1)
+    update_queue_row(db, pooled.id, CQ_ENQUEUE_TIME=1)
     assert queue.claim_next("w-4").id == pooled.id  # waited longer than the pool timeout
-    queue.revoke_from_local_workers("w")
+    initiator.revoke_from_local_workers("w")
     assert queue.claim_next("w-5", pool="big").id == pooled.id
-
-
-def test_ready_to_clean_watermark_retention_and_lowest_hwm(db, queue, txns):
-    txns.commit(txns.open_txn(**WHO))  # so compaction txn ids start above 1 (a watermark of 0 disables the check)
-    first = _compact(queue, txns, "d", "t", "ds=1", 5)
-    _update_row(db, first, CQ_STATE="r")
-    second = queue.enqueue("d", "t", "ds=1", MAJOR, highest_write_id_now=7)
-    assert second.accepted
-    queue.claim_next("n-1")
-    queue.set_running(second.id, txns.open_txn(**WHO, txn_type=TxnType.COMPACTION), 7)
-    queue.mark_compacted(second.id)
-    other = _compact(queue, txns, "d", "t", "ds=2", 3)
-    next_txn = queue.get(first).next_txn_id
-    _update_row(db, second.id, CQ_NEXT_TXN_ID=next_txn, CQ_COMMIT_TIME=1)
-    time.sleep(0.002)  # a row qualifies once its commit time is strictly in the past (milliseconds)
-    # only the lowest highest-write-id row per partition (HIVE-25115)
-    assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [first, other]
-    # the watermark: a row whose CQ_NEXT_TXN_ID is above the min open txn waits
-    assert [i.id for i in queue.ready_to_clean(next_txn - 1)] == []
-    # retention: just-committed rows wait for the delay (the lowest HWM is taken among rows past their delay)
-    assert [i.id for i in queue.ready_to_clean(10 ** 9, retention_ms=3_600_000)] == [second.id]
-    # the cleaner retry delay adds to the retention
-    _update_row(db, other, CQ_RETRY_RETENTION=10 ** 12)
-    assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [first]
-    # abort-cleanup rows are never returned here
-    _update_row(db, first, CQ_TYPE="c")
-    assert [i.id for i in queue.ready_to_clean(10 ** 9)] == [second.id]
-
-
-def test_cleaner_retry_backoff_then_failed(db, txns):
-    queue = CompactionQueue(db, MetastoreConf(cleaner_retry_retention_s=1.0, cleaner_retry_max_attempts=3))
-    cq_id = _compact(queue, txns, "d", "t", None, 1)
-    delays = [queue.cleaner_attempt_failed(cq_id, f"attempt {n}").retry_retention for n in range(3)]
-    assert delays == [1000, 2000, 4000]
-    assert queue.get(cq_id).error_message == "attempt 2"
-    assert queue.cleaner_attempt_failed(cq_id, "gave up") is None
-    failed = queue.get(cq_id)
-    assert (failed.state, failed.error_message) == (CompactionState.FAILED, "gave up")
 
 
 def _history_row(cc_id: int, state: str, type_: str = "a", start: int = 10 ** 13, partition: str | None = "p") -> dict:
@@ -385,37 +290,9 @@ def test_purge_history_retention_counts_and_timeout(db):
     ]
     db.run(lambda c: c.execute(sa.insert(COMPLETED_COMPACTIONS), rows))
     assert queue.purge_history() == 5
-    left = [r.CC_ID for r in _history(db)]
+    left = [r.CC_ID for r in history_rows(db)]
     assert left == [2, 3, 5, 6, 8, 9, 10, 11, 21, 31, 32]
     assert queue.purge_history() == 0
-
-
-def test_initiator_lookups_current_and_consecutive_failures(db):
-    queue = CompactionQueue(db, MetastoreConf(failed_compacts_threshold=2, failed_retry_time_s=3600))
-    assert queue.initiator_skip_reason("d", "t", "ds=1") is None
-    current = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
-    assert queue.current_compaction("d", "t", "ds=1").id == current.id
-    assert queue.current_compaction("d", "t", None) is None  # NULL partition matches only NULL
-    assert "already 'initiated'" in queue.initiator_skip_reason("d", "t", "ds=1")
-    queue.claim_next("n-1")
-    queue.mark_failed(current.id, "boom")
-    assert queue.failing_since("d", "t", "ds=1") is None  # one failure is below the threshold
-    second = queue.enqueue("d", "t", "ds=1", highest_write_id_now=0)
-    queue.claim_next("n-1")
-    queue.mark_failed(second.id, "boom again")
-    assert queue.failing_since("d", "t", "ds=1") is not None
-    reason = queue.initiator_skip_reason("d", "t", "ds=1", MINOR, initiator_id="init-1")
-    assert reason.startswith("Compaction is not initiated since last 2 consecutive compaction attempts failed")
-    recorded = queue.show_compactions(state="did not initiate")
-    assert [(r.partname, r.type, r.errormessage) for r in recorded] == [("ds=1", "MINOR", reason)]
-    # after the retry time the entity is eligible again
-    db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).values(CC_ENQUEUE_TIME=1)))
-    assert queue.initiator_skip_reason("d", "t", "ds=1") is None
-    # a success between failures resets the count
-    db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).where(COMPLETED_COMPACTIONS.c.CC_ID == current.id)
-                               .values(CC_STATE="s")))
-    db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).values(CC_ENQUEUE_TIME=10 ** 13)))
-    assert queue.failing_since("d", "t", "ds=1") is None
 
 
 @given(st.dictionaries(st.text(min_size=0, max_size=12), st.text(max_size=20), max_size=6))
@@ -469,7 +346,7 @@ def test_enqueue_whose_reply_was_lost_queues_once_and_reports_it_queued(db, queu
     dropped = drop_the_reply_of_the_next_commit(db, monkeypatch)
     result = queue.enqueue("db", "t", "ds=1", MINOR, initiator_id="ui", highest_write_id_now=-1)
     assert dropped == [True]
-    assert result.accepted and _queue_ids(db) == [result.id]  # not refused as "already scheduled" by itself
+    assert result.accepted and queue_ids(db) == [result.id]  # not refused as "already scheduled" by itself
     again = queue.enqueue("db", "t", "ds=1", MINOR, initiator_id="ui", highest_write_id_now=-1)
     assert not again.accepted and f"id={result.id}" in again.message  # a genuine second request still is
 
@@ -538,4 +415,4 @@ def test_enqueue_many_whose_reply_was_lost_queues_once_and_reports_it_queued(db,
                                   EnqueueRequest("db", "t", "ds=9", MINOR, 2)], initiator_id="init")
     assert dropped == [True]
     assert [a.accepted for a in answers] == [True, False]
-    assert len(_queue_ids(db)) == 2 and answers[0].id in _queue_ids(db)
+    assert len(queue_ids(db)) == 2 and answers[0].id in queue_ids(db)

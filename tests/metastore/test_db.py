@@ -1,14 +1,12 @@
-"""The database layer: clock, mutexes, transient-error classification, unreachable servers."""
+"""The database layer: clock, mutexes, inline IN lists (what its errors mean: test_db_errors.py)."""
 
 from __future__ import annotations
 
 import time
 
-import pytest
 import sqlalchemy as sa
 
-from airflow_acid.metastore.db import Database, acquire_mutex, in_literals, now_ms, set_mutex_value
-from airflow_acid.metastore.errors import MetastoreUnavailableError
+from airflow_acid.metastore.db import acquire_mutex, in_literals, now_ms, set_mutex_value
 from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS as AID
 
 AWKWARD_NAMES = ["ds=it's", "p=back\\slash", "p=\\'; DROP TABLE x; --", "p=été/q=日本", "p=%(x)s", "p=$1", "plain"]
@@ -45,24 +43,3 @@ def test_inline_in_lists_escape_every_value(db):
     deleted = db.run(lambda c: c.execute(sa.delete(AID).where(in_literals(AID.c.AID_PARTITION, AWKWARD_NAMES))).rowcount)
     assert deleted == len(AWKWARD_NAMES)
     assert db.run(lambda c: c.execute(sa.select(AID.c.AID_PARTITION)).scalars().all()) == ["kept"]
-
-
-def test_unreachable_server_gives_clear_error():
-    database = Database("postgresql+psycopg://nobody@127.0.0.1:1/nothing", retries=0)
-    with pytest.raises(MetastoreUnavailableError, match="cannot reach the metastore database at .*127.0.0.1:1"):
-        database.run(now_ms)
-
-
-def test_postgres_error_codes_are_read_from_both_drivers():
-    """psycopg2 names the SQLSTATE ``pgcode``, psycopg 3 ``sqlstate``; PyMySQL's ``sqlstate`` is MySQL's own."""
-    import psycopg
-    import pymysql
-    import sqlalchemy as sa
-
-    from airflow_acid.metastore.db import is_transient, sqlstate
-
-    serialization = psycopg.errors.SerializationFailure("could not serialize access")
-    assert sqlstate(serialization) == "40001"
-    assert is_transient(sa.exc.OperationalError("UPDATE", {}, serialization))
-    assert sqlstate(pymysql.err.IntegrityError(1062, "Duplicate entry", sqlstate="23000")) is None
-    assert not is_transient(sa.exc.IntegrityError("INSERT", {}, psycopg.errors.UniqueViolation("duplicate key")))

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.flavour import Flavour, HiveMetastoreError, SchemaProfile
+from airflow_acid.metastore.errors import HiveMetastoreError
+from airflow_acid.metastore.flavour import Flavour, SchemaProfile
 
 
 def test_own_schema_is_detected_as_acid_and_hive_is_refused(metastore_url):

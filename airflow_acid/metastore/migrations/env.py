@@ -26,7 +26,7 @@ def _refuse_hive(connection: Any) -> None:
     """Never migrate a Hive metastore (Hive's schematool owns it), however Alembic was started."""
     import sqlalchemy as sa
 
-    from airflow_acid.metastore.flavour import HiveMetastoreError
+    from airflow_acid.metastore.errors import HiveMetastoreError
 
     if {"VERSION", "CTLGS"} <= set(sa.inspect(connection).get_table_names()):
         raise HiveMetastoreError("refusing to run airflow-acid migrations on a Hive metastore (it has Hive's VERSION "
