@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from airflow_acid import __version__
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.version import __version__
 
 INTEGRATION = "Airflow ACID"
 CONFIG_SECTION = "acid"
