@@ -31,8 +31,11 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 hypothesis_settings.load_profile(os.environ.get("AIRFLOW_ACID_HYPOTHESIS_PROFILE", "default"))
 
-# Warehouse fixtures (migrated SQLite template, AcidWarehouse per test) for every test module.
-pytest_plugins = ["tests.warehouse_support"]
+# Shared fixtures for every test module (pytest only takes plugins from the root conftest):
+pytest_plugins = [
+    "tests.warehouse_support",  # a migrated SQLite template, an AcidWarehouse per test
+    "tests.airflow_support",  # the Airflow adapters' warehouse behind acid_metastore_default
+]
 
 
 @pytest.fixture(scope="session")
