@@ -5,20 +5,17 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from hypothesis import settings as hypothesis_settings
+
+from tests.backends import BACKENDS, server_database
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("AIRFLOW_ACID_SHARED", REPO.parent / "shared"))
 INTEROP = SHARED / "interop"
 
-PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
-BACKENDS = ("sqlite", "postgresql", "mariadb")
 # Screenshots, JSON summaries and logs that a CI run keeps (gitignored).
 ARTIFACTS = Path(os.environ.get("AIRFLOW_ACID_ARTIFACTS", REPO / "test-artifacts"))
 
@@ -52,34 +49,15 @@ def interop() -> Path:
     return INTEROP
 
 
-def _server_database(backend: str):
-    """Create a uniquely named empty database on a server; return (url, drop callable)."""
-    name = f"acid_test_{uuid.uuid4().hex[:12]}"
-    admin_url = PG_ADMIN_URL if backend == "postgresql" else MYSQL_ADMIN_URL
-    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    url = sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-
-    def drop() -> None:
-        with admin.connect() as conn:
-            if backend == "postgresql":
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            else:
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
-        admin.dispose()
-
-    return url, drop
-
-
 @pytest.fixture(params=BACKENDS)
 def empty_db_url(request, tmp_path) -> str:
-    """A URL of a brand-new empty database on each backend (SQLite file, PostgreSQL, MariaDB)."""
+    """A URL of a brand-new empty database on each backend (SQLite file, PostgreSQL, MariaDB); the server ones carry
+    the ``servers`` mark. Narrow it with ``@pytest.mark.parametrize("empty_db_url", backends(...), indirect=True)``."""
     backend = request.param
     if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'metastore.db'}"
         return
-    url, drop = _server_database(backend)
+    url, drop = server_database(backend)
     try:
         yield url
     finally:

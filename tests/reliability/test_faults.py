@@ -34,6 +34,7 @@ from airflow_acid.metastore.errors import TxnAbortedError
 from airflow_acid.spark.runners import LocalRunner, SparkSubmitRunner
 from airflow_acid.spark.submit import SparkSubmitOptions
 from airflow_acid.spark.units import FAULT_DELAY_ENV
+from tests.backends import backends
 from tests.reliability.fault_env import (
     CONF,
     TABLE,
@@ -87,7 +88,7 @@ def _spark_submit_group() -> int | None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("postgresql"), indirect=True)
 def test_spark_submit_killed_mid_job_then_retried(empty_db_url, tmp_path, monkeypatch, reliability_summary):
     summary = reliability_summary
     scene = Scene.build(empty_db_url, tmp_path / "area", summary)
@@ -134,7 +135,7 @@ def test_spark_submit_killed_mid_job_then_retried(empty_db_url, tmp_path, monkey
 # --- 2. worker process killed between job success and commit ------------------------------------------------
 
 
-@pytest.mark.parametrize("empty_db_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("sqlite", "postgresql"), indirect=True)
 @pytest.mark.parametrize("point,kind", [("job_done", "major"), ("marked", "minor")])
 def test_worker_killed_between_job_and_commit(empty_db_url, point, kind, tmp_path, reliability_summary):
     summary = reliability_summary
@@ -184,7 +185,7 @@ def _completed_components(scene: Scene, txn_id: int) -> int:
         sa.select(sa.func.count()).select_from(CTC).where(CTC.c.CTC_TXNID == txn_id)).scalar_one())
 
 
-@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("postgresql"), indirect=True)
 @pytest.mark.parametrize("moment", MOMENTS)
 def test_backend_terminated_during_a_writers_commit(empty_db_url, moment, tmp_path, reliability_summary):
     """Before the COMMIT reached the server the retry applies it; after, the retry recognises it as applied. Either
@@ -210,7 +211,7 @@ def test_backend_terminated_during_a_writers_commit(empty_db_url, moment, tmp_pa
     scene.final_check([], f"after a writer's commit lost its connection ({moment})")
 
 
-@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("postgresql"), indirect=True)
 @pytest.mark.parametrize("moment", MOMENTS)
 def test_backend_terminated_during_a_compactors_commit(empty_db_url, moment, tmp_path, reliability_summary):
     summary = reliability_summary
