@@ -1,4 +1,5 @@
-"""Shared fixtures: paths to ../shared, and fresh metastore databases on SQLite, PostgreSQL and MariaDB."""
+"""Shared fixtures: the external fixture folder (tests/external_fixtures.py), fresh metastore databases on SQLite,
+PostgreSQL and MariaDB (tests/backends.py), one SparkSession; the plugins below add the rest."""
 
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ import pytest
 from hypothesis import settings as hypothesis_settings
 
 from tests.backends import BACKENDS, server_database
+from tests.external_fixtures import INTEROP_DIR, external_fixture
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("AIRFLOW_ACID_SHARED", REPO.parent / "shared"))
-INTEROP = SHARED / "interop"
 
 # Screenshots, JSON summaries and logs that a CI run keeps (gitignored).
 ARTIFACTS = Path(os.environ.get("AIRFLOW_ACID_ARTIFACTS", REPO / "test-artifacts"))
@@ -44,9 +44,8 @@ def artifacts_dir() -> Path:
 
 @pytest.fixture
 def interop() -> Path:
-    if not INTEROP.is_dir():
-        pytest.fail(f"interop fixtures not found at {INTEROP}; run the tests with ../shared beside the repository")
-    return INTEROP
+    """The folder of table directories written by Hive, Trino and Impala (skips the test when absent, fails in CI)."""
+    return external_fixture(INTEROP_DIR, "the interop fixtures (files written by Hive, Trino and Impala)")
 
 
 @pytest.fixture(params=BACKENDS)

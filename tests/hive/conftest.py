@@ -7,7 +7,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.backends import SERVER_BACKENDS, backends, server_database
-from tests.conftest import SHARED
+from tests.external_fixtures import external_fixture
 from tests.hive import hms
 
 MATRIX = [pytest.param((backend, version), marks=pytest.mark.servers, id=f"{backend}-{version}")
@@ -15,9 +15,7 @@ MATRIX = [pytest.param((backend, version), marks=pytest.mark.servers, id=f"{back
 
 
 def load_hive_database(backend: str, version: str) -> tuple[str, callable]:
-    script = hms.script_path(SHARED, backend, version)
-    if not script.is_file():
-        pytest.fail(f"Hive schema script {script} not found; run the tests with ../shared beside the repository")
+    script = external_fixture(hms.script_name(backend, version), f"Hive's {version} schema script for {backend}")
     url, drop = server_database(backend)
     try:
         hms.load_schema(url, script)
