@@ -32,6 +32,7 @@ hypothesis_settings.load_profile(os.environ.get("AIRFLOW_ACID_HYPOTHESIS_PROFILE
 pytest_plugins = [
     "tests.warehouse_support",  # a migrated SQLite template, an AcidWarehouse per test
     "tests.airflow_support",  # the Airflow adapters' warehouse behind acid_metastore_default
+    "tests.heartbeat_support",  # heartbeat_clock: heartbeaters on a manual clock (heartbeat tests never sleep)
 ]
 
 

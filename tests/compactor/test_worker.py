@@ -340,7 +340,7 @@ def test_compact_requires_a_claimed_row(sqlite_wh):
         Worker(wh.metastore, runner=LocalRunner()).compact(cq)
 
 
-def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path):
+def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path, heartbeat_clock):
     conf = dataclasses.replace(CONF, txn_timeout_s=1.0)
     wh = make_warehouse(f"sqlite:///{tmp_path / 'm.db'}", tmp_path / "wh", conf)
     try:
@@ -350,7 +350,7 @@ def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path):
 
         class SlowJob:
             def run(self, plan, *, job_name, spark_conf):
-                time.sleep(1.6)
+                heartbeat_clock.elapse(ms, 1.6)
                 assert ms.housekeeping.abort_timed_out_txns() == []  # heartbeats kept C alive
                 return execute_plan(plan)
 
