@@ -24,7 +24,7 @@ from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.spark.driver import execute_plan
 from airflow_acid.spark.runners import LocalRunner
-from tests.compactor.worker_support import (  # noqa: F401 - fixtures
+from tests.compactor.worker_support import (
     CONF,
     acid_dirs,
     enqueue,
@@ -33,8 +33,6 @@ from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     make_warehouse,
     new_table,
     rows,
-    sqlite_wh,
-    wh,
 )
 
 

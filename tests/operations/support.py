@@ -1,5 +1,6 @@
-"""Shared fixtures of the operations, statements and CLI tests: ONE migrated metastore per backend and test module
-(tests use their own table names), a warehouse on it, and small table histories."""
+"""Shared fixtures of the operations, statements, client and CLI tests: ONE migrated metastore per backend and test
+module (tests use their own table names), a warehouse on it, and small table histories. A plugin of tests/conftest.py
+(``pytest_plugins``)."""
 
 from __future__ import annotations
 

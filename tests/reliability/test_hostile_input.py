@@ -29,14 +29,7 @@ from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.partitions import make_partition_name
 from airflow_acid.metastore.schema import TBLS, TXNS, metadata
 from tests.backends import backends
-from tests.plugins.conftest import (  # noqa: F401 - the console's fixtures: Airflow login, TestClients
-    acid_host,
-    airflow_auth,
-    clients,
-    close_console_warehouses,
-    module_clients,
-    passwords,
-)
+from tests.plugins.console_fixtures import close_console_warehouses
 from tests.reliability.fault_env import (
     COLUMNS,
     TABLE,
