@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_acid import __version__
 from airflow_acid.config.options import ACID_SECTION
 from airflow_acid.config.reference import SECTION_DESCRIPTION, provider_options
+from airflow_acid.version import __version__
 
 INTEGRATION = "Airflow ACID"
 

@@ -1,24 +1,21 @@
-"""Shared fixtures: paths to ../shared, and fresh metastore databases on SQLite, PostgreSQL and MariaDB."""
+"""Shared fixtures: the external fixture folder (tests/external_fixtures.py), fresh metastore databases on SQLite,
+PostgreSQL and MariaDB (tests/backends.py), one SparkSession; the plugins below add the rest."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from hypothesis import settings as hypothesis_settings
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("AIRFLOW_ACID_SHARED", REPO.parent / "shared"))
-INTEROP = SHARED / "interop"
+from tests.backends import BACKENDS, server_database
+from tests.external_fixtures import INTEROP_DIR, external_fixture
 
-PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
-MYSQL_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
-BACKENDS = ("sqlite", "postgresql", "mariadb")
+REPO = Path(__file__).resolve().parents[1]
+
 # Screenshots, JSON summaries and logs that a CI run keeps (gitignored).
 ARTIFACTS = Path(os.environ.get("AIRFLOW_ACID_ARTIFACTS", REPO / "test-artifacts"))
 
@@ -31,8 +28,15 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
 hypothesis_settings.load_profile(os.environ.get("AIRFLOW_ACID_HYPOTHESIS_PROFILE", "default"))
 
-# Warehouse fixtures (migrated SQLite template, AcidWarehouse per test) for every test module.
-pytest_plugins = ["tests.warehouse_support"]
+# Shared fixtures for every test module (pytest only takes plugins from the root conftest):
+pytest_plugins = [
+    "tests.warehouse_support",  # a migrated SQLite template, an AcidWarehouse per test
+    "tests.airflow_support",  # the Airflow adapters' warehouse behind acid_metastore_default
+    "tests.heartbeat_support",  # heartbeat_clock: heartbeaters on a manual clock (heartbeat tests never sleep)
+    "tests.operations.support",  # module_url, module_root, wh: ONE metastore per backend and test module
+    "tests.plugins.console_fixtures",  # the console behind real Airflow authentication: acid_host, clients, scene
+]
+# (tests/compactor/conftest.py overrides ``wh`` there with a fresh metastore per test.)
 
 
 @pytest.fixture(scope="session")
@@ -44,39 +48,19 @@ def artifacts_dir() -> Path:
 
 @pytest.fixture
 def interop() -> Path:
-    if not INTEROP.is_dir():
-        pytest.fail(f"interop fixtures not found at {INTEROP}; run the tests with ../shared beside the repository")
-    return INTEROP
-
-
-def _server_database(backend: str):
-    """Create a uniquely named empty database on a server; return (url, drop callable)."""
-    name = f"acid_test_{uuid.uuid4().hex[:12]}"
-    admin_url = PG_ADMIN_URL if backend == "postgresql" else MYSQL_ADMIN_URL
-    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f"CREATE DATABASE {name}")
-    url = sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
-
-    def drop() -> None:
-        with admin.connect() as conn:
-            if backend == "postgresql":
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-            else:
-                conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {name}")
-        admin.dispose()
-
-    return url, drop
+    """The folder of table directories written by Hive, Trino and Impala (skips the test when absent, fails in CI)."""
+    return external_fixture(INTEROP_DIR, "the interop fixtures (files written by Hive, Trino and Impala)")
 
 
 @pytest.fixture(params=BACKENDS)
 def empty_db_url(request, tmp_path) -> str:
-    """A URL of a brand-new empty database on each backend (SQLite file, PostgreSQL, MariaDB)."""
+    """A URL of a brand-new empty database on each backend (SQLite file, PostgreSQL, MariaDB); the server ones carry
+    the ``servers`` mark. Narrow it with ``@pytest.mark.parametrize("empty_db_url", backends(...), indirect=True)``."""
     backend = request.param
     if backend == "sqlite":
         yield f"sqlite:///{tmp_path / 'metastore.db'}"
         return
-    url, drop = _server_database(backend)
+    url, drop = server_database(backend)
     try:
         yield url
     finally:

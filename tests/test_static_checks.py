@@ -1,6 +1,6 @@
-"""Static checks as tests: ruff (lint + import order), import-linter (DESIGN.md's layer contracts) and mypy (strict on
+"""Static checks as tests: ruff (lint + import order), import-linter (the layer contracts) and mypy (strict on
 the fully annotated packages), each configured in pyproject.toml and run from the repository root with the venv's
-executables, so `./dev test` fails when one of them does."""
+executables, so `./dev test` fails when one of them does (`./dev lint` runs the same three alone)."""
 
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from airflow_acid import __version__
 from airflow_acid.errors import INTERNAL_EXIT_CODE, AcidUserError
+from airflow_acid.version import __version__
 
 if TYPE_CHECKING:
     from airflow_acid.config import AcidConfig

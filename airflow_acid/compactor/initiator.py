@@ -22,7 +22,6 @@ from typing import Any
 
 import fsspec
 
-import airflow_acid
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
@@ -51,6 +50,7 @@ from airflow_acid.metastore.initiator_store import (
 )
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.version import __version__
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +166,7 @@ class Initiator:
         self.conf = conf or metastore.conf
         self.host = host or socket.gethostname()
         self.initiator_id = f"{self.host}-initiator"
-        self.version = airflow_acid.__version__
+        self.version = __version__
         self.filesystem = filesystem
         self.lease_s = lease_s
         services = metastore.with_conf(self.conf)

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 
 import fsspec
 
-from airflow_acid import __version__
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionState, CompactionType, DataOperation, LockState, TxnState, TxnType
 from airflow_acid.acid.event_reader import FileFormat, open_data_file
@@ -58,6 +57,7 @@ from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.metastore.runs import RunFigures
 from airflow_acid.metastore.txns import AbortReason
+from airflow_acid.version import __version__
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from airflow_acid import __version__
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.initiator import Initiator
@@ -34,6 +33,7 @@ from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.metastore.partitions import entity_name, parse_partition_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.version import __version__
 
 FIRST_POLL_S = 2.0
 """Hive's first sleep of AND WAIT; each later sleep doubles, capped at hive.compactor.wait.timeout."""

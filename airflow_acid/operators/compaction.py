@@ -13,7 +13,6 @@ from typing import Any
 from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from airflow_acid import __version__
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
 from airflow_acid.errors import AcidUserError
@@ -36,6 +35,7 @@ from airflow_acid.operations.metrics import worker_metrics
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.spark.submit import SparkSubmitOptions
+from airflow_acid.version import __version__
 
 COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
 """Compaction operators add the Asset of every table they compacted to this alias (``acid://<db>/<table>``)."""

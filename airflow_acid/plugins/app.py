@@ -11,11 +11,11 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from airflow_acid import __version__
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.plugins import errors
 from airflow_acid.plugins.access import WarehouseCache
 from airflow_acid.plugins.routes import assets, compactions, health, overview, plan, transactions
+from airflow_acid.version import __version__
 
 
 def create_app(conn_id: str = AcidMetastoreHook.default_conn_name) -> FastAPI:

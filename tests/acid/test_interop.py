@@ -1,4 +1,5 @@
-"""Real Hive-written files (../shared/interop, README there) read to exactly their documented content."""
+"""Real Hive-written files (the external fixture folder's interop/, README there; tests/external_fixtures.py) read
+to exactly their documented content."""
 
 from __future__ import annotations
 

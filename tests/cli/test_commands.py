@@ -17,7 +17,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.operations import request_compaction
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, inserts, module_root, module_url, unique, wh  # noqa: F401
+from tests.operations.support import COLUMNS, inserts, unique
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_sql_create_compact_and_show(cli, wh):
 
     text = cli("sql", f"SHOW COMPACTIONS COMPACTIONID={cq_id}")
     assert text.exit_code == 0 and "SHOW COMPACTIONS" in text.stdout
-    line = next(l for l in text.stdout.splitlines() if f" {cq_id} " in l)
+    line = next(row for row in text.stdout.splitlines() if f" {cq_id} " in row)
     assert "MINOR" in line and "initiated" in line and "---" in line and "etl" in line
 
     described = as_json(cli("sql", f"DESCRIBE FORMATTED {table}", "--json"))[0]
@@ -202,7 +202,7 @@ def test_health(cli, wh):
     assert as_json(cli("health", "--database", db, "--json")) == rows
     text = cli("health", "--database", db)
     assert text.exit_code == 0 and "table health" in text.stdout
-    assert next(l for l in text.stdout.splitlines() if "ds=a" in l).split("│")[4].strip() == "2"
+    assert next(row for row in text.stdout.splitlines() if "ds=a" in row).split("│")[4].strip() == "2"
 
     assert "table hc" in error_line(cli("health", f"{db}.nosuch"))
     assert cli("health", f"{db}.nosuch").exit_code == 1

@@ -20,7 +20,7 @@ from airflow_acid.acid.writeids import ValidReaderWriteIdList
 from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.errors import AcidInputError
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import CONF, module_root, module_url, unique, wh  # noqa: F401 - fixtures
+from tests.operations.support import CONF, unique
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
 

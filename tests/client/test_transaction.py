@@ -15,6 +15,7 @@ from airflow_acid.client.errors import TransactionClosedError
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import LockNotAcquiredError, WriteConflictError
+from tests.heartbeat_support import age_open_txns
 from tests.warehouse_support import EMPLOYEE, SEED_ROWS, make_warehouse, tree
 
 SHARED_WRITES = MetastoreConf(txn_xlock_write=False)
@@ -127,19 +128,19 @@ def test_aborted_transactions_leave_nothing_visible(warehouse, tmp_path):
     assert warehouse.table("employee") and warehouse.metastore.txns.txn_state(txn.txn_id).value == "a"
 
 
-def test_heartbeats_keep_a_long_transaction_alive(metastore_url, tmp_path):
+def test_heartbeats_keep_a_long_transaction_alive(metastore_url, tmp_path, heartbeat_clock):
     conf = MetastoreConf(txn_timeout_s=0.6)
     with make_warehouse(metastore_url, tmp_path / "wh", conf) as wh:
         wh.create_table("employee", EMPLOYEE)
         with wh.transaction() as txn:
             txn.insert("employee", SEED_ROWS)
-            time.sleep(1.5)
+            heartbeat_clock.elapse(wh.metastore, 1.5)
             assert wh.metastore.housekeeping.abort_timed_out_txns() == []
             assert txn._heartbeater.beats >= 2
         assert wh.read("employee").num_rows == 3
 
 
-def test_commit_of_a_timed_out_transaction_discards_its_files(metastore_url, tmp_path):
+def test_commit_of_a_timed_out_transaction_discards_its_files(metastore_url, tmp_path, heartbeat_clock):
     """Found by the reliability suite: once a late heartbeat had found the txn aborted (hive.txn.timeout), commit
     raised TransactionClosedError but left the client's state 'open' and the txn's delta on disk."""
     conf = MetastoreConf(txn_timeout_s=0.4)
@@ -150,12 +151,11 @@ def test_commit_of_a_timed_out_transaction_discards_its_files(metastore_url, tmp
         beat = txn._heartbeater._beat
         txn._heartbeater._beat = lambda txn_id: None  # the client stalls: no heartbeat reaches the metastore
         txn.insert("employee", SEED_ROWS)
-        time.sleep(0.6)
+        heartbeat_clock.elapse(wh.metastore, 0.6)
         assert wh.metastore.housekeeping.abort_timed_out_txns() == [txn.txn_id]
         txn._heartbeater._beat = beat
-        deadline = time.monotonic() + 5
-        while txn.txn_id not in txn._heartbeater.lost and time.monotonic() < deadline:
-            time.sleep(0.05)
+        heartbeat_clock.advance(txn._heartbeater.interval_s)  # the next beat finds the txn aborted
+        assert txn.txn_id in txn._heartbeater.lost
         with pytest.raises(TransactionClosedError, match=f"transaction {txn.txn_id} is no longer open.*ABORT_TIMEOUT"):
             txn.commit()
         assert txn.state == "aborted"
@@ -190,11 +190,8 @@ def test_writer_killed_mid_transaction_is_invisible_and_times_out(metastore_url,
         assert any("delta_0000002_0000002_0000" in p for p in tree(tmp_path / "wh"))  # its files are there…
         assert sorted(wh.read("employee").column("id").to_pylist()) == [1, 2, 3]  # …but invisible
         assert wh.metastore.txns.txn_state(txn_id).value == "o"
-        deadline = time.monotonic() + 10
-        aborted: list[int] = []
-        while txn_id not in aborted and time.monotonic() < deadline:
-            time.sleep(0.3)
-            aborted += wh.metastore.housekeeping.abort_timed_out_txns()
+        age_open_txns(wh.metastore, conf.txn_timeout_s + 0.1)  # its heartbeats died with it: let the timeout pass
+        aborted = wh.metastore.housekeeping.abort_timed_out_txns()
         assert txn_id in aborted
         assert wh.metastore.txns.txn_state(txn_id).value == "a"
         assert sorted(wh.read("employee").column("id").to_pylist()) == [1, 2, 3]

@@ -8,7 +8,6 @@ import os
 import threading
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from fsspec.implementations.local import LocalFileSystem
 
@@ -24,14 +23,6 @@ CONF = MetastoreConf(opentxn_timeout_ms=0)
 
 def warehouse_on(url: str, location: Path, conf: MetastoreConf = CONF) -> AcidWarehouse:
     return AcidWarehouse(url, location, conf=conf, user="tester", host="testhost")
-
-
-@pytest.fixture
-def wh(empty_db_url, tmp_path):
-    """A warehouse on a fresh metastore on each backend (SQLite, PostgreSQL, MariaDB)."""
-    warehouse = warehouse_on(empty_db_url, tmp_path / "wh")
-    yield warehouse
-    warehouse.close()
 
 
 def insert_rows(wh: AcidWarehouse, table: str, n_txns: int, partition: dict | None = None) -> None:

@@ -27,7 +27,7 @@ from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
 from airflow_acid.spark.runners import LocalRunner
-from tests.compactor.worker_support import (  # noqa: F401 - fixtures
+from tests.compactor.worker_support import (
     CONF,
     acid_dirs,
     enqueue,
@@ -36,8 +36,6 @@ from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     make_warehouse,
     new_table,
     rows,
-    sqlite_wh,
-    wh,
 )
 
 

@@ -16,10 +16,9 @@ from airflow_acid.compactor.dry_run import DryRunInitiator, _ReadOnlyQueue, dry_
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.metastore.schema import metadata
-from tests.compactor.initiator_support import (  # noqa: F401 - fixtures
+from tests.compactor.initiator_support import (
     CONF,
     insert_rows,
-    wh,
 )
 
 COLUMNS = [("id", "int")]

@@ -20,7 +20,7 @@ from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.schema import COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
 from airflow_acid.operations.explain import explain
 from airflow_acid.spark.runners import LocalRunner
-from tests.compactor.worker_support import (  # noqa: F401 - fixtures
+from tests.compactor.worker_support import (
     CONF,
     acid_dirs,
     enqueue,
@@ -28,8 +28,6 @@ from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     leave_aborted_insert,
     new_table,
     rows,
-    sqlite_wh,
-    wh,
 )
 
 

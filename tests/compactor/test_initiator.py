@@ -12,13 +12,12 @@ from airflow_acid.compactor.decision import Rule
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.metastore.initiator_store import INITIATOR_MUTEX, InitiatorStore, Outcome
 from airflow_acid.metastore.schema import COMPLETED_COMPACTIONS, COMPLETED_TXN_COMPONENTS, TABLE_PARAMS, TBLS
-from tests.compactor.initiator_support import (  # noqa: F401 - fixture
+from tests.compactor.initiator_support import (
     CONF,
     CountingFileSystem,
     aborted_writes,
     insert_rows,
     synthetic_write,
-    wh,
 )
 
 MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR

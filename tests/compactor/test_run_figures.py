@@ -16,14 +16,11 @@ from airflow_acid.metastore.compactions import RUN_COLUMNS, ShowCompactionsRow
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import parse_statement
 from airflow_acid.statements.execute import StatementExecutor
-from tests.compactor.worker_support import (  # noqa: F401 - fixtures
+from tests.compactor.worker_support import (
     CONF,
     enqueue,
     history,
-    make_warehouse,
     new_table,
-    sqlite_wh,
-    wh,
 )
 
 

@@ -10,8 +10,7 @@ import pytest
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.compactor.scheduling import priority_weights, schedule, schedule_queue
 from airflow_acid.config import Budgets, InvalidSettingError, budgets_from_mapping
-from tests.compactor.initiator_support import (  # noqa: F401 - fixtures
-    CONF,
+from tests.compactor.initiator_support import (
     synthetic_write,
     warehouse_on,
 )

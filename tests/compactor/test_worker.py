@@ -24,7 +24,7 @@ from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.spark.driver import execute_plan
 from airflow_acid.spark.runners import LocalRunner
-from tests.compactor.worker_support import (  # noqa: F401 - fixtures
+from tests.compactor.worker_support import (
     CONF,
     acid_dirs,
     enqueue,
@@ -33,8 +33,6 @@ from tests.compactor.worker_support import (  # noqa: F401 - fixtures
     make_warehouse,
     new_table,
     rows,
-    sqlite_wh,
-    wh,
 )
 
 
@@ -340,7 +338,7 @@ def test_compact_requires_a_claimed_row(sqlite_wh):
         Worker(wh.metastore, runner=LocalRunner()).compact(cq)
 
 
-def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path):
+def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path, heartbeat_clock):
     conf = dataclasses.replace(CONF, txn_timeout_s=1.0)
     wh = make_warehouse(f"sqlite:///{tmp_path / 'm.db'}", tmp_path / "wh", conf)
     try:
@@ -350,7 +348,7 @@ def test_heartbeat_keeps_the_compactor_txn_alive_through_a_long_job(tmp_path):
 
         class SlowJob:
             def run(self, plan, *, job_name, spark_conf):
-                time.sleep(1.6)
+                heartbeat_clock.elapse(ms, 1.6)
                 assert ms.housekeeping.abort_timed_out_txns() == []  # heartbeats kept C alive
                 return execute_plan(plan)
 

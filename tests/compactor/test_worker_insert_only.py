@@ -19,14 +19,12 @@ from airflow_acid.compactor.listing import plan_directory
 from airflow_acid.compactor.worker import OutputVerificationError, Worker, WorkerStatus
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.spark.runners import LocalRunner
-from tests.compactor.worker_support import (  # noqa: F401 - fixtures
+from tests.compactor.worker_support import (
     COLUMNS,
     acid_dirs,
     enqueue,
     hidden_dirs,
     rows,
-    sqlite_wh,
-    wh,
 )
 
 PART = {"ds": "2024-01-01"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 
 import pyarrow.compute as pc
-import pytest
 
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.client.warehouse import AcidWarehouse
@@ -20,22 +19,6 @@ COLUMNS = [("id", "int"), ("name", "string")]
 def make_warehouse(url: str, root, conf: MetastoreConf = CONF) -> AcidWarehouse:
     ms = Metastore(url, conf).init()
     return AcidWarehouse(ms, root, init=False, host="testhost")
-
-
-@pytest.fixture
-def wh(empty_db_url, tmp_path):
-    """A warehouse on a fresh metastore on each backend (SQLite, PostgreSQL, MariaDB)."""
-    w = make_warehouse(empty_db_url, tmp_path / "wh")
-    yield w
-    w.metastore.close()
-
-
-@pytest.fixture
-def sqlite_wh(tmp_path):
-    """A warehouse on a fresh SQLite metastore (tests of one code path that does not depend on the backend)."""
-    w = make_warehouse(f"sqlite:///{tmp_path / 'metastore.db'}", tmp_path / "wh")
-    yield w
-    w.metastore.close()
 
 
 def history(wh: AcidWarehouse, table: str = "db.t", partition: dict | None = None, *, batches: int = 3) -> None:

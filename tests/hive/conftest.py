@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import SHARED, _server_database
+from tests.backends import SERVER_BACKENDS, backends, server_database
+from tests.external_fixtures import external_fixture
 from tests.hive import hms
 
-MATRIX = [(backend, version) for backend in ("postgresql", "mariadb") for version in hms.VERSIONS]
+MATRIX = [pytest.param((backend, version), marks=pytest.mark.servers, id=f"{backend}-{version}")
+          for backend in SERVER_BACKENDS for version in hms.VERSIONS]
 
 
 def load_hive_database(backend: str, version: str) -> tuple[str, callable]:
-    script = hms.script_path(SHARED, backend, version)
-    if not script.is_file():
-        pytest.fail(f"Hive schema script {script} not found; run the tests with ../shared beside the repository")
-    url, drop = _server_database(backend)
+    script = external_fixture(hms.script_name(backend, version), f"Hive's {version} schema script for {backend}")
+    url, drop = server_database(backend)
     try:
         hms.load_schema(url, script)
     except BaseException:
@@ -25,7 +25,7 @@ def load_hive_database(backend: str, version: str) -> tuple[str, callable]:
     return url, drop
 
 
-@pytest.fixture(params=MATRIX, ids=[f"{b}-{v}" for b, v in MATRIX])
+@pytest.fixture(params=MATRIX)
 def hive_url(request) -> str:
     """A fresh database holding exactly what Hive's schematool creates for one version and engine."""
     url, drop = load_hive_database(*request.param)
@@ -35,7 +35,7 @@ def hive_url(request) -> str:
         drop()
 
 
-@pytest.fixture(scope="module", params=["postgresql", "mariadb"])
+@pytest.fixture(scope="module", params=backends(*SERVER_BACKENDS))
 def hive_42_url(request) -> str:
     """One Hive 4.2.0 metastore database per engine, shared by a module (tests use their own database names)."""
     url, drop = load_hive_database(request.param, "4.2.0")

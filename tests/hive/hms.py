@@ -11,7 +11,8 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-SCHEMA_DIR_NAME = "hive-metastore-schema"
+from tests.external_fixtures import HIVE_SCHEMA_DIR
+
 VERSIONS = ("4.0.0", "4.1.0", "4.2.0")
 ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 ORC_INPUT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
@@ -19,9 +20,10 @@ ORC_OUTPUT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
 _MODEL = "org.apache.hadoop.hive.metastore.model."
 
 
-def script_path(shared: Path, backend: str, version: str) -> Path:
+def script_name(backend: str, version: str) -> str:
+    """Where Hive's schema script of ``version`` for ``backend`` is, relative to the external fixture folder."""
     kind = "postgres" if backend == "postgresql" else "mysql"
-    return shared / SCHEMA_DIR_NAME / f"hive-schema-{version}.{kind}.sql"
+    return f"{HIVE_SCHEMA_DIR}/hive-schema-{version}.{kind}.sql"
 
 
 def load_schema(url: str, script: Path) -> None:

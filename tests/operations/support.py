@@ -1,5 +1,6 @@
-"""Shared fixtures of the operations, statements and CLI tests: ONE migrated metastore per backend and test module
-(tests use their own table names), a warehouse on it, and small table histories."""
+"""Shared fixtures of the operations, statements, client and CLI tests: ONE migrated metastore per backend and test
+module (tests use their own table names), a warehouse on it, and small table histories. A plugin of tests/conftest.py
+(``pytest_plugins``)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.schema import DBS, TABLE_PARAMS, TBLS
-from tests.conftest import BACKENDS, _server_database
+from tests.backends import BACKENDS, server_database
 
 # No open-txn timeout window: a committed compaction is cleanable as soon as its readers are gone.
 CONF = MetastoreConf(opentxn_timeout_ms=0)
@@ -30,7 +31,7 @@ def module_url(request, migrated_sqlite, tmp_path_factory) -> str:
         shutil.copy(migrated_sqlite, path)
         yield f"sqlite:///{path}"
         return
-    url, drop = _server_database(request.param)
+    url, drop = server_database(request.param)
     try:
         with Metastore(url) as ms:
             ms.init()

@@ -27,7 +27,7 @@ from airflow_acid.compactor.worker import Worker, WorkerStatus
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.spark.runners import LocalRunner, SessionRunner
-from tests.conftest import _server_database
+from tests.backends import backends, server_database
 from tests.reliability.actors import MARKERS, TABLE, Writer, WriterConfig, create_tables
 from tests.reliability.conftest import RUN_SECONDS
 from tests.reliability.load_checks import Reference, check_held_read
@@ -45,7 +45,7 @@ from tests.reliability.model import (
     update_op,
 )
 
-LOAD_BACKENDS = ("sqlite", "postgresql")
+LOAD_BACKENDS = backends("sqlite", "postgresql")
 
 
 @pytest.fixture(params=LOAD_BACKENDS)
@@ -54,7 +54,7 @@ def load_db_url(request, tmp_path):
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'metastore.db'}"
         return
-    url, drop = _server_database(request.param)
+    url, drop = server_database(request.param)
     try:
         yield url
     finally:

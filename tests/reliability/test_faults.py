@@ -34,6 +34,8 @@ from airflow_acid.metastore.errors import TxnAbortedError
 from airflow_acid.spark.runners import LocalRunner, SparkSubmitRunner
 from airflow_acid.spark.submit import SparkSubmitOptions
 from airflow_acid.spark.units import FAULT_DELAY_ENV
+from tests.backends import backends
+from tests.heartbeat_support import ManualClock
 from tests.reliability.fault_env import (
     CONF,
     TABLE,
@@ -87,7 +89,7 @@ def _spark_submit_group() -> int | None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("postgresql"), indirect=True)
 def test_spark_submit_killed_mid_job_then_retried(empty_db_url, tmp_path, monkeypatch, reliability_summary):
     summary = reliability_summary
     scene = Scene.build(empty_db_url, tmp_path / "area", summary)
@@ -134,7 +136,7 @@ def test_spark_submit_killed_mid_job_then_retried(empty_db_url, tmp_path, monkey
 # --- 2. worker process killed between job success and commit ------------------------------------------------
 
 
-@pytest.mark.parametrize("empty_db_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("sqlite", "postgresql"), indirect=True)
 @pytest.mark.parametrize("point,kind", [("job_done", "major"), ("marked", "minor")])
 def test_worker_killed_between_job_and_commit(empty_db_url, point, kind, tmp_path, reliability_summary):
     summary = reliability_summary
@@ -184,7 +186,7 @@ def _completed_components(scene: Scene, txn_id: int) -> int:
         sa.select(sa.func.count()).select_from(CTC).where(CTC.c.CTC_TXNID == txn_id)).scalar_one())
 
 
-@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("postgresql"), indirect=True)
 @pytest.mark.parametrize("moment", MOMENTS)
 def test_backend_terminated_during_a_writers_commit(empty_db_url, moment, tmp_path, reliability_summary):
     """Before the COMMIT reached the server the retry applies it; after, the retry recognises it as applied. Either
@@ -210,7 +212,7 @@ def test_backend_terminated_during_a_writers_commit(empty_db_url, moment, tmp_pa
     scene.final_check([], f"after a writer's commit lost its connection ({moment})")
 
 
-@pytest.mark.parametrize("empty_db_url", ["postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("postgresql"), indirect=True)
 @pytest.mark.parametrize("moment", MOMENTS)
 def test_backend_terminated_during_a_compactors_commit(empty_db_url, moment, tmp_path, reliability_summary):
     summary = reliability_summary
@@ -383,15 +385,15 @@ TIMEOUT_S = 1.0
 """hive.txn.timeout of the heartbeat tests (clients beat every TIMEOUT_S / 2)."""
 
 
-def _timed_out(scene: Scene, txn_id: int) -> None:
-    time.sleep(TIMEOUT_S + 0.3)
+def _timed_out(scene: Scene, clock: ManualClock, txn_id: int) -> None:
+    clock.elapse(scene.ms, TIMEOUT_S + 0.3)
     report = HouseKeeper(scene.ms).run_once()
     check(scene.summary, txn_id in report.aborted_txns, f"txn {txn_id} without heartbeats was not aborted: {report}")
     scene.summary.add("faults_injected")
 
 
 @pytest.mark.parametrize("late_beat", [True, False], ids=["late-beat-arrives", "no-beat"])
-def test_writer_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliability_summary):
+def test_writer_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliability_summary, heartbeat_clock):
     summary = reliability_summary
     scene = Scene.build(f"sqlite:///{tmp_path / 'metastore.db'}", tmp_path / "area", summary, batches=1,
                         conf=dataclasses.replace(CONF, txn_timeout_s=TIMEOUT_S))
@@ -400,10 +402,11 @@ def test_writer_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliabi
     pause = PausedHeartbeats(txn._heartbeater._beat)
     txn._heartbeater._beat = pause
     txn.insert(TABLE, [{"id": 700, "name": "too late"}])
-    _timed_out(scene, txn.txn_id)
+    _timed_out(scene, heartbeat_clock, txn.txn_id)
     if late_beat:
         pause.resume()
-        _wait_for(lambda: txn.txn_id in txn._heartbeater.lost, 10, "the late heartbeat to find the txn aborted")
+        heartbeat_clock.advance(txn._heartbeater.interval_s)
+        assert txn.txn_id in txn._heartbeater.lost, "the late heartbeat did not find the txn aborted"
     with pytest.raises((TxnAbortedError, TransactionClosedError)) as raised:
         txn.commit()
     clear_error(summary, raised.value, str(txn.txn_id), "aborted")
@@ -414,7 +417,7 @@ def test_writer_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliabi
 
 
 @pytest.mark.parametrize("late_beat", [True, False], ids=["late-beat-arrives", "no-beat"])
-def test_compactor_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliability_summary):
+def test_compactor_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reliability_summary, heartbeat_clock):
     summary = reliability_summary
     conf = dataclasses.replace(CONF, txn_timeout_s=TIMEOUT_S)
     url = f"sqlite:///{tmp_path / 'metastore.db'}"
@@ -438,10 +441,11 @@ def test_compactor_heartbeats_delayed_past_the_timeout(late_beat, tmp_path, reli
     try:
         assert started.wait(30)
         c = scene.ms.compactions.get(cq).txn_id
-        _timed_out(scene, c)
+        _timed_out(scene, heartbeat_clock, c)
         if late_beat:
             pause.resume()
-            _wait_for(lambda: c in worker._heartbeater.lost, 10, "the late heartbeat to find C aborted")
+            heartbeat_clock.advance(worker._heartbeater.interval_s)
+            assert c in worker._heartbeater.lost, "the late heartbeat did not find C aborted"
     finally:
         go_on.set()
         thread.join(60)

@@ -28,14 +28,8 @@ from airflow_acid.compactor.worker import WorkerStatus
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.partitions import make_partition_name
 from airflow_acid.metastore.schema import TBLS, TXNS, metadata
-from tests.plugins.conftest import (  # noqa: F401 - the console's fixtures: Airflow login, TestClients
-    acid_host,
-    airflow_auth,
-    clients,
-    close_console_warehouses,
-    module_clients,
-    passwords,
-)
+from tests.backends import backends
+from tests.plugins.console_fixtures import close_console_warehouses
 from tests.reliability.fault_env import (
     COLUMNS,
     TABLE,
@@ -187,7 +181,7 @@ def test_symlink_to_outside_is_never_followed_by_the_cleaner(name, tmp_path, rel
 PARTITION_ERRORS = (InvalidInputError, SchemaMismatchError)
 
 
-@pytest.mark.parametrize("empty_db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("sqlite", "postgresql", "mariadb"), indirect=True)
 def test_fuzzed_partition_values_are_escaped_or_refused(empty_db_url, tmp_path, reliability_summary):
     summary = reliability_summary
     wh = make_warehouse(empty_db_url, tmp_path / "wh")
@@ -246,7 +240,7 @@ def test_fuzzed_partition_values_are_escaped_or_refused(empty_db_url, tmp_path, 
 # --- table names ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("empty_db_url", ["sqlite", "postgresql", "mariadb"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("sqlite", "postgresql", "mariadb"), indirect=True)
 def test_hostile_table_names_are_refused_or_stay_inside_the_warehouse(empty_db_url, tmp_path, reliability_summary):
     summary = reliability_summary
     area = tmp_path / "area"
@@ -343,7 +337,7 @@ def test_corrupt_bucket_file_is_a_clear_error_and_the_cleaner_deletes_nothing_it
 # --- table properties with invalid values -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("empty_db_url", ["sqlite", "postgresql"], indirect=True)
+@pytest.mark.parametrize("empty_db_url", backends("sqlite", "postgresql"), indirect=True)
 def test_invalid_table_properties_are_refused_and_nothing_is_half_written(empty_db_url, tmp_path,
                                                                          reliability_summary):
     summary = reliability_summary

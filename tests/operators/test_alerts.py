@@ -12,7 +12,7 @@ from airflow_acid.operators.alerts import AcidBacklogCheckOperator
 from airflow_acid.operators.compaction import AcidCompactionOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.spark.runners import LocalRunner
-from tests.airflow.conftest import insert_rows
+from tests.airflow_support import insert_rows
 
 DAGS = Path(__file__).resolve().parents[2] / "dags"
 

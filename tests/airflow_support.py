@@ -1,4 +1,5 @@
-"""Fixtures for the Airflow layer: a SQLite warehouse that ``acid_metastore_default`` points at (AIRFLOW_CONN_*)."""
+"""Fixtures of the Airflow adapter tests (hooks, operators, sensors, triggers, DAGs): a SQLite warehouse that
+``acid_metastore_default`` points at (AIRFLOW_CONN_*). A plugin of tests/conftest.py (``pytest_plugins``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,20 @@ def acid_wh(monkeypatch, metastore_url, tmp_path):
     wh = AcidWarehouse(metastore_url, location, conf=CONF, user="tester", host="testhost", init=False)
     yield wh
     wh.close()
+
+
+@pytest.fixture
+def table_t(acid_wh):
+    """``acid_wh`` holding an empty table ``db.t`` (one int column)."""
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.t", [("id", "int")])
+    return acid_wh
+
+
+async def first_event(trigger):
+    """The first event a trigger's ``run()`` yields."""
+    async for event in trigger.run():
+        return event
 
 
 def insert_rows(wh: AcidWarehouse, table: str, n_txns: int, partition: dict | None = None) -> None:

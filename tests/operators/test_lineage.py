@@ -16,7 +16,7 @@ from airflow_acid.operators.compaction import AcidCompactionOperator
 from airflow_acid.operators.maintenance import AcidCleanerOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.spark.runners import LocalRunner
-from tests.airflow.conftest import insert_rows
+from tests.airflow_support import insert_rows
 
 
 @pytest.mark.parametrize(("location", "expected"), [

@@ -1,4 +1,4 @@
-"""Initiator and threshold sensors: poke, reschedule and deferrable modes, the trigger's round trip and run()."""
+"""Initiator and threshold sensors: poke, reschedule and deferrable modes (the trigger's own tests: tests/triggers)."""
 
 from __future__ import annotations
 
@@ -12,20 +12,12 @@ from airflow.sdk import PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowRescheduleException, TaskDeferred
 
 from airflow_acid.config import Budgets
-from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.operators.defaults import compaction_budgets
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.sensors.threshold import AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
-from tests.airflow.conftest import insert_rows
+from tests.airflow_support import first_event, insert_rows
 from tests.compactor.initiator_support import aborted_writes, synthetic_write
-
-
-@pytest.fixture
-def table_t(acid_wh):
-    acid_wh.create_database("db")
-    acid_wh.create_table("db.t", [("id", "int")])
-    return acid_wh
 
 
 def test_delta_count_sensor_fires_with_the_verdict(table_t):
@@ -116,7 +108,7 @@ def test_deferrable_sensor_defers_then_completes(table_t):
     trigger = deferred.value.trigger
     assert isinstance(trigger, AcidThresholdTrigger) and deferred.value.method_name == "execute_complete"
     insert_rows(table_t, "db.t", 2)
-    event = asyncio.run(_first_event(trigger))
+    event = asyncio.run(first_event(trigger))
     assert event.payload["status"] == "met"
     result = sensor.execute_complete({}, event.payload)
     assert result["stats"]["delta_count"] == 3
@@ -128,42 +120,6 @@ def test_deferrable_sensor_returns_at_once_when_already_met(table_t):
     insert_rows(table_t, "db.t", 3)
     sensor = AcidDeltaCountSensor(task_id="s", table="db.t", threshold=2, deferrable=True)
     assert sensor.execute(context={})["met"]
-
-
-def test_trigger_serialize_round_trips():
-    check = ThresholdCheck(ThresholdKind.ABORTED_TXNS, "db.t", "ds=1", 7, 60.0).to_dict()
-    trigger = AcidThresholdTrigger(check, acid_conn_id="other", poll_interval=5)
-    path, kwargs = trigger.serialize()
-    assert path == "airflow_acid.triggers.threshold.AcidThresholdTrigger"
-    again = AcidThresholdTrigger(**json.loads(json.dumps(kwargs)))
-    assert again.serialize() == (path, kwargs)
-    assert ThresholdCheck.from_dict(again.check) == ThresholdCheck.from_dict(check)
-
-
-def test_trigger_polls_without_blocking_the_loop(table_t):
-    insert_rows(table_t, "db.t", 1)
-    trigger = AcidThresholdTrigger(ThresholdCheck(ThresholdKind.DELTA_COUNT, "db.t", None, 1).to_dict(),
-                                   poll_interval=0.02)
-
-    async def scenario():
-        ticks = 0
-        task = asyncio.create_task(_first_event(trigger))
-        while not task.done():
-            ticks += 1
-            if ticks == 20:
-                await asyncio.to_thread(insert_rows, table_t, "db.t", 1)
-            await asyncio.sleep(0.005)
-        return ticks, task.result()
-
-    ticks, event = asyncio.run(scenario())
-    assert event.payload["result"]["stats"]["delta_count"] == 2
-    assert ticks >= 20  # the loop kept running while the trigger checked and slept
-
-
-def test_trigger_reports_errors_as_events(table_t):
-    trigger = AcidThresholdTrigger(ThresholdCheck(ThresholdKind.DELTA_COUNT, "db.gone").to_dict())
-    event = asyncio.run(_first_event(trigger))
-    assert event.payload["status"] == "error" and "db.gone does not exist" in event.payload["message"]
 
 
 def test_initiator_sensor_fires_with_the_queue(table_t):
@@ -196,8 +152,3 @@ def test_initiator_sensor_orders_by_benefit_per_cost_within_the_budget(table_t, 
     monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_BUDGET_BYTES", "300000")
     assert compaction_budgets() == budgets
     assert [i["table"] for i in AcidInitiatorSensor(task_id="i").poke({}).xcom_value] == ["many", "few"]
-
-
-async def _first_event(trigger):
-    async for event in trigger.run():
-        return event

@@ -1,6 +1,7 @@
 """Fixtures for the UI plugin: real Airflow authentication (a migrated Airflow database, SimpleAuthManager with an
 admin and a viewer whose passwords are known, tokens from ``POST /auth/token``), the console mounted at ``/acid`` as
-the API server mounts it, and a small warehouse on each metastore backend for it to show."""
+the API server mounts it, and a small warehouse on each metastore backend for it to show. A plugin of
+tests/conftest.py (``pytest_plugins``): the console and reliability tests use them."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.sensors.threshold import AcidDeltaCountSensor
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
-from tests.airflow.conftest import insert_rows
-from tests.airflow.test_operators import OutletEvents
+from tests.airflow_support import first_event, insert_rows
+from tests.operators.test_operators import OutletEvents
 
 
 def _classes(kind: str) -> list[type]:
@@ -33,18 +33,6 @@ def _classes(kind: str) -> list[type]:
 
 
 OPERATORS = _classes("operators") + _classes("sensors")
-
-
-async def _first_event(trigger):
-    async for event in trigger.run():
-        return event
-
-
-@pytest.fixture
-def table_t(acid_wh):
-    acid_wh.create_database("db")
-    acid_wh.create_table("db.t", [("id", "int")])
-    return acid_wh
 
 
 def test_every_sensor_follows_default_deferrable(monkeypatch):
@@ -70,7 +58,7 @@ def test_initiator_sensor_defers_and_the_trigger_fires_with_the_queue(table_t):
     assert again.serialize() == (path, kwargs) and path == "airflow_acid.triggers.initiator.AcidInitiatorTrigger"
 
     insert_rows(table_t, "db.t", 11)
-    event = asyncio.run(_first_event(again))
+    event = asyncio.run(first_event(again))
     assert event.payload["status"] == "waiting"
     [item] = sensor.execute_complete({}, event.payload)
     assert (item["table"], item["type"]) == ("t", "MAJOR") and json.dumps(item)
@@ -82,7 +70,7 @@ def test_initiator_sensor_defers_and_the_trigger_fires_with_the_queue(table_t):
 def test_initiator_trigger_reports_a_broken_metastore_as_an_error_event(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_BROKEN", json.dumps({"conn_type": "acid_metastore",
                                                           "host": "sqlite:////nonexistent/dir/m.db"}))
-    event = asyncio.run(_first_event(AcidInitiatorTrigger(acid_conn_id="broken", poll_interval=0.01)))
+    event = asyncio.run(first_event(AcidInitiatorTrigger(acid_conn_id="broken", poll_interval=0.01)))
     assert event.payload["status"] == "error" and event.payload["message"]
 
 

@@ -114,7 +114,7 @@ def test_batches_of_keeps_order_and_size():
 def test_compaction_dag_dry_run_plans_and_writes_nothing(dagbag, acid_wh):
     from airflow.sdk.exceptions import AirflowSkipException
 
-    from tests.airflow.conftest import insert_rows
+    from tests.airflow_support import insert_rows
     from tests.compactor.test_dry_run import metastore_fingerprint
 
     dag = dagbag.dags["acid_compaction"]

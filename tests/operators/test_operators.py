@@ -19,7 +19,7 @@ from airflow_acid.operators.compaction import (
 from airflow_acid.operators.maintenance import AcidCleanerOperator, AcidHouseKeeperOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.spark.runners import LocalRunner
-from tests.airflow.conftest import insert_rows
+from tests.airflow_support import insert_rows
 from tests.compactor.worker_support import history, rows
 
 

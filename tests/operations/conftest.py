@@ -1,3 +1,0 @@
-"""Fixtures of the operations tests (one metastore per backend and module)."""
-
-from tests.operations.support import module_root, module_url, wh  # noqa: F401
