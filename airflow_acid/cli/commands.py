@@ -158,7 +158,8 @@ def _storage_options_of(pairs: tuple[str, ...]):
     """``[acid] storage_options`` from the environment, overridden by ``--storage-option`` pairs."""
     import os
 
-    from airflow_acid.acid.storage_options import StorageOptions, StorageOptionsError
+    from airflow_acid.acid.errors import StorageOptionsError
+    from airflow_acid.acid.storage_options import StorageOptions
 
     try:
         return StorageOptions.from_json(os.environ.get(STORAGE_OPTIONS_ENV)).merged(StorageOptions.parse_pairs(pairs))
