@@ -12,7 +12,8 @@ from airflow_acid.client.errors import (
     TransactionClosedError,
     UnsupportedOperationError,
 )
-from airflow_acid.client.sql_eval import Sql, WhenMatched, WhenNotMatched
+from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
+from airflow_acid.client.sql_eval import Sql
 from airflow_acid.client.streaming import StreamingConnection
 from airflow_acid.client.transaction import Transaction
 from airflow_acid.client.warehouse import AcidWarehouse, ReadSnapshot

@@ -14,12 +14,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
     ROW_ID_STRUCT,
     Evaluator,
     Sql,
-    WhenMatched,
-    WhenNotMatched,
     conform,
     mentions_row_id,
     to_duckdb,
