@@ -90,8 +90,8 @@ class AcidTable:
                 raise UnsupportedOperationError(f"table {info.full_name} is insert-only: UPDATE, DELETE and MERGE "
                                                 "are not supported; append with df.write.format('hive_acid')")
             self.name = info.full_name
-            self.columns = wh.full_schema(info).names
-            self.data_columns = wh.data_schema(info).names
+            self.columns = wh.io.full_schema(info).names
+            self.data_columns = wh.io.data_schema(info).names
             self.updatable = [c for c in self.data_columns if c not in info.bucket_cols]
 
     def read(self) -> DataFrame:
@@ -187,7 +187,7 @@ class AcidTable:
                 info = wh.transactional_table(self.name)
                 txns = wh.metastore.snapshots.valid_txn_list(txn.txn_id)
                 write_ids = wh.metastore.snapshots.valid_write_id_list(info.full_name, txns)
-                full = wh.full_schema(info)
+                full = wh.io.full_schema(info)
             snap = Snapshot(txn.txn_id, txns.to_string(), write_ids.to_string())
             target = self.spark.read.format(SHORT_NAME).options(**self.options).option("row_id", "true") \
                 .option("snapshot", snap.to_json()).load(self.name)

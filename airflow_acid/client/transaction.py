@@ -65,7 +65,8 @@ from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 
 if TYPE_CHECKING:
-    from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget
+    from airflow_acid.client.table_io import PartitionTarget
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +102,9 @@ class Transaction:
     """
 
     def __init__(self, warehouse: AcidWarehouse, *, agent_info: str | None = None) -> None:
-        self._wh = warehouse
-        self._ms = warehouse.metastore
-        self.txn_id: int = self._ms.txns.open_txn(user=warehouse.user, host=warehouse.host,
+        self._io = io = warehouse.io
+        self._ms = io.metastore
+        self.txn_id: int = self._ms.txns.open_txn(user=io.user, host=io.host,
                                                    agent_info=agent_info or "airflow-acid client")
         self.state = "open"
         self.statements: list[StatementResult] = []
@@ -111,7 +112,7 @@ class Transaction:
         self._tables: dict[str, TableInfo] = {}
         self._written: list[tuple[Any, str]] = []  # (fs, directory path) this txn created
         self._heartbeater = Heartbeater(self._ms.txns.heartbeat, lambda: [self.txn_id],
-                                        warehouse.conf.txn_timeout_s / 2, name=f"acid-heartbeat-txn-{self.txn_id}")
+                                        io.conf.txn_timeout_s / 2, name=f"acid-heartbeat-txn-{self.txn_id}")
         self._heartbeater.start()
 
     # --- context manager -------------------------------------------------------------------------------
@@ -202,9 +203,9 @@ class Transaction:
 
     def _table(self, name: str, action: str) -> TableInfo:
         self._check_open(action)
-        key = self._wh.qualified_name(name)
+        key = self._io.qualified_name(name)
         if key not in self._tables:
-            self._tables[key] = self._wh.transactional_table(name)
+            self._tables[key] = self._io.transactional_table(name)
         return self._tables[key]
 
     def _statement_id(self, count: int = 1) -> int:
@@ -218,9 +219,9 @@ class Transaction:
 
     def _lock(self, info: TableInfo, partitions: Sequence[str | None], op: DataOperation, *,
               dynamic: bool = False) -> None:
-        comps = [lock_component_for(op, info.database, info.name, p, conf=self._wh.conf,
+        comps = [lock_component_for(op, info.database, info.name, p, conf=self._io.conf,
                                     is_dynamic_partition_write=dynamic) for p in partitions]
-        response = self._ms.locks.lock(comps, txn_id=self.txn_id, user=self._wh.user, host=self._wh.host,
+        response = self._ms.locks.lock(comps, txn_id=self.txn_id, user=self._io.user, host=self._io.host,
                                        agent_info=f"airflow-acid txn {self.txn_id}")
         if response.state is not LockState.ACQUIRED:
             raise LockNotAcquiredError(f"transaction {self.txn_id}: could not lock {info.full_name}: "
@@ -231,7 +232,7 @@ class Transaction:
         return txns, self._ms.snapshots.valid_write_id_list(info.full_name, txns)
 
     def _track(self, target: PartitionTarget, dirname: str) -> None:
-        fs, root = self._wh.storage(target.location)
+        fs, root = self._io.storage(target.location)
         self._written.append((fs, posixpath.join(root, dirname)))
 
     def _write(self, info: TableInfo, target: PartitionTarget, write_id: int, stmt: int, *,
@@ -244,27 +245,27 @@ class Transaction:
             dirs.append(names.format_delta(write_id, write_id, stmt, delete=True))
         for d in dirs:
             self._track(target, d)
-        schema = self._wh.data_schema(info)
+        schema = self._io.data_schema(info)
         if info.is_insert_only:
             assert inserts is not None, "insert-only tables take INSERTs only (UPDATE/DELETE/MERGE refuse them)"
             self._write_insert_only(info, target, dirs[0], inserts.select(schema.names))
         else:
             write_statement(target.location, write_id, stmt, schema,
                             inserts=None if inserts is None else inserts.select(schema.names), deletes=deletes,
-                            bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem,
+                            bucket_of=self._io.bucket_assigner(info), filesystem=self._io.filesystem,
                             max_writers=writer_threads())
         return dirs
 
     def _write_insert_only(self, info: TableInfo, target: PartitionTarget, dirname: str, rows: pa.Table) -> None:
         """Insert-only (MM) tables hold plain ORC files (no ACID columns) named like Hive's ``000000_0``."""
-        fs, root = self._wh.storage(target.location)
-        write_insert_only(posixpath.join(root, dirname), rows, bucket_of=self._wh.bucket_assigner(info),
+        fs, root = self._io.storage(target.location)
+        write_insert_only(posixpath.join(root, dirname), rows, bucket_of=self._io.bucket_assigner(info),
                           filesystem=fs)
 
     def _register(self, info: TableInfo, targets: Sequence[PartitionTarget]) -> None:
         for t in targets:
             if t.spec:
-                self._wh.metastore.catalog.add_partition(info.database, info.name, t.spec, location=t.location,
+                self._io.metastore.catalog.add_partition(info.database, info.name, t.spec, location=t.location,
                                                          if_not_exists=True)
 
     def _record(self, result: StatementResult) -> StatementResult:
@@ -280,7 +281,7 @@ class Transaction:
         key columns inside ``data``. Bucketed tables spread rows by Hive's bucketing version 2 hash.
         """
         info = self._table(table, "insert")
-        groups = self._wh.split_by_partition(info, data, partition)
+        groups = self._io.split_by_partition(info, data, partition)
         rows = sum(g[1].num_rows for g in groups)
         if rows == 0:
             return self._record(StatementResult(info.full_name, "insert", None, ()))
@@ -313,7 +314,7 @@ class Transaction:
         return self._modify(table, where, set)
 
     def _check_assignments(self, info: TableInfo, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
-        schema = self._wh.data_schema(info)
+        schema = self._io.data_schema(info)
         lowered = {n.lower(): n for n in schema.names}
         keys = {k.name for k in info.partition_keys}
         out = {}
@@ -340,7 +341,7 @@ class Transaction:
             raise UnsupportedOperationError(
                 f"table {info.full_name} is insert-only (transactional_properties=insert_only): {op_name.upper()} is "
                 "not supported; only INSERT is")
-        full = self._wh.full_schema(info)
+        full = self._io.full_schema(info)
         if isinstance(where, str) or any(isinstance(v, Sql) for v in (assignments or {}).values()):
             return self._modify_sql(info, where, assignments)
         expr = as_expression(where, table=info.full_name)
@@ -353,7 +354,7 @@ class Transaction:
             chosen = select_rows(current, expr)
             if assignments is None or not chosen.num_rows:
                 return chosen.select(list(KEY_FIELDS)), None
-            kept = {c: pc.field(c) for c in self._wh.data_schema(info).names if c not in assignments}
+            kept = {c: pc.field(c) for c in self._io.data_schema(info).names if c not in assignments}
             return chosen.select(list(KEY_FIELDS)), project(chosen, {**kept, **assignments}, full,
                                                             table=info.full_name)
 
@@ -367,7 +368,7 @@ class Transaction:
         if where is not None and not isinstance(where, str):
             raise SchemaMismatchError(f"{what}: with SQL values the condition must be SQL text too, not "
                                       f"{type(where).__name__}")
-        full = self._wh.full_schema(info)
+        full = self._io.full_schema(info)
         values = {} if assignments is None else {
             name: value_sql(v, what=f"{what}: SET {name}")
             for name, v in self._check_assignments(info, assignments, what=op_name.upper()).items()}
@@ -401,8 +402,8 @@ class Transaction:
         inserted = deleted = 0
         with self._writing():
             txns, wids = self._snapshot(info)
-            for target in self._wh.partition_targets(info):
-                current = self._wh.read_partition(info, target, wids, txns, include_row_ids=True)
+            for target in self._io.partition_targets(info):
+                current = self._io.read_partition(info, target, wids, txns, include_row_ids=True)
                 keys, new_rows = change(current)
                 if not keys.num_rows:
                     continue
@@ -425,12 +426,12 @@ class Transaction:
         SHARED_READ lock: data columns, partition columns and, with ``row_ids``, Hive's ``ROW__ID`` struct
         ``{writeid, bucketid, rowid}`` as the first column."""
         self._check_open("read")
-        info = self._wh.transactional_table(table)
-        full = self._wh.full_schema(info)
+        info = self._io.transactional_table(table)
+        full = self._io.full_schema(info)
         self._lock(info, [None], DataOperation.SELECT)
         txns, wids = self._snapshot(info)
-        parts = [self._wh.read_partition(info, t, wids, txns, include_row_ids=row_ids)
-                 for t in self._wh.partition_targets(info, partition)]
+        parts = [self._io.read_partition(info, t, wids, txns, include_row_ids=row_ids)
+                 for t in self._io.partition_targets(info, partition)]
         if not row_ids:
             return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
         rows = pa.concat_tables([with_row_ids(p, row_id_struct=True) for p in parts]) if parts else \
@@ -444,9 +445,9 @@ class Transaction:
         under an EXCLUSIVE lock (EXCL_WRITE unless both hive.txn.xlock.write and hive.txn.xlock.iow are true), as
         Hive does. Other partitions keep their rows."""
         info = self._table(table, "insert overwrite")
-        groups = self._wh.split_by_partition(info, data, partition)
+        groups = self._io.split_by_partition(info, data, partition)
         if not info.is_partitioned or partition is not None:
-            groups = groups or [(self._wh.partition_target(info, partition), self._wh.data_schema(info).empty_table())]
+            groups = groups or [(self._io.partition_target(info, partition), self._io.data_schema(info).empty_table())]
         return self._write_bases(info, groups, "insert overwrite")
 
     def truncate(self, table: str, partition: Mapping[str, Any] | str | None = None) -> StatementResult:
@@ -454,8 +455,8 @@ class Transaction:
         each named/registered partition (Hive 4's hive.acid.truncate.usebase): readers at older snapshots keep their
         rows until the Cleaner removes what the truncation made obsolete."""
         info = self._table(table, "truncate")
-        targets = self._wh.partition_targets(info, partition)
-        empty = self._wh.data_schema(info).empty_table()
+        targets = self._io.partition_targets(info, partition)
+        empty = self._io.data_schema(info).empty_table()
         return self._write_bases(info, [(t, empty) for t in targets], "truncate")
 
     def _write_bases(self, info: TableInfo, groups: Sequence[tuple[PartitionTarget, pa.Table]],
@@ -463,7 +464,7 @@ class Transaction:
         write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
         self._lock(info, [t.name for t, _ in groups] or [None], DataOperation.INSERT_OVERWRITE)
         stmt = self._statement_id()
-        schema = self._wh.data_schema(info)
+        schema = self._io.data_schema(info)
         written: list[str] = []
         with self._writing():
             for target, rows in groups:
@@ -473,10 +474,10 @@ class Transaction:
                     if rows.num_rows:
                         self._write_insert_only(info, target, dirname, rows.select(schema.names))
                     else:
-                        write_truncated_base(target.location, write_id, filesystem=self._wh.filesystem)
+                        write_truncated_base(target.location, write_id, filesystem=self._io.filesystem)
                 else:
                     write_base(target.location, write_id, schema, rows.select(schema.names),
-                               bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem,
+                               bucket_of=self._io.bucket_assigner(info), filesystem=self._io.filesystem,
                                max_writers=writer_threads())
                 written.append(dirname)
             self._register(info, [t for t, _ in groups])
@@ -516,7 +517,7 @@ class Transaction:
             if any(isinstance(c, WhenMatched) for c in clauses) and info.is_insert_only:
                 raise UnsupportedOperationError(f"table {info.full_name} is insert-only: MERGE cannot update or "
                                                 "delete rows (WHEN MATCHED)")
-            full = self._wh.full_schema(info)
+            full = self._io.full_schema(info)
             keys = [] if isinstance(on, str) else list(on)
             src = merge_source(info.full_name, source_data, keys, full)
             return self._merge(info, src, on_condition(on, target_alias, source_alias,
@@ -527,7 +528,7 @@ class Transaction:
                                       "when_not_matched_insert")
         if info.is_insert_only and when_matched_update is not None:
             raise UnsupportedOperationError(f"table {info.full_name} is insert-only: MERGE cannot update rows")
-        full = self._wh.full_schema(info)
+        full = self._io.full_schema(info)
         keys = [on] if isinstance(on, str) else list(on)
         src = merge_source(info.full_name, source_data, keys, full)
         updates = self._update_values(info, when_matched_update, src, keys)
@@ -548,9 +549,9 @@ class Transaction:
         Clause ``i`` writes with statement id S + ``slots[i]``; the MERGE takes ``statements`` ids (one per clause
         by default)."""
         has_matched = any(isinstance(c, WhenMatched) for c in clauses)
-        full = self._wh.full_schema(info)
+        full = self._io.full_schema(info)
         row_id = mentions_row_id(on_sql) or any(mentions_row_id(c.condition or "") for c in clauses)
-        updatable = [c for c in self._wh.data_schema(info).names if c not in info.bucket_cols]
+        updatable = [c for c in self._io.data_schema(info).names if c not in info.bucket_cols]
 
         def evaluate(ev: Evaluator, target: pa.Table, source_rows: pa.Table):
             return evaluate_merge(ev, target, source_rows, on=on_sql, clauses=clauses, target_alias=target_alias,
@@ -569,15 +570,15 @@ class Transaction:
         new_parts: list[PartitionTarget] = []
         with self._writing():
             txns, wids = self._snapshot(info)
-            targets = self._wh.partition_targets(info)
-            current = [with_row_ids(self._wh.read_partition(info, t, wids, txns, include_row_ids=True), part_index=i,
+            targets = self._io.partition_targets(info)
+            current = [with_row_ids(self._io.read_partition(info, t, wids, txns, include_row_ids=True), part_index=i,
                                     row_id_struct=row_id) for i, t in enumerate(targets)]
             target_rows = pa.concat_tables(current) if current else \
                 with_row_ids(empty_target(full), part_index=0, row_id_struct=row_id)
             with Evaluator() as ev:
                 changes = evaluate(ev, target_rows, src)
             for index, rows in changes.inserts:
-                groups = self._wh.split_by_partition(info, rows, None) if rows.num_rows else []
+                groups = self._io.split_by_partition(info, rows, None) if rows.num_rows else []
                 for target, part in groups:
                     written += self._write(info, target, write_id, first + slots[index], inserts=part)
                     inserted += part.num_rows
@@ -613,7 +614,7 @@ class Transaction:
         """``when_matched_update`` as a WHEN MATCHED clause's values (pyarrow expressions), checked."""
         if spec is None or spec is False:
             return None
-        data_cols = self._wh.data_schema(info).names
+        data_cols = self._io.data_schema(info).names
         if spec is True:
             spec = [c for c in data_cols if c in src.column_names and c not in keys and c not in info.bucket_cols]
         if isinstance(spec, Mapping):
