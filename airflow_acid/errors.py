@@ -1,7 +1,7 @@
 """The root of every error airflow-acid raises, and the "the user can fix this" line through it.
 
-Each layer raises its own subclasses (``metastore.errors``, ``client.errors``, the table format's file and name
-errors, ``statements``' syntax errors…); the surfaces map them by category, never by module:
+Each layer raises its own subclasses, declared in its one ``errors`` module (``acid.errors``, ``metastore.errors``,
+``client.errors``, ``statements.errors``…); the surfaces map them by category, never by module:
 
 - :class:`AcidUserError` and its subclasses are problems a user or operator can fix — a bad name, partition spec or
   property value, an unknown object, a closed transaction, a corrupt or foreign file, an unreachable database. Their

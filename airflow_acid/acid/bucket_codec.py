@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from airflow_acid.errors import AcidInputError
+from airflow_acid.acid.errors import BucketCodecError
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -22,9 +22,6 @@ _STATEMENT_MASK = 0x00000FFF
 MAX_BUCKET_ID = 4095
 MAX_STATEMENT_ID = 4095
 
-
-class BucketCodecError(AcidInputError):
-    """A bucket property or bucket/statement id that BucketCodec cannot represent."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import pyarrow.dataset as ds
 import pyarrow.orc as po
 import pyorc
 
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_schema import ACID_FIELDS, AcidKey, is_acid_schema
 from airflow_acid.acid.event_writer import (
     ACID_VERSION_KEY,
@@ -28,7 +29,6 @@ from airflow_acid.acid.event_writer import (
     AcidStats,
     parse_key_index,
 )
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.timestamps import is_out_of_nanosecond_range, microsecond_schema
 

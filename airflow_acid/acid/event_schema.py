@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
-from airflow_acid.acid.file_errors import AcidSchemaError
+from airflow_acid.acid.errors import AcidSchemaError
 
 OPERATION = "operation"
 ORIGINAL_TRANSACTION = "originalTransaction"

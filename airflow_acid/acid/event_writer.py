@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyorc
 
 from airflow_acid.acid import names
+from airflow_acid.acid.errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.event_schema import (
     ACID_FIELDS,
     KEY_FIELDS,
@@ -33,7 +34,6 @@ from airflow_acid.acid.event_schema import (
     event_orc_type,
     row_schema_of,
 )
-from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.orc_tail import TailFinishingStream
 from airflow_acid.acid.timestamps import has_nanosecond_timestamps, is_out_of_nanosecond_range, microsecond_schema

@@ -22,9 +22,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 
+from airflow_acid.acid.errors import AcidFileError, UnsortedEventsError
 from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey
 from airflow_acid.acid.event_writer import AcidStats, FileKind, acid_metadata, first_unsorted
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_settings import OrcSettings
@@ -66,9 +66,6 @@ def sort_keys_order(events: pa.Table) -> np.ndarray | None:
         return None
     return np.lexsort((r, b, o))
 
-
-class UnsortedEventsError(AcidFileError):
-    """Events handed to :class:`AcidOrcFileWriter` are not in (originalTransaction, bucket, rowId) order."""
 
 
 class AcidOrcFileWriter:

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampRangeError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
     BUCKET,
@@ -38,11 +39,9 @@ from airflow_acid.acid.event_schema import (
     Operation,
 )
 from airflow_acid.acid.event_writer import decoded_bucket_ids
-from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.timestamps import (
-    TimestampRangeError,
     has_nanosecond_timestamps,
     is_out_of_nanosecond_range,
     microsecond_schema,
@@ -107,7 +106,7 @@ def _bucket_of_original(name: str) -> int:
         return parsed.bucket_id
     try:
         return names.parse_bucket_file(name).bucket_id
-    except names.AcidNameError:
+    except AcidNameError:
         return 0  # Hive cannot parse a bucket id either; such files land in bucket 0
 
 
@@ -142,7 +141,7 @@ def plan_merge(files: Iterable[ListedFile], *, base: str | None, original_files:
             if names.is_bucket_file(inner):
                 try:
                     bucket = names.parse_bucket_file(inner).bucket_id
-                except names.AcidNameError:
+                except AcidNameError:
                     continue
                 side = f"{f.path}{names.FLUSH_LENGTH_SUFFIX}"
                 src = DataSource(f.path, f.size, SourceKind.EVENTS, dirname,

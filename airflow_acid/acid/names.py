@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from airflow_acid.errors import AcidInputError
+from airflow_acid.acid.errors import AcidNameError
 
 BASE_PREFIX = "base_"
 DELTA_PREFIX = "delta_"
@@ -43,9 +43,6 @@ LONG_MIN = -9223372036854775808
 _BUCKET_FILE_RE = re.compile(r"^bucket_([0-9]+)(?:_([0-9]+))?$")
 _ORIGINAL_FILE_RE = re.compile(r"^([0-9]+)_([0-9]+)(?:_copy_([0-9]+))?$")
 
-
-class AcidNameError(AcidInputError):
-    """A name looks like an ACID directory or file but does not follow Hive's rules."""
 
 
 class DirKind(enum.Enum):

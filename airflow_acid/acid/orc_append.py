@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import IO
 
+from airflow_acid.acid.errors import OrcTailError
 from airflow_acid.acid.orc_statistics import merge_column_statistics
 from airflow_acid.acid.orc_tail import (
     _FOOTER_CALENDAR,
@@ -25,7 +26,6 @@ from airflow_acid.acid.orc_tail import (
     _MAGIC,
     _PS_FOOTER_LENGTH,
     PROLEPTIC_GREGORIAN,
-    OrcTailError,
     _as_chunks,
     _decompress,
     _fields,

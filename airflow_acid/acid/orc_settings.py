@@ -10,20 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Self
 
+from airflow_acid.acid.errors import OrcSettingsError
 from airflow_acid.acid.event_writer import (
     BASE_DELTA_RATIO,
     DEFAULT_BUFFER_SIZE,
     DEFAULT_ROW_INDEX_STRIDE,
     DEFAULT_STRIPE_SIZE,
 )
-from airflow_acid.errors import AcidInputError
 
 ORC_COMPRESSIONS = ("NONE", "ZLIB", "SNAPPY", "ZSTD")
 """Compressions both pyarrow's ORC writer and the readers of this project support."""
 
-
-class OrcSettingsError(AcidInputError):
-    """An ORC setting (or the table property it comes from) is invalid."""
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,8 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 
-from airflow_acid.acid.orc_tail import (
-    _FIXED64,
-    _LENGTH,
-    _VARINT,
-    OrcTailError,
-    _encode_varint,
-    _length_field,
-    _varint,
-    _varint_field,
-)
+from airflow_acid.acid.errors import OrcTailError
+from airflow_acid.acid.orc_tail import _FIXED64, _LENGTH, _VARINT, _encode_varint, _length_field, _varint, _varint_field
 
 # ColumnStatistics field numbers (orc_proto.proto)
 _VALUES, _INT, _DOUBLE, _STRING, _BUCKET, _DECIMAL, _DATE, _BINARY, _TIMESTAMP, _HAS_NULL, _BYTES, _COLLECTION = (

@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 import pyarrow as pa
 
-from airflow_acid.errors import AcidUserError
+from airflow_acid.acid.errors import OrcTailError
 
 _MAGIC = b"ORC"
 _VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
@@ -33,9 +33,6 @@ PROLEPTIC_GREGORIAN = 2
 """ORC's ``CalendarKind`` value for the proleptic Gregorian calendar (0 is unknown, 1 hybrid Julian/Gregorian)."""
 _STRIPE_OFFSET, _STRIPE_NUMBER_OF_ROWS = 1, 5
 
-
-class OrcTailError(AcidUserError, ValueError):
-    """An ORC file's tail cannot be parsed or rewritten."""
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:

@@ -14,13 +14,13 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from airflow_acid.acid.errors import AcidNameError, AcidStateError, NotEnoughHistoryError
 from airflow_acid.acid.names import (
     FLUSH_LENGTH_SUFFIX,
     LONG_MIN,
     METADATA_ACID_FILE,
     ORC_ACID_VERSION_FILE,
     PARSED_NAMES_CACHED,
-    AcidNameError,
     BaseDir,
     DeltaDir,
     DirKind,
@@ -32,18 +32,10 @@ from airflow_acid.acid.names import (
     parse_original_file,
 )
 from airflow_acid.acid.writeids import RangeResponse, ValidTxnList, ValidWriteIdList
-from airflow_acid.errors import AcidUserError
 
 MetadataReader = Callable[[str], str]
 """Returns the text of a ``_metadata_acid`` file, given its path relative to the partition directory."""
 
-
-class AcidStateError(AcidUserError, ValueError):
-    """A listing cannot be turned into an ACID state (bad marker file, bad path)."""
-
-
-class NotEnoughHistoryError(AcidStateError):
-    """Rule 12: a compacted base erased history that this snapshot still needs (Hive's ACID_NOT_ENOUGH_HISTORY)."""
 
 
 class DataFormat(enum.Enum):

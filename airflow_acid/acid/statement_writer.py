@@ -22,10 +22,10 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_schema import BUCKET, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, conform_events, sort_events, write_acid_version_file
 from airflow_acid.acid.fast_event_writer import write_acid_orc
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_settings import OrcSettings

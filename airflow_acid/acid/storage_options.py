@@ -18,6 +18,8 @@ from typing import Any
 
 import fsspec.config
 
+from airflow_acid.acid.errors import StorageOptionsError
+
 ENV_PREFIX = "FSSPEC_"
 """fsspec reads ``FSSPEC_<PROTOCOL>`` (a JSON object of constructor arguments) at import."""
 
@@ -33,9 +35,6 @@ _S3 = ("s3", "s3a")
 _GCS = ("gs", "gcs")
 _AZURE = ("abfs", "abfss", "az", "adl")
 
-
-class StorageOptionsError(ValueError):
-    """Storage options that cannot be used (a secret among them, an unknown key, a bad value)."""
 
 
 def _truthy(value: Any, name: str) -> bool:
@@ -195,5 +194,5 @@ def storage_environment(options: StorageOptions | None, locations: Iterable[str]
     return options.environment(protocols)
 
 
-__all__ = ["ENV_PREFIX", "SECRET_ENV", "StorageOptions", "StorageOptionsError", "protocol_of", "protocols_for",
+__all__ = ["ENV_PREFIX", "SECRET_ENV", "StorageOptions", "protocol_of", "protocols_for",
            "storage_environment"]

@@ -25,6 +25,7 @@ import pyarrow.orc as po
 
 from airflow_acid.acid import names
 from airflow_acid.acid.bucket_codec import bucket_id_of
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_schema import KEY_FIELDS, AcidKey, insert_events
 from airflow_acid.acid.event_writer import (
     AcidStats,
@@ -41,7 +42,6 @@ from airflow_acid.acid.event_writer import (
     write_acid_version_file,
 )
 from airflow_acid.acid.fast_event_writer import writer_options
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.malloc_tuning import keep_freed_memory_for_small_files
 from airflow_acid.acid.orc_append import AppendingOrcFile

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from airflow_acid.acid.file_errors import AcidFileError
-
 NANOSECOND_RANGE_NOTE = "timestamp[ns] spans only 1677-09-21 … 2262-04-11"
 
-
-class TimestampRangeError(AcidFileError):
-    """A timestamp outside the nanosecond range met a ``timestamp[ns]`` schema; redo with :func:`microsecond_schema`."""
 
 
 def microsecond_type(t: pa.DataType) -> pa.DataType:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Self
 
-from airflow_acid.errors import AcidInputError
+from airflow_acid.acid.errors import SnapshotFormatError
 
 LONG_MAX = 9223372036854775807
 """Java's Long.MAX_VALUE: Hive's marker for "nothing open"."""
@@ -30,9 +30,6 @@ class RangeResponse(enum.Enum):
     SOME = "SOME"
     ALL = "ALL"
 
-
-class SnapshotFormatError(AcidInputError):
-    """A snapshot string is not in Hive's format."""
 
 
 def _parse_ids(text: str, what: str, source: str) -> list[int]:

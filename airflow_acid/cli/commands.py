@@ -170,7 +170,8 @@ class WarehouseLocation(click.ParamType):
 
 def _storage_options_of(pairs: tuple[str, ...]):
     """The ``--storage-option`` pairs (they override ``[acid] storage_options`` when the warehouse opens)."""
-    from airflow_acid.acid.storage_options import StorageOptions, StorageOptionsError
+    from airflow_acid.acid.errors import StorageOptionsError
+    from airflow_acid.acid.storage_options import StorageOptions
 
     try:
         return StorageOptions.parse_pairs(pairs)

@@ -86,7 +86,7 @@ def run_demo(ms: Metastore, warehouse: Path, console: Console) -> None:
         note(f"txn {txn.txn_id}", "INSERT then an exception in the with-block", "aborted (its files removed)")
 
     with wh.read_snapshot(wh.table(SALES)) as s1:
-        early = {t.name: wh.read_partition(wh.table(SALES), t, s1.write_ids, s1.txns) for t in s1.targets}
+        early = {t.name: wh.io.read_partition(wh.table(SALES), t, s1.write_ids, s1.txns) for t in s1.targets}
         note("snapshot S1", str(s1.write_ids), "a reader's snapshot of demo.sales taken here")
         with wh.transaction() as txn:
             r = txn.delete(SALES, where=pc.field("amount") < 15)
@@ -171,7 +171,7 @@ def _print_directories(console: Console, wh: AcidWarehouse, name: str) -> None:
     table = Table()
     for col in ("partition", "directory", "files", "bytes", "role"):
         table.add_column(col, justify="right" if col == "bytes" else "left")
-    for target in wh.partition_targets(info):
+    for target in wh.io.partition_targets(info):
         files = storage_for(target.location, wh.filesystem).list_files()
         state = get_acid_state(files, wids, txns)
         role: dict[str, str] = {}

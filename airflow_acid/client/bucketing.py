@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_acid.errors import AcidInputError
+from airflow_acid.client.errors import BucketingError
 
 HIVE_SEED = 104729
 """``Murmur3.DEFAULT_SEED`` in Hive's storage-api."""
@@ -36,9 +36,6 @@ HIVE_SEED = 104729
 _C1, _C2 = 0xCC9E2D51, 0x1B873593
 _MASK = 0xFFFFFFFF
 
-
-class BucketingError(AcidInputError):
-    """A bucket column whose type Hive bucketing version 2 cannot be reproduced for."""
 
 
 def _rotl(x: int, r: int) -> int:

@@ -27,3 +27,7 @@ class TransactionClosedError(AcidClientError):
 
 class ReadLockError(AcidClientError):
     """A read could not take its shared-read lock (an exclusive lock, e.g. a DROP, holds the table)."""
+
+
+class BucketingError(AcidInputError):
+    """A bucket column whose type Hive bucketing version 2 cannot be reproduced for."""

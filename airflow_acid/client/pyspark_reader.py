@@ -139,8 +139,8 @@ def read_acid(spark: SparkSession, warehouse: AcidWarehouse | Metastore | str, t
 
     wh = warehouse if isinstance(warehouse, AcidWarehouse) else AcidWarehouse(warehouse, init=False)
     info = wh.transactional_table(table)
-    schema = wh.data_schema(info)
-    full = wh.full_schema(info)
+    schema = wh.io.data_schema(info)
+    full = wh.io.full_schema(info)
     if columns is not None:
         unknown = [c for c in columns if c not in full.names]
         if unknown:

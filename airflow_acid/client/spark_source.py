@@ -109,7 +109,7 @@ def _table_name(options: Mapping[str, Any]) -> str:
 
 def output_schema(wh: AcidWarehouse, info: TableInfo, options: Mapping[str, Any]) -> pa.Schema:
     """What a read returns: [ROW__ID,] data columns then partition columns, or only ``columns`` (in that order)."""
-    full = wh.full_schema(info)
+    full = wh.io.full_schema(info)
     wanted = [c.strip() for c in str(options.get("columns") or "").split(",") if c.strip()]
     if wanted:
         lowered = {n.lower(): n for n in full.names}
@@ -254,7 +254,7 @@ class AcidReader(DataSourceReader):
                 snap = Snapshot.from_json(given)
                 txns = ValidTxnList.from_string(snap.txns)
                 write_ids = ValidReaderWriteIdList.from_string(snap.write_ids)
-                targets = wh.partition_targets(info)
+                targets = wh.io.partition_targets(info)
             else:
                 read = wh.read_snapshot(info).__enter__()
                 txn_id = read.detach()  # planning ends here; executors heartbeat it, hive.txn.timeout ends it
@@ -269,7 +269,7 @@ class AcidReader(DataSourceReader):
                 values = {k.name: target.spec.get(k.name) for k in info.partition_keys}
                 for unit in _plan_units(target.location, write_ids, txns, values, split_bytes=split_bytes):
                     units.append(InputPartition(json.dumps({
-                        "unit": unit, "snapshot": snap.to_json(), "schema": _schema_bytes(wh.data_schema(info)),
+                        "unit": unit, "snapshot": snap.to_json(), "schema": _schema_bytes(wh.io.data_schema(info)),
                         "out": _schema_bytes(out_schema), "metastore_url": _real_url(wh),
                         "heartbeat": self.options.get("heartbeat", "true")})))
             return units or [InputPartition(json.dumps({"empty": True}))]
@@ -407,7 +407,7 @@ class SparkTxn:
             txn = cls(options, defaults, info.full_name, info.location, info.is_insert_only,
                       [k.name for k in info.partition_keys], list(info.bucket_cols),
                       [c.type for c in info.columns if c.name in info.bucket_cols], info.num_buckets,
-                      _schema_bytes(wh.data_schema(info)), _schema_bytes(wh.full_schema(info)), _real_url(wh))
+                      _schema_bytes(wh.io.data_schema(info)), _schema_bytes(wh.io.full_schema(info)), _real_url(wh))
             ms = wh.metastore
             txn.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, agent_info=f"airflow-acid spark {what} "
                                                                                    f"{info.full_name}")
@@ -503,14 +503,14 @@ class SparkTxn:
         fs = None
         try:
             info = wh.transactional_table(self.table)
-            fs, _root = wh.storage(self.location)
+            fs, _root = wh.io.storage(self.location)
             written: dict[str | None, dict[str, str]] = {}
             same_name: dict[str, list[str]] = {}  # final path -> staged copies (several tasks wrote one bucket)
             for entry in entries:
                 spec = entry["spec"]
-                location = wh.partition_target(info, spec).location if info.is_partitioned else self.location
-                _, final_root = wh.storage(posixpath.join(location, entry["dirname"]))
-                _, staged_root = wh.storage(entry["staged"])
+                location = wh.io.partition_target(info, spec).location if info.is_partitioned else self.location
+                _, final_root = wh.io.storage(posixpath.join(location, entry["dirname"]))
+                _, staged_root = wh.io.storage(entry["staged"])
                 fs.makedirs(final_root, exist_ok=True)
                 for file in entry["files"]:
                     same_name.setdefault(posixpath.join(final_root, file), []).append(
@@ -532,7 +532,7 @@ class SparkTxn:
             if info.is_partitioned and written:
                 for spec in written.values():
                     ms.catalog.add_partition(info.database, info.name, spec,
-                                             location=wh.partition_target(info, spec).location, if_not_exists=True)
+                                             location=wh.io.partition_target(info, spec).location, if_not_exists=True)
                 ms.txns.add_dynamic_partitions(self.txn_id, info.database, info.name,
                                                [n for n in written if n], operation, self.write_id)
             ms.txns.commit(self.txn_id)
@@ -562,7 +562,7 @@ class SparkTxn:
             wh.close()
 
     def _remove_staging(self, wh: AcidWarehouse) -> None:
-        fs, root = wh.storage(self.staging)
+        fs, root = wh.io.storage(self.staging)
         if fs.exists(root):
             fs.rm(root, recursive=True)
 
@@ -607,7 +607,7 @@ class AcidWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
         with open_warehouse(options, defaults) as wh:
             info = wh.transactional_table(_table_name(options))
-            full = wh.full_schema(info)
+            full = wh.io.full_schema(info)
             names_given = [f.name.lower() for f in schema.fields]
             missing = [n for n in full.names if n.lower() not in names_given]
             extra = [n for n in schema.names if n.lower() not in {c.lower() for c in full.names}]
@@ -655,7 +655,7 @@ def _fill(rows: pa.Table, *, bucket: int) -> Any:
 
 
 def _partition_text(value: Any) -> str:
-    from airflow_acid.client.warehouse import HIVE_DEFAULT_PARTITION
+    from airflow_acid.client.table_io import HIVE_DEFAULT_PARTITION
 
     if value is None:
         return HIVE_DEFAULT_PARTITION

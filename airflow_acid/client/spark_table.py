@@ -26,6 +26,18 @@ import sqlglot
 from airflow_acid.acid.codes import DataOperation, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.merge_clauses import (
+    MergeClause,
+    SourceColumn,
+    WhenMatched,
+    WhenNotMatched,
+    cardinality_error,
+    checked_clauses,
+    clause_chooser,
+    insert_values,
+    on_condition,
+    set_values,
+)
 from airflow_acid.client.spark_source import (
     CONF_PREFIX,
     ROW_ID,
@@ -36,7 +48,7 @@ from airflow_acid.client.spark_source import (
     register,
     task_attempt,
 )
-from airflow_acid.client.sql_eval import MergeClause, Sql, WhenMatched, WhenNotMatched
+from airflow_acid.client.sql_eval import Sql
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
@@ -78,8 +90,8 @@ class AcidTable:
                 raise UnsupportedOperationError(f"table {info.full_name} is insert-only: UPDATE, DELETE and MERGE "
                                                 "are not supported; append with df.write.format('hive_acid')")
             self.name = info.full_name
-            self.columns = wh.full_schema(info).names
-            self.data_columns = wh.data_schema(info).names
+            self.columns = wh.io.full_schema(info).names
+            self.data_columns = wh.io.data_schema(info).names
             self.updatable = [c for c in self.data_columns if c not in info.bucket_cols]
 
     def read(self) -> DataFrame:
@@ -108,22 +120,15 @@ class AcidTable:
         """MERGE ``source`` into the table with Hive's grammar (clauses in order, the first whose condition holds;
         Hive's cardinality check); ``on`` is a list of equal columns or a Hive SQL condition. Returns the target
         rows matched plus the rows inserted."""
-        clauses = list(when)
-        if not clauses:
-            raise SchemaMismatchError(f"MERGE into {self.name} needs at least one WHEN clause")
         what = f"MERGE into {self.name}"
+        matched, unmatched = checked_clauses(when, what=what)
         t, s = f"`{target_alias}`", f"`{source_alias}`"
-        on_sql = spark_sql(on, what=f"{what}: ON") if isinstance(on, str) else " AND ".join(
-            f"{t}.`{k}` = {s}.`{k}`" for k in on)
+        on_sql = spark_sql(on_condition(on, target_alias, source_alias, what=what), what=f"{what}: ON")
 
-        def chooser(items: Sequence[tuple[int, MergeClause]]) -> str:
-            parts = [f"WHEN ({spark_sql(c.condition, what=f'{what}: WHEN')}) THEN {i}" if c.condition
-                     else f"WHEN TRUE THEN {i}" for i, c in items]
-            return f"CASE {' '.join(parts)} ELSE -1 END"
+        def condition(text: str) -> str:
+            return spark_sql(text, what=f"{what}: WHEN")
 
-        matched = [(i, c) for i, c in enumerate(clauses) if isinstance(c, WhenMatched)]
-        unmatched = [(i, c) for i, c in enumerate(clauses) if isinstance(c, WhenNotMatched)]
-        n = len(clauses)
+        n = len(matched) + len(unmatched)
 
         def plan(target: DataFrame, _snap: Snapshot) -> DataFrame:
             target.createOrReplaceTempView("__acid_merge_target")
@@ -135,13 +140,9 @@ class AcidTable:
                                      f"{t}.`{ROW_ID}` HAVING count(*) > 1 LIMIT 1").collect()
                 if dup:
                     rid = dup[0]["id"]
-                    raise SchemaMismatchError(
-                        f"table {self.name}: MERGE matched target row ROW__ID ({rid.writeid}, {rid.bucketid}, "
-                        f"{rid.rowid}) with {dup[0]['n']} source rows; each target row may match at most one source "
-                        "row (Hive's cardinality check). Deduplicate the source.")
-                choose = chooser(matched)
+                    raise cardinality_error(self.name, (rid.writeid, rid.bucketid, rid.rowid), dup[0]["n"])
+                choose = clause_chooser(matched, condition)
                 for index, clause in matched:
-                    assert isinstance(clause, WhenMatched)
                     if clause.delete:
                         cols = [f"{t}.`{c}`" for c in self.columns]
                         action = _DELETE
@@ -152,7 +153,7 @@ class AcidTable:
                     parts.append(f"SELECT '{action}' AS {ACTION}, {index} AS {CLAUSE}, {t}.`{ROW_ID}`, "
                                  f"{', '.join(cols)} FROM {joined} WHERE {choose} = {index}")
             if unmatched:
-                choose = chooser(unmatched)
+                choose = clause_chooser(unmatched, condition)
                 anti = f"__acid_merge_source AS {s} LEFT ANTI JOIN __acid_merge_target AS {t} ON ({on_sql})"
                 for index, insert_clause in unmatched:
                     cols = self._insert_values(insert_clause, source, s, what=what)
@@ -167,39 +168,13 @@ class AcidTable:
     # --- pieces --------------------------------------------------------------------------------------------------
 
     def _assignments(self, values: Mapping[str, Any], *, what: str) -> dict[str, str]:
-        lowered = {c.lower(): c for c in self.columns}
-        out = {}
-        for col, value in values.items():
-            name = lowered.get(str(col).lower())
-            if name is None:
-                raise SchemaMismatchError(f"{what}: unknown column {col!r}; columns are {self.columns}")
-            if name not in self.updatable:
-                raise UnsupportedOperationError(f"{what}: cannot update {name}: partition and bucket columns "
-                                                "cannot be updated (as in Hive)")
-            out[name] = _value(value, what=f"{what}: SET {name}")
-        return out
+        return {name: _value(value, what=f"{what}: SET {name}")
+                for name, value in set_values(values, self.columns, self.updatable, what=what).items()}
 
     def _insert_values(self, clause: WhenNotMatched, source: DataFrame, s: str, *, what: str) -> list[str]:
-        spec = clause.insert
-        if spec is None:
-            present = {c.lower() for c in source.columns}
-            missing = [c for c in self.columns if c.lower() not in present]
-            if missing:
-                raise SchemaMismatchError(f"{what}: inserting the source row needs column(s) {missing}, which the "
-                                          f"source lacks ({source.columns})")
-            return [f"{s}.`{c}` AS `{c}`" for c in self.columns]
-        if isinstance(spec, Mapping):
-            lowered = {c.lower(): c for c in self.columns}
-            given = {}
-            for col, value in spec.items():
-                if str(col).lower() not in lowered:
-                    raise SchemaMismatchError(f"{what}: INSERT names unknown column {col!r}")
-                given[lowered[str(col).lower()]] = _value(value, what=f"{what}: INSERT {col}")
-            return [f"{given.get(c, 'NULL')} AS `{c}`" for c in self.columns]
-        if len(spec) != len(self.columns):
-            raise SchemaMismatchError(f"{what}: INSERT VALUES has {len(spec)} value(s); the table has "
-                                      f"{len(self.columns)} column(s) {self.columns}")
-        return [f"{_value(v, what=f'{what}: INSERT')} AS `{c}`" for v, c in zip(spec, self.columns)]
+        given = insert_values(clause.insert, self.columns, source.columns, what=what)
+        return [f"{s}.`{v.name}` AS `{c}`" if isinstance(v, SourceColumn) else
+                f"{_value(v, what=f'{what}: INSERT {c}')} AS `{c}`" for c, v in zip(self.columns, given)]
 
     def _run(self, plan: Callable[[DataFrame, Snapshot], DataFrame], *, what: str, clauses: int = 1,
              operation: DataOperation = DataOperation.UPDATE) -> int:
@@ -212,7 +187,7 @@ class AcidTable:
                 info = wh.transactional_table(self.name)
                 txns = wh.metastore.snapshots.valid_txn_list(txn.txn_id)
                 write_ids = wh.metastore.snapshots.valid_write_id_list(info.full_name, txns)
-                full = wh.full_schema(info)
+                full = wh.io.full_schema(info)
             snap = Snapshot(txn.txn_id, txns.to_string(), write_ids.to_string())
             target = self.spark.read.format(SHORT_NAME).options(**self.options).option("row_id", "true") \
                 .option("snapshot", snap.to_json()).load(self.name)

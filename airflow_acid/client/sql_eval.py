@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,16 @@ from sqlglot.errors import ParseError, TokenError
 
 from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.merge_clauses import (
+    MergeClause,
+    SourceColumn,
+    cardinality_error,
+    checked_clauses,
+    clause_chooser,
+    insert_values,
+    set_values,
+)
+from airflow_acid.client.predicates import SOURCE_PREFIX, project
 from airflow_acid.client.table_schema import cast_to_column
 
 ROW_ID_COLUMNS: tuple[str, ...] = ("__acid_writeid", "__acid_bucketid", "__acid_rowid")
@@ -152,33 +162,6 @@ def value_sql(value: Any, *, what: str) -> str:
     return to_duckdb(exp.convert(value))
 
 
-@dataclass(frozen=True)
-class WhenMatched:
-    """``WHEN MATCHED [AND condition] THEN UPDATE SET … | DELETE`` of a MERGE. ``update`` maps target columns to
-    literals or :class:`Sql` expressions over the target and source aliases; ``condition`` is Hive SQL text."""
-
-    update: Mapping[str, Any] | None = None
-    delete: bool = False
-    condition: str | None = None
-
-    def __post_init__(self) -> None:
-        if (self.update is None) == (not self.delete):
-            raise SchemaMismatchError("WHEN MATCHED needs exactly one of update={column: value, …} or delete=True")
-
-
-@dataclass(frozen=True)
-class WhenNotMatched:
-    """``WHEN NOT MATCHED [AND condition] THEN INSERT VALUES(…)``: ``insert`` maps columns to literals or
-    :class:`Sql` expressions over the source alias, or lists a value per column (data then partition columns, as
-    Hive's VALUES); None inserts the source row's same-named columns."""
-
-    insert: Mapping[str, Any] | Sequence[Any] | None = None
-    condition: str | None = None
-
-
-MergeClause = WhenMatched | WhenNotMatched
-
-
 @dataclass
 class MergeChanges:
     """What a MERGE does, per clause in order: matched target rows (ROW__ID columns, partition index, and for an
@@ -194,20 +177,20 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                    updatable: Sequence[str], table: str) -> MergeChanges:
     """Evaluate MERGE clauses with SQL semantics: each matched pair takes the first WHEN MATCHED clause whose
     condition holds, each unmatched source row the first WHEN NOT MATCHED clause; a target row matched by more than
-    one source row is an error (Hive's cardinality check) when any WHEN MATCHED clause exists."""
-    t_name, s_name = ev.register(target), ev.register(source)
-    t, s = quote(target_alias), quote(source_alias)
-    on_sql = to_duckdb(hive_expression(on, what=f"MERGE into {table}: ON"))
-    joined = f"{t_name} AS {t} JOIN {s_name} AS {s} ON ({on_sql})"
-    what = f"MERGE into {table}"
-    matched: list[tuple[int, MergeClause]] = [(i, c) for i, c in enumerate(clauses) if isinstance(c, WhenMatched)]
-    unmatched: list[tuple[int, MergeClause]] = [(i, c) for i, c in enumerate(clauses)
-                                                if isinstance(c, WhenNotMatched)]
+    one source row is an error (Hive's cardinality check) when any WHEN MATCHED clause exists.
 
-    def chooser(items: Sequence[tuple[int, MergeClause]]) -> str:
-        whens = " ".join(f"WHEN ({to_duckdb(hive_expression(c.condition, what=f'{what}: WHEN condition'))}) "
-                         f"THEN {i}" if c.condition else f"WHEN TRUE THEN {i}" for i, c in items)
-        return f"CASE {whens} ELSE -1 END"
+    DuckDB picks the rows; a clause whose values are pyarrow compute expressions (over the target's columns and the
+    source's as ``source("col")``, the keyword API's form) has them computed by Arrow over the rows picked, in
+    target (update) or source (insert) order."""
+    what = f"MERGE into {table}"
+    matched, unmatched = checked_clauses(clauses, what=what)
+    t_name, s_name = ev.register(_numbered(target, _TARGET_ROW)), ev.register(_numbered(source, _SOURCE_ROW))
+    t, s = quote(target_alias), quote(source_alias)
+    on_sql = to_duckdb(hive_expression(on, what=f"{what}: ON"))
+    joined = f"{t_name} AS {t} JOIN {s_name} AS {s} ON ({on_sql})"
+
+    def condition(text: str) -> str:
+        return to_duckdb(hive_expression(text, what=f"{what}: WHEN condition"))
 
     ids = ", ".join(f"{t}.{quote(c)}" for c in (*ROW_ID_COLUMNS, PART_INDEX))
     changes = MergeChanges([], [], [])
@@ -216,62 +199,67 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                        what=what)
         if dup.num_rows:
             row = dup.to_pylist()[0]
-            raise SchemaMismatchError(
-                f"table {table}: MERGE matched target row ROW__ID ({row[ROW_ID_COLUMNS[0]]}, "
-                f"{row[ROW_ID_COLUMNS[1]]}, {row[ROW_ID_COLUMNS[2]]}) with {row['n']} source rows; each target row "
-                "may match at most one source row (Hive's cardinality check). Deduplicate the source.")
-        choose = chooser(matched)
-        for index, matched_clause in matched:
-            assert isinstance(matched_clause, WhenMatched)
-            clause = matched_clause
+            raise cardinality_error(table, (row[ROW_ID_COLUMNS[0]], row[ROW_ID_COLUMNS[1]], row[ROW_ID_COLUMNS[2]]),
+                                    row["n"])
+        choose = clause_chooser(matched, condition)
+        for index, clause in matched:
+            picked = f"FROM {joined} WHERE {choose} = {index}"
             if clause.delete:
-                rows = ev.query(f"SELECT {ids} FROM {joined} WHERE {choose} = {index}", what=what)
-                changes.deletes.append((index, rows))
+                changes.deletes.append((index, ev.query(f"SELECT {ids} {picked}", what=what)))
                 continue
             assert clause.update is not None
-            lowered = {c.lower(): c for c in full.names}
-            values = {}
-            for col, value in clause.update.items():
-                name = lowered.get(str(col).lower())
-                if name is None or name not in updatable:
-                    raise SchemaMismatchError(
-                        f"table {table}: MERGE cannot SET {col!r}: " + (
-                            "not a column of the table" if name is None else
-                            "partition and bucket columns cannot be updated (as in Hive)"))
-                values[name] = value_sql(value, what=f"{what}: SET {col}")
-            columns = ", ".join(f"{values[c]} AS {quote(c)}" if c in values else f"{t}.{quote(c)}"
-                                for c in full.names)
-            rows = ev.query(f"SELECT {ids}, {columns} FROM {joined} WHERE {choose} = {index}", what=what)
-            changes.updates.append((index, rows))
+            values = set_values(clause.update, full.names, updatable, what=what)
+            if _arrow_valued(values.values(), what=what):
+                pairs = ev.query(f"SELECT {t}.{_TARGET_ROW}, {s}.{_SOURCE_ROW} {picked} ORDER BY 1", what=what)
+                rows = _with_source(target.take(pairs.column(0)), source.take(pairs.column(1)))
+                new = project(rows, {**{c: pc.field(c) for c in full.names}, **values}, full, table=table)
+                changes.updates.append((index, pa.table({**{c: rows.column(c) for c in (*ROW_ID_COLUMNS, PART_INDEX)},
+                                                         **{c: new.column(c) for c in full.names}})))
+                continue
+            sql = {c: value_sql(v, what=f"{what}: SET {c}") for c, v in values.items()}
+            columns = ", ".join(f"{sql[c]} AS {quote(c)}" if c in sql else f"{t}.{quote(c)}" for c in full.names)
+            changes.updates.append((index, ev.query(f"SELECT {ids}, {columns} {picked}", what=what)))
     if unmatched:
-        choose = chooser(unmatched)
+        choose = clause_chooser(unmatched, condition)
         anti = (f"FROM {s_name} AS {s} LEFT JOIN {t_name} AS {t} ON ({on_sql}) "  # not NOT EXISTS: no inner scope
                 f"WHERE {t}.{quote(ROW_ID_COLUMNS[0])} IS NULL AND {choose} = ")
         for index, insert_clause in unmatched:
-            assert isinstance(insert_clause, WhenNotMatched)
-            spec = insert_clause.insert
-            if spec is None:
-                source_cols = {c.lower() for c in source.column_names}
-                missing = [c for c in full.names if c.lower() not in source_cols]
-                if missing:
-                    raise SchemaMismatchError(f"table {table}: MERGE insert of the source row needs column(s) "
-                                              f"{missing}, which the source lacks ({source.column_names})")
-                exprs = [f"{s}.{quote(c)}" for c in full.names]
-            elif isinstance(spec, Mapping):
-                lowered = {c.lower(): c for c in full.names}
-                unknown = [c for c in spec if str(c).lower() not in lowered]
-                if unknown:
-                    raise SchemaMismatchError(f"table {table}: MERGE insert names unknown column(s) {unknown}")
-                given = {lowered[str(c).lower()]: v for c, v in spec.items()}
-                exprs = [value_sql(given[c], what=f"{what}: INSERT {c}") if c in given else "NULL"
-                         for c in full.names]
+            given = insert_values(insert_clause.insert, full.names, source.column_names, what=what)
+            if _arrow_valued(given, what=what):
+                picked_rows = ev.query(f"SELECT {s}.{_SOURCE_ROW} {anti}{index} ORDER BY 1", what=what)
+                picked_source = source.take(picked_rows.column(0))
+                rows = picked_source.rename_columns([SOURCE_PREFIX + c for c in picked_source.column_names])
+                new = project(rows, {c: pc.field(SOURCE_PREFIX + v.name) if isinstance(v, SourceColumn) else v
+                                     for c, v in zip(full.names, given)}, full, table=table)
             else:
-                if len(spec) != len(full.names):
-                    raise SchemaMismatchError(
-                        f"table {table}: MERGE INSERT VALUES has {len(spec)} value(s); the table has "
-                        f"{len(full.names)} column(s) {full.names} (data columns, then partition columns)")
-                exprs = [value_sql(v, what=f"{what}: INSERT") for v in spec]
-            cols = ", ".join(f"{e} AS {quote(c)}" for e, c in zip(exprs, full.names))
-            rows = ev.query(f"SELECT {cols} {anti}{index}", what=what)
-            changes.inserts.append((index, conform(rows, full, what=f"table {table}: MERGE insert")))
+                exprs = [f"{s}.{quote(v.name)}" if isinstance(v, SourceColumn) else
+                         value_sql(v, what=f"{what}: INSERT {c}") for c, v in zip(full.names, given)]
+                cols = ", ".join(f"{e} AS {quote(c)}" for e, c in zip(exprs, full.names))
+                new = ev.query(f"SELECT {cols} {anti}{index}", what=what)
+            changes.inserts.append((index, conform(new, full, what=f"table {table}: MERGE insert")))
     return changes
+
+
+_TARGET_ROW, _SOURCE_ROW = quote("__acid_trow"), quote("__acid_srow")
+"""Row numbers of the target and source tables inside a MERGE's queries (to take rows back out of them)."""
+
+
+def _numbered(rows: pa.Table, quoted: str) -> pa.Table:
+    return rows.append_column(quoted.strip('"'), pa.array(range(rows.num_rows), pa.int64()))
+
+
+def _with_source(rows: pa.Table, source: pa.Table) -> pa.Table:
+    """Target rows with the source's columns beside them as ``source.<col>`` (what ``source("col")`` names)."""
+    for name in source.column_names:
+        rows = rows.append_column(SOURCE_PREFIX + name, source.column(name))
+    return rows
+
+
+def _arrow_valued(values: Any, *, what: str) -> bool:
+    """Whether a clause's values are pyarrow compute expressions (then none may be :class:`Sql`)."""
+    values = list(values)
+    if not any(isinstance(v, pc.Expression) for v in values):
+        return False
+    if any(isinstance(v, (Sql, exp.Expr)) for v in values):
+        raise SchemaMismatchError(f"{what}: a clause's values are either pyarrow expressions or Sql, not both")
+    return True

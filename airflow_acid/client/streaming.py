@@ -46,7 +46,8 @@ from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 
 if TYPE_CHECKING:
-    from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget
+    from airflow_acid.client.table_io import PartitionTarget
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 log = logging.getLogger(__name__)
 
@@ -69,22 +70,22 @@ class StreamingConnection:
 
     def __init__(self, warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] | str | None = None, *,
                  batch_size: int | None = None, agent_info: str | None = None) -> None:
-        self._wh = warehouse
-        self._ms = warehouse.metastore
-        self.info = warehouse.transactional_table(table)
+        self._io = io = warehouse.io
+        self._ms = io.metastore
+        self.info = io.transactional_table(table)
         if self.info.is_insert_only:
             raise UnsupportedOperationError(
                 f"table {self.info.full_name} is insert-only; streaming ingest writes full-ACID tables only")
         self.dynamic = self.info.is_partitioned and partition is None
         """Dynamic partitioning (Hive Streaming without static partition values): every row carries its partition
         column values and goes to that partition; partitions are added when the transaction commits."""
-        self.target = None if self.dynamic else warehouse.partition_target(self.info, partition)
+        self.target = None if self.dynamic else io.partition_target(self.info, partition)
         if batch_size is not None and batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        self.batch_size = min(batch_size or warehouse.conf.txn_max_open_batch, warehouse.conf.txn_max_open_batch)
+        self.batch_size = min(batch_size or io.conf.txn_max_open_batch, io.conf.txn_max_open_batch)
         self.agent_info = agent_info or f"airflow-acid streaming {self.info.full_name}"
-        self.schema = warehouse.data_schema(self.info)
-        self._bucket_of = warehouse.bucket_assigner(self.info)
+        self.schema = io.data_schema(self.info)
+        self._bucket_of = io.bucket_assigner(self.info)
         self.stats = StreamingStats()
         self.closed = False
         self._lock = threading.Lock()
@@ -100,12 +101,12 @@ class StreamingConnection:
         self._txn_partitions: dict[str, PartitionTarget] = {}
         """Partitions the current transaction wrote (dynamic partitioning)."""
         location = self.info.location if self.target is None else self.target.location
-        self.per_transaction_files = not storage_for(location, warehouse.filesystem).durable_flush
+        self.per_transaction_files = not storage_for(location, io.filesystem).durable_flush
         """True on object stores: each transaction's rows go into its own closed ``delta_W_W`` files."""
         if self.target is not None and self.target.spec:
             self._ms.catalog.add_partition(self.info.database, self.info.name, self.target.spec,
                                            location=self.target.location, if_not_exists=True)
-        self._heartbeater = Heartbeater(self._ms.txns.heartbeat, self._open_txns, warehouse.conf.txn_timeout_s / 2,
+        self._heartbeater = Heartbeater(self._ms.txns.heartbeat, self._open_txns, io.conf.txn_timeout_s / 2,
                                         name=f"acid-heartbeat-stream-{self.info.full_name}").start()
 
     # --- context manager -------------------------------------------------------------------------------
@@ -154,7 +155,7 @@ class StreamingConnection:
     # --- batches ---------------------------------------------------------------------------------------
 
     def _open_batch(self) -> None:
-        ids = self._ms.txns.open_txns(self.batch_size, user=self._wh.user, host=self._wh.host,
+        ids = self._ms.txns.open_txns(self.batch_size, user=self._io.user, host=self._io.host,
                                       agent_info=self.agent_info)
         try:
             wids = self._ms.txns.allocate_write_ids(ids, self.info.database, self.info.name)
@@ -183,9 +184,9 @@ class StreamingConnection:
         self._row_ids = {}
         self._txn_partitions = {}
         comp = lock_component_for(DataOperation.INSERT, self.info.database, self.info.name,
-                                  None if self.target is None else self.target.name, conf=self._wh.conf,
+                                  None if self.target is None else self.target.name, conf=self._io.conf,
                                   is_dynamic_partition_write=self.dynamic)
-        response = self._ms.locks.lock([comp], txn_id=txn, user=self._wh.user, host=self._wh.host,
+        response = self._ms.locks.lock([comp], txn_id=txn, user=self._io.user, host=self._io.host,
                                        agent_info=self.agent_info)
         if response.state is not LockState.ACQUIRED:
             self.abort()
@@ -200,7 +201,7 @@ class StreamingConnection:
             current = self.directory
             assert current is not None, "set once a batch is open, which begin() does first"
             directory = posixpath.join(location, current)
-            writer = StreamingEventFileWriter(directory, bucket, self.schema, filesystem=self._wh.filesystem)
+            writer = StreamingEventFileWriter(directory, bucket, self.schema, filesystem=self._io.filesystem)
             self._writers[(location, bucket)] = writer
         return writer
 
@@ -211,7 +212,7 @@ class StreamingConnection:
         if isinstance(data, list) and data and all(isinstance(r, (tuple, list)) for r in data):
             names = [*self.schema.names, *(k.name for k in self.info.partition_keys)]  # Hive: partition values last
             data = [dict(zip(names, r)) if len(r) == len(names) else r for r in data]
-        return self._wh.split_by_partition(self.info, data, None)
+        return self._io.split_by_partition(self.info, data, None)
 
     def write(self, data: Any) -> int:
         """Append rows to the current transaction (begun automatically); returns the number of rows."""

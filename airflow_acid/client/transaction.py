@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -33,10 +32,12 @@ from airflow_acid.acid.statement_writer import (
     writer_threads,
 )
 from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
+from airflow_acid.client.merge_clauses import MergeClause, WhenMatched, WhenNotMatched, on_condition
+from airflow_acid.client.merge_source import merge_source
 from airflow_acid.client.predicates import (
-    SOURCE_PREFIX,
     Predicate,
     as_expression,
+    as_value_expression,
     check_predicate,
     project,
     select_rows,
@@ -46,9 +47,7 @@ from airflow_acid.client.sql_eval import (
     PART_INDEX,
     ROW_ID_COLUMNS,
     Evaluator,
-    MergeClause,
     Sql,
-    WhenMatched,
     conform,
     empty_target,
     evaluate_merge,
@@ -60,14 +59,14 @@ from airflow_acid.client.sql_eval import (
     value_sql,
     with_row_ids,
 )
-from airflow_acid.client.table_schema import to_arrow_table
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnAbortedError, TxnStateError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 
 if TYPE_CHECKING:
-    from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget
+    from airflow_acid.client.table_io import PartitionTarget
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 log = logging.getLogger(__name__)
 
@@ -103,9 +102,9 @@ class Transaction:
     """
 
     def __init__(self, warehouse: AcidWarehouse, *, agent_info: str | None = None) -> None:
-        self._wh = warehouse
-        self._ms = warehouse.metastore
-        self.txn_id: int = self._ms.txns.open_txn(user=warehouse.user, host=warehouse.host,
+        self._io = io = warehouse.io
+        self._ms = io.metastore
+        self.txn_id: int = self._ms.txns.open_txn(user=io.user, host=io.host,
                                                    agent_info=agent_info or "airflow-acid client")
         self.state = "open"
         self.statements: list[StatementResult] = []
@@ -113,7 +112,7 @@ class Transaction:
         self._tables: dict[str, TableInfo] = {}
         self._written: list[tuple[Any, str]] = []  # (fs, directory path) this txn created
         self._heartbeater = Heartbeater(self._ms.txns.heartbeat, lambda: [self.txn_id],
-                                        warehouse.conf.txn_timeout_s / 2, name=f"acid-heartbeat-txn-{self.txn_id}")
+                                        io.conf.txn_timeout_s / 2, name=f"acid-heartbeat-txn-{self.txn_id}")
         self._heartbeater.start()
 
     # --- context manager -------------------------------------------------------------------------------
@@ -204,9 +203,9 @@ class Transaction:
 
     def _table(self, name: str, action: str) -> TableInfo:
         self._check_open(action)
-        key = self._wh.qualified_name(name)
+        key = self._io.qualified_name(name)
         if key not in self._tables:
-            self._tables[key] = self._wh.transactional_table(name)
+            self._tables[key] = self._io.transactional_table(name)
         return self._tables[key]
 
     def _statement_id(self, count: int = 1) -> int:
@@ -220,9 +219,9 @@ class Transaction:
 
     def _lock(self, info: TableInfo, partitions: Sequence[str | None], op: DataOperation, *,
               dynamic: bool = False) -> None:
-        comps = [lock_component_for(op, info.database, info.name, p, conf=self._wh.conf,
+        comps = [lock_component_for(op, info.database, info.name, p, conf=self._io.conf,
                                     is_dynamic_partition_write=dynamic) for p in partitions]
-        response = self._ms.locks.lock(comps, txn_id=self.txn_id, user=self._wh.user, host=self._wh.host,
+        response = self._ms.locks.lock(comps, txn_id=self.txn_id, user=self._io.user, host=self._io.host,
                                        agent_info=f"airflow-acid txn {self.txn_id}")
         if response.state is not LockState.ACQUIRED:
             raise LockNotAcquiredError(f"transaction {self.txn_id}: could not lock {info.full_name}: "
@@ -233,7 +232,7 @@ class Transaction:
         return txns, self._ms.snapshots.valid_write_id_list(info.full_name, txns)
 
     def _track(self, target: PartitionTarget, dirname: str) -> None:
-        fs, root = self._wh.storage(target.location)
+        fs, root = self._io.storage(target.location)
         self._written.append((fs, posixpath.join(root, dirname)))
 
     def _write(self, info: TableInfo, target: PartitionTarget, write_id: int, stmt: int, *,
@@ -246,27 +245,27 @@ class Transaction:
             dirs.append(names.format_delta(write_id, write_id, stmt, delete=True))
         for d in dirs:
             self._track(target, d)
-        schema = self._wh.data_schema(info)
+        schema = self._io.data_schema(info)
         if info.is_insert_only:
             assert inserts is not None, "insert-only tables take INSERTs only (UPDATE/DELETE/MERGE refuse them)"
             self._write_insert_only(info, target, dirs[0], inserts.select(schema.names))
         else:
             write_statement(target.location, write_id, stmt, schema,
                             inserts=None if inserts is None else inserts.select(schema.names), deletes=deletes,
-                            bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem,
+                            bucket_of=self._io.bucket_assigner(info), filesystem=self._io.filesystem,
                             max_writers=writer_threads())
         return dirs
 
     def _write_insert_only(self, info: TableInfo, target: PartitionTarget, dirname: str, rows: pa.Table) -> None:
         """Insert-only (MM) tables hold plain ORC files (no ACID columns) named like Hive's ``000000_0``."""
-        fs, root = self._wh.storage(target.location)
-        write_insert_only(posixpath.join(root, dirname), rows, bucket_of=self._wh.bucket_assigner(info),
+        fs, root = self._io.storage(target.location)
+        write_insert_only(posixpath.join(root, dirname), rows, bucket_of=self._io.bucket_assigner(info),
                           filesystem=fs)
 
     def _register(self, info: TableInfo, targets: Sequence[PartitionTarget]) -> None:
         for t in targets:
             if t.spec:
-                self._wh.metastore.catalog.add_partition(info.database, info.name, t.spec, location=t.location,
+                self._io.metastore.catalog.add_partition(info.database, info.name, t.spec, location=t.location,
                                                          if_not_exists=True)
 
     def _record(self, result: StatementResult) -> StatementResult:
@@ -282,7 +281,7 @@ class Transaction:
         key columns inside ``data``. Bucketed tables spread rows by Hive's bucketing version 2 hash.
         """
         info = self._table(table, "insert")
-        groups = self._wh.split_by_partition(info, data, partition)
+        groups = self._io.split_by_partition(info, data, partition)
         rows = sum(g[1].num_rows for g in groups)
         if rows == 0:
             return self._record(StatementResult(info.full_name, "insert", None, ()))
@@ -315,7 +314,7 @@ class Transaction:
         return self._modify(table, where, set)
 
     def _check_assignments(self, info: TableInfo, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
-        schema = self._wh.data_schema(info)
+        schema = self._io.data_schema(info)
         lowered = {n.lower(): n for n in schema.names}
         keys = {k.name for k in info.partition_keys}
         out = {}
@@ -342,7 +341,7 @@ class Transaction:
             raise UnsupportedOperationError(
                 f"table {info.full_name} is insert-only (transactional_properties=insert_only): {op_name.upper()} is "
                 "not supported; only INSERT is")
-        full = self._wh.full_schema(info)
+        full = self._io.full_schema(info)
         if isinstance(where, str) or any(isinstance(v, Sql) for v in (assignments or {}).values()):
             return self._modify_sql(info, where, assignments)
         expr = as_expression(where, table=info.full_name)
@@ -355,7 +354,7 @@ class Transaction:
             chosen = select_rows(current, expr)
             if assignments is None or not chosen.num_rows:
                 return chosen.select(list(KEY_FIELDS)), None
-            kept = {c: pc.field(c) for c in self._wh.data_schema(info).names if c not in assignments}
+            kept = {c: pc.field(c) for c in self._io.data_schema(info).names if c not in assignments}
             return chosen.select(list(KEY_FIELDS)), project(chosen, {**kept, **assignments}, full,
                                                             table=info.full_name)
 
@@ -369,7 +368,7 @@ class Transaction:
         if where is not None and not isinstance(where, str):
             raise SchemaMismatchError(f"{what}: with SQL values the condition must be SQL text too, not "
                                       f"{type(where).__name__}")
-        full = self._wh.full_schema(info)
+        full = self._io.full_schema(info)
         values = {} if assignments is None else {
             name: value_sql(v, what=f"{what}: SET {name}")
             for name, v in self._check_assignments(info, assignments, what=op_name.upper()).items()}
@@ -403,8 +402,8 @@ class Transaction:
         inserted = deleted = 0
         with self._writing():
             txns, wids = self._snapshot(info)
-            for target in self._wh.partition_targets(info):
-                current = self._wh.read_partition(info, target, wids, txns, include_row_ids=True)
+            for target in self._io.partition_targets(info):
+                current = self._io.read_partition(info, target, wids, txns, include_row_ids=True)
                 keys, new_rows = change(current)
                 if not keys.num_rows:
                     continue
@@ -427,12 +426,12 @@ class Transaction:
         SHARED_READ lock: data columns, partition columns and, with ``row_ids``, Hive's ``ROW__ID`` struct
         ``{writeid, bucketid, rowid}`` as the first column."""
         self._check_open("read")
-        info = self._wh.transactional_table(table)
-        full = self._wh.full_schema(info)
+        info = self._io.transactional_table(table)
+        full = self._io.full_schema(info)
         self._lock(info, [None], DataOperation.SELECT)
         txns, wids = self._snapshot(info)
-        parts = [self._wh.read_partition(info, t, wids, txns, include_row_ids=row_ids)
-                 for t in self._wh.partition_targets(info, partition)]
+        parts = [self._io.read_partition(info, t, wids, txns, include_row_ids=row_ids)
+                 for t in self._io.partition_targets(info, partition)]
         if not row_ids:
             return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
         rows = pa.concat_tables([with_row_ids(p, row_id_struct=True) for p in parts]) if parts else \
@@ -446,9 +445,9 @@ class Transaction:
         under an EXCLUSIVE lock (EXCL_WRITE unless both hive.txn.xlock.write and hive.txn.xlock.iow are true), as
         Hive does. Other partitions keep their rows."""
         info = self._table(table, "insert overwrite")
-        groups = self._wh.split_by_partition(info, data, partition)
+        groups = self._io.split_by_partition(info, data, partition)
         if not info.is_partitioned or partition is not None:
-            groups = groups or [(self._wh.partition_target(info, partition), self._wh.data_schema(info).empty_table())]
+            groups = groups or [(self._io.partition_target(info, partition), self._io.data_schema(info).empty_table())]
         return self._write_bases(info, groups, "insert overwrite")
 
     def truncate(self, table: str, partition: Mapping[str, Any] | str | None = None) -> StatementResult:
@@ -456,8 +455,8 @@ class Transaction:
         each named/registered partition (Hive 4's hive.acid.truncate.usebase): readers at older snapshots keep their
         rows until the Cleaner removes what the truncation made obsolete."""
         info = self._table(table, "truncate")
-        targets = self._wh.partition_targets(info, partition)
-        empty = self._wh.data_schema(info).empty_table()
+        targets = self._io.partition_targets(info, partition)
+        empty = self._io.data_schema(info).empty_table()
         return self._write_bases(info, [(t, empty) for t in targets], "truncate")
 
     def _write_bases(self, info: TableInfo, groups: Sequence[tuple[PartitionTarget, pa.Table]],
@@ -465,7 +464,7 @@ class Transaction:
         write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
         self._lock(info, [t.name for t, _ in groups] or [None], DataOperation.INSERT_OVERWRITE)
         stmt = self._statement_id()
-        schema = self._wh.data_schema(info)
+        schema = self._io.data_schema(info)
         written: list[str] = []
         with self._writing():
             for target, rows in groups:
@@ -475,10 +474,10 @@ class Transaction:
                     if rows.num_rows:
                         self._write_insert_only(info, target, dirname, rows.select(schema.names))
                     else:
-                        write_truncated_base(target.location, write_id, filesystem=self._wh.filesystem)
+                        write_truncated_base(target.location, write_id, filesystem=self._io.filesystem)
                 else:
                     write_base(target.location, write_id, schema, rows.select(schema.names),
-                               bucket_of=self._wh.bucket_assigner(info), filesystem=self._wh.filesystem,
+                               bucket_of=self._io.bucket_assigner(info), filesystem=self._io.filesystem,
                                max_writers=writer_threads())
                 written.append(dirname)
             self._register(info, [t for t, _ in groups])
@@ -504,99 +503,55 @@ class Transaction:
         ``when_matched_update``: True (every non-key column present in the source), a list of columns to copy
         from the source, or ``{column: literal | expression}`` where the source row is ``source("col")`` and the
         target row is ``pc.field("col")``. ``when_not_matched_insert``: True (insert the source row as is) or
-        ``{column: literal | expression over source("…")}``. Statement ids: S for the insert branch, S+1 for the
-        update branch (its delete_delta and delta). A target row matched by two source rows is an error (Hive's
-        cardinality check), raised before anything is written.
+        ``{column: literal | expression over source("…")}``. These keywords are shorthand for the two clauses
+        (evaluated the same way); statement ids: S for the insert branch, S+1 for the update branch (its
+        delete_delta and delta). A target row matched by two source rows is an error (Hive's cardinality check),
+        raised before anything is written.
         """
         info = self._table(table, "merge")
         if when is not None:
             if when_matched_update is not None or when_not_matched_insert is not None:
                 raise SchemaMismatchError(f"table {info.full_name}: MERGE takes when=[…] or the when_matched_update/"
                                           "when_not_matched_insert keywords, not both")
-            return self._merge_clauses(info, source_data, on, list(when), target_alias, source_alias)
+            clauses = list(when)
+            if any(isinstance(c, WhenMatched) for c in clauses) and info.is_insert_only:
+                raise UnsupportedOperationError(f"table {info.full_name} is insert-only: MERGE cannot update or "
+                                                "delete rows (WHEN MATCHED)")
+            full = self._io.full_schema(info)
+            keys = [] if isinstance(on, str) else list(on)
+            src = merge_source(info.full_name, source_data, keys, full)
+            return self._merge(info, src, on_condition(on, target_alias, source_alias,
+                                                       what=f"MERGE into {info.full_name}"),
+                               clauses, target_alias, source_alias, range(len(clauses)))
         if when_matched_update is None and when_not_matched_insert is None:
             raise SchemaMismatchError(f"table {info.full_name}: MERGE needs when_matched_update and/or "
                                       "when_not_matched_insert")
         if info.is_insert_only and when_matched_update is not None:
             raise UnsupportedOperationError(f"table {info.full_name} is insert-only: MERGE cannot update rows")
-        full = self._wh.full_schema(info)
-        data_schema = self._wh.data_schema(info)
+        full = self._io.full_schema(info)
         keys = [on] if isinstance(on, str) else list(on)
-        src = self._source_table(info, source_data, keys, full)
-        updates = self._update_plan(info, when_matched_update, src, keys)
-        inserts = self._insert_plan(info, when_not_matched_insert, src, full)
-        renamed = src.rename_columns([SOURCE_PREFIX + c for c in src.column_names])
-        src_keys = [SOURCE_PREFIX + k for k in keys]
-        write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
-        op = DataOperation.UPDATE if updates is not None else DataOperation.INSERT
-        self._lock(info, [None], op, dynamic=info.is_partitioned)
-        stmt_insert = self._statement_id(2)
-        stmt_update = stmt_insert + 1
-        with self._writing():
-            txns, wids = self._snapshot(info)
-            matched: list[tuple[PartitionTarget, pa.Table]] = []
-            target_keys = []
-            for target in self._wh.partition_targets(info):
-                current = self._wh.read_partition(info, target, wids, txns, include_row_ids=True)
-                target_keys.append(current.select(keys))
-                if updates is not None and current.num_rows:
-                    joined = _join_by_index(current, renamed, keys, src_keys, "inner")
-                    if joined.num_rows:
-                        self._check_cardinality(info, joined)
-                        matched.append((target, joined))
-            new_groups: list[tuple[PartitionTarget, pa.Table]] = []
-            if inserts is not None:
-                existing = pa.concat_tables(target_keys) if target_keys else full.empty_table().select(keys)
-                unmatched = _join_by_index(renamed, existing.combine_chunks(), src_keys, keys, "left anti") \
-                    if existing.num_rows else renamed
-                if unmatched.num_rows:
-                    new_rows = project(unmatched, inserts, full, table=info.full_name)
-                    new_groups = self._wh.split_by_partition(info, new_rows, None)
-            written: list[str] = []
-            inserted = deleted = 0
-            for target, rows in new_groups:
-                written += self._write(info, target, write_id, stmt_insert, inserts=rows)
-                inserted += rows.num_rows
-            self._register(info, [t for t, _ in new_groups])
-            for target, joined in matched:
-                assert updates is not None, "rows are matched only for when_matched_update"
-                kept = {c: pc.field(c) for c in data_schema.names if c not in updates}
-                new_rows = project(joined, {**kept, **updates}, full, table=info.full_name)
-                written += self._write(info, target, write_id, stmt_update, inserts=new_rows,
-                                       deletes=joined.select(list(KEY_FIELDS)))
-                deleted += joined.num_rows
-                inserted += new_rows.num_rows
-            if info.is_partitioned:
-                if updates is not None:
-                    self._ms.txns.add_dynamic_partitions(self.txn_id, info.database, info.name,
-                                                         [t.name for t, _ in matched], OperationType.UPDATE, write_id)
-                if new_groups:
-                    self._ms.txns.add_write_components(self.txn_id, info.database, info.name,
-                                                       [t.name for t, _ in new_groups], OperationType.INSERT, write_id)
-        parts = tuple(dict.fromkeys([t.name for t, _ in new_groups] + [t.name for t, _ in matched]))
-        return self._record(StatementResult(info.full_name, "merge", write_id, (stmt_insert, stmt_update),
-                                            inserted=inserted, deleted=deleted, partitions=parts,
-                                            directories=tuple(written)))
+        src = merge_source(info.full_name, source_data, keys, full)
+        updates = self._update_values(info, when_matched_update, src, keys)
+        inserts = self._insert_values(info, when_not_matched_insert, src, full)
+        clauses, slots = [], []
+        if inserts is not None:  # statement S
+            clauses.append(WhenNotMatched(insert=inserts))
+            slots.append(0)
+        if updates is not None:  # statement S+1
+            clauses.append(WhenMatched(update=updates))
+            slots.append(1)
+        return self._merge(info, src, on_condition(keys, "t", "s", what=f"MERGE into {info.full_name}"), clauses,
+                           "t", "s", slots, statements=2)
 
-    def _merge_clauses(self, info: TableInfo, source_data: Any, on: str | Sequence[str],
-                       clauses: list[MergeClause], target_alias: str, source_alias: str) -> StatementResult:
-        """MERGE with WHEN clauses evaluated by DuckDB (:func:`evaluate_merge`)."""
-        if not clauses:
-            raise SchemaMismatchError(f"table {info.full_name}: MERGE needs at least one WHEN clause")
+    def _merge(self, info: TableInfo, src: pa.Table, on_sql: str, clauses: list[MergeClause], target_alias: str,
+               source_alias: str, slots: Sequence[int], *, statements: int | None = None) -> StatementResult:
+        """The MERGE engine: clauses evaluated by :func:`evaluate_merge` over the target at the txn's snapshot.
+        Clause ``i`` writes with statement id S + ``slots[i]``; the MERGE takes ``statements`` ids (one per clause
+        by default)."""
         has_matched = any(isinstance(c, WhenMatched) for c in clauses)
-        if info.is_insert_only and has_matched:
-            raise UnsupportedOperationError(f"table {info.full_name} is insert-only: MERGE cannot update or delete "
-                                            "rows (WHEN MATCHED)")
-        full = self._wh.full_schema(info)
-        keys = [] if isinstance(on, str) else list(on)
-        src = self._source_table(info, source_data, keys, full)
-        on_sql = on if isinstance(on, str) else " AND ".join(  # Hive SQL: backtick identifiers
-            f"`{target_alias}`.`{k}` = `{source_alias}`.`{k}`" for k in keys)
-        if not on_sql:
-            raise SchemaMismatchError(f"table {info.full_name}: MERGE needs ON columns or an ON condition")
-        row_id = mentions_row_id(on_sql) or any(
-            mentions_row_id(c.condition or "") for c in clauses)
-        updatable = [c for c in self._wh.data_schema(info).names if c not in info.bucket_cols]
+        full = self._io.full_schema(info)
+        row_id = mentions_row_id(on_sql) or any(mentions_row_id(c.condition or "") for c in clauses)
+        updatable = [c for c in self._io.data_schema(info).names if c not in info.bucket_cols]
 
         def evaluate(ev: Evaluator, target: pa.Table, source_rows: pa.Table):
             return evaluate_merge(ev, target, source_rows, on=on_sql, clauses=clauses, target_alias=target_alias,
@@ -607,24 +562,25 @@ class Transaction:
         write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
         self._lock(info, [None], DataOperation.UPDATE if has_matched else DataOperation.INSERT,
                    dynamic=info.is_partitioned)
-        first = self._statement_id(len(clauses))
+        count = len(clauses) if statements is None else statements
+        first = self._statement_id(count)
         written: list[str] = []
         inserted = deleted = 0
         touched: list[str | None] = []
         new_parts: list[PartitionTarget] = []
         with self._writing():
             txns, wids = self._snapshot(info)
-            targets = self._wh.partition_targets(info)
-            current = [with_row_ids(self._wh.read_partition(info, t, wids, txns, include_row_ids=True), part_index=i,
+            targets = self._io.partition_targets(info)
+            current = [with_row_ids(self._io.read_partition(info, t, wids, txns, include_row_ids=True), part_index=i,
                                     row_id_struct=row_id) for i, t in enumerate(targets)]
             target_rows = pa.concat_tables(current) if current else \
                 with_row_ids(empty_target(full), part_index=0, row_id_struct=row_id)
             with Evaluator() as ev:
                 changes = evaluate(ev, target_rows, src)
             for index, rows in changes.inserts:
-                groups = self._wh.split_by_partition(info, rows, None)
+                groups = self._io.split_by_partition(info, rows, None) if rows.num_rows else []
                 for target, part in groups:
-                    written += self._write(info, target, write_id, first + index, inserts=part)
+                    written += self._write(info, target, write_id, first + slots[index], inserts=part)
                     inserted += part.num_rows
                 new_parts += [t for t, _ in groups]
             self._register(info, new_parts)
@@ -636,13 +592,13 @@ class Transaction:
                     new_rows = conform(sub.select(full.names), full, what=f"MERGE into {info.full_name}") \
                         if update else None
                     target = targets[part_index]
-                    written += self._write(info, target, write_id, first + index, inserts=new_rows,
+                    written += self._write(info, target, write_id, first + slots[index], inserts=new_rows,
                                            deletes=key_columns(sub))
                     deleted += sub.num_rows
                     inserted += 0 if new_rows is None else new_rows.num_rows
                     touched.append(target.name)
             if info.is_partitioned:
-                if touched:
+                if has_matched:  # as UPDATE/DELETE: the table-level placeholder gives way to what was written
                     self._ms.txns.add_dynamic_partitions(self.txn_id, info.database, info.name,
                                                          list(dict.fromkeys(touched)), OperationType.UPDATE, write_id)
                 if new_parts:
@@ -650,44 +606,15 @@ class Transaction:
                                                        list(dict.fromkeys(t.name for t in new_parts)),
                                                        OperationType.INSERT, write_id)
         parts = tuple(dict.fromkeys([t.name for t in new_parts] + touched))
-        return self._record(StatementResult(info.full_name, "merge", write_id,
-                                            tuple(range(first, first + len(clauses))), inserted=inserted,
-                                            deleted=deleted, partitions=parts, directories=tuple(written)))
+        return self._record(StatementResult(info.full_name, "merge", write_id, tuple(range(first, first + count)),
+                                            inserted=inserted, deleted=deleted, partitions=parts,
+                                            directories=tuple(written)))
 
-    def _source_table(self, info: TableInfo, data: Any, keys: list[str], full: pa.Schema) -> pa.Table:
-        if isinstance(data, (list, tuple)) and data and all(isinstance(r, (tuple, list)) for r in data):
-            src = to_arrow_table(data, full, table=f"MERGE source for {info.full_name}")
-        else:
-            if isinstance(data, (list, tuple)):
-                data = _typed_rows(list(data), full) if data else full.empty_table()
-            src = to_arrow_table(data, pa.schema([]), table=f"MERGE source for {info.full_name}",
-                                 extra=list(full)) if _only_known(data, full) else _as_table(data)
-        lowered = {c.lower(): c for c in src.column_names}
-        for k in keys:
-            if k not in full.names:
-                raise SchemaMismatchError(f"table {info.full_name}: MERGE key {k!r} is not a column of the table "
-                                          f"({full.names})")
-            if k.lower() not in lowered:
-                raise SchemaMismatchError(f"table {info.full_name}: MERGE source has no key column {k!r} "
-                                          f"(source columns {src.column_names})")
-        src = src.rename_columns([c if c.lower() not in {k.lower() for k in keys} else
-                                  next(k for k in keys if k.lower() == c.lower()) for c in src.column_names])
-        cols = []
-        for name in src.column_names:
-            col = src.column(name)
-            if name in keys and col.type != full.field(name).type:
-                try:
-                    col = col.cast(full.field(name).type)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
-                    raise SchemaMismatchError(f"table {info.full_name}: MERGE key {name} of the source ({col.type}) "
-                                              f"does not convert to {full.field(name).type}: {exc}") from None
-            cols.append(col)
-        return pa.Table.from_arrays(cols, names=src.column_names)
-
-    def _update_plan(self, info: TableInfo, spec, src: pa.Table, keys: list[str]) -> dict[str, Any] | None:
+    def _update_values(self, info: TableInfo, spec, src: pa.Table, keys: list[str]) -> dict[str, Any] | None:
+        """``when_matched_update`` as a WHEN MATCHED clause's values (pyarrow expressions), checked."""
         if spec is None or spec is False:
             return None
-        data_cols = self._wh.data_schema(info).names
+        data_cols = self._io.data_schema(info).names
         if spec is True:
             spec = [c for c in data_cols if c in src.column_names and c not in keys and c not in info.bucket_cols]
         if isinstance(spec, Mapping):
@@ -701,12 +628,11 @@ class Transaction:
         if any(k in values for k in keys):
             raise UnsupportedOperationError(f"table {info.full_name}: MERGE cannot update its ON columns {keys}")
         values = self._check_assignments(info, values, what="MERGE update")
-        probe = pa.concat_tables([self._wh.full_schema(info).empty_table()], promote_options="none")
-        probe = _with_columns(probe, src.rename_columns([SOURCE_PREFIX + c for c in src.column_names]).slice(0, 0))
-        project(probe, values, self._wh.full_schema(info), table=info.full_name)
-        return values
+        return {c: as_value_expression(v) for c, v in values.items()}
 
-    def _insert_plan(self, info: TableInfo, spec, src: pa.Table, full: pa.Schema) -> dict[str, Any] | None:
+    @staticmethod
+    def _insert_values(info: TableInfo, spec, src: pa.Table, full: pa.Schema) -> dict[str, Any] | None:
+        """``when_not_matched_insert`` as a WHEN NOT MATCHED clause's values (pyarrow expressions), checked."""
         if spec is None or spec is False:
             return None
         if spec is True:
@@ -720,81 +646,4 @@ class Transaction:
             if unknown:
                 raise SchemaMismatchError(f"table {info.full_name}: MERGE insert names unknown column(s) {unknown}")
             values = {c: spec.get(c) for c in full.names}
-        probe = src.rename_columns([SOURCE_PREFIX + c for c in src.column_names]).slice(0, 0)
-        project(probe, values, full, table=info.full_name)
-        return values
-
-    @staticmethod
-    def _check_cardinality(info: TableInfo, joined: pa.Table) -> None:
-        counts = joined.group_by(list(KEY_FIELDS)).aggregate([([], "count_all")])
-        dup = counts.filter(pc.field("count_all") > 1)
-        if dup.num_rows:
-            row = dup.slice(0, 1).to_pylist()[0]
-            raise SchemaMismatchError(
-                f"table {info.full_name}: MERGE matched target row ROW__ID ({row['originalTransaction']}, "
-                f"{row['bucket']}, {row['rowId']}) with {row['count_all']} source rows; each target row may match at "
-                "most one source row (Hive's cardinality check). Deduplicate the source.")
-
-
-def _as_table(data: Any) -> pa.Table:
-    if isinstance(data, pa.Table):
-        return data
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    try:
-        import pandas as pd
-        if isinstance(data, pd.DataFrame):
-            return pa.Table.from_pandas(data, preserve_index=False)
-    except ImportError:  # pragma: no cover
-        pass
-    raise SchemaMismatchError(f"MERGE source must be rows, a pyarrow Table or a pandas DataFrame, "
-                              f"not {type(data).__name__}")
-
-
-def _join_by_index(left: pa.Table, right: pa.Table, left_keys: list[str], right_keys: list[str],
-                   join_type: str) -> pa.Table:
-    """Arrow's hash join on the key columns only, the other columns taken by row index afterwards (Acero cannot
-    carry struct, list or map columns through a join). Inner: left's columns, then right's non-key columns; left
-    anti: left's rows without a match."""
-    left_idx = pa.table({**{k: left.column(k) for k in left_keys}, "__acid_l": np.arange(left.num_rows)})
-    right_names = [f"__acid_rk{i}" for i in range(len(right_keys))]
-    right_idx = pa.table({**{n: right.column(k) for n, k in zip(right_names, right_keys)},
-                          "__acid_r": np.arange(right.num_rows)})
-    joined = left_idx.join(right_idx, keys=left_keys, right_keys=right_names, join_type=join_type)
-    taken = left.take(joined.column("__acid_l"))
-    if join_type == "left anti":
-        return taken
-    return _with_columns(taken, right.take(joined.column("__acid_r")).drop_columns(right_keys))
-
-
-def _typed_rows(rows: list[Any], full: pa.Schema) -> pa.Table:
-    """Dict rows as a Table: columns named like a table column take its type (a dict for a map column is a map, not
-    a struct), the others are inferred."""
-    if not all(isinstance(r, Mapping) for r in rows):
-        raise SchemaMismatchError("MERGE source rows must all be dicts, or all tuples in table column order")
-    by_lower = {f.name.lower(): f for f in full}
-    names = list(dict.fromkeys(k for r in rows for k in r))
-    columns = []
-    for name in names:
-        values = [r.get(name) for r in rows]
-        field = by_lower.get(str(name).lower())
-        try:
-            columns.append(pa.array(values, field.type) if field is not None else pa.array(values))
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise SchemaMismatchError(f"MERGE source column {name!r}: {str(exc).splitlines()[0]}"
-                                      + (f" (the table's column is {field.type})" if field is not None else "")) \
-                from None
-    return pa.Table.from_arrays(columns, names=[str(n) for n in names])
-
-
-def _only_known(data: Any, full: pa.Schema) -> bool:
-    """Whether every column of the source is a table column (then it is typed like the table)."""
-    table = _as_table(data)
-    known = {n.lower() for n in full.names}
-    return all(c.lower() in known for c in table.column_names)
-
-
-def _with_columns(base: pa.Table, extra: pa.Table) -> pa.Table:
-    for name in extra.column_names:
-        base = base.append_column(name, extra.column(name))
-    return base
+        return {c: as_value_expression(v) for c, v in values.items()}

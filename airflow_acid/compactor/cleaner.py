@@ -30,8 +30,9 @@ import fsspec
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
+from airflow_acid.acid.errors import NotEnoughHistoryError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
-from airflow_acid.acid.state import AcidState, NotEnoughHistoryError, get_acid_state
+from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.writeids import (
     LONG_MAX,
     ValidCleanerWriteIdList,

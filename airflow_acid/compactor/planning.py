@@ -19,15 +19,8 @@ from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX as COMPACTOR_PREFIX
 from airflow_acid.compactor.job_conf import MAX_NUM_DELTA_KEY as MAX_NUM_DELTA_KEY
 from airflow_acid.compactor.job_conf import job_queue as queue_of
 from airflow_acid.compactor.job_conf import spark_job_conf
-from airflow_acid.job.plan import (
-    Compaction,
-    CompactionPlan,
-    CompactionStep,
-    OrcSettings,
-    PlanError,
-    compaction_type,
-    not_enough_reason,
-)
+from airflow_acid.job.errors import PlanError
+from airflow_acid.job.plan import Compaction, CompactionPlan, CompactionStep, OrcSettings, compaction_type, not_enough_reason
 
 DEFAULT_MAX_NUM_DELTA = 500
 TBLPROPS_PREFIX = "tblprops."

@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_acid.acid.storage_options import StorageOptions, StorageOptionsError
+from airflow_acid.acid.errors import StorageOptionsError
+from airflow_acid.acid.storage_options import StorageOptions
 from airflow_acid.config.alert_limits import BacklogLimits
 from airflow_acid.config.budgets import Budgets, budgets_from_mapping
 from airflow_acid.config.hive import settings_from_mapping

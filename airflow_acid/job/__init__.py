@@ -7,6 +7,7 @@ Depends only on the table format (``airflow_acid.acid``).
 """
 
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.job.errors import PlanError
 from airflow_acid.job.layout import TMP_PREFIX, tmp_dir_name
 from airflow_acid.job.plan import (
     PLAN_VERSION,
@@ -15,7 +16,6 @@ from airflow_acid.job.plan import (
     CompactionPlan,
     CompactionStep,
     OrcSettings,
-    PlanError,
     arrow_row_schema,
     compaction_type,
     not_enough_reason,

@@ -54,9 +54,10 @@ import pyorc
 
 from airflow_acid.acid import names, orc_settings
 from airflow_acid.acid.codes import CompactionType
-from airflow_acid.acid.names import LONG_MIN, AcidNameError, DeltaDir
-from airflow_acid.acid.writeids import SnapshotFormatError, ValidCompactorWriteIdList
-from airflow_acid.errors import AcidInputError
+from airflow_acid.acid.errors import AcidNameError, SnapshotFormatError
+from airflow_acid.acid.names import LONG_MIN, DeltaDir
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList
+from airflow_acid.job.errors import PlanError
 
 PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
@@ -93,9 +94,6 @@ def parse_order_by(text: str | None) -> tuple[tuple[str, bool], ...]:
         result.append((parts[0].strip("`"), direction == "DESC"))
     return tuple(result)
 
-
-class PlanError(AcidInputError):
-    """A plan document or a planning input is invalid; the message names the field or directory."""
 
 
 def compaction_type(value: str | CompactionType) -> CompactionType:

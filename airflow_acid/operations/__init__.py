@@ -3,15 +3,15 @@
 and triggers run. Client-API level: no Airflow imports."""
 
 from airflow_acid.operations.compact import (
-    CompactionWaitTimeout,
     RequestedCompaction,
     parse_compaction_type,
     request_compaction,
     wait_for_compactions,
 )
+from airflow_acid.operations.errors import CompactionWaitTimeout, TableNotFoundError
 from airflow_acid.operations.explain import Explanation, explain
 from airflow_acid.operations.health import LastCompaction, PartitionHealth, table_health, warehouse_health
-from airflow_acid.operations.thresholds import CheckResult, TableNotFoundError, ThresholdCheck, ThresholdKind
+from airflow_acid.operations.thresholds import CheckResult, ThresholdCheck, ThresholdKind
 
 __all__ = ["CheckResult", "CompactionWaitTimeout", "Explanation", "LastCompaction", "PartitionHealth",
            "RequestedCompaction", "TableNotFoundError", "ThresholdCheck", "ThresholdKind", "explain",

@@ -25,7 +25,6 @@ from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import WORKER_POOL_KEY, validate_request_properties
-from airflow_acid.errors import AcidTimeoutError
 from airflow_acid.job.plan import format_order_by
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
@@ -33,20 +32,13 @@ from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.metastore.partitions import entity_name, parse_partition_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.operations.errors import CompactionWaitTimeout
 from airflow_acid.version import __version__
 
 FIRST_POLL_S = 2.0
 """Hive's first sleep of AND WAIT; each later sleep doubles, capped at hive.compactor.wait.timeout."""
 WAITING_STATES = (CompactionState.INITIATED, CompactionState.WORKING)
 
-
-class CompactionWaitTimeout(AcidTimeoutError):
-    """Compactions were still 'initiated'/'working' when the wait ended (they stay queued)."""
-
-    def __init__(self, pending: list[int], waited_s: float) -> None:
-        super().__init__(f"compaction(s) {', '.join(map(str, pending))} still waiting for a worker after "
-                         f"{waited_s:g} s; they stay queued — is the acid_compaction DAG (or another worker) running?")
-        self.pending = pending
 
 
 @dataclass(frozen=True)
@@ -190,5 +182,5 @@ def compaction_payload(info: CompactionInfo, reason: str | None = None) -> dict[
             "label": compaction_label(info.database, info.table, info.partition, info.type.display)}
 
 
-__all__ = ["FIRST_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "compaction_label", "compaction_payload",
+__all__ = ["FIRST_POLL_S", "RequestedCompaction", "compaction_label", "compaction_payload",
            "parse_compaction_type", "request_compaction", "wait_for_compactions"]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from airflow_acid.acid.codes import CompactionState
-from airflow_acid.acid.state import AcidStateError
+from airflow_acid.acid.errors import AcidStateError
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry, CleanerStatus
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction

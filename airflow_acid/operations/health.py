@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from airflow_acid.acid.state import AcidStateError
+from airflow_acid.acid.errors import AcidStateError
 from airflow_acid.acid.writeids import ValidTxnList
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.listing import directory_state

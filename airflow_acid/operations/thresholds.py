@@ -15,10 +15,10 @@ from typing import Any
 from airflow_acid.compactor.decision import DirectoryStats, Rule, decide_compaction
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.settings import DELTA_NUM_KEY, DELTA_PCT_KEY, table_thresholds
-from airflow_acid.errors import AcidNotFoundError
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.operations.errors import TableNotFoundError
 
 _NEVER = 2**62  # a count threshold no directory reaches: switches the delta-count rule off
 
@@ -30,9 +30,6 @@ class ThresholdKind(str, enum.Enum):
     DELTA_RATIO = "delta_ratio"      # hive.compactor.delta.pct.threshold
     ABORTED_TXNS = "aborted_txns"    # hive.compactor.abortedtxn.threshold / aborted.txn.time.threshold
 
-
-class TableNotFoundError(AcidNotFoundError):
-    """The watched table or partition does not exist."""
 
 
 @dataclass(frozen=True)

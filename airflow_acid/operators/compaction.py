@@ -23,13 +23,8 @@ from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.compact import (
-    FIRST_POLL_S,
-    CompactionWaitTimeout,
-    compaction_payload,
-    request_compaction,
-    wait_for_compactions,
-)
+from airflow_acid.operations.compact import FIRST_POLL_S, compaction_payload, request_compaction, wait_for_compactions
+from airflow_acid.operations.errors import CompactionWaitTimeout
 from airflow_acid.operations.lineage import compaction_datasets
 from airflow_acid.operations.metrics import worker_metrics
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf

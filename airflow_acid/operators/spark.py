@@ -26,7 +26,8 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import PlanResult
-from airflow_acid.spark.submit import SparkSubmitError, SparkSubmitOptions, SubmitArguments, storage_env_of, submit_arguments
+from airflow_acid.spark.errors import SparkSubmitError
+from airflow_acid.spark.submit import SparkSubmitOptions, SubmitArguments, storage_env_of, submit_arguments
 
 LOCAL_MASTER = "local[*]"
 

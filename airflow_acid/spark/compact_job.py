@@ -94,7 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_watchdog:
         start_parent_watchdog()
 
-    from airflow_acid.job.plan import CompactionPlan, PlanError
+    from airflow_acid.job.errors import PlanError
+    from airflow_acid.job.plan import CompactionPlan
 
     try:
         plan = CompactionPlan.from_json(_read_text(args.plan), source=args.plan)

@@ -31,13 +31,13 @@ from airflow_acid.acid.event_writer import write_acid_version_file
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.merge import MergePlan, plan_merge
 from airflow_acid.acid.names import METADATA_ACID_FILE
+from airflow_acid.job.errors import PlanError
 from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import (
     BASE_WRITING_TYPES,
     Compaction,
     CompactionPlan,
     CompactionStep,
-    PlanError,
     arrow_row_schema,
     not_enough_reason,
 )

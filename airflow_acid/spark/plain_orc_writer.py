@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.orc as po
 
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_writer import FileKind
 from airflow_acid.acid.fast_event_writer import writer_options
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_nulls import orc_safe
 from airflow_acid.acid.orc_tail import finished_tail, read_tail

@@ -32,17 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from airflow_acid.acid.storage_options import StorageOptions, storage_environment
-from airflow_acid.errors import AcidError
-from airflow_acid.job.plan import CompactionPlan, PlanError
+from airflow_acid.job.errors import PlanError
+from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import PlanResult
 from airflow_acid.job.runner import SPARK_CONF_PREFIX
+from airflow_acid.spark.errors import SparkSubmitError
 
 ENV_CONF_PREFIXES = ("spark.executorEnv.", "spark.yarn.appMasterEnv.")
 """Where the storage environment goes in the Spark conf (executors; the application master on YARN)."""
 
-
-class SparkSubmitError(AcidError, RuntimeError):
-    """spark-submit failed before the job wrote its result."""
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.errors import AcidFileError, TimestampRangeError, UnsortedEventsError
 from airflow_acid.acid.event_reader import FileFormat, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
     BUCKET,
@@ -48,8 +49,7 @@ from airflow_acid.acid.event_schema import (
     event_arrow_schema,
 )
 from airflow_acid.acid.event_writer import FileKind
-from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, UnsortedEventsError, sort_keys_order, write_acid_orc
-from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, sort_keys_order, write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import (
     BucketPlan,
@@ -59,7 +59,7 @@ from airflow_acid.acid.merge import (
     iter_plan_batches,
     valid_write_id_mask,
 )
-from airflow_acid.acid.timestamps import TimestampRangeError, has_nanosecond_timestamps, microsecond_schema
+from airflow_acid.acid.timestamps import has_nanosecond_timestamps, microsecond_schema
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import OrcSettings
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter

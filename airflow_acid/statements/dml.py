@@ -14,12 +14,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
     ROW_ID_STRUCT,
     Evaluator,
     Sql,
-    WhenMatched,
-    WhenNotMatched,
     conform,
     mentions_row_id,
     to_duckdb,
@@ -131,7 +130,7 @@ class DmlExecutor:
                 for k, v in static.items():
                     rows = rows.append_column(k, pa.array([v] * rows.num_rows, pa.string()))
             partition = static if info.is_partitioned and not dynamic else None
-            typed = conform(rows.select(data_cols), self.warehouse.data_schema(info), what=what)  # Hive's casts
+            typed = conform(rows.select(data_cols), self.warehouse.io.data_schema(info), what=what)  # Hive's casts
             for k in (keys if dynamic else []):
                 typed = typed.append_column(k, rows.column(k))
             write = txn.insert_overwrite if s.overwrite else txn.insert

@@ -17,8 +17,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from airflow_acid.errors import AcidInputError
 from airflow_acid.statements import dialect as acid
+from airflow_acid.statements.errors import StatementSyntaxError, UnsupportedStatementError
 from airflow_acid.statements.model import (
     SUPPORTED,
     AbortCompactions,
@@ -57,19 +57,6 @@ ORDER_BY_ALIASES = {
     "cq_next_txn_id": "nexttxnid", "cq_commit_time": "committime", "cq_highest_write_id": "hightestwriteid",
 }
 
-
-class StatementError(AcidInputError):
-    """A statement cannot be run as written (the CLI exits with code 2)."""
-
-    exit_code = 2
-
-
-class StatementSyntaxError(StatementError):
-    """The text is not a well-formed statement."""
-
-
-class UnsupportedStatementError(StatementError):
-    """A well-formed statement (or clause) that airflow-acid does not run."""
 
 
 def parse_statements(text: str) -> list[Statement]:
@@ -495,5 +482,4 @@ def _integer(node: exp.Expr | None, what: str) -> int:
         raise _malformed(f"expected {what} (a whole number), found {node.this!r}") from None
 
 
-__all__ = ["StatementError", "StatementSyntaxError", "UnsupportedStatementError", "parse_statement",
-           "parse_statements"]
+__all__ = ["parse_statement", "parse_statements"]

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_acid.acid import bucket_codec
-from airflow_acid.acid.bucket_codec import MAX_BUCKET_ID, MAX_STATEMENT_ID, BucketCodecError, BucketProperty
+from airflow_acid.acid.bucket_codec import MAX_BUCKET_ID, MAX_STATEMENT_ID, BucketProperty
+from airflow_acid.acid.errors import BucketCodecError
 
 
 @pytest.mark.parametrize(("bucket", "stmt", "value"), [

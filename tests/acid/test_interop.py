@@ -10,10 +10,10 @@ import pyarrow.compute as pc
 import pytest
 
 from airflow_acid.acid import bucket_codec
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_reader import FileFormat, open_orc_file, read_event_file
 from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import write_event_file
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import plan_merge, read_acid_table, read_plan
 from airflow_acid.acid.writeids import ValidReaderWriteIdList

@@ -15,11 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.errors import AcidSchemaError, NotEnoughHistoryError
 from airflow_acid.acid.event_schema import AcidKey, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, write_event_file
-from airflow_acid.acid.file_errors import AcidSchemaError
 from airflow_acid.acid.merge import _sorted_hits, iter_acid_batches, read_acid_table
-from airflow_acid.acid.state import NotEnoughHistoryError
 from airflow_acid.acid.writeids import ValidReaderWriteIdList, txn_list
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])

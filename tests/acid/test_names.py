@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from airflow_acid.acid.errors import AcidNameError
 from airflow_acid.acid.names import (
     LONG_MAX,
     LONG_MIN,
-    AcidNameError,
     BaseDir,
     BucketFile,
     DeltaDir,

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from airflow_acid.acid.errors import OrcTailError
 from airflow_acid.acid.orc_append import AppendingOrcFile
-from airflow_acid.acid.orc_tail import PROLEPTIC_GREGORIAN, OrcTailError, read_tail
+from airflow_acid.acid.orc_tail import PROLEPTIC_GREGORIAN, read_tail
 
 SCHEMA = pa.schema([
     ("i", pa.int64()), ("s", pa.string()), ("d", pa.float64()), ("b", pa.bool_()), ("bin", pa.binary()),

@@ -13,6 +13,7 @@ import pyorc
 import pytest
 
 from airflow_acid.acid import bucket_codec, event_reader
+from airflow_acid.acid.errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.event_reader import open_orc_file, parse_flush_length, read_event_file
 from airflow_acid.acid.event_schema import (
     AcidKey,
@@ -32,7 +33,6 @@ from airflow_acid.acid.event_writer import (
     parse_key_index,
     write_event_file,
 )
-from airflow_acid.acid.file_errors import AcidFileError, AcidSchemaError
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.writeids import ValidReaderWriteIdList

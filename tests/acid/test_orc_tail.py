@@ -11,14 +11,8 @@ import pyarrow.orc as po
 import pyorc
 import pytest
 
-from airflow_acid.acid.orc_tail import (
-    PROLEPTIC_GREGORIAN,
-    OrcTailError,
-    TailFinishingStream,
-    finished_file,
-    finished_tail,
-    read_tail,
-)
+from airflow_acid.acid.errors import OrcTailError
+from airflow_acid.acid.orc_tail import PROLEPTIC_GREGORIAN, TailFinishingStream, finished_file, finished_tail, read_tail
 
 DATES = [dt.date(1500, 1, 1), dt.date(1, 1, 1), dt.date(2024, 2, 29)]
 

@@ -10,16 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_acid.acid.names import LONG_MIN, AcidNameError, format_base, format_delta, parse_dir
-from airflow_acid.acid.state import (
-    AcidFile,
-    AcidState,
-    AcidStateError,
-    DataFormat,
-    NotEnoughHistoryError,
-    get_acid_state,
-    parse_metadata_acid,
-)
+from airflow_acid.acid.errors import AcidNameError, AcidStateError, NotEnoughHistoryError
+from airflow_acid.acid.names import LONG_MIN, format_base, format_delta, parse_dir
+from airflow_acid.acid.state import AcidFile, AcidState, DataFormat, get_acid_state, parse_metadata_acid
 from airflow_acid.acid.writeids import (
     RangeResponse,
     ValidCompactorWriteIdList,

@@ -11,10 +11,10 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 
 from airflow_acid.acid import bucket_codec, streaming_event_writer
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.event_schema import AcidKey, insert_events
 from airflow_acid.acid.event_writer import KEY_INDEX_KEY, STATS_KEY, parse_key_index
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.streaming_event_writer import StreamingEventFileWriter
 from airflow_acid.acid.writeids import ValidReaderWriteIdList

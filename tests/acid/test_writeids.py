@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from airflow_acid.acid.errors import SnapshotFormatError
 from airflow_acid.acid.writeids import (
     LONG_MAX,
     RangeResponse,
-    SnapshotFormatError,
     ValidCleanerWriteIdList,
     ValidCompactorWriteIdList,
     ValidReaderWriteIdList,

@@ -11,14 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from airflow_acid.client.bucketing import (
-    BucketingError,
-    assign_buckets,
-    bucket_hash_codes,
-    bucket_numbers,
-    murmur3_32,
-    murmur3_32_fixed,
-)
+from airflow_acid.client.bucketing import assign_buckets, bucket_hash_codes, bucket_numbers, murmur3_32, murmur3_32_fixed
+from airflow_acid.client.errors import BucketingError
 
 # MurmurHash3_x86_32 reference vectors (SMHasher's algorithm; the widely published verification table).
 VECTORS = [

@@ -84,7 +84,7 @@ def test_append_and_overwrite_are_one_transaction_each_equal_to_the_client(spark
     warehouse.create_table("t_spark", COLUMNS, partition_by=[("ds", "string")])
     warehouse.create_table("t_client", COLUMNS, partition_by=[("ds", "string")])
     rows = _rows(40, ds="a") + _rows(20, 100, ds="b")
-    full = warehouse.full_schema(warehouse.table("t_spark"))
+    full = warehouse.io.full_schema(warehouse.table("t_spark"))
     df = spark.createDataFrame(pa.Table.from_pylist(rows, schema=full))
     before = {t.txnid for t in warehouse.metastore.txns.show_transactions()}
     df.repartition(3).write.format("hive_acid").options(**_opts(warehouse)).mode("append").save("default.t_spark")

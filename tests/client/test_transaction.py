@@ -45,7 +45,7 @@ def test_reader_never_sees_a_commit_after_its_snapshot(backend_warehouse):
         with wh.transaction() as txn:
             txn.update("employee", set={"salary": 1}, where=pc.field("id") == 1)
             txn.insert("employee", [(4, "Mary", 9000)])
-        old = wh.read_partition(info, snap.targets[0], snap.write_ids, snap.txns)
+        old = wh.io.read_partition(info, snap.targets[0], snap.write_ids, snap.txns)
         assert dict(zip(old.column("id").to_pylist(), old.column("salary").to_pylist())) == {
             1: 5000, 2: 8000, 3: 6000}
     assert _salaries(wh) == {1: 1, 2: 8000, 3: 6000, 4: 9000}

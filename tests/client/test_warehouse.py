@@ -335,7 +335,7 @@ def test_read_sees_a_partition_created_by_a_txn_committed_before_its_snapshot(em
         txns.open_txn = open_txn_after_a_writer_committed
         with wh.read_snapshot(info) as snap:
             assert snap.txns.is_txn_valid(writer["txn"])
-            rows = [r for t in snap.targets for r in wh.read_partition(info, t, snap.write_ids, snap.txns).to_pylist()]
+            rows = [r for t in snap.targets for r in wh.io.read_partition(info, t, snap.write_ids, snap.txns).to_pylist()]
         assert sorted(r["k"] for r in rows) == [1, 2]
         assert [t.name for t in snap.targets] == ["p=a", "p=b"]
     finally:

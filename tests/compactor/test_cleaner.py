@@ -41,7 +41,7 @@ from tests.compactor.worker_support import (
 
 def _snapshot_rows(wh, snap) -> list[tuple]:
     """What an open reader returns, read again now through its own snapshot."""
-    table = wh.read_partition(snap.info, snap.targets[0], snap.write_ids, snap.txns)
+    table = wh.io.read_partition(snap.info, snap.targets[0], snap.write_ids, snap.txns)
     return sorted(tuple(r.values()) for r in table.to_pylist())
 
 

@@ -53,8 +53,8 @@ def _hive_client_insert(wh, table: str, partition_name: str, location: str, ids)
     write_id = ms.txns.allocate_write_ids(txn, info.database, info.name)
     ms.locks.lock([LockComponent(info.database, info.name, partition_name, LockType.SHARED_WRITE,
                                  OperationType.INSERT)], txn_id=txn, user="hive", host="hs2")
-    data = pa.Table.from_pylist([{"id": i, "name": f"n{i}"} for i in ids], schema=wh.data_schema(info))
-    write_statement(location, write_id, 0, wh.data_schema(info), inserts=data)
+    data = pa.Table.from_pylist([{"id": i, "name": f"n{i}"} for i in ids], schema=wh.io.data_schema(info))
+    write_statement(location, write_id, 0, wh.io.data_schema(info), inserts=data)
     ms.txns.commit(txn)
     return write_id
 
@@ -126,7 +126,7 @@ def test_a_later_compaction_does_not_keep_an_earlier_row_ready_for_cleaning(wh):
     assert a.status == WorkerStatus.COMPACTED
     reader = wh.read_snapshot(info).__enter__()
     try:
-        seen = sorted(tuple(r.values()) for r in wh.read_partition(
+        seen = sorted(tuple(r.values()) for r in wh.io.read_partition(
             reader.info, reader.targets[0], reader.write_ids, reader.txns).to_pylist())
         for i in range(3, 5):
             _insert(wh, "db.t", [i])
@@ -145,7 +145,7 @@ def test_a_later_compaction_does_not_keep_an_earlier_row_ready_for_cleaning(wh):
         assert acid_dirs(info.location) == [f"delta_0000001_0000003_v{a.txn_id:07d}", "delta_0000001_0000005_v"
                                             f"{b.txn_id:07d}", "delta_0000004_0000004_0000",
                                             "delta_0000005_0000005_0000"]
-        again = sorted(tuple(r.values()) for r in wh.read_partition(
+        again = sorted(tuple(r.values()) for r in wh.io.read_partition(
             reader.info, reader.targets[0], reader.write_ids, reader.txns).to_pylist())
         assert again == seen
     finally:

@@ -19,7 +19,8 @@ from airflow_acid.compactor.planning import (
     partial_minor_slices,
     plan_compaction,
 )
-from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan, OrcSettings, PlanError, not_enough_reason
+from airflow_acid.job.errors import PlanError
+from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan, OrcSettings, not_enough_reason
 
 C = 50
 

@@ -10,7 +10,8 @@ import pytest
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.planning import plan_compaction
-from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan, PlanError
+from airflow_acid.job.errors import PlanError
+from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan
 
 C = 50
 MM_DIRS = ["base_0000002_v0000010", "delta_0000003_0000003_0000", "delta_0000004_0000004_0000",

@@ -23,13 +23,14 @@ from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.planning import NothingToCompact, plan_compaction
 from airflow_acid.compactor.worker import Worker, WorkerStatus
-from airflow_acid.job.plan import CompactionPlan, PlanError, format_order_by, parse_order_by
+from airflow_acid.job.errors import PlanError
+from airflow_acid.job.plan import CompactionPlan, format_order_by, parse_order_by
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import lock_component_for, lock_type_for
 from airflow_acid.spark.rebalance import rebalanced_events
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
-from airflow_acid.statements.parse import StatementSyntaxError
+from airflow_acid.statements.errors import StatementSyntaxError
 from tests.operations.support import COLUMNS, inserts, unique
 
 ROW_SCHEMA = pa.schema([("id", pa.int32()), ("name", pa.string())])

@@ -64,7 +64,7 @@ def dirs(args: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, list[str]] = {}
     with _warehouse(args) as wh:
         for name in args["tables"]:
-            fs, root = wh.storage(wh.table(name).location)
+            fs, root = wh.io.storage(wh.table(name).location)
             places = [root] + [p["name"] for p in fs.listdir(root) if p["type"] == "directory"
                                and "=" in p["name"].rsplit("/", 1)[-1]]
             for place in places:

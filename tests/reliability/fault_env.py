@@ -172,7 +172,7 @@ class Scene:
     @property
     def location(self) -> str:
         """The table's directory as a local path (the catalog may hold a URL)."""
-        return self.wh.storage(self.wh.table(TABLE).location)[1]
+        return self.wh.io.storage(self.wh.table(TABLE).location)[1]
 
     @property
     def ms(self) -> Metastore:

@@ -22,7 +22,8 @@ from airflow_acid.acid.codes import TxnState
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
-from airflow_acid.client.warehouse import AcidWarehouse, PartitionTarget, ReadSnapshot
+from airflow_acid.client.table_io import PartitionTarget, ReadSnapshot
+from airflow_acid.client.warehouse import AcidWarehouse
 from tests.reliability.actors import MARKERS, timed_out
 from tests.reliability.model import Journal, Kind, Model, Outcome, UnresolvedIntent, describe_difference
 
@@ -129,7 +130,7 @@ def snapshot_rows(wh: AcidWarehouse, snap: ReadSnapshot) -> Counter:
     names = ["k", "slot"] if snap.info.full_name == MARKERS else ["k", "v", "w", "p"]
     rows: Counter = Counter()
     for target in snap.targets:
-        part = wh.read_partition(snap.info, target, snap.write_ids, snap.txns)
+        part = wh.io.read_partition(snap.info, target, snap.write_ids, snap.txns)
         rows.update(zip(*(part.column(n).to_pylist() for n in names)))
     return rows
 
@@ -180,7 +181,7 @@ def leftover_directories(wh: AcidWarehouse, table: str) -> dict[str, list[str]]:
     txns = wh.metastore.snapshots.valid_txn_list()
     write_ids = wh.metastore.snapshots.valid_write_id_list(info.full_name, txns)
     out = {}
-    for target in wh.partition_targets(info):
+    for target in wh.io.partition_targets(info):
         state = selection(wh, target, write_ids, txns)
         storage = storage_for(target.location, wh.filesystem)
         hidden = [p.rsplit("/", 1)[-1] for p in storage.fs.ls(storage.root, detail=False)

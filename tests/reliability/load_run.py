@@ -173,7 +173,7 @@ class LoadRun:
         queue = self.wh.metastore.compactions
         entities = [(TABLE, p.name) for p in self.wh.list_partitions(TABLE)] + [(MARKERS, None)]
         for table, partition in entities:
-            db, name = self.wh.split_name(table)
+            db, name = self.wh.io.split_name(table)
             answer = queue.enqueue(db, name, partition, CompactionType.MAJOR)
             if not answer.accepted:
                 self.errors.append(f"final MAJOR compaction of {table}/{partition} not queued: {answer.message}")

@@ -23,7 +23,7 @@ import pytest
 import sqlalchemy as sa
 
 from airflow_acid.acid.codes import CompactionState, TxnState
-from airflow_acid.acid.file_errors import AcidFileError
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.client.errors import TransactionClosedError
 from airflow_acid.compactor.housekeeper import HouseKeeper

@@ -17,11 +17,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from airflow_acid.acid.codes import CompactionState, TxnState
-from airflow_acid.acid.file_errors import AcidFileError
-from airflow_acid.acid.names import AcidNameError, is_hidden
-from airflow_acid.acid.state import AcidStateError
+from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidStateError
+from airflow_acid.acid.names import is_hidden
 from airflow_acid.client.errors import SchemaMismatchError
-from airflow_acid.client.warehouse import HIVE_DEFAULT_PARTITION
+from airflow_acid.client.table_io import HIVE_DEFAULT_PARTITION
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import WorkerStatus

@@ -10,10 +10,11 @@ import pytest
 
 from airflow_acid.acid import bucket_codec
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.errors import UnsortedEventsError
 from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.event_schema import insert_events
 from airflow_acid.acid.event_writer import FileKind
-from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, UnsortedEventsError, write_acid_orc
+from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, SourceKind
 from airflow_acid.job.plan import OrcSettings

@@ -152,7 +152,7 @@ def test_insert_overwrite_and_truncate_take_hive_locks_and_write_bases(wh, monke
     assert writes == [LockType.EXCLUSIVE, LockType.EXCL_WRITE, LockType.EXCLUSIVE]
     assert wh.read(t).num_rows == 0
     location = wh.table(t).location
-    fs, root = wh.storage(location)
+    fs, root = wh.io.storage(location)
     bases = sorted(p.rsplit("/", 1)[-1] for p in fs.ls(root) if p.rsplit("/", 1)[-1].startswith("base_"))
     assert len(bases) == 2 and all("_v" not in b for b in bases)  # IOW and TRUNCATE bases: no visibility suffix
     truncated = fs.cat(f"{root}/{bases[-1]}/_metadata_acid")
@@ -165,7 +165,7 @@ def test_errors_name_the_problem_and_change_nothing(wh):
     run(wh, f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
     before = sorted(map(tuple, run(wh, f"SELECT * FROM {t}")[0].rows))
     location = wh.table(t).location
-    fs, root = wh.storage(location)
+    fs, root = wh.io.storage(location)
     dirs = sorted(fs.ls(root))
     with pytest.raises(SchemaMismatchError, match="unknown column"):
         run(wh, f"UPDATE {t} SET nope = 1")
