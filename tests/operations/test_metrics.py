@@ -1,5 +1,5 @@
 """ACID metrics (operations/metrics.py): Hive's acidmetrics/deltametrics figures from the metastore and the
-warehouse, the threshold findings, cycle and worker figures, and the documented name list (README table)."""
+warehouse, the threshold findings, cycle and worker figures, and the documented name list (docs/operations.md table)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from airflow_acid.operations.metrics import (
 from airflow_acid.spark.runners import LocalRunner
 from tests.operations.support import COLUMNS, CONF, crashed_insert, inserts, unique
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+METRICS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 
 
 def test_queue_transactions_and_deltas_through_a_compaction(wh):
@@ -117,7 +117,7 @@ def test_names_are_documented_and_statsd_safe():
     with pytest.raises(ValueError, match="not in the documented list"):
         Sample("compaction_num_whatever", 1)
     assert stat_part("ds=2024-01-01/hr=5") == "ds_2024-01-01_hr_5"
-    readme = README.read_text()
+    readme = METRICS_PAGE.read_text()
     documented = set(re.findall(r"^\| `acid\.([a-z_]+)(?:\.<[^`]*)?` \|", readme, flags=re.M))
     assert documented == {spec.name for spec in METRICS}
     assert all(re.fullmatch(r"[a-z_]+", spec.name) for spec in METRICS)

@@ -1,5 +1,5 @@
 """ACID metrics through Airflow's metrics interface: Airflow configured for StatsD ([metrics] statsd_on) sends to a
-real UDP listener on loopback; the names received are the documented ones (README table, operations METRICS)."""
+real UDP listener on loopback; the names received are the documented ones (docs/operations.md table, operations METRICS)."""
 
 from __future__ import annotations
 
