@@ -505,13 +505,13 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
     waiting compaction — inputs, outputs, bytes, files, estimated core-seconds, benefit — in the order the next
     compaction run takes them within the compaction budgets (env AIRFLOW__ACID__COMPACTION_BUDGET_*, as the DAG's
     [acid] options). Nothing is written: no queue row, decision, lock, transaction or file."""
-    from airflow_acid.compactor.scheduling import plan_next_run
+    from airflow_acid.compactor.dry_run import next_run_schedule
     from airflow_acid.compactor.settings import budgets_from_mapping
 
     env = {k[len(BUDGET_ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(BUDGET_ENV_PREFIX)}
     budgets = budgets_from_mapping(env, source="environment")
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        report, order = plan_next_run(wh.metastore, budgets, filesystem=wh.filesystem)
+        report, order = next_run_schedule(wh.metastore, budgets, filesystem=wh.filesystem)
     if as_json:
         _echo_json({**report.as_dict(), "plans": [i.as_dict() for i in order.items]})
         return
@@ -525,7 +525,7 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
                      [[r.name, r.outcome.display, r.reason] for r in declined]))
     rows = []
     for rank, item in enumerate(order.items, 1):
-        p, e = item.plan, item.plan.estimate
+        p, e = item.preview, item.preview.estimate
         last = p.steps[-1] if p.steps else {"inputs": [], "outputs": []}
         rows.append([rank if item.admitted else "held", p.compaction_id if p.compaction_id is not None else "new",
                      p.name, p.type.display, len(last["inputs"]), " ".join(last["outputs"]),

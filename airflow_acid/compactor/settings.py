@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_acid.compactor.planning import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
+from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
 from airflow_acid.metastore.conf import MetastoreConf, unknown_setting_names
 from airflow_acid.metastore.errors import InvalidInputError
 

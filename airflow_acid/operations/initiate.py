@@ -50,9 +50,9 @@ def initiator_poke(metastore: Metastore, pool_name: str | None = None,
     held: list[str] = []
     if budgets is not None and waiting:
         order = schedule_queue(metastore, budgets, rows=waiting)
-        held = [f"#{item.plan.compaction_id} {item.plan.name} — {item.held}" for item in order.held]
+        held = [f"#{item.preview.compaction_id} {item.preview.name} — {item.held}" for item in order.held]
         by_id = {info.id: info for info in waiting}
-        waiting = [by_id[cq_id] for item in order.admitted if (cq_id := item.plan.compaction_id) is not None]
+        waiting = [by_id[cq_id] for item in order.admitted if (cq_id := item.preview.compaction_id) is not None]
     return InitiatorPoke(report, [compaction_payload(info, reasons.get(info.id)) for info in waiting], metrics, held)
 
 

@@ -13,7 +13,6 @@ from typing import Any
 from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from airflow_acid import __version__
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
 from airflow_acid.errors import AcidUserError
@@ -21,7 +20,6 @@ from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operations.compact import (
@@ -154,27 +152,13 @@ class AcidCompactionOperator(BaseOperator):
                 raise AirflowSkipException(f"no compaction is waiting{where}")
             outcomes = [outcome]
         else:
-            claimed = []
-            for cq_id in wanted:
-                info = metastore.compactions.claim(cq_id, worker.worker_id, worker_version=__version__)
-                if info is None:
-                    state = self._state_of(metastore, cq_id)
-                    self.log.info("compaction %s is %s: not claimed by this task", cq_id, state)
-                    continue
-                self.log.info("claimed compaction %s: %s %s", cq_id, info.type.display, info.full_partition_name)
-                claimed.append(cq_id)
-            if not claimed:
+            outcomes, not_claimed = worker.claim_and_compact(wanted)
+            for cq_id, state in not_claimed.items():
+                self.log.info("compaction %s is %s: not claimed by this task", cq_id, state)
+            if not outcomes:
                 raise AirflowSkipException(f"compaction(s) {wanted} no longer waiting (run by another worker, "
                                            "aborted or done)")
-            outcomes = worker.compact_batch(claimed)
         return self._report(context, metastore, outcomes)
-
-    @staticmethod
-    def _state_of(metastore: Metastore, cq_id: int) -> str:
-        try:
-            return f"'{metastore.compactions.get(cq_id).state.display}'"
-        except NoSuchObjectError:
-            return "unknown"
 
     def _report(self, context: Context, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
         emit_metrics(worker_metrics(outcomes), self.log)

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from airflow_acid.client.warehouse import AcidWarehouse
-from airflow_acid.compactor.scheduling import plan_next_run
+from airflow_acid.compactor.dry_run import next_run_schedule
 from airflow_acid.plugins.routes import WarehouseDep
 from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import render
@@ -21,7 +21,7 @@ router = APIRouter(dependencies=[authenticated])
 
 def next_run(warehouse: AcidWarehouse) -> dict[str, Any]:
     """The dry run as a JSON-friendly dict: would_queue, declined, plans (in running order)."""
-    report, order = plan_next_run(warehouse.metastore, compaction_budgets(), filesystem=warehouse.filesystem)
+    report, order = next_run_schedule(warehouse.metastore, compaction_budgets(), filesystem=warehouse.filesystem)
     return {**report.as_dict(), "plans": [i.as_dict() for i in order.items]}
 
 
