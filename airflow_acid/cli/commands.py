@@ -465,10 +465,10 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
             flavour: str = "auto") -> None:
     """Run one Cleaner cycle: delete what compactions and aborted writers made obsolete, once no reader can still
     need it; list what waits and which open transactions block it."""
-    from airflow_acid.compactor.cleaner import Cleaner
+    from airflow_acid.operations.reports import cleaner_cycle
 
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        report = Cleaner(wh.metastore, filesystem=wh.filesystem).run_cycle(dry_run=dry_run)
+        report = cleaner_cycle(wh.metastore, dry_run=dry_run, filesystem=wh.filesystem).report
     if as_json:
         _echo_json(dataclasses.asdict(report))
         return
@@ -505,16 +505,17 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
     waiting compaction — inputs, outputs, bytes, files, estimated core-seconds, benefit — in the order the next
     compaction run takes them within the compaction budgets (env AIRFLOW__ACID__COMPACTION_BUDGET_*, as the DAG's
     [acid] options). Nothing is written: no queue row, decision, lock, transaction or file."""
-    from airflow_acid.compactor.dry_run import next_run_schedule
     from airflow_acid.compactor.settings import budgets_from_mapping
+    from airflow_acid.operations.reports import next_run
 
     env = {k[len(BUDGET_ENV_PREFIX):].lower(): v for k, v in os.environ.items() if k.startswith(BUDGET_ENV_PREFIX)}
     budgets = budgets_from_mapping(env, source="environment")
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        report, order = next_run_schedule(wh.metastore, budgets, filesystem=wh.filesystem)
+        upcoming = next_run(wh.metastore, budgets, filesystem=wh.filesystem)
     if as_json:
-        _echo_json({**report.as_dict(), "plans": [i.as_dict() for i in order.items]})
+        _echo_json(upcoming.to_xcom())
         return
+    report, order = upcoming.report, upcoming.order
     would = report.would_queue
     _show(_table("the next Initiator cycle would queue (dry run: nothing was queued)",
                  ["table/partition", "type", "reason"],

@@ -15,7 +15,6 @@ discarded and C aborted, so two outputs for one range can never both become visi
 
 from __future__ import annotations
 
-import enum
 import getpass
 import logging
 import socket
@@ -31,6 +30,7 @@ from airflow_acid.acid.codes import CompactionState, CompactionType, DataOperati
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
 from airflow_acid.compactor.committer import Committer, RowOwner, remove_outputs, verify_output
 from airflow_acid.compactor.errors import CompactionAttemptError, describe_error
+from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.compactor.planner import NothingToCompact, compose_for_directory, max_num_delta_for, row_schema_of
 from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, parse_order_by
 from airflow_acid.job.result import CompactionResult, JobStatus
@@ -47,45 +47,6 @@ from airflow_acid.metastore.txns import AbortReason
 log = logging.getLogger(__name__)
 
 JOB_NAME_INFIX = "-compactor-"
-
-
-class WorkerStatus(enum.StrEnum):
-    """What the Worker did with one row (``WorkerOutcome.status``)."""
-
-    COMPACTED = "compacted"
-    """Output committed; the row is 'ready for cleaning'."""
-    CLEANER_ONLY = "cleaner_only"
-    """Nothing to compact but obsolete/aborted directories exist: row 'ready for cleaning' (§5.2 step 8)."""
-    REFUSED = "refused"
-    """Nothing to compact, table/partition gone or unsupported: row 'refused'."""
-    FAILED = "failed"
-    """C aborted, its output removed, row 'failed' (or left for the worker timeout when the metastore was down)."""
-    REVOKED = "revoked"
-    """The row was revoked and claimed by another worker while this one ran: output discarded, C aborted."""
-
-
-@dataclass(frozen=True)
-class WorkerOutcome:
-    """The result of compacting one queue row."""
-
-    compaction_id: int
-    entity: str
-    """``db.table[.partition]``."""
-    status: WorkerStatus
-    message: str | None = None
-    txn_id: int | None = None
-    job_name: str | None = None
-    outputs: tuple[str, ...] = ()
-    rows_in: int = 0
-    rows_out: int = 0
-    files: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-
-    @property
-    def succeeded(self) -> bool:
-        """The row reached 'ready for cleaning' (compacted, or only the Cleaner had work)."""
-        return self.status in (WorkerStatus.COMPACTED, WorkerStatus.CLEANER_ONLY)
 
 
 class _Refused(Exception):
@@ -492,4 +453,4 @@ def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
     return list(groups.values())
 
 
-__all__ = ["Worker", "WorkerOutcome", "WorkerStatus", "job_name_for"]
+__all__ = ["Worker", "job_name_for"]

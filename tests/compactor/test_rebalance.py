@@ -21,8 +21,9 @@ from airflow_acid.acid.fs import ListedFile
 from airflow_acid.acid.names import parse_dir
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
+from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.planner import NothingToCompact, compose_compaction
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.plan import CompactionPlan, PlanError, format_order_by, parse_order_by
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import lock_component_for, lock_type_for

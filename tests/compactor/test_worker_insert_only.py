@@ -17,8 +17,9 @@ from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWri
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.committer import verify_output
 from airflow_acid.compactor.errors import OutputVerificationError
+from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.planner import compose_for_directory
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.spark.runners import LocalRunner
 from tests.compactor.worker_support import (  # noqa: F401 - fixtures
