@@ -45,12 +45,12 @@ COMPACT = """
 import json, sys, time
 """ + ANON_SAMPLER + """
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.listing import plan_directory
+from airflow_acid.compactor.planner import compose_for_directory
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.spark.runners import LocalRunner
 loc, hwm = sys.argv[1], int(sys.argv[2])
 wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="bench.t", high_watermark=hwm))
-plan = plan_directory(loc, wil, 1000, "major", compaction_id="anchor")
+plan = compose_for_directory(loc, wil, 1000, "major", compaction_id="anchor")
 t0 = time.perf_counter()
 (res,) = LocalRunner().run(CompactionPlan((plan,)), job_name="anchor", spark_conf={}).compactions
 seconds = time.perf_counter() - t0

@@ -30,7 +30,7 @@ from airflow_acid.acid.event_writer import FileKind, write_acid_version_file
 from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.listing import plan_directory
+from airflow_acid.compactor.planner import compose_for_directory
 from airflow_acid.job.plan import CompactionPlan, OrcSettings
 
 BYTES_PER_ROW = 10  # measured on this schema with ZLIB (~10 bytes per event); used only to size the input
@@ -113,7 +113,7 @@ def main() -> None:
 
     hwm = info["write_ids"]
     wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="bench.t", high_watermark=hwm))
-    c = plan_directory(str(loc), wil, 1000, "major", compaction_id="bench",
+    c = compose_for_directory(str(loc), wil, 1000, "major", compaction_id="bench",
                        table_properties={"orc.compress": args.compression})
     out = work / "plain-rewrite"
     inputs = [str(loc / d) for d in sorted(os.listdir(loc)) if not d.startswith(("_", ".")) and "_v" not in d]

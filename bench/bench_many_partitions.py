@@ -22,7 +22,7 @@ from goals import Goal, emit
 
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.listing import plan_directory
+from airflow_acid.compactor.planner import compose_for_directory
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.spark.submit import SparkSubmitOptions, run_spark_submit
 
@@ -43,7 +43,7 @@ def build(root: Path, partitions: int, deltas: int) -> list[Path]:
 
 def plan_for(locs: list[Path], deltas: int, txn: int) -> CompactionPlan:
     wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="bench.t", high_watermark=deltas))
-    return CompactionPlan(tuple(plan_directory(str(loc), wil, txn, "minor", compaction_id=loc.name) for loc in locs))
+    return CompactionPlan(tuple(compose_for_directory(str(loc), wil, txn, "minor", compaction_id=loc.name) for loc in locs))
 
 
 GOALS = [Goal("100 small partitions: one Spark application vs one each >= 10x",

@@ -62,20 +62,13 @@ def plan_dry_run(params: dict[str, Any] | None = None) -> dict[str, Any]:
     within the compaction budgets (writes nothing); skipped otherwise."""
     if not (params or {}).get("dry_run"):
         raise AirflowSkipException("not a dry run")
-    from airflow_acid.compactor.scheduling import plan_next_run
     from airflow_acid.hooks.metastore import AcidMetastoreHook
+    from airflow_acid.operations.reports import next_run
 
-    hook = AcidMetastoreHook()
-    report, order = plan_next_run(hook.get_metastore(), compaction_budgets())
-    for r in report.would_queue:
-        print(f"would queue: {r.name} {r.type.display if r.type else ''} — {r.reason}")
-    for rank, item in enumerate(order.items, 1):
-        e = item.plan.estimate
-        figures = f"{e.bytes_in} bytes in {e.files_in} files, ~{e.core_seconds:.1f} core-s, benefit {e.benefit:g}" \
-            if e else (item.plan.nothing_to_do or item.plan.error or "")
-        print(f"{rank if item.admitted else 'held'}: #{item.plan.compaction_id or 'new'} {item.plan.name} "
-              f"{item.plan.type.display}: {figures}{' — ' + item.held if item.held else ''}")
-    return {**report.as_dict(), "plans": [i.as_dict() for i in order.items]}
+    upcoming = next_run(AcidMetastoreHook().get_metastore(), compaction_budgets())
+    for line in upcoming.lines:
+        print(line)
+    return upcoming.to_xcom()
 
 
 def compaction_tasks(rows: Any, *, task_id: str, pool: str) -> Any:

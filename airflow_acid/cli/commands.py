@@ -471,10 +471,10 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
             flavour: str = "auto") -> None:
     """Run one Cleaner cycle: delete what compactions and aborted writers made obsolete, once no reader can still
     need it; list what waits and which open transactions block it."""
-    from airflow_acid.compactor.cleaner import Cleaner
+    from airflow_acid.operations.reports import cleaner_cycle
 
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        report = Cleaner(wh.metastore, filesystem=wh.filesystem).run_cycle(dry_run=dry_run)
+        report = cleaner_cycle(wh.metastore, dry_run=dry_run, filesystem=wh.filesystem).report
     if as_json:
         _echo_json(dataclasses.asdict(report))
         return
@@ -509,14 +509,15 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
     compaction run takes them within the compaction budgets (the DAG's [acid] compaction_budget_* options, from
     airflow.cfg or AIRFLOW__ACID__COMPACTION_BUDGET_*). Nothing is written: no queue row, decision, lock, transaction
     or file."""
-    from airflow_acid.compactor.scheduling import plan_next_run
+    from airflow_acid.operations.reports import next_run
 
     budgets = _acid_config().budgets
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        report, order = plan_next_run(wh.metastore, budgets, filesystem=wh.filesystem)
+        upcoming = next_run(wh.metastore, budgets, filesystem=wh.filesystem)
     if as_json:
-        _echo_json({**report.as_dict(), "plans": [i.as_dict() for i in order.items]})
+        _echo_json(upcoming.to_xcom())
         return
+    report, order = upcoming.report, upcoming.order
     would = report.would_queue
     _show(_table("the next Initiator cycle would queue (dry run: nothing was queued)",
                  ["table/partition", "type", "reason"],
@@ -527,7 +528,7 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
                      [[r.name, r.outcome.display, r.reason] for r in declined]))
     rows = []
     for rank, item in enumerate(order.items, 1):
-        p, e = item.plan, item.plan.estimate
+        p, e = item.preview, item.preview.estimate
         last = p.steps[-1] if p.steps else {"inputs": [], "outputs": []}
         rows.append([rank if item.admitted else "held", p.compaction_id if p.compaction_id is not None else "new",
                      p.name, p.type.display, len(last["inputs"]), " ".join(last["outputs"]),

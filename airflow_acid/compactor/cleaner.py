@@ -40,22 +40,18 @@ from airflow_acid.acid.writeids import (
     ValidTxnList,
     ValidWriteIdList,
 )
-from airflow_acid.errors import AcidError
+from airflow_acid.compactor.errors import CleanerError, describe_error
 from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.cleaning import AbortCleanupCandidate
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.errors import MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 
 log = logging.getLogger(__name__)
 
 NO_CLEANUP = "no_cleanup"
-
-
-class CleanerError(AcidError):
-    """A cleaning attempt cannot proceed safely (e.g. a path outside the table location)."""
 
 
 class CleanerStatus(enum.StrEnum):
@@ -349,7 +345,7 @@ class Cleaner:
             entry.message = f"deleted {len(entry.deletions)} obsolete/aborted director(y/ies) from {location}"
             return entry
         except Exception as exc:  # noqa: BLE001 - every error backs off, then fails the row
-            message = f"cleaning {entity} (compaction {info.id}) failed: {_describe(exc)}"
+            message = f"cleaning {entity} (compaction {info.id}) failed: {describe_error(exc)}"
             log.warning("%s", message)
             entry.message = message
             if dry_run:
@@ -359,7 +355,7 @@ class Cleaner:
                 row = ms.cleaning.cleaner_attempt_failed(info.id, message[:4000])
             except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
                 entry.status = CleanerStatus.RETRY
-                entry.message += f" (recording the failure failed too: {_describe(inner)})"
+                entry.message += f" (recording the failure failed too: {describe_error(inner)})"
                 return entry
             entry.status = CleanerStatus.RETRY if row is not None else CleanerStatus.FAILED
             return entry
@@ -462,7 +458,7 @@ class Cleaner:
                 entry.message = f"{exc}; its aborted components are left to the housekeeper"
             except Exception as exc:  # noqa: BLE001 - recorded on the entity's retry row, retried after its delay
                 entry.status = CleanerStatus.RETRY
-                entry.message = f"cleaning aborted writes of {entity} failed: {_describe(exc)}"
+                entry.message = f"cleaning aborted writes of {entity} failed: {describe_error(exc)}"
                 log.warning("%s", entry.message)
                 if not dry_run:
                     self._record_abort_failure(entry, c)
@@ -475,7 +471,7 @@ class Cleaner:
                 c.database, c.table, c.partition, entry.message[:4000],
                 base_retention_ms=int(self.conf.cleaner_retry_retention_s * 1000))
         except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
-            entry.message += f" (recording the failure failed too: {_describe(inner)})"
+            entry.message += f" (recording the failure failed too: {describe_error(inner)})"
             return
         entry.retry_id = row.id
         entry.message += (f"; retried {row.retry_retention / 1000:g} s after the first failure "
@@ -568,11 +564,5 @@ def _true(value: str | None) -> bool:
     return (value or "").strip().lower() == "true"
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, (CleanerError, MetastoreError)):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-__all__ = ["Blocker", "Cleaner", "CleanerEntry", "CleanerError", "CleanerReport", "CleanerStatus", "Deletion",
+__all__ = ["Blocker", "Cleaner", "CleanerEntry", "CleanerReport", "CleanerStatus", "Deletion",
            "planned_deletions"]

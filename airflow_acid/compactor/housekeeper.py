@@ -11,9 +11,8 @@ from __future__ import annotations
 import logging
 import socket
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
+from airflow_acid.compactor.messages import HouseKeeperReport
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import Metastore
 
@@ -21,26 +20,6 @@ log = logging.getLogger(__name__)
 
 HOUSEKEEPER_MUTEX = "HouseKeeper"
 DEFAULT_LEASE_S = 600.0
-
-
-@dataclass
-class HouseKeeperReport:
-    """What one HouseKeeper pass did (``ran`` False: another HouseKeeper held the lease)."""
-
-    ran: bool
-    message: str = ""
-    aborted_txns: list[int] = field(default_factory=list)
-    deleted_locks: int = 0
-    write_set_rows_deleted: int = 0
-    min_history_rows_deleted: int = 0
-    txn_to_write_id_rows_deleted: int = 0
-    txns_deleted: int = 0
-    history_rows_purged: int = 0
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly summary."""
-        return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in self.__dict__.items()}
 
 
 class HouseKeeper:

@@ -22,7 +22,7 @@ from typing import Any
 
 import fsspec
 
-from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
@@ -39,7 +39,7 @@ from airflow_acid.compactor.settings import (
 )
 from airflow_acid.metastore.aborts import AbortGroup
 from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
-from airflow_acid.metastore.compactions import EnqueueRequest
+from airflow_acid.metastore.compactions import CompactionInfo, EnqueueRequest, EnqueueResult
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.initiator_store import (
@@ -48,7 +48,7 @@ from airflow_acid.metastore.initiator_store import (
     Outcome,
     PartitionLocation,
 )
-from airflow_acid.metastore.partitions import entity_name
+from airflow_acid.metastore.partitions import entity_name, normalize_partition_name
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.version import __version__
 
@@ -146,6 +146,44 @@ class _Job:
     write_ids: ValidCompactorWriteIdList | None
 
 
+@dataclass
+class _Intent:
+    """A compaction the decision asks for, not queued yet: the real cycle queues it, the preview only checks whether
+    the queue would accept it."""
+
+    result: CandidateResult
+    type: CompactionType
+    highest_write_id_now: int | None
+    pool: str | None
+    run_as: str | None
+    properties: dict[str, str]
+
+    @property
+    def batched(self) -> bool:
+        """Queued with the cycle's batch (``enqueue_many``): no request properties and a known high watermark."""
+        return not self.properties and self.highest_write_id_now is not None
+
+    def request(self) -> EnqueueRequest:
+        assert self.highest_write_id_now is not None, "only batched intents become EnqueueRequests"
+        r = self.result
+        return EnqueueRequest(r.database, r.table, r.partition, self.type, self.highest_write_id_now, self.pool,
+                              self.run_as)
+
+
+def would_refuse(rows: list[CompactionInfo], partition: str | None, highest_write_id_now: int | None) -> str | None:
+    """The queue's refusal rule (see docs/hive-acid.md), read only: a row of the entity 'initiated'/'working', or
+    'ready for cleaning' at the same high watermark, refuses (the message says why); None: it would be accepted."""
+    for row in rows:
+        if partition is not None and row.partition != partition:
+            continue
+        busy = row.state in (CompactionState.INITIATED, CompactionState.WORKING)
+        same = (row.state is CompactionState.READY_FOR_CLEANING and highest_write_id_now is not None
+                and row.highest_write_id == highest_write_id_now)
+        if busy or same:
+            return f"Compaction is already scheduled with state='{row.state.display}' and id={row.id}"
+    return None
+
+
 class _Skip(Exception):
     """A candidate is not eligible; ``outcome``/``reason`` say why."""
 
@@ -195,12 +233,35 @@ class Initiator:
             return InitiatorReport(ran=False, message=f"another Initiator ({lease.holder}) is running; its lease "
                                    f"expires at {lease.until_ms} (epoch ms)")
         try:
-            report = self._cycle()
+            report, intents = self._evaluate_cycle(record=True)
+            self._queue(intents)
+            self.store.record_decisions([r.record(self.initiator_id) for r in report.results])
+            report.revoked = self.store.revoke_timed_out_workers()
+            assert report.next_last_checked_ms is not None, "set by _evaluate_cycle"
+            self.store.store_last_checked(report.next_last_checked_ms)
         finally:
             self.store.release_lease(INITIATOR_MUTEX, holder)
         report.seconds = time.perf_counter() - clock
         log.info("Initiator cycle: %d candidate(s), %d queued, %d declined, %d listing(s) in %.2f s",
                  report.candidates, len(report.queued), len(report.declined), report.listings, report.seconds)
+        return report
+
+    def preview(self) -> InitiatorReport:
+        """One cycle that writes nothing and takes no lease (a preview may look while a real cycle runs): the same
+        candidates, checks and decisions; what the cycle would queue has the outcome "would queue" (or "refused"
+        when the queue would refuse it). Nothing is recorded, revoked or enqueued."""
+        report, intents = self._evaluate_cycle(record=False)
+        taken: set[tuple[str, str, str | None]] = set()
+        for intent in sorted(intents, key=lambda i: (i.result.database, i.result.table, i.result.partition or "")):
+            r = intent.result
+            key = (r.database.lower(), r.table.lower(), normalize_partition_name(r.partition))
+            refusal = "Compaction is already scheduled earlier in this cycle" if key in taken else \
+                would_refuse(self.queue.find(db=r.database, table=r.table), r.partition, intent.highest_write_id_now)
+            if refusal is None:
+                taken.add(key)
+                r.outcome, r.compaction_id = Outcome.WOULD_QUEUE, None
+            else:
+                r.outcome, r.reason = Outcome.REFUSED, f"{r.reason}; not queued: {refusal}"
         return report
 
     def why(self, database: str, table: str, partition: str | None = None) -> InitiatorDecisionRecord | None:
@@ -238,21 +299,28 @@ class Initiator:
         for part, location in targets:
             candidate = _Candidate(database, table, part, ["manual request"])
             try:
-                results.append(self._decide_and_enqueue(
-                    candidate, info, db_info, location, txns, write_ids, table_properties=overrides.table_properties,
-                    request_properties=request, pool=pool, enqueue=enqueue))
+                result, intent = self._decide(candidate, info, db_info, location, txns, write_ids,
+                                              table_properties=overrides.table_properties, request_properties=request,
+                                              pool=pool)
             except CompactorSettingsError as exc:
-                results.append(CandidateResult(database, table, part, Outcome.ERROR, str(exc)))
+                result, intent = CandidateResult(database, table, part, Outcome.ERROR, str(exc)), None
+            if intent is not None and enqueue:
+                self._enqueue_one(intent)
+            results.append(result)
         if enqueue:
             self.store.record_decisions([r.record(self.initiator_id) for r in results])
         return results
 
     # --- one cycle --------------------------------------------------------------------------------------
 
-    def _cycle(self) -> InitiatorReport:
+    def _evaluate_cycle(self, *, record: bool) -> tuple[InitiatorReport, list[_Intent]]:
+        """Steps 2–7 of a cycle up to the decisions (see docs/hive-acid.md): candidates since the last cycle's start,
+        Hive's filters, one listing each, the decision. Queues nothing; ``record`` False (the preview) reads the
+        last-checked time without locking and keeps the eligibility checks from recording anything. Returns the
+        report and what the decisions would queue."""
         conf = self.conf
         started = self.store.now_ms()
-        previous = self.store.last_checked()
+        previous = self.store.last_checked() if record else self.store.peek_last_checked()
         report = InitiatorReport(ran=True, started_ms=started, last_checked_ms=previous)
         self._listings = 0
 
@@ -278,19 +346,18 @@ class Initiator:
         report.candidates = len(candidates)
 
         eligible, results = self._filter(sorted(candidates.values(), key=lambda c: (c.database, c.table,
-                                                                                     c.partition or "")))
+                                                                                     c.partition or "")),
+                                         record=record)
+        intents: list[_Intent] = []
         if eligible:
             txns = self.snapshots.valid_txn_list()  # §4.1 step 6: one snapshot for the whole cycle
-            results += self._schedule(eligible, txns, started)
+            results += self._evaluate(eligible, txns, started, intents, record=record)
         report.results = results
         report.listings = self._listings
-        self.store.record_decisions([r.record(self.initiator_id) for r in results])
-        report.revoked = self.store.revoke_timed_out_workers()
         report.next_last_checked_ms = resume if resume is not None else started
-        self.store.store_last_checked(report.next_last_checked_ms)
-        return report
+        return report, intents
 
-    def _filter(self, candidates: list[_Candidate]
+    def _filter(self, candidates: list[_Candidate], *, record: bool
                 ) -> tuple[list[tuple[_Candidate, TableInfo, DatabaseInfo]], list[CandidateResult]]:
         """§4.1 step 5 in Hive's order; ineligible databases and tables are remembered for the rest of the cycle."""
         skipped_dbs: dict[str, str] = {}
@@ -318,7 +385,7 @@ class Initiator:
                 busy = None
                 if (c.database, c.table, c.partition) in watched:
                     busy = self.store.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
-                                                            record=True, initiator_id=self.initiator_id)
+                                                            record=record, initiator_id=self.initiator_id)
                 if busy is not None:
                     raise _Skip(busy)
                 if key not in tables:
@@ -344,7 +411,7 @@ class Initiator:
             except _Skip as skip:
                 results.append(self._result(c, skip.outcome, skip.reason))
             except Exception as exc:  # noqa: BLE001 - Hive: any exception marks the candidate failed and moves on
-                results.append(self._failed(c, exc))
+                results.append(self._failed(c, exc, record=record))
         return eligible, results
 
     def _table_ineligible(self, info: TableInfo | None, db_info: DatabaseInfo, c: _Candidate
@@ -369,13 +436,14 @@ class Initiator:
             return (f"table {name} is insert-only and hive.compactor.compact.insert.only=false", "table")
         return None
 
-    def _schedule(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], txns: ValidTxnList,
-                  started_ms: int) -> list[CandidateResult]:
-        """§4.1 step 7 for every eligible candidate: partition, write ids, one listing, decision, enqueue.
+    def _evaluate(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], txns: ValidTxnList,
+                  started_ms: int, intents: list[_Intent], *, record: bool) -> list[CandidateResult]:
+        """§4.1 step 7 for every eligible candidate: partition, write ids, one listing, decision; what the
+        decisions ask to queue is appended to ``intents``.
 
         Partition locations and write ids are read per table (set-based); the per-candidate part — listing the
-        directory, deciding, enqueueing — runs on hive.compactor.request.queue threads (Hive's
-        checkForCompaction pool). Results keep the candidates' order."""
+        directory, deciding — runs on hive.compactor.request.queue threads (Hive's checkForCompaction pool).
+        Results keep the candidates' order."""
         slots: list[CandidateResult | _Job] = []
         write_ids: dict[str, ValidCompactorWriteIdList] = {}
         by_table: dict[tuple[str, str], list[tuple[_Candidate, TableInfo, DatabaseInfo]]] = {}
@@ -387,7 +455,7 @@ class Initiator:
                 locations: dict[str, PartitionLocation] = \
                     self.store.partition_locations(database, table, names) if names else {}
             except Exception as exc:  # noqa: BLE001
-                slots += [self._failed(c, exc) for c, _, _ in items]
+                slots += [self._failed(c, exc, record=record) for c, _, _ in items]
                 continue
             for c, info, db_info in items:
                 try:
@@ -401,21 +469,21 @@ class Initiator:
                 except _Skip as skip:
                     slots.append(self._result(c, skip.outcome, skip.reason))
                 except Exception as exc:  # noqa: BLE001
-                    slots.append(self._failed(c, exc))
+                    slots.append(self._failed(c, exc, record=record))
         jobs = [s for s in slots if isinstance(s, _Job)]
-
-        pending: list[tuple[CandidateResult, EnqueueRequest]] = []
 
         def evaluate(job: _Job) -> CandidateResult:
             try:
-                return self._decide_and_enqueue(
-                    job.candidate, job.info, job.db_info, job.location, txns, job.write_ids,
-                    table_properties=job.info.properties, request_properties={}, pool=None, enqueue=True,
-                    now_ms=started_ms, defer=pending)
+                result, intent = self._decide(job.candidate, job.info, job.db_info, job.location, txns,
+                                              job.write_ids, table_properties=job.info.properties,
+                                              request_properties={}, pool=None, now_ms=started_ms)
             except _Skip as skip:
                 return self._result(job.candidate, skip.outcome, skip.reason)
             except Exception as exc:  # noqa: BLE001 - Hive: the candidate is marked failed, the cycle goes on
-                return self._failed(job.candidate, exc)
+                return self._failed(job.candidate, exc, record=record)
+            if intent is not None:
+                intents.append(intent)  # list.append is atomic: the threads share it
+            return result
 
         threads = min(max(1, self.conf.request_queue), len(jobs))
         if threads > 1:
@@ -423,38 +491,58 @@ class Initiator:
                 done = iter(list(pool.map(evaluate, jobs)))
         else:
             done = iter([evaluate(job) for job in jobs])
-        results = [next(done) if isinstance(s, _Job) else s for s in slots]
-        self._enqueue_batch(pending)
-        return results
+        return [next(done) if isinstance(s, _Job) else s for s in slots]
 
-    def _enqueue_batch(self, pending: list[tuple[CandidateResult, EnqueueRequest]]) -> None:
-        """Queue the cycle's compactions, ENQUEUE_BATCH per transaction, in candidate order; fill in the results."""
-        pending.sort(key=lambda p: (p[0].database, p[0].table, p[0].partition or ""))  # threads append in any order
-        for start in range(0, len(pending), ENQUEUE_BATCH):
-            chunk = pending[start:start + ENQUEUE_BATCH]
+    def _queue(self, intents: list[_Intent]) -> None:
+        """Queue what the cycle decided, in candidate order: requests without a known high watermark one by one,
+        then the others ENQUEUE_BATCH per transaction; fill in the results."""
+        intents = sorted(intents, key=lambda i: (i.result.database, i.result.table, i.result.partition or ""))
+        for intent in intents:
+            if not intent.batched:
+                try:
+                    self._enqueue_one(intent)
+                except Exception as exc:  # noqa: BLE001 - Hive: the candidate is marked failed, the cycle goes on
+                    self._fail_result(intent.result, exc)
+        batch = [i for i in intents if i.batched]
+        for start in range(0, len(batch), ENQUEUE_BATCH):
+            chunk = batch[start:start + ENQUEUE_BATCH]
             try:
-                answers = self.queue.enqueue_many([req for _, req in chunk], initiator_id=self.initiator_id,
+                answers = self.queue.enqueue_many([i.request() for i in chunk], initiator_id=self.initiator_id,
                                                   initiator_version=self.version)
             except Exception as exc:  # noqa: BLE001 - Hive: the candidates are marked failed, the cycle goes on
-                for result, _ in chunk:
-                    failed = self._failed(_Candidate(result.database, result.table, result.partition,
-                                                     list(result.sources)), exc)
-                    result.outcome, result.reason, result.compaction_id = failed.outcome, failed.reason, None
+                for intent in chunk:
+                    self._fail_result(intent.result, exc)
                 continue
-            for (result, _), answer in zip(chunk, answers, strict=True):
-                if answer.accepted:
-                    result.outcome, result.compaction_id = Outcome.QUEUED, answer.id
-                else:
-                    result.outcome = Outcome.REFUSED
-                    result.reason = f"{result.reason}; not queued: {answer.message}"
+            for intent, answer in zip(chunk, answers, strict=True):
+                self._settle(intent.result, answer)
 
-    def _decide_and_enqueue(self, c: _Candidate, info: TableInfo, db_info: DatabaseInfo, location: str,
-                            txns: ValidTxnList, write_ids: ValidCompactorWriteIdList | None, *,
-                            table_properties: Mapping[str, str], request_properties: Mapping[str, str],
-                            pool: str | None, enqueue: bool, now_ms: int | None = None,
-                            defer: list[tuple[CandidateResult, EnqueueRequest]] | None = None) -> CandidateResult:
-        """Decide one candidate and queue what it needs (``defer``: append the request there instead, for one
-        batched enqueue of the whole cycle)."""
+    def _enqueue_one(self, intent: _Intent) -> None:
+        r = intent.result
+        answer = self.queue.enqueue(
+            r.database, r.table, r.partition, intent.type, pool=intent.pool, properties=dict(intent.properties),
+            initiator_id=self.initiator_id, initiator_version=self.version, run_as=intent.run_as,
+            highest_write_id_now=intent.highest_write_id_now)
+        self._settle(r, answer)
+
+    @staticmethod
+    def _settle(result: CandidateResult, answer: EnqueueResult) -> None:
+        if answer.accepted:
+            result.outcome, result.compaction_id = Outcome.QUEUED, answer.id
+        else:
+            result.outcome = Outcome.REFUSED
+            result.reason = f"{result.reason}; not queued: {answer.message}"
+
+    def _fail_result(self, result: CandidateResult, exc: Exception) -> None:
+        failed = self._failed(_Candidate(result.database, result.table, result.partition, list(result.sources)), exc,
+                              record=True)
+        result.outcome, result.reason, result.compaction_id = failed.outcome, failed.reason, None
+
+    def _decide(self, c: _Candidate, info: TableInfo, db_info: DatabaseInfo, location: str, txns: ValidTxnList,
+                write_ids: ValidCompactorWriteIdList | None, *, table_properties: Mapping[str, str],
+                request_properties: Mapping[str, str], pool: str | None, now_ms: int | None = None
+                ) -> tuple[CandidateResult, _Intent | None]:
+        """Decide one candidate (one listing, no write): its result ("would queue" when it needs a compaction) and
+        what to queue for it (None: nothing)."""
         thresholds = table_thresholds(self.conf, table_properties, table=info.full_name)
         stats: DirectoryStats | None = None
         listed = False
@@ -478,26 +566,11 @@ class Initiator:
                                  type=decision.type, rule=decision.rule.value, stats=stats, listed=listed,
                                  sources=tuple(c.sources))
         if decision.type is None:
-            return result
-        if not enqueue:
-            result.outcome = Outcome.WOULD_QUEUE
-            return result
+            return result, None
+        result.outcome = Outcome.WOULD_QUEUE
         pool_name = pool or info.property(WORKER_POOL_KEY) or db_info.param(WORKER_POOL_KEY)
-        if defer is not None and not request_properties and write_ids is not None:
-            result.outcome = Outcome.QUEUED  # settled by the batch (REFUSED if something is scheduled already)
-            defer.append((result, EnqueueRequest(c.database, c.table, c.partition, decision.type,
-                                                 write_ids.high_watermark, pool_name, info.owner)))
-            return result
-        answer = self.queue.enqueue(
-            c.database, c.table, c.partition, decision.type, pool=pool_name, properties=dict(request_properties),
-            initiator_id=self.initiator_id, initiator_version=self.version, run_as=info.owner,
-            highest_write_id_now=write_ids.high_watermark if write_ids is not None else None)
-        if answer.accepted:
-            result.outcome, result.compaction_id = Outcome.QUEUED, answer.id
-        else:
-            result.outcome = Outcome.REFUSED
-            result.reason = f"{decision.reason}; not queued: {answer.message}"
-        return result
+        return result, _Intent(result, decision.type, write_ids.high_watermark if write_ids is not None else None,
+                               pool_name, info.owner, dict(request_properties))
 
     def _directory_stats(self, location: str, write_ids: ValidCompactorWriteIdList,
                          txns: ValidTxnList) -> DirectoryStats:
@@ -538,11 +611,14 @@ class Initiator:
     def _result(c: _Candidate, outcome: Outcome, reason: str) -> CandidateResult:
         return CandidateResult(c.database, c.table, c.partition, outcome, reason, sources=tuple(c.sources))
 
-    def _failed(self, c: _Candidate, exc: Exception) -> CandidateResult:
-        """Hive's markFailed: a 'did not initiate' history row with the error, and an error decision."""
+    def _failed(self, c: _Candidate, exc: Exception, *, record: bool) -> CandidateResult:
+        """Hive's markFailed: a 'did not initiate' history row with the error (unless ``record`` is False: the
+        preview), and an error decision."""
         what = entity_name(c.database, c.table, c.partition or None)
         message = f"Initiator could not evaluate {what}: {exc}"
         log.warning("%s", message)
+        if not record:
+            return self._result(c, Outcome.ERROR, message)
         try:
             self.store.record_did_not_initiate(c.database, c.table, c.partition, self._abort_type(c), message,
                                                initiator_id=self.initiator_id, initiator_version=self.version)

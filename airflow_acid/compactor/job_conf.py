@@ -16,10 +16,31 @@ from collections.abc import Callable, Mapping
 log = logging.getLogger(__name__)
 
 COMPACTOR_PREFIX = "compactor."
+TBLPROPS_PREFIX = "tblprops."
 MAX_NUM_DELTA_KEY = "hive.compactor.max.num.delta"
 SPARK_PREFIX = "spark."
 QUEUE_KEYS = ("hive.compactor.job.queue", "mapreduce.job.queuename", "mapred.job.queue.name")
 SPARK_QUEUE = "spark.yarn.queue"
+
+
+def effective_properties(table_properties: Mapping[str, str], request_properties: Mapping[str, str] = {}
+                         ) -> tuple[dict[str, str], dict[str, str]]:
+    """(job conf, table properties) as Hive's MR compactor applies them (see docs/hive-acid.md).
+
+    ``compactor.<key>`` table properties become job conf ``<key>``; request properties (WITH OVERWRITE
+    TBLPROPERTIES) ``compactor.<key>`` override those and ``tblprops.<key>`` override table property ``<key>``.
+    """
+    job_conf: dict[str, str] = {}
+    props = {k: v for k, v in table_properties.items()}
+    for k, v in table_properties.items():
+        if k.startswith(COMPACTOR_PREFIX):
+            job_conf[k[len(COMPACTOR_PREFIX):]] = v
+    for k, v in request_properties.items():
+        if k.startswith(COMPACTOR_PREFIX):
+            job_conf[k[len(COMPACTOR_PREFIX):]] = v
+        elif k.startswith(TBLPROPS_PREFIX):
+            props[k[len(TBLPROPS_PREFIX):]] = v
+    return job_conf, props
 
 
 def _megabytes(value: str) -> str:

@@ -21,10 +21,9 @@ from typing import Any
 import fsspec
 
 from airflow_acid.acid.codes import CompactionState
-from airflow_acid.compactor.dry_run import DryRunReport, PlannedCompaction, dry_run, queued_plans
+from airflow_acid.compactor.planner import CompactionPreview, preview_queue
 from airflow_acid.config.budgets import Budgets
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import Metastore
 
 
@@ -32,7 +31,7 @@ from airflow_acid.metastore.store import Metastore
 class ScheduledCompaction:
     """One waiting row with its score and whether this run takes it."""
 
-    plan: PlannedCompaction
+    preview: CompactionPreview
     score: float
     age_s: float
     admitted: bool = False
@@ -41,14 +40,14 @@ class ScheduledCompaction:
 
     @property
     def bytes(self) -> int:
-        return self.plan.estimate.bytes_in if self.plan.estimate else 0
+        return self.preview.estimate.bytes_in if self.preview.estimate else 0
 
     @property
     def core_seconds(self) -> float:
-        return self.plan.estimate.core_seconds if self.plan.estimate else 0.0
+        return self.preview.estimate.core_seconds if self.preview.estimate else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.plan.as_dict(), "score": round(self.score, 6), "age_s": round(self.age_s, 1),
+        return {**self.preview.as_dict(), "score": round(self.score, 6), "age_s": round(self.age_s, 1),
                 "admitted": self.admitted, "held": self.held}
 
 
@@ -72,34 +71,34 @@ class RunSchedule:
         return sum(i.bytes for i in chosen), sum(i.core_seconds for i in chosen)
 
 
-def score_of(plan: PlannedCompaction, age_s: float, aging_s: float) -> float:
+def score_of(preview: CompactionPreview, age_s: float, aging_s: float) -> float:
     """Benefit per estimated core-second, doubled for every ``aging_s`` waited; infinite for rows that cost
     nothing to settle."""
-    if plan.estimate is None:
+    if preview.estimate is None:
         return float("inf")
     # a row with no benefit still ages: it must run eventually (the Initiator queued it for a reason)
-    base = max(plan.estimate.benefit_per_cost, 1e-6)
+    base = max(preview.estimate.benefit_per_cost, 1e-6)
     factor: float = 2.0 ** min(max(age_s, 0.0) / aging_s, 1000.0)
     return base * factor
 
 
-def schedule(plans: Iterable[PlannedCompaction], budgets: Budgets, now_ms: int) -> RunSchedule:
-    """Order ``plans`` (queued rows with their estimates) and admit them within ``budgets``."""
+def schedule(previews: Iterable[CompactionPreview], budgets: Budgets, now_ms: int) -> RunSchedule:
+    """Order ``previews`` (queued rows with their estimates) and admit them within ``budgets``."""
     items = []
-    for p in plans:
+    for p in previews:
         age = (now_ms - p.enqueue_time) / 1000 if p.enqueue_time is not None else 0.0
         items.append(ScheduledCompaction(p, score_of(p, age, budgets.aging_s), age))
-    items.sort(key=lambda i: (-i.score, i.plan.enqueue_time or 0, i.plan.compaction_id or 0))
+    items.sort(key=lambda i: (-i.score, i.preview.enqueue_time or 0, i.preview.compaction_id or 0))
     run_bytes, run_seconds = 0, 0.0
     pool_bytes: dict[str | None, int] = {}
     table_bytes: dict[tuple[str, str], int] = {}
     for item in items:
         b, s = item.bytes, item.core_seconds
-        table = (item.plan.database, item.plan.table)
+        table = (item.preview.database, item.preview.table)
         checks = ((budgets.bytes_per_run, run_bytes + b, "bytes per run", b),
                   (budgets.core_seconds_per_run, run_seconds + s, "core-seconds per run", s),
-                  (budgets.bytes_per_pool, pool_bytes.get(item.plan.pool, 0) + b,
-                   f"bytes of pool {item.plan.pool or 'default'}", b),
+                  (budgets.bytes_per_pool, pool_bytes.get(item.preview.pool, 0) + b,
+                   f"bytes of pool {item.preview.pool or 'default'}", b),
                   (budgets.bytes_per_table, table_bytes.get(table, 0) + b, f"bytes of table {'.'.join(table)}", b))
         over = [(limit, what, alone) for limit, total, what, alone in checks if limit is not None and total > limit]
         if over:
@@ -110,7 +109,7 @@ def schedule(plans: Iterable[PlannedCompaction], budgets: Budgets, now_ms: int) 
             continue
         item.admitted = True
         run_bytes, run_seconds = run_bytes + b, run_seconds + s
-        pool_bytes[item.plan.pool] = pool_bytes.get(item.plan.pool, 0) + b
+        pool_bytes[item.preview.pool] = pool_bytes.get(item.preview.pool, 0) + b
         table_bytes[table] = table_bytes.get(table, 0) + b
     return RunSchedule([i for i in items if i.admitted] + [i for i in items if not i.admitted])
 
@@ -128,13 +127,6 @@ def schedule_queue(metastore: Metastore, budgets: Budgets, *, pool: str | None =
     (reads only)."""
     waiting = list(rows) if rows is not None else \
         sorted(metastore.compactions.find(state=CompactionState.INITIATED, pool=pool), key=lambda i: i.id)
-    plans = queued_plans(metastore, waiting, filesystem=filesystem, bytes_per_core_second=metastore.runs.throughput())
-    return schedule(plans, budgets, metastore.initiator.now_ms())
-
-
-def plan_next_run(metastore: Metastore, budgets: Budgets, conf: MetastoreConf | None = None, *,
-                  filesystem: fsspec.AbstractFileSystem | None = None) -> tuple[DryRunReport, RunSchedule]:
-    """The plan dry run and the order the next compaction run would take: rows already waiting and those the next
-    Initiator cycle would queue, estimated, scored and admitted within ``budgets`` (writes nothing)."""
-    report = dry_run(metastore, conf, filesystem=filesystem)
-    return report, schedule(report.plans, budgets, metastore.initiator.now_ms())
+    previews = preview_queue(metastore, waiting, filesystem=filesystem,
+                             bytes_per_core_second=metastore.runs.throughput())
+    return schedule(previews, budgets, metastore.initiator.now_ms())

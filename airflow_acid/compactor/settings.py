@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from airflow_acid.compactor.planning import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
+from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError
 

@@ -15,100 +15,38 @@ discarded and C aborted, so two outputs for one range can never both become visi
 
 from __future__ import annotations
 
-import enum
 import getpass
 import logging
-import posixpath
 import socket
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import fsspec
 
-from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionState, CompactionType, DataOperation, LockState, TxnState, TxnType
-from airflow_acid.acid.errors import AcidFileError
-from airflow_acid.acid.event_reader import FileFormat, open_data_file
-from airflow_acid.acid.fs import ListedFile, Storage, storage_for
-from airflow_acid.acid.state import get_acid_state
-from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList, ValidTxnList
-from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.compactor.planning import MAX_NUM_DELTA_KEY, NothingToCompact, effective_properties
-from airflow_acid.errors import AcidError
-from airflow_acid.job.layout import tmp_dir_name
-from airflow_acid.job.plan import (
-    BASE_WRITING_TYPES,
-    EXECUTABLE_TYPES,
-    Compaction,
-    CompactionPlan,
-    arrow_row_schema,
-    parse_order_by,
-)
+from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
+from airflow_acid.compactor.committer import Committer, RowOwner, remove_outputs, verify_output
+from airflow_acid.compactor.errors import CompactionAttemptError, describe_error
+from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.planner import NothingToCompact, compose_for_directory, max_num_delta_for, row_schema_of
+from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, parse_order_by
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.job.runner import Runner, bind_filesystem, spark_conf_of
 from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
+from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
+from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
-from airflow_acid.metastore.runs import RunFigures
 from airflow_acid.metastore.txns import AbortReason
 from airflow_acid.version import __version__
 
 log = logging.getLogger(__name__)
 
 JOB_NAME_INFIX = "-compactor-"
-
-
-class WorkerStatus(enum.StrEnum):
-    """What the Worker did with one row (``WorkerOutcome.status``)."""
-
-    COMPACTED = "compacted"
-    """Output committed; the row is 'ready for cleaning'."""
-    CLEANER_ONLY = "cleaner_only"
-    """Nothing to compact but obsolete/aborted directories exist: row 'ready for cleaning' (§5.2 step 8)."""
-    REFUSED = "refused"
-    """Nothing to compact, table/partition gone or unsupported: row 'refused'."""
-    FAILED = "failed"
-    """C aborted, its output removed, row 'failed' (or left for the worker timeout when the metastore was down)."""
-    REVOKED = "revoked"
-    """The row was revoked and claimed by another worker while this one ran: output discarded, C aborted."""
-
-
-@dataclass(frozen=True)
-class WorkerOutcome:
-    """The result of compacting one queue row."""
-
-    compaction_id: int
-    entity: str
-    """``db.table[.partition]``."""
-    status: WorkerStatus
-    message: str | None = None
-    txn_id: int | None = None
-    job_name: str | None = None
-    outputs: tuple[str, ...] = ()
-    rows_in: int = 0
-    rows_out: int = 0
-    files: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-
-    @property
-    def succeeded(self) -> bool:
-        """The row reached 'ready for cleaning' (compacted, or only the Cleaner had work)."""
-        return self.status in (WorkerStatus.COMPACTED, WorkerStatus.CLEANER_ONLY)
-
-
-class CompactionAttemptError(AcidError):
-    """One compaction attempt failed; the message is what goes into CQ_ERROR_MESSAGE."""
-
-
-class OutputVerificationError(CompactionAttemptError):
-    """The job reported success but its output does not hold up (missing dirs, bad files, row counts)."""
 
 
 class _Refused(Exception):
@@ -119,35 +57,6 @@ def job_name_for(host: str, db: str, table: str, partition: str | None = None) -
     """Hive's job name: ``<host>-compactor-<db>.<table>[.<partition>]``."""
     name = f"{host}{JOB_NAME_INFIX}{db}.{table}"
     return f"{name}.{partition}" if partition else name
-
-
-def row_schema_of(table: TableInfo) -> str | None:
-    """The ORC ``struct<…>`` of the table's columns, or None when a type is not expressible (the job then infers
-    the schema from the newest data file)."""
-    text = "struct<" + ",".join(f"{c.name}:{c.type}" for c in table.columns) + ">"
-    try:
-        arrow_row_schema(text)
-    except ValueError:
-        return None
-    return text
-
-
-def max_num_delta_for(table_properties: dict[str, str], request_properties: dict[str, str],
-                      conf: MetastoreConf) -> int:
-    """hive.compactor.max.num.delta: request ``compactor.`` property, table ``compactor.`` property, table
-    ``compactorthreshold.`` property, then the setting."""
-    job_conf, _ = effective_properties(table_properties, request_properties)
-    raw = job_conf.get(MAX_NUM_DELTA_KEY) or table_properties.get(COMPACTOR_THRESHOLD_PREFIX + MAX_NUM_DELTA_KEY)
-    if raw is None:
-        return conf.max_num_delta
-    try:
-        value = int(raw)
-    except ValueError:
-        raise CompactionAttemptError(f"{MAX_NUM_DELTA_KEY}={raw!r} (table or request property) is not an integer") \
-            from None
-    if value <= 0:
-        raise CompactionAttemptError(f"{MAX_NUM_DELTA_KEY}={value} (table or request property) must be positive")
-    return value
 
 
 @dataclass
@@ -202,6 +111,7 @@ class Worker:
         self.host = host or socket.gethostname()
         self.worker_id = worker_id or f"{self.host}-{threading.get_native_id()}"
         self.filesystem = filesystem
+        self.committer = Committer(metastore)
         self._live: set[int] = set()
         self._live_lock = threading.Lock()
         self._heartbeater: Heartbeater | None = None
@@ -220,6 +130,28 @@ class Worker:
         if info is None:
             return None
         return self._run([info])[0]
+
+    def claim_and_compact(self, cq_ids: Sequence[int]) -> tuple[list[WorkerOutcome], dict[int, str]]:
+        """Claim the given 'initiated' rows for this worker and compact the claimed ones in ONE batch
+        (:meth:`compact_batch`). Returns their outcomes and, for each id not claimed, why (its current state:
+        run by another worker, aborted or done)."""
+        claimed: list[int] = []
+        not_claimed: dict[int, str] = {}
+        for cq_id in dict.fromkeys(int(i) for i in cq_ids):
+            info = self.metastore.compactions.claim(cq_id, self.worker_id, worker_version=__version__)
+            if info is None:
+                not_claimed[cq_id] = self._state_of(cq_id)
+                log.info("compaction %s is %s: not claimed by this worker", cq_id, not_claimed[cq_id])
+                continue
+            log.info("claimed compaction %s: %s %s", cq_id, info.type.display, info.full_partition_name)
+            claimed.append(cq_id)
+        return (self.compact_batch(claimed) if claimed else []), not_claimed
+
+    def _state_of(self, cq_id: int) -> str:
+        try:
+            return f"'{self.metastore.compactions.get(cq_id).state.display}'"
+        except NoSuchObjectError:
+            return "unknown"
 
     def compact(self, cq_id: int) -> WorkerOutcome:
         """Run one already-claimed ('working') compaction."""
@@ -293,7 +225,7 @@ class Worker:
         except _Refused as exc:
             self._refuse(job, str(exc))
         except Exception as exc:  # noqa: BLE001 - every failure of an attempt is recorded on the row
-            self._fail(job, _describe(exc))
+            self._fail(job, describe_error(exc))
 
     def _resolve(self, job: _Job) -> TableInfo:
         info, catalog = job.info, self.metastore.catalog
@@ -327,7 +259,7 @@ class Worker:
         info = job.info
         request = dict(info.properties)
         assert job.location is not None and job.write_ids is not None, "set by _resolve and _prepare"
-        plan = plan_directory(
+        plan = compose_for_directory(
             job.location, job.write_ids, job.open_txn_id, info.type,
             compaction_id=str(info.id), txns=job.txns, row_schema=row_schema_of(table),
             table_properties=table.properties, request_properties=request,
@@ -354,7 +286,7 @@ class Worker:
             status, message = WorkerStatus.CLEANER_ONLY, f"nothing to compact ({nothing.reason}); only the " \
                                                          "Cleaner has work"
         else:
-            if self._owner(job) != "ours":
+            if self._owner(job) is not RowOwner.OURS:
                 self._lost(job)
                 return
             ms.compactions.mark_refused(job.info.id, f"{NOTHING_TO_COMPACT} {nothing.reason}")
@@ -381,14 +313,14 @@ class Worker:
             result = self.runner.run(plan, job_name=name, spark_conf=spark_conf)
         except Exception as exc:  # noqa: BLE001 - the job as a whole failed
             for j in jobs:
-                self._fail(j, f"compaction job {name} failed: {_describe(exc)}")
+                self._fail(j, f"compaction job {name} failed: {describe_error(exc)}")
             return
         by_id = result.by_id()
         for j in jobs:
             try:
                 self._finish(j, by_id.get(str(j.info.id)))
             except Exception as exc:  # noqa: BLE001
-                self._fail(j, _describe(exc))
+                self._fail(j, describe_error(exc))
 
     def _finish(self, job: _Job, result: CompactionResult | None) -> None:
         if result is None:
@@ -403,7 +335,7 @@ class Worker:
             raise CompactionAttemptError(f"the compactor transaction {job.txn_id} is no longer open ({lost}); "
                                          "the output is discarded")
         assert job.txns is not None, "set by _prepare"
-        self.verify_output(job.planned, result, job.txns, filesystem=self.filesystem)
+        verify_output(job.planned, result, job.txns, filesystem=self.filesystem)
         if not self._mark_compacted_if_owner(job):
             self._lost(job)
             return
@@ -413,99 +345,20 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - did the commit happen? ask, then undo if it did not
             if self._txn_state(txn_id) is not TxnState.COMMITTED:
                 raise CompactionAttemptError(f"committing the compactor transaction {job.txn_id} failed: "
-                                             f"{_describe(exc)}") from None
+                                             f"{describe_error(exc)}") from None
         self._forget(job)
         job.outcome = self._outcome(job, WorkerStatus.COMPACTED, None, result)
-        self._record_figures(job, result, job.outcome.seconds)
+        self.committer.record_figures(job.info, job.planned, result, job.outcome.seconds)
         log.info("compaction %s of %s committed in txn %s: %s", job.info.id, job.entity, job.txn_id,
                  ", ".join(result.outputs) or "no output")
 
-    # --- verification ------------------------------------------------------------------------------------
-
-    @staticmethod
-    def verify_output(compaction: Compaction, result: CompactionResult, txns: ValidTxnList, *,
-                      filesystem: fsspec.AbstractFileSystem | None = None) -> None:
-        """Check a successful job's output before C commits (raises :class:`OutputVerificationError`).
-
-        Every output directory in the result is one the plan allows and exists with ``_orc_acid_version`` = 2;
-        every bucket file is a readable ACID event file carrying hive.acid.key.index, hive.acid.stats and
-        hive.acid.version; files and events add up to the result's counts; and getAcidState at the snapshot in
-        which C is committed (``txns``: C's own snapshot) would read the final output. Insert-only outputs instead
-        hold plain ORC files named ``00000N_0`` (no ACID columns, no hive.acid.* keys, no ``_orc_acid_version``),
-        and the final output holds exactly the rows of the plan's input files (a union: nothing may be lost).
-        """
-        where = f"compaction {compaction.id} of {compaction.location}"
-        storage = storage_for(compaction.location, filesystem)
-        files = storage.list_files()
-        by_dir: dict[str, list[ListedFile]] = {}
-        for f in files:
-            top, sep, _ = f.path.partition("/")
-            if sep:
-                by_dir.setdefault(top, []).append(f)
-        allowed = set(compaction.all_outputs)
-        unexpected = [o for o in result.outputs if o not in allowed]
-        if unexpected:
-            raise OutputVerificationError(f"{where}: the job reports outputs {unexpected} the plan does not name")
-        final = compaction.final_outputs
-        if compaction.type in BASE_WRITING_TYPES and final[0] not in result.outputs:
-            raise OutputVerificationError(f"{where}: the {compaction.type.keyword} compaction reports no {final[0]}")
-        check = _check_plain_output if compaction.insert_only else _check_acid_output
-        rows = n_files = final_rows = 0
-        for out in result.outputs:
-            listed = by_dir.get(out)
-            if not listed and not compaction.insert_only:  # an empty MM base has no file at all
-                raise OutputVerificationError(f"{where}: output directory {storage.url(out)} is missing")
-            out_rows, out_files = check(storage, out, listed or [], where)
-            rows += out_rows
-            n_files += out_files
-            final_rows += out_rows if out in final else 0
-        if compaction.insert_only:
-            expected = _input_rows(storage, compaction)
-            if final_rows != expected:
-                raise OutputVerificationError(f"{where}: the output {list(final)} holds {final_rows} rows but the "
-                                              f"plan's input files hold {expected}")
-        if rows != result.rows_out or n_files != result.files:
-            raise OutputVerificationError(f"{where}: the output holds {rows} events in {n_files} files but the job "
-                                          f"reports {result.rows_out} events in {result.files} files")
-        wil = compaction.write_id_list
-        reader = ValidReaderWriteIdList(table=wil.table, high_watermark=wil.high_watermark, aborted=wil.aborted)
-        state = get_acid_state(files, reader, txns, metadata_reader=lambda p: storage.read_bytes(p).decode())
-        written = [o for o in final if o in result.outputs]
-        if compaction.type in BASE_WRITING_TYPES:
-            picked = state.base == final[0]
-        else:
-            picked = all(o in state.current_deltas for o in written)
-        if not picked:
-            raise OutputVerificationError(f"{where}: a reader at the committed snapshot would not select {written} "
-                                          f"(it selects base {state.base} and deltas {list(state.current_deltas)})")
-
     # --- bookkeeping -------------------------------------------------------------------------------------
 
-    def _record_figures(self, job: _Job, result: CompactionResult, wall_seconds: float) -> None:
-        """Store the run's figures (ACID_COMPACTION_RUNS); best effort: the compaction is committed already."""
-        try:
-            self.metastore.runs.record(job.info.id, run_figures(job.planned, result, wall_seconds))
-        except Exception as exc:  # noqa: BLE001 - figures are reporting, never a reason to fail a compaction
-            log.warning("compaction %s of %s: recording its run figures failed: %s", job.info.id, job.entity,
-                        _describe(exc))
-
     def _mark_compacted_if_owner(self, job: _Job) -> bool:
-        """'working' → 'ready for cleaning' only while the row still records this attempt's txn C."""
-        return self.metastore.compactions.mark_compacted(job.info.id, txn_id=job.txn_id)
+        return self.committer.mark_compacted_if_owner(job.info.id, job.txn_id)
 
-    def _owner(self, job: _Job) -> str:
-        """"ours" while the row is queued and records this attempt (its txn, or before set_running its worker id),
-        "other" when another attempt holds it, "gone" when it is in the history (or deleted)."""
-        try:
-            current = self.metastore.compactions.get(job.info.id)
-        except NoSuchObjectError:
-            return "gone"
-        if not current.state.is_queued:
-            return "gone"
-        if job.txn_id is not None and current.txn_id is not None:
-            return "ours" if current.txn_id == job.txn_id else "other"
-        ours = current.state is CompactionState.WORKING and current.worker_id == job.info.worker_id
-        return "ours" if ours else "other"
+    def _owner(self, job: _Job) -> RowOwner:
+        return self.committer.owner(job.info, job.txn_id)
 
     def _txn_state(self, txn_id: int) -> TxnState | None:
         try:
@@ -535,7 +388,7 @@ class Worker:
             job.outcome = self._outcome(job, WorkerStatus.REFUSED, message)
         except Exception as exc:  # noqa: BLE001
             job.outcome = self._outcome(job, WorkerStatus.FAILED, f"{message} (and recording it failed: "
-                                                                 f"{_describe(exc)})")
+                                                                 f"{describe_error(exc)})")
 
     def _lost(self, job: _Job) -> None:
         message = (f"compaction {job.info.id} of {job.entity} was revoked (hive.compactor.worker.timeout) and "
@@ -550,16 +403,16 @@ class Worker:
         notes = self._abort_and_discard(job)
         try:
             owner = self._owner(job)
-            if owner == "ours":
+            if owner is RowOwner.OURS:
                 self.metastore.compactions.mark_failed(job.info.id, message[:4000])
-            elif owner == "other":
+            elif owner is RowOwner.OTHER:
                 notes += "; the row was revoked and claimed again, so it is left to that worker"
                 job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
                 return
             else:
                 notes += "; the row had already left the queue"
         except Exception as exc:  # noqa: BLE001 - metastore down: the worker timeout revokes the row later
-            notes += (f"; recording the failure failed ({_describe(exc)}): the row stays 'working' until "
+            notes += (f"; recording the failure failed ({describe_error(exc)}): the row stays 'working' until "
                       "hive.compactor.worker.timeout revokes it")
         job.outcome = self._outcome(job, WorkerStatus.FAILED, message + notes)
 
@@ -577,7 +430,7 @@ class Worker:
             except Exception as exc:  # noqa: BLE001
                 state = self._txn_state(job.txn_id)
                 if state is not TxnState.ABORTED:
-                    notes += f"; aborting transaction {job.txn_id} failed ({_describe(exc)})"
+                    notes += f"; aborting transaction {job.txn_id} failed ({describe_error(exc)})"
         committed_possible = state is TxnState.COMMITTED or (state is None and job.commit_attempted)
         if committed_possible:
             notes += (f"; transaction {job.txn_id} may have committed, so its output is kept (the Cleaner removes "
@@ -586,88 +439,9 @@ class Worker:
             try:
                 remove_outputs(job.location, job.compaction.all_outputs, job.txn_id, filesystem=self.filesystem)
             except Exception as exc:  # noqa: BLE001 - invisible anyway (_v of an uncommitted txn)
-                notes += (f"; removing the output failed ({_describe(exc)}); it carries _v{job.txn_id:07d} of an "
+                notes += (f"; removing the output failed ({describe_error(exc)}); it carries _v{job.txn_id:07d} of an "
                           "uncommitted transaction, so readers ignore it and the Cleaner removes it")
         return notes
-
-
-def run_figures(compaction: Compaction, result: CompactionResult, wall_seconds: float) -> RunFigures:
-    """What one compaction read and wrote: inputs and outputs from the job's result, deltas before (the delta
-    directories the plan reads from the directory) and after (the deltas it wrote in their place)."""
-    produced = {o for step in compaction.steps for o in step.outputs}
-    read = {d for step in compaction.steps for d in step.deltas if d not in produced}
-    final = set(compaction.final_outputs)
-    after = [o for o in result.outputs if o in final and isinstance(names.parse_dir(o), names.DeltaDir)]
-    return RunFigures(files_in=result.files_in, bytes_in=result.bytes_in, rows_in=result.rows_in,
-                      files_out=result.files, bytes_out=result.bytes, rows_out=result.rows_out,
-                      deltas_before=len(read), deltas_after=len(after), spark_app_id=result.app_id,
-                      core_seconds=round(result.core_seconds, 3), wall_seconds=round(wall_seconds, 3))
-
-
-def _check_acid_output(storage: Storage, out: str, listed: Sequence[ListedFile], where: str) -> tuple[int, int]:
-    """A full-ACID output directory: ``_orc_acid_version`` = 2 and ACID event files with the hive.acid.* keys;
-    returns (events, files)."""
-    marker = posixpath.join(out, names.ORC_ACID_VERSION_FILE)
-    if not any(f.path == marker for f in listed) or \
-            storage.read_bytes(marker).strip() != str(names.ORC_ACID_VERSION).encode():
-        raise OutputVerificationError(f"{where}: {storage.url(marker)} is missing or does not say "
-                                      f"{names.ORC_ACID_VERSION}")
-    rows = n_files = 0
-    for f in listed:
-        if not names.is_bucket_file(f.path.rsplit("/", 1)[-1]):
-            continue
-        data = open_data_file(storage, f.path, f.size, expect=FileFormat.ACID, where=out)
-        missing = [k for k, v in (("hive.acid.key.index", data.key_index), ("hive.acid.stats", data.stats),
-                                  ("hive.acid.version", data.acid_version)) if v is None]
-        if missing:
-            raise OutputVerificationError(f"{where}: {storage.url(f.path)} lacks ORC user metadata {missing}")
-        rows += data.num_rows
-        n_files += 1
-    return rows, n_files
-
-
-def _check_plain_output(storage: Storage, out: str, listed: Sequence[ListedFile], where: str) -> tuple[int, int]:
-    """An insert-only output directory: only plain ORC files named ``00000N_0``, without ACID columns or
-    hive.acid.* keys (as Hive's MM compactors write); returns (rows, files)."""
-    rows = n_files = 0
-    for f in listed:
-        name = f.path.rsplit("/", 1)[-1]
-        if f.path == posixpath.join(out, names.METADATA_ACID_FILE):
-            continue  # an empty base's marker (spark/driver.py)
-        if names.parse_original_file(name) is None:
-            raise OutputVerificationError(f"{where}: {storage.url(f.path)} does not belong in an insert-only "
-                                          "output (expected plain data files named like 000000_0)")
-        try:
-            data = open_data_file(storage, f.path, f.size, expect=FileFormat.ORIGINAL, where=out)
-        except AcidFileError as exc:
-            raise OutputVerificationError(f"{where}: {exc}") from None
-        acid_keys = sorted(k for k in data.user_metadata if k.startswith("hive.acid."))
-        if acid_keys:
-            raise OutputVerificationError(f"{where}: {storage.url(f.path)} carries ACID metadata {acid_keys}")
-        rows += data.num_rows
-        n_files += 1
-    return rows, n_files
-
-
-def _input_rows(storage: Storage, compaction: Compaction) -> int:
-    """Rows of the plan's input files (each input of an MM compaction is listed by exactly one step)."""
-    return sum(open_data_file(storage, path).num_rows for step in compaction.steps
-               for path in (*step.original_files, *step.input_files))
-
-
-def remove_outputs(location: str, outputs: Iterable[str], txn_id: int, *,
-                   filesystem: fsspec.AbstractFileSystem | None = None) -> list[str]:
-    """Delete a compaction attempt's output and temporary directories under ``location`` (only names carrying
-    ``_v<txn_id>``); returns those that existed."""
-    storage = storage_for(location, filesystem)
-    doomed = [*outputs, tmp_dir_name(txn_id)]
-    for name in doomed:
-        parsed = names.parse_dir(name)
-        if parsed is not None and parsed.visibility_txn_id != txn_id:
-            raise ValueError(f"refusing to remove {storage.url(name)}: it is not an output of transaction {txn_id}")
-        if "/" in name or name in ("", ".", ".."):
-            raise ValueError(f"refusing to remove {name!r} under {location}: not a top-level directory name")
-    return storage.delete_paths(doomed)
 
 
 def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
@@ -679,11 +453,4 @@ def _groups_by_spark_conf(jobs: list[_Job]) -> list[list[_Job]]:
     return list(groups.values())
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, (CompactionAttemptError, MetastoreError)):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
-
-
-__all__ = ["CompactionAttemptError", "OutputVerificationError", "Worker", "WorkerOutcome", "WorkerStatus",
-           "job_name_for", "max_num_delta_for", "remove_outputs", "row_schema_of", "run_figures"]
+__all__ = ["Worker", "job_name_for"]

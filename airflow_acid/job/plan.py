@@ -1,6 +1,6 @@
 """Compaction plans: the versioned JSON document a compaction job executes (the job contract's input).
 
-The compactor writes a plan (``airflow_acid.compactor.planning``), the Spark job executes it
+The compactor writes a plan (``airflow_acid.compactor.planner``), the Spark job executes it
 (``airflow_acid.spark``); this module is the contract both import and neither owns.
 
 A plan names one or more compactions. Each compaction is one partition (or unpartitioned table) directory, compacted

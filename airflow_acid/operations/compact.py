@@ -30,7 +30,7 @@ from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome
-from airflow_acid.metastore.partitions import entity_name, parse_partition_name
+from airflow_acid.metastore.partitions import parse_partition_name
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operations.errors import CompactionWaitTimeout
 from airflow_acid.version import __version__
@@ -170,17 +170,5 @@ def wait_for_compactions(metastore: Metastore, ids: Iterable[int], *, first_poll
         delay *= 2
 
 
-def compaction_label(database: str, table: str, partition: str | None, type_name: str) -> str:
-    """``db.table/partition MAJOR`` — the mapped task's label in the UI."""
-    return f"{entity_name(database, table, partition or None)} {type_name}"
-
-
-def compaction_payload(info: CompactionInfo, reason: str | None = None) -> dict[str, Any]:
-    """One queued compaction as a JSON-friendly dict (XCom, ``expand`` argument)."""
-    return {"compaction_id": info.id, "database": info.database, "table": info.table, "partition": info.partition,
-            "type": info.type.display, "pool": info.pool_name, "reason": reason,
-            "label": compaction_label(info.database, info.table, info.partition, info.type.display)}
-
-
-__all__ = ["FIRST_POLL_S", "RequestedCompaction", "compaction_label", "compaction_payload",
-           "parse_compaction_type", "request_compaction", "wait_for_compactions"]
+__all__ = ["FIRST_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "parse_compaction_type",
+           "request_compaction", "wait_for_compactions"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.client.warehouse import AcidWarehouse
-from airflow_acid.compactor.worker import WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.metrics import AcidMetricsData, MetricsStore, OldestRow
 from airflow_acid.metastore.store import Metastore

@@ -14,19 +14,19 @@ from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid.acid.codes import CompactionState
-from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.messages import QueuedCompaction, WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
-from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.compact import FIRST_POLL_S, compaction_payload, request_compaction, wait_for_compactions
+from airflow_acid.operations.compact import FIRST_POLL_S, request_compaction, wait_for_compactions
 from airflow_acid.operations.errors import CompactionWaitTimeout
 from airflow_acid.operations.lineage import compaction_datasets
-from airflow_acid.operations.metrics import worker_metrics
+from airflow_acid.operations.reports import worker_batch
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.spark.submit import SparkSubmitOptions
@@ -43,14 +43,6 @@ def table_asset(database: str, table: str, partition: str | None = None) -> Asse
         return Asset(uri=f"acid://{database}/{table}/{partition}", name=f"acid.{database}.{table}/{partition}",
                      group="acid")
     return Asset(uri=f"acid://{database}/{table}", name=f"acid.{database}.{table}", group="acid")
-
-
-def outcome_dict(outcome: WorkerOutcome) -> dict[str, Any]:
-    """A WorkerOutcome as a JSON-friendly dict (XCom)."""
-    return {"compaction_id": outcome.compaction_id, "entity": outcome.entity, "status": outcome.status,
-            "message": outcome.message, "txn_id": outcome.txn_id, "job_name": outcome.job_name,
-            "outputs": list(outcome.outputs), "rows_in": outcome.rows_in, "rows_out": outcome.rows_out,
-            "files": outcome.files, "bytes": outcome.bytes, "seconds": round(outcome.seconds, 3)}
 
 
 def _compaction_id(value: Any) -> int:
@@ -142,63 +134,36 @@ class AcidCompactionOperator(BaseOperator):
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
         if self.compaction not in (None, ""):
             wanted.insert(0, _compaction_id(self.compaction))
-        if not wanted:
-            outcome = worker.run_next(self.pool_name)
-            if outcome is None:
-                where = f" in pool {self.pool_name}" if self.pool_name else ""
-                raise AirflowSkipException(f"no compaction is waiting{where}")
-            outcomes = [outcome]
-        else:
-            claimed = []
-            for cq_id in wanted:
-                info = metastore.compactions.claim(cq_id, worker.worker_id, worker_version=__version__)
-                if info is None:
-                    state = self._state_of(metastore, cq_id)
-                    self.log.info("compaction %s is %s: not claimed by this task", cq_id, state)
-                    continue
-                self.log.info("claimed compaction %s: %s %s", cq_id, info.type.display, info.full_partition_name)
-                claimed.append(cq_id)
-            if not claimed:
-                raise AirflowSkipException(f"compaction(s) {wanted} no longer waiting (run by another worker, "
-                                           "aborted or done)")
-            outcomes = worker.compact_batch(claimed)
-        return self._report(context, metastore, outcomes)
-
-    @staticmethod
-    def _state_of(metastore: Metastore, cq_id: int) -> str:
-        try:
-            return f"'{metastore.compactions.get(cq_id).state.display}'"
-        except NoSuchObjectError:
-            return "unknown"
-
-    def _report(self, context: Context, metastore: Metastore, outcomes: list[WorkerOutcome]) -> list[dict[str, Any]]:
-        emit_metrics(worker_metrics(outcomes), self.log)
-        failed = []
-        for outcome in outcomes:
-            self.log.info("compaction %s of %s: %s%s (%d row(s) in, %d out, %d file(s), %.1f s)",
-                          outcome.compaction_id, outcome.entity, outcome.status,
-                          f" — {outcome.message}" if outcome.message else "", outcome.rows_in, outcome.rows_out,
-                          outcome.files, outcome.seconds)
-            if outcome.status in (WorkerStatus.FAILED, WorkerStatus.REVOKED):
-                failed.append(outcome)
-            elif outcome.status == WorkerStatus.COMPACTED:
-                self._compacted_ids.append(outcome.compaction_id)
-                info = metastore.compactions.get(outcome.compaction_id)
-                events = (context or {}).get("outlet_events")
-                if events is not None:
-                    extra: dict[str, Any] = {"compaction_id": info.id, "partition": info.partition,
-                                             "type": info.type.display, "rows_out": outcome.rows_out,
-                                             "bytes": outcome.bytes}
-                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table), extra=extra)
-                    if info.partition:
-                        events[COMPACTED_TABLES].add(table_asset(info.database, info.table, info.partition),
-                                                     extra=extra)
-        if failed:
+        batch = worker_batch(worker, wanted, self.pool_name)
+        emit_metrics(batch.metrics, self.log)
+        for line in batch.lines:
+            self.log.info("%s", line)
+        if batch.nothing_waiting is not None:
+            raise AirflowSkipException(batch.nothing_waiting)
+        self._add_assets(context, metastore, batch.outcomes)
+        if batch.failed:
             # The row is already in the history as 'failed' (or was taken over): a task retry could not run it
             # again — the Initiator re-queues it under its failure rules. Retries are for errors before that.
             raise AirflowFailException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: "
-                                                 f"{o.message}" for o in failed))
-        return [outcome_dict(o) for o in outcomes]
+                                                 f"{o.message}" for o in batch.failed))
+        return batch.to_xcom()
+
+    def _add_assets(self, context: Context, metastore: Metastore, outcomes: list[WorkerOutcome]) -> None:
+        """Each compacted table and partition goes to the :data:`COMPACTED_TABLES` alias as an Asset event."""
+        for outcome in outcomes:
+            if outcome.status != WorkerStatus.COMPACTED:
+                continue
+            self._compacted_ids.append(outcome.compaction_id)
+            info = metastore.compactions.get(outcome.compaction_id)
+            events = (context or {}).get("outlet_events")
+            if events is not None:
+                extra: dict[str, Any] = {"compaction_id": info.id, "partition": info.partition,
+                                         "type": info.type.display, "rows_out": outcome.rows_out,
+                                         "bytes": outcome.bytes}
+                events[COMPACTED_TABLES].add(table_asset(info.database, info.table), extra=extra)
+                if info.partition:
+                    events[COMPACTED_TABLES].add(table_asset(info.database, info.table, info.partition),
+                                                 extra=extra)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: every compacted table/partition directory, read and rewritten in place (input and output)."""
@@ -270,7 +235,7 @@ class AcidRequestCompactionOperator(BaseOperator):
             else:
                 messages.append(f"{where}: {r.message}")
                 self.log.warning("compaction of %s not queued (%s): %s", where, r.state, r.message)
-        result = {"compactions": [compaction_payload(q) for q in queued], "messages": messages}
+        result = {"compactions": [QueuedCompaction.of(q).to_xcom() for q in queued], "messages": messages}
         if self.wait in (True, "True", "true") and queued:
             result["states"] = self._wait(metastore, [q.id for q in queued])
         return result

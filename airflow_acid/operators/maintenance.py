@@ -8,18 +8,12 @@ from typing import Any
 
 from airflow.sdk import BaseOperator, Context
 
-from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry
-from airflow_acid.compactor.housekeeper import HouseKeeper
+from airflow_acid.compactor.cleaner import CleanerEntry
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.operations.lineage import LineageDataset, dataset_name
-from airflow_acid.operations.metrics import cleaner_cycle_metrics
+from airflow_acid.operations.reports import cleaner_cycle, cleaner_failure_metrics, housekeeping_pass
 from airflow_acid.operators.lineage import operator_lineage
-
-
-def _entry(e: CleanerEntry) -> dict[str, Any]:
-    return {"compaction_id": e.compaction_id, "entity": e.entity, "status": e.status, "message": e.message,
-            "deleted": [d.path for d in e.deletions], "blockers": [b.describe() for b in e.blockers]}
 
 
 class AcidCleanerOperator(BaseOperator):
@@ -50,26 +44,16 @@ class AcidCleanerOperator(BaseOperator):
         dry_run = self.report_only in (True, "True", "true")
         started = time.monotonic()
         try:
-            report = Cleaner(self.hook.get_metastore()).run_cycle(dry_run=dry_run)
+            cycle = cleaner_cycle(self.hook.get_metastore(), dry_run=dry_run)
         except Exception:
-            emit_metrics(cleaner_cycle_metrics(time.monotonic() - started, failed=True), self.log)
+            emit_metrics(cleaner_failure_metrics(time.monotonic() - started), self.log)
             raise
-        if not dry_run and report.skipped is None:
-            emit_metrics(cleaner_cycle_metrics(time.monotonic() - started, deletions=len(report.deletions)),
-                         self.log)
+        emit_metrics(cycle.metrics, self.log)
+        report = cycle.report
         self._cleaned = _cleaned_datasets(report.entries + report.abort_cleanups) if not dry_run else []
-        for e in report.entries + report.abort_cleanups:
-            self.log.info("%s %s: %s%s", "would clean" if dry_run else "cleaned", e.entity, e.status,
-                          f" ({len(e.deletions)} deletion(s))" if e.deletions else "")
-            for d in e.deletions:
-                self.log.info("  %s %s — %s", "would delete" if dry_run else "deleted", d.url, d.reason)
-        for e in report.waiting:
-            self.log.info("waiting: %s%s", e.entity, "; blocked by " + ", ".join(b.describe() for b in e.blockers)
-                          if e.blockers else f" ({e.message})" if e.message else "")
-        return {"dry_run": dry_run, "cleaned": [_entry(e) for e in report.entries],
-                "abort_cleanups": [_entry(e) for e in report.abort_cleanups],
-                "waiting": [_entry(e) for e in report.waiting], "deletions": len(report.deletions)}
-
+        for line in cycle.lines:
+            self.log.info("%s", line)
+        return cycle.to_xcom()
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         """OpenLineage: every table/partition directory the cycle deleted from (input and output: its listing was
@@ -103,6 +87,8 @@ class AcidHouseKeeperOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
-        report = HouseKeeper(self.hook.get_metastore()).run_once()
-        self.log.info("housekeeping: %s", report.to_dict())
-        return report.to_dict()
+        done = housekeeping_pass(self.hook.get_metastore())
+        emit_metrics(done.metrics, self.log)
+        for line in done.lines:
+            self.log.info("%s", line)
+        return done.to_xcom()

@@ -18,7 +18,7 @@ from airflow_acid.airflow_config import acid_config
 from airflow_acid.config import Budgets
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.hooks.metrics import emit_metrics
-from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
+from airflow_acid.operations.reports import initiator_cycle, initiator_failure_metrics
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
 
 
@@ -33,7 +33,7 @@ class AcidInitiatorSensor(BaseSensorOperator):
     :param budgets: the compaction budgets of this run (rows run highest benefit per cost first, those that do not
         fit wait for a later run); default the ``[acid]`` ``compaction_budget_*`` options.
     :return: (XCom) the waiting compactions in running order, as
-        :func:`~airflow_acid.operations.compact.compaction_payload` items.
+        :class:`~airflow_acid.compactor.messages.QueuedCompaction` items (``to_xcom``).
     """
 
     template_fields: Sequence[str] = ("pool_name",)
@@ -55,15 +55,15 @@ class AcidInitiatorSensor(BaseSensorOperator):
         metastore = self.hook.get_metastore()
         started = time.monotonic()
         try:
-            poke = initiator_poke(metastore, self.pool_name or None,
+            poke = initiator_cycle(metastore, self.pool_name or None,
                                   self.budgets if self.budgets is not None else acid_config().budgets)
         except Exception:
             emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
             raise
         emit_metrics(poke.metrics, self.log)
-        for line in poke.log_lines():
+        for line in poke.lines:
             self.log.info("%s", line)
-        return PokeReturnValue(True, xcom_value=poke.waiting) if poke.waiting else False
+        return PokeReturnValue(True, xcom_value=poke.to_xcom()) if poke.waiting else False
 
     def execute(self, context: Context) -> Any:
         if not self.deferrable:

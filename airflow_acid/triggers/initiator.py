@@ -14,7 +14,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_acid.operations.initiate import InitiatorPoke
+from airflow_acid.operations.reports import InitiatorCycle
 
 
 class AcidInitiatorTrigger(BaseTrigger):
@@ -34,13 +34,13 @@ class AcidInitiatorTrigger(BaseTrigger):
                 {"acid_conn_id": self.acid_conn_id, "pool_name": self.pool_name,
                  "budgets": self.budgets, "poll_interval": self.poll_interval})
 
-    def cycle(self) -> InitiatorPoke:
+    def cycle(self) -> InitiatorCycle:
         """One synchronous cycle (runs in a thread); its metrics are sent from here."""
         from airflow_acid.airflow_config import acid_config
         from airflow_acid.config import Budgets
         from airflow_acid.hooks.metastore import AcidMetastoreHook
         from airflow_acid.hooks.metrics import emit_metrics
-        from airflow_acid.operations.initiate import initiator_failure_metrics, initiator_poke
+        from airflow_acid.operations.reports import initiator_cycle, initiator_failure_metrics
 
         hook = AcidMetastoreHook(self.acid_conn_id)
         started = time.monotonic()
@@ -48,7 +48,7 @@ class AcidInitiatorTrigger(BaseTrigger):
             metastore = hook.get_metastore()
             try:
                 budgets = acid_config().budgets if self.budgets is None else Budgets(**self.budgets)
-                poke = initiator_poke(metastore, self.pool_name, budgets)
+                poke = initiator_cycle(metastore, self.pool_name, budgets)
             except Exception:
                 emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
                 raise
@@ -64,9 +64,9 @@ class AcidInitiatorTrigger(BaseTrigger):
             except Exception as exc:  # noqa: BLE001 - reported to the sensor, which fails with the message
                 yield TriggerEvent({"status": "error", "message": f"{type(exc).__name__}: {exc}"})
                 return
-            for line in poke.log_lines():
+            for line in poke.lines:
                 self.log.info("%s", line)
             if poke.waiting:
-                yield TriggerEvent({"status": "waiting", "compactions": poke.waiting})
+                yield TriggerEvent({"status": "waiting", "compactions": poke.to_xcom()})
                 return
             await asyncio.sleep(self.poll_interval)

@@ -19,7 +19,8 @@ from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.writeids import ValidReaderWriteIdList
 from airflow_acid.client.errors import NotTransactionalError
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement

@@ -17,7 +17,8 @@ from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.statement_writer import write_base, write_statement
 from airflow_acid.acid.writeids import ValidReaderWriteIdList
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.errors import AcidInputError
 from airflow_acid.spark.runners import LocalRunner
 from tests.operations.support import CONF, unique

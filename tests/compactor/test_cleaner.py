@@ -21,8 +21,10 @@ from hypothesis import strategies as st
 from airflow_acid.acid.codes import CompactionState, TxnState
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
-from airflow_acid.compactor.cleaner import Cleaner, CleanerError, CleanerStatus, planned_deletions
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus, planned_deletions
+from airflow_acid.compactor.errors import CleanerError
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.errors import MetastoreUnavailableError
 from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS

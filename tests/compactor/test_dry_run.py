@@ -12,7 +12,7 @@ import sqlalchemy as sa
 
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.compactor.cost import DEFAULT_BYTES_PER_CORE_SECOND, core_seconds_for
-from airflow_acid.compactor.dry_run import DryRunInitiator, _ReadOnlyQueue, dry_run
+from airflow_acid.compactor.dry_run import dry_run
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.metastore.schema import metadata
@@ -59,7 +59,7 @@ def test_dry_run_says_what_would_be_queued_and_planned_and_writes_nothing(wh, tm
     declined = {(r.table, r.partition): r.outcome for r in report.initiator.results}
     assert declined[("p", "ds=b")] is Outcome.NOT_NEEDED
     assert declined[("u", None)] is Outcome.SKIPPED  # already queued: the real Initiator would skip it too
-    by_name = {p.name: p for p in report.plans}
+    by_name = {p.name: p for p in report.previews}
     waiting, new = by_name["db.u"], by_name["db.p/ds=a"]
     assert waiting.compaction_id == queued and new.compaction_id is None and new.reason
     assert waiting.steps[-1]["type"] == "MAJOR" and len(waiting.steps[-1]["inputs"]) == 3
@@ -77,12 +77,18 @@ def test_dry_run_says_what_would_be_queued_and_planned_and_writes_nothing(wh, tm
     assert {(r.table, r.partition) for r in real.queued} == set(would)
 
 
-def test_read_only_stand_ins_refuse_unknown_methods(wh):
-    initiator = DryRunInitiator(wh.metastore, CONF)
-    assert isinstance(initiator.queue, _ReadOnlyQueue)
-    try:
-        initiator.queue.mark_compacted(1)
-    except RuntimeError as exc:
-        assert "mark_compacted" in str(exc)
-    else:
-        raise AssertionError("a write method went through")
+def test_initiator_preview_records_nothing_and_takes_no_lease(wh):
+    """The Initiator's read-only evaluation (what replaced the dry run's read-only stand-ins): no decision, no
+    last-checked time, no queue row, and "refused" where the queue would refuse."""
+    wh.create_table("db.u", COLUMNS)
+    insert_rows(wh, "db.u", 12)
+    ms = wh.metastore
+    before = metastore_fingerprint(ms)
+    (result,) = Initiator(ms, CONF).preview().results
+    assert result.outcome is Outcome.WOULD_QUEUE and result.compaction_id is None
+    assert metastore_fingerprint(ms) == before
+    ms.compactions.enqueue("db", "u", None, CompactionType.MINOR)  # the entity is busy: the queue would refuse
+    before = metastore_fingerprint(ms)
+    report = Initiator(ms, CONF).preview()
+    assert metastore_fingerprint(ms) == before
+    assert [r.outcome for r in report.results] in ([Outcome.SKIPPED], [Outcome.REFUSED])

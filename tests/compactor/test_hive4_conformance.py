@@ -15,7 +15,8 @@ from airflow_acid.acid.codes import CompactionState, CompactionType, LockType, O
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.schema import COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
 from airflow_acid.operations.explain import explain

@@ -13,11 +13,11 @@ from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.names import LONG_MIN
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.planning import (
+from airflow_acid.compactor.job_conf import effective_properties
+from airflow_acid.compactor.planner import (
     NothingToCompact,
-    effective_properties,
+    compose_compaction,
     partial_minor_slices,
-    plan_compaction,
 )
 from airflow_acid.job.errors import PlanError
 from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan, OrcSettings, not_enough_reason
@@ -34,7 +34,7 @@ def _plan(dirs, ctype, hwm=100, **kw):
     files = [f"{d}/bucket_00000" if not d.startswith("0") else d for d in dirs]
     wil = _wil(hwm, kw.pop("aborted", ()))
     state = get_acid_state([(f, 10) for f in files], wil)
-    return plan_compaction(state, wil, C, ctype, location="/w/t", compaction_id="1", **kw)
+    return compose_compaction(state, wil, C, ctype, location="/w/t", compaction_id="1", **kw)
 
 
 MERGE_DIRS = ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delete_delta_0000002_0000002_0001",
@@ -107,7 +107,7 @@ def test_aborted_and_open_write_ids_are_not_inputs():
     dirs = ["delta_0000001_0000001_0000", "delta_0000002_0000002_0000", "delta_0000003_0000003_0000",
             "delta_0000004_0000004_0000", "delta_0000005_0000005_0000"]
     state = get_acid_state([(f"{d}/bucket_00000", 5) for d in dirs], wil)
-    c = plan_compaction(state, wil, C, "minor", location="/w", compaction_id="x")
+    c = compose_compaction(state, wil, C, "minor", location="/w", compaction_id="x")
     assert c.steps[-1].deltas == ("delta_0000001_0000001_0000", "delta_0000003_0000003_0000")
     assert c.final_outputs[0] == "delta_0000001_0000003_v0000050"
     assert ValidCompactorWriteIdList.from_string(c.write_ids) == wil
@@ -228,5 +228,5 @@ def test_not_json_is_a_plan_error():
 def test_planner_refuses_a_reader_write_id_list():
     state = get_acid_state([], ValidReaderWriteIdList(table="t", high_watermark=1))
     with pytest.raises(PlanError, match="ValidCompactorWriteIdList"):
-        plan_compaction(state, ValidReaderWriteIdList(table="t", high_watermark=1), C, "minor", location="/x",
+        compose_compaction(state, ValidReaderWriteIdList(table="t", high_watermark=1), C, "minor", location="/x",
                         compaction_id="1")

@@ -9,7 +9,7 @@ import pytest
 
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.planning import plan_compaction
+from airflow_acid.compactor.planner import compose_compaction
 from airflow_acid.job.errors import PlanError
 from airflow_acid.job.plan import PLAN_VERSION, CompactionPlan
 
@@ -23,7 +23,7 @@ def _mm_plan(dirs, ctype, *, aborted=(), **kw):
         ValidReaderWriteIdList(table="db.mm", high_watermark=9, aborted=tuple(aborted)))
     files = [(f"{d}/000000_0", 10) for d in dirs]
     state = get_acid_state(files, wil)
-    return plan_compaction(state, wil, C, ctype, location="/w/mm", compaction_id="7", insert_only=True, **kw)
+    return compose_compaction(state, wil, C, ctype, location="/w/mm", compaction_id="7", insert_only=True, **kw)
 
 
 def test_mm_major_and_minor_outputs_skip_aborted_deltas():

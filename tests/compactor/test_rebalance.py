@@ -21,8 +21,9 @@ from airflow_acid.acid.fs import ListedFile
 from airflow_acid.acid.names import parse_dir
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.planning import NothingToCompact, plan_compaction
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.planner import NothingToCompact, compose_compaction
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.errors import PlanError
 from airflow_acid.job.plan import CompactionPlan, format_order_by, parse_order_by
 from airflow_acid.metastore.errors import InvalidInputError
@@ -231,10 +232,10 @@ def test_plan_round_trips_rebalance_options():
     files = [ListedFile("base_0000003_v0000009/bucket_00000", 100)]
     wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="db.t", high_watermark=3))
     state = get_acid_state(files, wil, ignore_empty_files=True)
-    plan = plan_compaction(state, wil, 20, "rebalance", location="/x", compaction_id="1", number_of_buckets=4,
+    plan = compose_compaction(state, wil, 20, "rebalance", location="/x", compaction_id="1", number_of_buckets=4,
                            order_by=[("a", True)])
     assert plan.final_outputs == ("base_0000003_v0000020",)  # a base alone: same write id, C's visibility
     again = CompactionPlan.from_json(CompactionPlan((plan,)).to_json()).compactions[0]
     assert (again.type, again.number_of_buckets, again.order_by) == (CompactionType.REBALANCE, 4, (("a", True),))
-    major = plan_compaction(state, wil, 20, "major", location="/x", compaction_id="1")
+    major = compose_compaction(state, wil, 20, "major", location="/x", compaction_id="1")
     assert isinstance(major, NothingToCompact) and major.reason.startswith("major compaction needs")

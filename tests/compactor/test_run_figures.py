@@ -11,7 +11,8 @@ import os
 import pytest
 
 from airflow_acid.acid import names
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.compactions import RUN_COLUMNS, ShowCompactionsRow
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import parse_statement

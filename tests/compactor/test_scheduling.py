@@ -52,11 +52,11 @@ def _simulate(huge, small, budgets: Budgets, runs: int):
         plan = schedule(waiting, budgets, now)
         totals.append(plan.totals())
         for item in plan.admitted:
-            if item.plan is huge:
+            if item.preview is huge:
                 huge_ran = run
             else:
-                waits.append((now - item.plan.enqueue_time) / 1000 / RUN_S)
-        admitted = {id(i.plan) for i in plan.admitted}
+                waits.append((now - item.preview.enqueue_time) / 1000 / RUN_S)
+        admitted = {id(i.preview) for i in plan.admitted}
         waiting = [p for p in waiting if id(p) not in admitted]
     return huge_ran, waits, totals, waiting
 
@@ -65,13 +65,13 @@ def test_huge_and_small_partitions_share_the_budget_fairly(queue):
     wh, (huge_id, small_id) = queue
     budgets = Budgets(bytes_per_run=1000 * KB, aging_s=RUN_S)
     first = schedule_queue(wh.metastore, budgets)
-    by_id = {i.plan.compaction_id: i for i in first.items}
-    huge, small = by_id[huge_id].plan, by_id[small_id].plan
+    by_id = {i.preview.compaction_id: i for i in first.items}
+    huge, small = by_id[huge_id].preview, by_id[small_id].preview
     # the estimates come from the listing: bytes and files to read, benefit of each
     assert huge.estimate.bytes_in == 602 * KB and huge.estimate.files_in == 2
     assert small.estimate.bytes_in == 20 * KB and small.estimate.deltas_removed == 5
     assert small.estimate.benefit_per_cost > huge.estimate.benefit_per_cost
-    assert [i.plan.compaction_id for i in first.admitted] == [small_id, huge_id]  # best ratio first; both fit
+    assert [i.preview.compaction_id for i in first.admitted] == [small_id, huge_id]  # best ratio first; both fit
 
     huge_ran, waits, totals, left = _simulate(huge, small, budgets, runs=30)
     assert all(b <= budgets.bytes_per_run for b, _ in totals)  # never exceeded
@@ -86,21 +86,21 @@ def test_huge_and_small_partitions_share_the_budget_fairly(queue):
 
 def test_budgets_per_table_pool_and_core_seconds_and_oversize_rows(queue):
     wh, (huge_id, small_id) = queue
-    plans = {i.plan.compaction_id: i.plan for i in schedule_queue(wh.metastore, Budgets()).items}
+    plans = {i.preview.compaction_id: i.preview for i in schedule_queue(wh.metastore, Budgets()).items}
     huge, small = plans[huge_id], plans[small_id]
     many = [dataclasses.replace(small, compaction_id=100 + k, table=f"t{k % 2}", pool="etl" if k % 3 else None,
                                 enqueue_time=0) for k in range(30)]
     plan = schedule(many, Budgets(bytes_per_table=100 * KB), 1000)
     for table in ("t0", "t1"):
-        assert plan.totals(lambda i, t=table: i.plan.table == t)[0] <= 100 * KB
+        assert plan.totals(lambda i, t=table: i.preview.table == t)[0] <= 100 * KB
     assert len(plan.admitted) == 10 and all(i.held and "table" in i.held for i in plan.held)
     plan = schedule(many, Budgets(bytes_per_pool=60 * KB), 1000)
-    assert plan.totals(lambda i: i.plan.pool == "etl")[0] <= 60 * KB and len(plan.admitted) == 6
+    assert plan.totals(lambda i: i.preview.pool == "etl")[0] <= 60 * KB and len(plan.admitted) == 6
     seconds = small.estimate.core_seconds
     plan = schedule(many, Budgets(core_seconds_per_run=seconds * 4.5), 1000)
     assert len(plan.admitted) == 4 and plan.totals()[1] <= seconds * 4.5
     plan = schedule([huge, small], Budgets(bytes_per_run=100 * KB), 1000)
-    assert [i.plan.compaction_id for i in plan.admitted] == [small_id]
+    assert [i.preview.compaction_id for i in plan.admitted] == [small_id]
     assert "on its own" in plan.held[0].held  # never admitted: the budget is never exceeded
     assert priority_weights(plan.admitted + plan.held) == [2, 1]
 

@@ -15,7 +15,8 @@ import pytest
 
 from airflow_acid.acid.codes import CompactionState, LockType, TxnState
 from airflow_acid.acid.names import parse_dir
-from airflow_acid.compactor.worker import Worker, WorkerStatus, job_name_for
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker, job_name_for
 from airflow_acid.job.result import JobStatus, PlanResult
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore import Metastore

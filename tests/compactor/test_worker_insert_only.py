@@ -15,8 +15,11 @@ from airflow_acid.acid.event_reader import FileFormat, open_orc_file
 from airflow_acid.acid.names import ORC_ACID_VERSION_FILE
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.listing import plan_directory
-from airflow_acid.compactor.worker import OutputVerificationError, Worker, WorkerStatus
+from airflow_acid.compactor.committer import verify_output
+from airflow_acid.compactor.errors import OutputVerificationError
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.planner import compose_for_directory
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.spark.runners import LocalRunner
 from tests.compactor.worker_support import (
@@ -166,11 +169,11 @@ def test_verification_refuses_acid_files_in_an_insert_only_output(sqlite_wh):
         t.insert("db.acid", [{"id": 1, "name": "a"}])
     loc = wh.table("db.mm").location
     wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="db.mm", high_watermark=4, aborted=(3,)))
-    plan = plan_directory(loc, wil, 99, "major", compaction_id="1", insert_only=True)
+    plan = compose_for_directory(loc, wil, 99, "major", compaction_id="1", insert_only=True)
     os.makedirs(os.path.join(loc, plan.final_outputs[0]))
     acid_file = os.path.join(wh.table("db.acid").location, "delta_0000001_0000001_0000", "bucket_00000")
     os.link(acid_file, os.path.join(loc, plan.final_outputs[0], "000000_0"))
     result = CompactionResult("1", loc, "major", JobStatus.SUCCEEDED, rows_out=1, files=1,
                               outputs=[plan.final_outputs[0]])
     with pytest.raises(OutputVerificationError, match="original"):
-        Worker.verify_output(plan, result, wh.metastore.snapshots.valid_txn_list())
+        verify_output(plan, result, wh.metastore.snapshots.valid_txn_list())

@@ -17,7 +17,8 @@ from airflow_acid.cli import main
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore import init as schema_init
 from airflow_acid.metastore.conf import MetastoreConf

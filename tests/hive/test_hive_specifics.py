@@ -16,7 +16,8 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import _insert, is_unique_violation
 from airflow_acid.metastore.conf import MetastoreConf

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.config import BacklogLimits
 from airflow_acid.errors import AcidInputError
 from airflow_acid.operations import request_compaction

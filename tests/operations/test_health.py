@@ -9,7 +9,8 @@ import pytest
 
 from airflow_acid.client.errors import NotTransactionalError
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.operations import LastCompaction, request_compaction, table_health, warehouse_health
 from airflow_acid.spark.runners import LocalRunner

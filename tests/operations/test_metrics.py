@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.operations import request_compaction
 from airflow_acid.operations.metrics import (

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from airflow_acid.acid.codes import CompactionType, LockType, OperationType
 from airflow_acid.client.warehouse import AcidWarehouse
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.spark.runners import LocalRunner

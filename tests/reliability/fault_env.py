@@ -20,7 +20,8 @@ from airflow_acid.acid.names import parse_dir
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.housekeeper import HouseKeeper
-from airflow_acid.compactor.worker import Worker, WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.layout import TMP_PREFIX
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore import Metastore

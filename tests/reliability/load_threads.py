@@ -19,7 +19,8 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerStatus
 from airflow_acid.compactor.housekeeper import HouseKeeper
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.runner import Runner
 from tests.reliability.actors import MARKERS, TABLE, WriterProcess
 from tests.reliability.load_checks import Reference, check_held_read

@@ -23,7 +23,8 @@ from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.writeids import LONG_MAX
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.spark.runners import LocalRunner, SessionRunner

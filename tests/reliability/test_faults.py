@@ -27,7 +27,8 @@ from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.fs import Storage
 from airflow_acid.client.errors import TransactionClosedError
 from airflow_acid.compactor.housekeeper import HouseKeeper
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.layout import TMP_PREFIX
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.errors import TxnAbortedError

@@ -23,7 +23,7 @@ from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.client.table_io import HIVE_DEFAULT_PARTITION
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.initiator import Initiator
-from airflow_acid.compactor.worker import WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.partitions import make_partition_name
 from airflow_acid.metastore.schema import TBLS, TXNS, metadata

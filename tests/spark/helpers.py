@@ -16,7 +16,7 @@ from airflow_acid.acid.event_writer import parse_key_index
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.statement_writer import write_statement
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
-from airflow_acid.compactor.listing import plan_directory
+from airflow_acid.compactor.planner import compose_for_directory
 from airflow_acid.job.plan import Compaction, CompactionPlan
 
 EMP = pa.schema([("id", pa.int32()), ("name", pa.string()), ("salary", pa.int32())])
@@ -46,7 +46,7 @@ def compactor_snapshot(hwm: int, aborted=(), open_=()) -> ValidCompactorWriteIdL
 
 
 def plan_one(loc: str, ctype: str, txn: int, wil: ValidCompactorWriteIdList, cid: str = "1", **kw) -> Compaction:
-    c = plan_directory(loc, wil, txn, ctype, compaction_id=cid, **kw)
+    c = compose_for_directory(loc, wil, txn, ctype, compaction_id=cid, **kw)
     assert isinstance(c, Compaction), c
     return c
 

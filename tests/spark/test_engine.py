@@ -334,9 +334,9 @@ def test_random_histories_read_the_same_after_minor_and_major(tmp_path_factory, 
     pristine = str(root / "pristine")
     shutil.copytree(loc, pristine)
 
-    from airflow_acid.compactor.listing import plan_directory
+    from airflow_acid.compactor.planner import compose_for_directory
     for txn, ctype in ((100, "minor"), (101, "major")):
-        c = plan_directory(loc, wil, txn, ctype, compaction_id=ctype, row_schema=EMP_ORC, max_num_delta=max_num_delta)
+        c = compose_for_directory(loc, wil, txn, ctype, compaction_id=ctype, row_schema=EMP_ORC, max_num_delta=max_num_delta)
         if not hasattr(c, "steps"):
             continue  # nothing to compact (Hive's isEnoughToCompact)
         (res,) = execute_plan(CompactionPlan((c,))).compactions

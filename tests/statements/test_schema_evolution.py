@@ -12,7 +12,8 @@ import pyarrow.orc as po
 import pytest
 
 from airflow_acid.acid.codes import CompactionType
-from airflow_acid.compactor.worker import Worker, WorkerStatus
+from airflow_acid.compactor.messages import WorkerStatus
+from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.column_changes import type_change_allowed
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.spark.runners import LocalRunner

@@ -11,7 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.client.warehouse import AcidWarehouse
-from airflow_acid.compactor.scheduling import plan_next_run
+from airflow_acid.operations.reports import next_run
 from airflow_acid.plugins.routes import WarehouseDep
 from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import render
@@ -19,18 +19,17 @@ from airflow_acid.plugins.templating import render
 router = APIRouter(dependencies=[authenticated])
 
 
-def next_run(warehouse: AcidWarehouse) -> dict[str, Any]:
+def next_run_dict(warehouse: AcidWarehouse) -> dict[str, Any]:
     """The dry run as a JSON-friendly dict: would_queue, declined, plans (in running order)."""
-    report, order = plan_next_run(warehouse.metastore, acid_config().budgets, filesystem=warehouse.filesystem)
-    return {**report.as_dict(), "plans": [i.as_dict() for i in order.items]}
+    return next_run(warehouse.metastore, acid_config().budgets, filesystem=warehouse.filesystem).to_xcom()
 
 
 @router.get("/api/plan")
 def plan_json(warehouse: WarehouseDep) -> dict[str, Any]:
     """Dry run of the next Initiator cycle and compaction run; writes nothing."""
-    return next_run(warehouse)
+    return next_run_dict(warehouse)
 
 
 @router.get("/plan", response_class=HTMLResponse)
 def plan_page(request: Request, warehouse: WarehouseDep) -> HTMLResponse:
-    return render(request, "plan.html", {"plan": next_run(warehouse)})
+    return render(request, "plan.html", {"plan": next_run_dict(warehouse)})
