@@ -6,7 +6,8 @@ Each layer raises its own subclasses, declared in its one ``errors`` module (``a
 - :class:`AcidUserError` and its subclasses are problems a user or operator can fix — a bad name, partition spec or
   property value, an unknown object, a closed transaction, a corrupt or foreign file, an unreachable database. Their
   message names the thing and what to do. The CLI prints it on one line and exits with :attr:`exit_code`; the UI
-  plugin answers :attr:`http_status`; the Airflow operators fail the task without retries.
+  plugin answers :attr:`http_status`; the Airflow operators fail the task without retries, unless the error is
+  :attr:`retryable` (a database that cannot be reached now may be back for the task's next try).
 - Anything else (including a plain ``ValueError``) is a bug or an unexpected failure: an internal error with its
   traceback (CLI exit code :data:`INTERNAL_EXIT_CODE`, HTTP 500).
 
@@ -28,6 +29,8 @@ class AcidUserError(AcidError):
 
     http_status = 409
     exit_code = 1
+    retryable = False
+    """Whether trying the same thing again later may succeed (Airflow tasks then retry instead of failing)."""
 
 
 class AcidInputError(AcidUserError, ValueError):
@@ -46,6 +49,7 @@ class AcidUnavailableError(AcidUserError):
     """A service the operation needs (the metastore database, its connection) cannot be reached or is misconfigured."""
 
     http_status = 503
+    retryable = True
 
 
 class AcidTimeoutError(AcidUserError, TimeoutError):

@@ -13,8 +13,8 @@ import fsspec
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionState
+from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_reader import FileFormat, open_data_file
-from airflow_acid.acid.file_errors import AcidFileError
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList

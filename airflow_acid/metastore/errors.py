@@ -20,6 +20,8 @@ class MetastoreSchemaError(MetastoreUnavailableError):
     """The database lacks airflow-acid's schema, or has an older one than this version needs: ``airflow-acid init``
     creates or upgrades it."""
 
+    retryable = False
+
 
 class MetastoreConstraintError(MetastoreError):
     """The database refused a write that breaks one of its constraints (a row changed at the same time by another

@@ -31,8 +31,8 @@ from airflow_acid.compactor.messages import (
     WorkerStatus,
 )
 from airflow_acid.compactor.scheduling import RunSchedule, schedule_queue
-from airflow_acid.config import Budgets
 from airflow_acid.compactor.worker import Worker
+from airflow_acid.config import Budgets
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operations.metrics import (

@@ -30,7 +30,6 @@ from airflow_acid.operations.reports import worker_batch
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.spark.submit import SparkSubmitOptions
-from airflow_acid.version import __version__
 
 COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
 """Compaction operators add the Asset of every table they compacted to this alias (``acid://<db>/<table>``)."""
@@ -223,7 +222,9 @@ class AcidRequestCompactionOperator(BaseOperator):
             results = request_compaction(warehouse, str(self.table), self.partition or None, str(self.compaction_type),
                                          pool=self.pool_name or None, properties=self.properties,
                                          initiator_id=f"{socket.gethostname()}-manual")
-        except AcidUserError as exc:  # retrying cannot help: fail with the message
+        except AcidUserError as exc:  # retrying cannot help, unless the database is unreachable for now
+            if exc.retryable:
+                raise
             raise AirflowFailException(str(exc)) from None
         queued: list[CompactionInfo] = []
         messages: list[str] = []

@@ -59,6 +59,8 @@ class AcidThresholdSensor(BaseSensorOperator):
         try:
             result = self.make_check().evaluate(self.hook.get_metastore())
         except AcidUserError as exc:  # e.g. the table or partition does not exist: retrying cannot help
+            if exc.retryable:  # the metastore database cannot be reached now: the task's retries may get through
+                raise
             raise AirflowFailException(str(exc)) from None
         self.log.info("%s", result.reason)
         if result.met:

@@ -10,6 +10,7 @@ import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid.compactor.worker import Worker
+from airflow_acid.metastore.errors import MetastoreSchemaError, MetastoreUnavailableError, NoSuchObjectError
 from airflow_acid.operators.compaction import (
     COMPACTED_TABLES,
     AcidCompactionOperator,
@@ -210,3 +211,19 @@ def test_worker_threads_zero_turns_workers_off_as_in_hive(two_tables, monkeypatc
     else:
         [outcome] = operator.execute({})
         assert outcome["status"] == "compacted" and _state(wh, cq_id) == "ready for cleaning"
+
+
+@pytest.mark.parametrize(("error", "retried"), [
+    (MetastoreUnavailableError("the metastore database cannot be reached"), True),
+    (MetastoreSchemaError("the metastore database has no airflow-acid schema: run airflow-acid init"), False),
+    (NoSuchObjectError("table db.nope does not exist"), False),
+])
+def test_request_retries_only_an_unreachable_metastore(table_t, monkeypatch, error, retried):
+    """A metastore that cannot be reached now is raised for Airflow's retries; other user errors fail the task."""
+    def refuse(*args, **kwargs):
+        raise error
+
+    monkeypatch.setattr("airflow_acid.operators.compaction.request_compaction", refuse)
+    op = AcidRequestCompactionOperator(task_id="r", table="db.t")
+    with pytest.raises(type(error) if retried else AirflowFailException, match=str(error).split(":")[0]):
+        op.execute({})

@@ -12,6 +12,8 @@ from airflow.sdk import PokeReturnValue
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowRescheduleException, TaskDeferred
 
 from airflow_acid.config import Budgets
+from airflow_acid.metastore.errors import MetastoreSchemaError, MetastoreUnavailableError
+from airflow_acid.operations.thresholds import ThresholdCheck
 from airflow_acid.operators.defaults import compaction_budgets
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.sensors.threshold import AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor
@@ -152,3 +154,17 @@ def test_initiator_sensor_orders_by_benefit_per_cost_within_the_budget(table_t, 
     monkeypatch.setenv("AIRFLOW__ACID__COMPACTION_BUDGET_BYTES", "300000")
     assert compaction_budgets() == budgets
     assert [i["table"] for i in AcidInitiatorSensor(task_id="i").poke({}).xcom_value] == ["many", "few"]
+
+
+@pytest.mark.parametrize(("error", "retried"), [
+    (MetastoreUnavailableError("the metastore database cannot be reached"), True),
+    (MetastoreSchemaError("the metastore database has no airflow-acid schema: run airflow-acid init"), False),
+])
+def test_threshold_sensor_retries_only_an_unreachable_metastore(table_t, monkeypatch, error, retried):
+    """A metastore that cannot be reached now is raised for Airflow's retries; a missing schema fails the task."""
+    def refuse(self, metastore):
+        raise error
+
+    monkeypatch.setattr(ThresholdCheck, "evaluate", refuse)
+    with pytest.raises(type(error) if retried else AirflowFailException, match=str(error).split(":")[0]):
+        AcidDeltaCountSensor(task_id="s", table="db.t").poke({})
