@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 import sqlalchemy as sa
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnType
@@ -14,30 +13,9 @@ from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXN_COMPONENTS
-from airflow_acid.metastore.txns import TxnStore
 from tests.metastore.queue_support import WHO, compact_through, update_queue_row
 
 MAJOR = CompactionType.MAJOR
-
-
-@pytest.fixture
-def conf() -> MetastoreConf:
-    return MetastoreConf(opentxn_timeout_ms=0)
-
-
-@pytest.fixture
-def queue(db, conf) -> CompactionQueue:
-    return CompactionQueue(db, conf)
-
-
-@pytest.fixture
-def cleaning(db, conf) -> CleaningStore:
-    return CleaningStore(db, conf)
-
-
-@pytest.fixture
-def txns(db, conf) -> TxnStore:
-    return TxnStore(db, conf)
 
 
 def _component(ms: Metastore, txn: int, partition: str | None, write_id: int | None,

@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnType
-from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compactions import (
     CompactionQueue,
     EnqueueRequest,
@@ -23,7 +22,6 @@ from airflow_acid.metastore.compactions import (
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
-from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -31,36 +29,10 @@ from airflow_acid.metastore.schema import (
     TXN_COMPONENTS,
 )
 from airflow_acid.metastore.snapshots import Snapshots
-from airflow_acid.metastore.txns import TxnStore
 from tests.metastore.lost_reply import drop_the_reply_of_the_next_commit
 from tests.metastore.queue_support import WHO, history_rows, queue_ids, update_queue_row
 
 MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR
-
-
-@pytest.fixture
-def conf() -> MetastoreConf:
-    return MetastoreConf(opentxn_timeout_ms=0)
-
-
-@pytest.fixture
-def queue(db, conf) -> CompactionQueue:
-    return CompactionQueue(db, conf)
-
-
-@pytest.fixture
-def txns(db, conf) -> TxnStore:
-    return TxnStore(db, conf)
-
-
-@pytest.fixture
-def cleaning(db, conf) -> CleaningStore:
-    return CleaningStore(db, conf)
-
-
-@pytest.fixture
-def initiator(db, conf) -> InitiatorStore:
-    return InitiatorStore(db, conf)
 
 
 def test_mark_compacted_with_a_txn_moves_only_the_attempt_that_owns_the_row(queue, txns):
