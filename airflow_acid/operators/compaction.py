@@ -14,11 +14,11 @@ from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid.acid.codes import CompactionState
+from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.compactor.messages import QueuedCompaction, WorkerOutcome, WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.partitions import entity_name

@@ -8,8 +8,8 @@ from typing import Any
 
 from airflow.sdk import BaseOperator, Context
 
+from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.operations.metrics import acid_metrics
 
 

@@ -15,9 +15,9 @@ from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
 from airflow.sdk.exceptions import AirflowException
 
 from airflow_acid.airflow_config import acid_config
+from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.config import Budgets
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.hooks.metrics import emit_metrics
 from airflow_acid.operations.reports import initiator_cycle, initiator_failure_metrics
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
 

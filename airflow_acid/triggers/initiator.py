@@ -37,9 +37,9 @@ class AcidInitiatorTrigger(BaseTrigger):
     def cycle(self) -> InitiatorCycle:
         """One synchronous cycle (runs in a thread); its metrics are sent from here."""
         from airflow_acid.airflow_config import acid_config
+        from airflow_acid.airflow_stats import emit_metrics
         from airflow_acid.config import Budgets
         from airflow_acid.hooks.metastore import AcidMetastoreHook
-        from airflow_acid.hooks.metrics import emit_metrics
         from airflow_acid.operations.reports import initiator_cycle, initiator_failure_metrics
 
         hook = AcidMetastoreHook(self.acid_conn_id)

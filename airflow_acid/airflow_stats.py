@@ -1,6 +1,7 @@
-"""Sends :mod:`airflow_acid.operations.metrics` samples through Airflow's metrics interface (``airflow.sdk``
-``stats``: StatsD, Datadog or OpenTelemetry, whatever ``[metrics]`` configures; nothing when metrics are off) and
-logs the threshold findings at their level."""
+"""The Airflow side of the metrics: sends :mod:`airflow_acid.operations.metrics` samples through Airflow's metrics
+interface (``airflow.sdk`` ``stats``: StatsD, Datadog or OpenTelemetry, whatever ``[metrics]`` configures; nothing
+when metrics are off) and logs the threshold findings at their level. Shared by the sensors, triggers and operators;
+not part of the connection hook."""
 
 from __future__ import annotations
 
