@@ -3,6 +3,8 @@ TXNS cleaning in one pass, and one pass at a time."""
 
 from __future__ import annotations
 
+import time
+
 import sqlalchemy as sa
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType, TxnState
@@ -32,6 +34,9 @@ def test_one_pass_does_every_job(empty_db_url):
             ms.txns.add_write_components(txn, "db", "t", None, OperationType.INSERT)
             ms.txns.commit(txn)
             committed.append(txn)
+        # A txn counts as settled once it started strictly before the clock (milliseconds): without this pause the
+        # next opens can share the commits' millisecond and keep the low-water mark below them.
+        time.sleep(0.002)
         stale = ms.txns.open_txn(user="u", host="h")
         alive = ms.txns.open_txn(user="u", host="h")
         now = InitiatorStore(ms.db).now_ms()
