@@ -1,4 +1,4 @@
-"""The package registers as an Airflow provider and plugin (AIRFLOW_NOTES.md "Provider registration")."""
+"""The package registers as an Airflow provider and plugin (docs/airflow.md#provider-registration)."""
 
 from __future__ import annotations
 

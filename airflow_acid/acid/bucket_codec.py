@@ -1,4 +1,4 @@
-"""BucketCodec: the encoded ``bucket`` property stored in every ACID event (HIVE_ACID_SPEC.md §2.2).
+"""BucketCodec: the encoded ``bucket`` property stored in every ACID event (docs/hive-acid.md#bucket-codec).
 
 V1 layout (MSB→LSB): 3 bits version (1) | 1 reserved | 12 bits bucket id | 4 reserved | 12 bits statement id.
 V0 (version bits 0) is the legacy form where the whole int is the bucket id.

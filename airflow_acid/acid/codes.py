@@ -1,4 +1,4 @@
-"""Hive's one-letter and numeric codes for transactions, locks and compactions (HIVE_ACID_SPEC.md §8).
+"""Hive's one-letter and numeric codes for transactions, locks and compactions (docs/hive-acid.md#metastore-tables).
 
 This is the single place these codes live; everything else uses the enums. They sit in the table-format layer
 because both the metastore (which stores them) and the compaction job contract (which executes a
@@ -152,7 +152,7 @@ class UpdateDelete(str, enum.Enum):
 
 
 class DataOperation(enum.Enum):
-    """What a writer does, for choosing lock types (AcidUtils.makeLockComponents, §9.1)."""
+    """What a writer does, for choosing lock types (AcidUtils.makeLockComponents, docs/hive-acid.md#locks)."""
 
     SELECT = "select"
     INSERT = "insert"
@@ -161,4 +161,5 @@ class DataOperation(enum.Enum):
     DELETE = "delete"
     COMPACT = "compact"
     REBALANCE = "rebalance"
-    """A REBALANCE compaction: rewrites every row with new ROW__IDs, so it takes EXCL_WRITE (§5.2 step 3)."""
+    """A REBALANCE compaction: rewrites every row with new ROW__IDs, so it takes EXCL_WRITE
+    (docs/hive-acid.md#compacting-one-row step 3)."""

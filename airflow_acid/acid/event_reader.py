@@ -2,7 +2,8 @@
 
 Files are told apart by schema, not metadata (Hive 3 compaction output may lack ``hive.acid.*`` metadata and use
 lower-case ACID field names, interop set 7). Reads go stripe by stripe. A file with a ``_flush_length`` side file
-is read only up to the last length recorded there (§1.4). Every failure is an :class:`AcidFileError` naming the file.
+is read only up to the last length recorded there (docs/hive-acid.md#flush-length). Every failure is an
+:class:`AcidFileError` naming the file.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ACID event schema (HIVE_ACID_SPEC.md §2.1) in Arrow and ORC form, and builders for event tables.
+"""The ACID event schema (docs/hive-acid.md#event-schema) in Arrow and ORC form, and builders for event tables.
 
 Every full-ACID ORC file holds ``struct<operation:int, originalTransaction:bigint, bucket:int, rowId:bigint,
 currentTransaction:bigint, row:struct<user columns>>``. Readers must also accept the lower-case spelling Hive 3

@@ -1,4 +1,4 @@
-"""Write ACID event files (``bucket_N``) with pyorc exactly as Hive's OrcRecordUpdater does (HIVE_ACID_SPEC.md §2).
+"""Write ACID event files (``bucket_N``) with pyorc exactly as Hive's OrcRecordUpdater does (docs/hive-acid.md#event-files).
 
 The writer cuts stripes itself (``write_intermediate_footer``) so it knows the last key of every stripe: the
 ``hive.acid.key.index`` entry count always equals the file's stripe count, which is checked after closing.
@@ -55,7 +55,8 @@ _UNBOUNDED_STRIPE = 1 << 62  # pyorc never cuts a stripe on its own; this writer
 
 
 class FileKind(enum.Enum):
-    """Which ORC settings apply (§2.4): bases use the defaults, deltas and delete deltas the reduced ones."""
+    """Which ORC settings apply (docs/hive-acid.md#orc-writer-settings): bases use the defaults, deltas and delete deltas the
+    reduced ones."""
 
     BASE = "base"
     DELTA = "delta"
@@ -316,8 +317,8 @@ def _memory_block(buffer_size: int) -> int:
 
 
 def acid_metadata(key_index: Iterable[AcidKey] | str, stats: AcidStats) -> dict[str, bytes]:
-    """The three ``hive.acid.*`` user metadata entries of an event file (§2.3); ``key_index`` the last key of each
-    stripe, or those keys already formatted (a streaming writer grows the text one stripe at a time)."""
+    """The three ``hive.acid.*`` user metadata entries of an event file (docs/hive-acid.md#orc-user-metadata); ``key_index``
+    the last key of each stripe, or those keys already formatted (a streaming writer grows the text one stripe at a time)."""
     text = key_index if isinstance(key_index, str) else format_key_index(key_index)
     return {KEY_INDEX_KEY: text.encode(), STATS_KEY: stats.to_string().encode(),
             ACID_VERSION_KEY: ORC_ACID_VERSION.encode()}
@@ -329,10 +330,10 @@ def storage_error(path: str, exc: OSError) -> AcidFileError:
 
 
 class FlushLengthFile:
-    """The ``_flush_length`` side file of a streaming bucket file (§1.4), kept open as Hive's OrcRecordUpdater keeps
-    it: every flush appends one 8-byte big-endian length and flushes it. The file only grows, so a reader never
-    sees it shorter than its last flush (rewriting it per flush cost a truncate, and showed readers an empty file
-    in between)."""
+    """The ``_flush_length`` side file of a streaming bucket file (docs/hive-acid.md#flush-length), kept open as Hive's
+    OrcRecordUpdater keeps it: every flush appends one 8-byte big-endian length and flushes it. The file only grows, so a
+    reader never sees it shorter than its last flush (rewriting it per flush cost a truncate, and showed readers an empty
+    file in between)."""
 
     def __init__(self, storage: Storage, file_name: str) -> None:
         self._storage = storage
@@ -374,7 +375,8 @@ class EventFileWriter:
     """Writes one ``bucket_N`` event file into a base/delta/delete_delta directory (final name, no rename).
 
     Use as a context manager or call :meth:`close`; on error call :meth:`abort` (the context manager does), which
-    removes the partial file. ``streaming=True`` enables :meth:`flush` with a ``_flush_length`` side file (§1.4).
+    removes the partial file. ``streaming=True`` enables :meth:`flush` with a ``_flush_length`` side file
+    (docs/hive-acid.md#flush-length).
     """
 
     def __init__(self, directory: str | Storage, bucket_id: int, row_schema: pa.Schema, *,
@@ -543,7 +545,8 @@ class EventFileWriter:
 
 
 def write_acid_version_file(directory: str | Storage, filesystem: fsspec.AbstractFileSystem | None = None) -> None:
-    """``_orc_acid_version`` containing ``2`` (no newline), written atomically beside the data files (§1.5)."""
+    """``_orc_acid_version`` containing ``2`` (no newline), written atomically beside the data files
+    (docs/hive-acid.md#acid-version-file)."""
     storage = directory if isinstance(directory, Storage) else storage_for(directory, filesystem)
     storage.write_bytes_atomic(names.ORC_ACID_VERSION_FILE, ORC_ACID_VERSION.encode())
 

@@ -2,12 +2,12 @@
 
 The pyorc :class:`~airflow_acid.acid.event_writer.EventFileWriter` needs one Python tuple per row; this writer hands
 Arrow data to ``pyarrow.orc`` (~5× faster, bench/bench_event_write.py) into memory, reads the stripe row counts from
-the finished Footer and the last key of every stripe from its key columns to build ``hive.acid.key.index`` (§2.3), and
-appends the user metadata by rewriting the file tail (:mod:`airflow_acid.acid.orc_tail`). Client statement files
-and compaction output use it. :class:`AcidOrcFileWriter` takes the events batch by batch, so a caller never holds a
-whole bucket's rows; compaction output is built in a local scratch file (``spool=True``) and stored only once
-complete, in one sequential write (which also suits object stores). Streaming ingest keeps the pyorc writer
-(intermediate footers).
+the finished Footer and the last key of every stripe from its key columns to build ``hive.acid.key.index``
+(docs/hive-acid.md#orc-user-metadata), and appends the user metadata by rewriting the file tail
+(:mod:`airflow_acid.acid.orc_tail`). Client statement files and compaction output use it. :class:`AcidOrcFileWriter` takes
+the events batch by batch, so a caller never holds a whole bucket's rows; compaction output is built in a local scratch file
+(``spool=True``) and stored only once complete, in one sequential write (which also suits object stores). Streaming ingest
+keeps the pyorc writer (intermediate footers).
 """
 
 from __future__ import annotations
@@ -48,7 +48,8 @@ class WrittenFile:
 
 
 def writer_options(orc: OrcSettings, kind: FileKind) -> dict[str, Any]:
-    """pyarrow ORCWriter arguments for a base or delta file (§2.4: deltas divide stripe and buffer by the ratio).
+    """pyarrow ORCWriter arguments for a base or delta file (docs/hive-acid.md#orc-writer-settings: deltas divide stripe and
+    buffer by the ratio).
 
     The compression block is rounded up to a multiple of 64 KiB, the ORC C++ writer's memory block, which pyarrow
     does not let callers change (pyorc's writer can, so its delta files keep a 32 KiB block)."""
@@ -163,7 +164,8 @@ class AcidOrcFileWriter:
 
 
 def _stripe_last_keys(source: Any, stripes: int) -> list[AcidKey]:
-    """The last event key of every stripe, read back from the finished file's key columns (§2.3 key index)."""
+    """The last event key of every stripe, read back from the finished file's key columns
+    (docs/hive-acid.md#orc-user-metadata key index)."""
     orc = po.ORCFile(source)
     keys = []
     for i in range(stripes):

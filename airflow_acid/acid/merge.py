@@ -3,8 +3,8 @@
 Work goes bucket by bucket: the delete keys of one bucket are loaded (only events whose own write id is valid in
 the snapshot), then that bucket's data is streamed stripe by stripe, each event filtered by its own write id
 (``currentTransaction``) and by the delete keys (vectorised ``is_in`` on packed ROW__IDs). Original files get
-synthetic ROW__IDs (§1.7): originalTransaction 0, bucket = BucketCodec V1 of the bucket id in the file name,
-rowId = running row offset across that bucket's original files in path order.
+synthetic ROW__IDs (docs/hive-acid.md#original-files): originalTransaction 0, bucket = BucketCodec V1 of the bucket id in the
+file name, rowId = running row offset across that bucket's original files in path order.
 
 Output order: bucket id, then file order (original files / base, then deltas in getAcidState order), which is
 (originalTransaction, bucket, rowId) order for every layout Hive produces; :func:`read_acid_table` checks that and

@@ -1,4 +1,4 @@
-"""Hive ACID directory and file names: parse and format (HIVE_ACID_SPEC.md §1.1–1.2).
+"""Hive ACID directory and file names: parse and format (docs/hive-acid.md#names).
 
 Widths (``%07d`` write ids, ``%04d`` statement ids, ``%05d`` bucket files) are *minimum* widths, so
 names are parsed by splitting on ``_``, never by fixed positions.
@@ -46,7 +46,8 @@ _ORIGINAL_FILE_RE = re.compile(r"^([0-9]+)_([0-9]+)(?:_copy_([0-9]+))?$")
 
 
 class DirKind(enum.Enum):
-    """What a directory under a table or partition location is (classification of rule 1, §3.3)."""
+    """What a directory under a table or partition location is (classification of rule 1,
+    docs/hive-acid.md#directory-selection)."""
 
     BASE = "base"
     DELTA = "delta"
@@ -239,7 +240,8 @@ def parse_original_file(name: str) -> OriginalFile | None:
 
 
 def flush_length_file(bucket_file_name: str) -> str:
-    """Name of the streaming side file holding the logical length of ``bucket_file_name`` (§1.4)."""
+    """Name of the streaming side file holding the logical length of ``bucket_file_name``
+    (docs/hive-acid.md#flush-length)."""
     return bucket_file_name + FLUSH_LENGTH_SUFFIX
 
 

@@ -2,9 +2,9 @@
 
 Hive Streaming appends every committed transaction of a batch to one open ``bucket_N`` file and writes an
 *intermediate footer* after it, so readers see exactly the committed prefix up to the length in the
-``_flush_length`` side file (§1.4). pyarrow's fast ORC writer cannot write intermediate footers, but it can write
-each flush's rows as a small complete file. :class:`AppendingOrcFile` copies that file's stripes to the end of the
-open file (each stripe is self-contained: index, data and stripe footer, with offsets relative to the stripe) and
+``_flush_length`` side file (docs/hive-acid.md#flush-length). pyarrow's fast ORC writer cannot write intermediate footers,
+but it can write each flush's rows as a small complete file. :class:`AppendingOrcFile` copies that file's stripes to the end
+of the open file (each stripe is self-contained: index, data and stripe footer, with offsets relative to the stripe) and
 writes a new tail after them — Metadata (every stripe's statistics), Footer (every stripe's location, the column
 types, merged file statistics, user metadata, the proleptic Gregorian calendar) and PostScript — exactly as an
 ORC writer's intermediate footer lays it out. Earlier tails stay in the file as unreferenced bytes.

@@ -1,4 +1,4 @@
-"""ORC writer settings of ACID event files (HIVE_ACID_SPEC.md §2.4), from Hive's table properties.
+"""ORC writer settings of ACID event files (docs/hive-acid.md#orc-writer-settings), from Hive's table properties.
 
 Bases use these values, deltas and delete deltas divide stripe and buffer sizes by ``orc.base.delta.ratio``. Shared
 by client statement files and compaction output (the compaction plan carries one :class:`OrcSettings`).

@@ -2,7 +2,7 @@
 
 Given the files under a partition directory and a snapshot (write-id list, optionally a transaction
 list), decide which base, deltas and original files a reader or compactor uses, which directories
-are obsolete (the Cleaner may delete them) and which are aborted — HIVE_ACID_SPEC.md §3.3, rule by rule.
+are obsolete (the Cleaner may delete them) and which are aborted — docs/hive-acid.md#directory-selection, rule by rule.
 The function is pure: it never touches a filesystem (``_metadata_acid`` text comes from a callback).
 """
 
@@ -39,7 +39,7 @@ MetadataReader = Callable[[str], str]
 
 
 class DataFormat(enum.Enum):
-    """``dataFormat`` of a ``_metadata_acid`` file (§1.6)."""
+    """``dataFormat`` of a ``_metadata_acid`` file (docs/hive-acid.md#metadata-file)."""
 
     COMPACTED = "compacted"
     TRUNCATED = "truncated"
@@ -138,7 +138,8 @@ class DeltaEntry:
     original_files: tuple[AcidFile, ...]
     """Original-named files — the data of a raw-format delta (LOAD DATA), sorted."""
     flush_length_files: tuple[AcidFile, ...]
-    """``bucket_N_flush_length`` side files of an open or crashed streaming writer (§1.4), sorted."""
+    """``bucket_N_flush_length`` side files of an open or crashed streaming writer (docs/hive-acid.md#flush-length),
+    sorted."""
     has_acid_version_file: bool
 
     @property
@@ -173,7 +174,8 @@ class DeltaEntry:
 
 @dataclass(frozen=True)
 class AcidState:
-    """What one snapshot sees in one partition directory (§3.3 rule 13), plus sizes for the Initiator."""
+    """What one snapshot sees in one partition directory (docs/hive-acid.md#directory-selection rule 13), plus sizes for the
+    Initiator."""
 
     base: str | None
     """Name of the chosen base directory, or None."""
@@ -207,19 +209,20 @@ class AcidState:
 
     @property
     def base_size(self) -> int:
-        """§4.2 step 3: bytes of the chosen base, or of the original files when there is no base."""
+        """docs/hive-acid.md#compaction-type step 3: bytes of the chosen base, or of the original files when there is no
+        base."""
         if self.base_directory is not None:
             return self.base_directory.size
         return sum(f.size for f in self.originals)
 
     @property
     def delta_size(self) -> int:
-        """§4.2 step 3: bytes of data files in the current deltas and delete deltas."""
+        """docs/hive-acid.md#compaction-type step 3: bytes of data files in the current deltas and delete deltas."""
         return sum(d.size for d in self.deltas)
 
     @property
     def delta_count(self) -> int:
-        """§4.2 step 3: number of current deltas plus delete deltas."""
+        """docs/hive-acid.md#compaction-type step 3: number of current deltas plus delete deltas."""
         return len(self.deltas)
 
     @property
@@ -384,7 +387,7 @@ def get_acid_state(
     metadata_reader: MetadataReader | None = None,
     ignore_empty_files: bool = False,
 ) -> AcidState:
-    """Select base, deltas and originals of one partition directory for one snapshot (HIVE_ACID_SPEC.md §3.3).
+    """Select base, deltas and originals of one partition directory for one snapshot (docs/hive-acid.md#directory-selection).
 
     ``files``: paths relative to the partition directory ('/'-separated; a trailing '/' marks an
     explicitly listed, possibly empty, directory), ``(path, size)`` pairs, or objects with ``.path``

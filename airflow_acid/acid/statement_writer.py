@@ -1,9 +1,11 @@
 """Write one statement of one transaction as Hive does: ``delta_W_W_S`` for inserted rows and
-``delete_delta_W_W_S`` for delete events, one ``bucket_N`` file per bucket id (HIVE_ACID_SPEC.md §1.3, §2.1).
+``delete_delta_W_W_S`` for delete events, one ``bucket_N`` file per bucket id (docs/hive-acid.md#who-writes-what,
+docs/hive-acid.md#event-schema).
 
 An UPDATE under split-update is one call with both ``inserts`` (the new row versions) and ``deletes`` (the
 ROW__IDs of the old ones). Empty sides write nothing, as Hive removes empty delta files. Files are written with the
-pyarrow-based :mod:`~airflow_acid.acid.fast_event_writer` using the delta ORC settings (§2.4).
+pyarrow-based :mod:`~airflow_acid.acid.fast_event_writer` using the delta ORC settings
+(docs/hive-acid.md#orc-writer-settings).
 """
 
 from __future__ import annotations
@@ -110,9 +112,9 @@ def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Tab
                bucket_of: BucketAssigner | None = None, statement_id: int = 0,
                filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1) -> StatementFiles:
     """INSERT OVERWRITE: ``base_W`` (no visibility suffix, no ``_metadata_acid``: not a compacted base) holding
-    ``rows`` as insert events of write id W, one ``bucket_N`` file per bucket (§1.3); ``statement_id`` goes into
-    the bucket property (distinct writers of one bucket keep distinct ROW__IDs). With no rows the base is a
-    truncated one (:func:`write_truncated_base`): readers must still stop at it. ``max_writers`` as in
+    ``rows`` as insert events of write id W, one ``bucket_N`` file per bucket (docs/hive-acid.md#who-writes-what);
+    ``statement_id`` goes into the bucket property (distinct writers of one bucket keep distinct ROW__IDs). With no rows the
+    base is a truncated one (:func:`write_truncated_base`): readers must still stop at it. ``max_writers`` as in
     :func:`write_statement`."""
     if not rows.num_rows:
         return write_truncated_base(location, write_id, filesystem=filesystem)
@@ -164,7 +166,7 @@ def _write_delete_bucket(directory: str, bucket_id: int, keys: pa.Table, write_i
 def write_truncated_base(location: str, write_id: int, *,
                          filesystem: fsspec.AbstractFileSystem | None = None) -> StatementFiles:
     """TRUNCATE (Hive 4, ``hive.acid.truncate.usebase``): ``base_W`` holding only ``_metadata_acid`` with
-    ``dataFormat`` ``truncated`` (§1.6); snapshots from W on see no rows below it."""
+    ``dataFormat`` ``truncated`` (docs/hive-acid.md#metadata-file); snapshots from W on see no rows below it."""
     base = names.format_base(write_id)
     storage = storage_for(posixpath.join(location, base), filesystem)
     try:

@@ -1,4 +1,4 @@
-"""One ``bucket_N`` file of a Hive Streaming transaction batch (§1.4).
+"""One ``bucket_N`` file of a Hive Streaming transaction batch (docs/hive-acid.md#flush-length).
 
 Events of the open transaction are held as Arrow data; :meth:`StreamingEventFileWriter.flush` (a commit) adds them to
 the file as a stripe followed by an intermediate footer and records the file's length in the ``_flush_length`` side

@@ -2,7 +2,7 @@
 
 ``ValidTxnList`` is Hive's ValidReadTxnList (global snapshot), ``ValidReaderWriteIdList`` the per-table
 snapshot readers use, ``ValidCompactorWriteIdList`` the one the compactor uses and ``ValidCleanerWriteIdList``
-the Cleaner's (HIVE_ACID_SPEC.md §3.1, §6.1).
+the Cleaner's (docs/hive-acid.md#write-id-lists, docs/hive-acid.md#reader-snapshot-rule).
 String forms round-trip with Hive's ``writeToString``/``readFromString``:
 
 * txn list:      ``<hwm>:<minOpenTxn>:<open,...>:<aborted,...>``

@@ -3,7 +3,7 @@ with Hive's check (TransactionalValidationListener) that its files can serve as 
 
 After the conversion the files stay where they are: readers see them as original files with synthetic ROW__IDs
 (write id 0, the bucket id of the file name, the row's offset in the bucket's files in path order —
-HIVE_ACID_SPEC.md §1.7), UPDATE/DELETE write delete events against those ROW__IDs, and the first MAJOR compaction
+docs/hive-acid.md#original-files), UPDATE/DELETE write delete events against those ROW__IDs, and the first MAJOR compaction
 rewrites them into a ``base_N``. Hive requires, for a full-ACID conversion, that every data file is named like a
 bucket file Hive writes (``000000_0``, ``000001_0_copy_1``), since the name carries the bucket id; an insert-only
 conversion takes any names.

@@ -1,5 +1,5 @@
 """The Cleaner: deletes what compactions and aborted writers made obsolete, once no reader can still choose it
-(HIVE_ACID_SPEC.md §6.1–6.5, Hive 4's CompactionCleaner and AbortedTxnCleaner).
+(docs/hive-acid.md#cleaner, Hive 4's CompactionCleaner and AbortedTxnCleaner).
 
 A 'ready for cleaning' row is cleaned when every transaction that was open when its compactor transaction C
 committed has ended (CQ_NEXT_TXN_ID ≤ min open txn id, past the delayed-cleanup retention). The cleaning snapshot
@@ -146,8 +146,9 @@ class Cleaner:
     # --- entry points ------------------------------------------------------------------------------------
 
     def run_cycle(self, dry_run: bool = False) -> CleanerReport:
-        """Clean every ready row, report the rows that must wait and why, then clean aborted writes (§6.5). On a Hive
-        metastore the cycle holds Hive's ``Cleaner`` mutex, and is skipped while Hive's Cleaner holds it."""
+        """Clean every ready row, report the rows that must wait and why, then clean aborted writes
+        (docs/hive-acid.md#aborted-write-cleanup). On a Hive metastore the cycle holds Hive's ``Cleaner`` mutex, and is
+        skipped while Hive's Cleaner holds it."""
         held = None
         if self.metastore.profile.is_hive:
             held = hive_mutex.try_acquire(self.metastore.db, hive_mutex.CLEANER)
@@ -374,8 +375,8 @@ class Cleaner:
         return table, part.location, flagged
 
     def cleaner_snapshot(self, table: str, *, cap: int | None = None) -> tuple[ValidTxnList, ValidReaderWriteIdList]:
-        """§6.1 step 4–5: TL with HWM = cleaner watermark − 1 and the aborted txns below it; the table's reader list
-        for that TL with its HWM capped at ``cap`` (CQ_HIGHEST_WRITE_ID)."""
+        """docs/hive-acid.md#reader-snapshot-rule step 4–5: TL with HWM = cleaner watermark − 1 and the aborted txns below
+        it; the table's reader list for that TL with its HWM capped at ``cap`` (CQ_HIGHEST_WRITE_ID)."""
         txns, reader = self._cleaner_lists(table)
         return txns, _capped(reader, cap)
 
@@ -389,9 +390,9 @@ class Cleaner:
         return txns, snapshots.valid_write_id_list(table, txns)
 
     def _remaining(self, storage: Storage, highest_write_id: int, table: str | None, deleted: set[str]) -> list[str]:
-        """§6.2 step 4: obsolete/aborted dirs that a snapshot with HWM = ``highest_write_id`` (no exceptions, no txn
-        gate) still reports, other than those just deleted. When a later compacted base hides everything below
-        that mark (not enough history at it), whatever that newest base makes obsolete must be gone."""
+        """docs/hive-acid.md#cleaning step 4: obsolete/aborted dirs that a snapshot with HWM = ``highest_write_id`` (no
+        exceptions, no txn gate) still reports, other than those just deleted. When a later compacted base hides everything
+        below that mark (not enough history at it), whatever that newest base makes obsolete must be gone."""
         files = storage.list_files()
         try:
             state = _acid_state(storage, files, ValidCleanerWriteIdList(table=table, high_watermark=highest_write_id),
@@ -401,7 +402,7 @@ class Cleaner:
                                 None)
         return sorted((set(state.obsolete) | set(state.aborted)) - deleted)
 
-    # --- aborted writes without a compaction (§6.5) ------------------------------------------------------
+    # --- aborted writes without a compaction (docs/hive-acid.md#aborted-write-cleanup) -------------------
 
     def clean_aborted(self, *, dry_run: bool = False) -> list[CleanerEntry]:
         """Delete the aborted directories of every table/partition whose aborted txns exceed

@@ -1,4 +1,4 @@
-"""The Initiator's compaction type decision (HIVE_ACID_SPEC.md §4.2, CompactorUtil.determineCompactionType) as a
+"""The Initiator's compaction type decision (docs/hive-acid.md#compaction-type, CompactorUtil.determineCompactionType) as a
 pure function that returns the type *and* a sentence saying why, so every decision can be shown to a user."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from airflow_acid.acid.state import AcidState
 
 
 class Rule(str, enum.Enum):
-    """Which step of §4.2 settled the decision."""
+    """Which step of docs/hive-acid.md#compaction-type settled the decision."""
 
     TOO_MANY_ABORTS = "too_many_aborts"   # step 1 -> MAJOR
     OLD_ABORT = "old_abort"               # step 2 -> MINOR
@@ -25,7 +25,7 @@ class Rule(str, enum.Enum):
 
 @dataclass(frozen=True)
 class DirectoryStats:
-    """§4.2 step 3 inputs from getAcidState under the compactor snapshot."""
+    """docs/hive-acid.md#compaction-type step 3 inputs from getAcidState under the compactor snapshot."""
 
     base_size: int
     delta_size: int
@@ -56,9 +56,9 @@ def decide_compaction(stats: DirectoryStats | None, *, delta_num_threshold: int,
                       abortedtxn_threshold: int | None = None, oldest_abort_age_s: float | None = None,
                       aborted_txn_time_threshold_s: float | None = None, num_source: str | None = None,
                       pct_source: str | None = None) -> Decision:
-    """§4.2 in its order: tooManyAborts → MAJOR; hasOldAbort → MINOR; delta/base > pct → MAJOR (skipped without a
-    base; also MAJOR when no delta bytes but an obsolete base); delta count ≤ num threshold → none; else MAJOR
-    without a base or when minor is unsupported, otherwise MINOR.
+    """docs/hive-acid.md#compaction-type in its order: tooManyAborts → MAJOR; hasOldAbort → MINOR; delta/base > pct → MAJOR
+    (skipped without a base; also MAJOR when no delta bytes but an obsolete base); delta count ≤ num threshold → none; else
+    MAJOR without a base or when minor is unsupported, otherwise MINOR.
 
     ``stats`` may be None only when an abort rule decides (the Initiator lists no directory then). The optional
     ``aborted_*``/``oldest_*`` and ``*_source`` values only enrich the reason text.

@@ -1,4 +1,4 @@
-"""The HouseKeeper (HIVE_ACID_SPEC.md §7): one pass of Hive's AcidHouseKeeperService, CompactionHouseKeeperService
+"""The HouseKeeper (docs/hive-acid.md#housekeeping): one pass of Hive's AcidHouseKeeperService, CompactionHouseKeeperService
 and AcidTxnCleanerService under the ``HouseKeeper`` lease — abort timed-out transactions, drop timed-out locks,
 garbage-collect WRITE_SET, clean TXN_TO_WRITE_ID and empty TXNS rows, purge compaction history by retention.
 
@@ -36,8 +36,9 @@ class HouseKeeper:
         self.store = services.initiator
 
     def run_once(self) -> HouseKeeperReport:
-        """§7.1 (timeouts, WRITE_SET, TXN_TO_WRITE_ID), §7.3 (empty TXNS) and §7.2 (history retention), in that
-        order, each step its own database transaction; nothing when another HouseKeeper is running."""
+        """docs/hive-acid.md#timeouts (timeouts, WRITE_SET, TXN_TO_WRITE_ID), docs/hive-acid.md#empty-txns (empty TXNS) and
+        docs/hive-acid.md#history-retention (history retention), in that order, each step its own database transaction;
+        nothing when another HouseKeeper is running."""
         clock = time.perf_counter()
         holder = f"{self.host}-housekeeper:{id(self):x}:{time.time_ns()}"
         lease = self.store.acquire_lease(HOUSEKEEPER_MUTEX, holder, int(self.lease_s * 1000))

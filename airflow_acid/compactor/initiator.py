@@ -1,4 +1,4 @@
-"""The Initiator (HIVE_ACID_SPEC.md §4.1–4.3, Hive 4): find tables and partitions that need compaction, check that
+"""The Initiator (docs/hive-acid.md#initiator, Hive 4): find tables and partitions that need compaction, check that
 they may be compacted, decide the type, and queue it — recording every decision with its reason.
 
 One cycle: take the Initiator lease, read the previous cycle's start (AUX_TABLE ``Initiator`` MT_KEY2), collect
@@ -218,14 +218,14 @@ class Initiator:
     # --- public API -------------------------------------------------------------------------------------
 
     def start(self) -> list[int]:
-        """§4.1 step 1, for a long-running Initiator process: queue rows claimed by workers on this host go back
-        to 'initiated', then timed-out ones. Not part of :meth:`run_cycle` — where workers share hosts with the
-        Initiator (Airflow), only call it when no worker of this host can be running."""
+        """docs/hive-acid.md#initiator-cycle step 1, for a long-running Initiator process: queue rows claimed by workers on
+        this host go back to 'initiated', then timed-out ones. Not part of :meth:`run_cycle` — where workers share hosts with
+        the Initiator (Airflow), only call it when no worker of this host can be running."""
         return self.store.revoke_from_local_workers(self.host) + self.store.revoke_timed_out_workers()
 
     def run_cycle(self) -> InitiatorReport:
-        """One Initiator cycle (§4.1 steps 2–9). Returns without doing anything when another Initiator holds the
-        lease."""
+        """One Initiator cycle (docs/hive-acid.md#initiator-cycle steps 2–9). Returns without doing anything when another
+        Initiator holds the lease."""
         clock = time.perf_counter()
         holder = f"{self.initiator_id}:{id(self):x}:{time.time_ns()}"
         lease = self.store.acquire_lease(INITIATOR_MUTEX, holder, int(self.lease_s * 1000))
@@ -278,9 +278,9 @@ class Initiator:
     def evaluate_table(self, database: str, table: str, *, enqueue: bool = True, pool: str | None = None,
                        properties: Mapping[str, Any] | None = None) -> list[CandidateResult]:
         """Threshold logic for every partition of ``table`` (or the table itself when unpartitioned): what ALTER
-        TABLE … COMPACT without PARTITION does on a partitioned table in Hive 4 (§9) — the computed type replaces
-        the requested one, partitions below the thresholds are skipped, no eligibility checks. ``properties`` are
-        the request's WITH OVERWRITE TBLPROPERTIES (stored with each queued row; ``tblprops.compactorthreshold.*``
+        TABLE … COMPACT without PARTITION does on a partitioned table in Hive 4 (docs/hive-acid.md#commands) — the computed
+        type replaces the requested one, partitions below the thresholds are skipped, no eligibility checks. ``properties``
+        are the request's WITH OVERWRITE TBLPROPERTIES (stored with each queued row; ``tblprops.compactorthreshold.*``
         also changes the thresholds); ``enqueue=False`` is a dry run (outcome "would queue", nothing stored)."""
         database, table = database.lower(), table.lower()
         info = self.catalog.get_table(database, table)
@@ -350,7 +350,8 @@ class Initiator:
                                          record=record)
         intents: list[_Intent] = []
         if eligible:
-            txns = self.snapshots.valid_txn_list()  # §4.1 step 6: one snapshot for the whole cycle
+            # docs/hive-acid.md#initiator-cycle step 6: one snapshot for the whole cycle
+            txns = self.snapshots.valid_txn_list()
             results += self._evaluate(eligible, txns, started, intents, record=record)
         report.results = results
         report.listings = self._listings
@@ -359,7 +360,8 @@ class Initiator:
 
     def _filter(self, candidates: list[_Candidate], *, record: bool
                 ) -> tuple[list[tuple[_Candidate, TableInfo, DatabaseInfo]], list[CandidateResult]]:
-        """§4.1 step 5 in Hive's order; ineligible databases and tables are remembered for the rest of the cycle."""
+        """docs/hive-acid.md#initiator-cycle step 5 in Hive's order; ineligible databases and tables are remembered for the
+        rest of the cycle."""
         skipped_dbs: dict[str, str] = {}
         skipped_tables: dict[tuple[str, str], str] = {}
         databases: dict[str, DatabaseInfo | None] = {}
@@ -416,7 +418,8 @@ class Initiator:
 
     def _table_ineligible(self, info: TableInfo | None, db_info: DatabaseInfo, c: _Candidate
                           ) -> tuple[str, str] | None:
-        """(reason, "database"|"table") when the table may not be auto-compacted (§4.1 step 5.4–5.7)."""
+        """(reason, "database"|"table") when the table may not be auto-compacted (docs/hive-acid.md#initiator-cycle step
+        5.4–5.7)."""
         name = f"{c.database}.{c.table}"
         if info is None:
             return f"table {name} no longer exists (dropped)", "table"
@@ -438,8 +441,8 @@ class Initiator:
 
     def _evaluate(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], txns: ValidTxnList,
                   started_ms: int, intents: list[_Intent], *, record: bool) -> list[CandidateResult]:
-        """§4.1 step 7 for every eligible candidate: partition, write ids, one listing, decision; what the
-        decisions ask to queue is appended to ``intents``.
+        """docs/hive-acid.md#initiator-cycle step 7 for every eligible candidate: partition, write ids, one listing,
+        decision; what the decisions ask to queue is appended to ``intents``.
 
         Partition locations and write ids are read per table (set-based); the per-candidate part — listing the
         directory, deciding — runs on hive.compactor.request.queue threads (Hive's checkForCompaction pool).
@@ -574,7 +577,7 @@ class Initiator:
 
     def _directory_stats(self, location: str, write_ids: ValidCompactorWriteIdList,
                          txns: ValidTxnList) -> DirectoryStats:
-        """§4.2 step 3 from ONE listing of the directory."""
+        """docs/hive-acid.md#compaction-type step 3 from ONE listing of the directory."""
         storage = storage_for(location, self.filesystem)
         with self._listings_lock:
             self._listings += 1

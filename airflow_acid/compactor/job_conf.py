@@ -1,7 +1,7 @@
 """MapReduce-era ``compactor.<key>`` job settings mapped to the Spark job that replaces Hive's MR compactor.
 
 Hive users tune compaction with ``compactor.<MR key>`` table/request properties (``compactor.mapreduce.map.memory.mb``
-…) and pick a YARN queue with ``hive.compactor.job.queue`` (HIVE_ACID_SPEC.md §5.3). Each MR key with a Spark
+…) and pick a YARN queue with ``hive.compactor.job.queue`` (docs/hive-acid.md#minor-and-major). Each MR key with a Spark
 equivalent becomes that Spark setting (an explicit ``spark.*`` key wins); any other key is logged as a warning
 naming it, never silently ignored. The queue follows Hive's order: the request's ``compactor.hive.compactor.job.queue``,
 ``compactor.mapreduce.job.queuename``, ``compactor.mapred.job.queue.name``, the same three table properties, then

@@ -65,7 +65,8 @@ class WorkerStatus(enum.StrEnum):
     COMPACTED = "compacted"
     """Output committed; the row is 'ready for cleaning'."""
     CLEANER_ONLY = "cleaner_only"
-    """Nothing to compact but obsolete/aborted directories exist: row 'ready for cleaning' (§5.2 step 8)."""
+    """Nothing to compact but obsolete/aborted directories exist: row 'ready for cleaning'
+    (docs/hive-acid.md#compacting-one-row step 8)."""
     REFUSED = "refused"
     """Nothing to compact, table/partition gone or unsupported: row 'refused'."""
     FAILED = "failed"

@@ -48,7 +48,8 @@ DEFAULT_MAX_NUM_DELTA = 500
 
 @dataclass(frozen=True)
 class NothingToCompact:
-    """Hive's "nothing to do" outcome (§5.2 step 8): mark compacted if the Cleaner has work, else refuse."""
+    """Hive's "nothing to do" outcome (docs/hive-acid.md#compacting-one-row step 8): mark compacted if the Cleaner has work,
+    else refuse."""
 
     reason: str
     cleaner_has_work: bool
@@ -82,7 +83,8 @@ def _minor_step(state: AcidState, deltas: Sequence[str], txn: int, optional: Seq
 
 
 def partial_minor_slices(deltas: Sequence[str], max_num_delta: int) -> list[list[str]]:
-    """Consecutive slices for partial minors when there are more than ``max_num_delta`` deltas (§5.3).
+    """Consecutive slices for partial minors when there are more than ``max_num_delta`` deltas
+    (docs/hive-acid.md#minor-and-major).
 
     ⌊n / max⌋ slices of at most ``max`` deltas; a slice end moves back so deltas with identical (min, max) —
     statement siblings and delete/insert twins — stay together (HIVE-25441); a sibling group larger than the
@@ -116,7 +118,8 @@ def compose_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, c
                     request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
                     insert_only: bool = False, number_of_buckets: int | None = None,
                     order_by: Sequence[tuple[str, bool]] = (), job_queue: str = "") -> Compaction | NothingToCompact:
-    """The plan of one compaction of one directory from its compactor-snapshot AcidState (pure; §5.2 step 8, §5.3).
+    """The plan of one compaction of one directory from its compactor-snapshot AcidState (pure;
+    docs/hive-acid.md#compacting-one-row step 8, docs/hive-acid.md#minor-and-major).
 
     ``state`` must come from ``get_acid_state`` with ``write_ids`` (the compactor list, ignore_empty_files=True
     as Hive does). ``insert_only`` plans an MM table's compaction (plain files; a minor writes no delete delta).
@@ -194,7 +197,8 @@ def compose_for_directory(location: str, write_ids: ValidCompactorWriteIdList, c
                           filesystem: fsspec.AbstractFileSystem | None = None, insert_only: bool = False,
                           number_of_buckets: int | None = None, order_by: Sequence[tuple[str, bool]] = (),
                           job_queue: str = "") -> Compaction | NothingToCompact:
-    """List ``location`` once and compose its compaction's plan (§5.2 step 8: empty files ignored, as Hive does)."""
+    """List ``location`` once and compose its compaction's plan (docs/hive-acid.md#compacting-one-row step 8: empty files
+    ignored, as Hive does)."""
     state = directory_state(location, write_ids, txns, filesystem=filesystem, ignore_empty_files=True)
     return compose_compaction(state, write_ids, compactor_txn_id, requested_type, location=location,
                               compaction_id=compaction_id, row_schema=row_schema, table_properties=table_properties,

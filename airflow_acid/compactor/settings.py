@@ -1,9 +1,9 @@
 """Compactor settings on top of :class:`MetastoreConf`: per-table ``compactorthreshold.*`` overrides and per-request
 WITH OVERWRITE TBLPROPERTIES (the ``[acid]`` section itself is read by :mod:`airflow_acid.config`).
 
-MetastoreConf stays the one settings object (HIVE_ACID_SPEC.md "Numbers worth remembering"); this module only says
+MetastoreConf stays the one settings object (docs/hive-acid.md#defaults); this module only says
 how a table or a request changes what the compactor uses, and rejects bad values with a message naming the table and
-key (§4.2, §9).
+key (docs/hive-acid.md#compaction-type, docs/hive-acid.md#commands).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from airflow_acid.metastore.errors import InvalidInputError
 THRESHOLD_PREFIX = "compactorthreshold."
 DELTA_NUM_KEY = MetastoreConf.key_of("delta_num_threshold")  # hive.compactor.delta.num.threshold
 DELTA_PCT_KEY = MetastoreConf.key_of("delta_pct_threshold")  # hive.compactor.delta.pct.threshold
-# The only per-table overrides the Initiator reads (§4.2 notes); the abort thresholds stay global.
+# The only per-table overrides the Initiator reads (docs/hive-acid.md#compaction-type notes); the abort thresholds stay
+# global.
 TABLE_THRESHOLD_KEYS = (DELTA_NUM_KEY, DELTA_PCT_KEY)
 WORKER_POOL_KEY = "hive.compactor.worker.pool"
 NO_AUTO_COMPACTION = "no_auto_compaction"
@@ -74,7 +75,7 @@ def parse_threshold(table: str, key: str, value: Any, *, integer: bool) -> int |
 
 def table_thresholds(conf: MetastoreConf, table_properties: Mapping[str, str], *, table: str) -> TableThresholds:
     """hive.compactor.delta.{num,pct}.threshold for ``table``: ``compactorthreshold.<key>`` (``hive.*`` or
-    ``metastore.*`` name) wins over the global setting (§4.2 steps 4–5). A bad property raises
+    ``metastore.*`` name) wins over the global setting (docs/hive-acid.md#compaction-type steps 4–5). A bad property raises
     CompactorSettingsError naming the table and the key."""
     values: dict[str, int | float] = {DELTA_NUM_KEY: conf.delta_num_threshold, DELTA_PCT_KEY: conf.delta_pct_threshold}
     sources = {key: f"global setting {key}" for key in TABLE_THRESHOLD_KEYS}
@@ -99,9 +100,9 @@ def is_true(value: str | None) -> bool:
 
 @dataclass(frozen=True)
 class RequestOverrides:
-    """What a compaction request's WITH OVERWRITE TBLPROPERTIES changes (§9): ``compactor.<key>`` entries become
-    job (Spark) conf on top of the table's own ``compactor.<key>`` properties; ``tblprops.<key>`` entries replace
-    table properties for this compaction only."""
+    """What a compaction request's WITH OVERWRITE TBLPROPERTIES changes (docs/hive-acid.md#commands): ``compactor.<key>``
+    entries become job (Spark) conf on top of the table's own ``compactor.<key>`` properties; ``tblprops.<key>`` entries
+    replace table properties for this compaction only."""
 
     job_conf: dict[str, str]
     table_properties: dict[str, str]
@@ -136,7 +137,8 @@ def validate_request_properties(request_properties: Mapping[str, Any], *, table:
 
 def request_overrides(table_properties: Mapping[str, str], request_properties: Mapping[str, Any] | None = None, *,
                       table: str) -> RequestOverrides:
-    """Job conf and effective table properties of one compaction (Hive's MR compactor rules, §5.3, §9)."""
+    """Job conf and effective table properties of one compaction (Hive's MR compactor rules,
+    docs/hive-acid.md#minor-and-major, docs/hive-acid.md#commands)."""
     checked = validate_request_properties(request_properties or {}, table=table)
     job_conf, props = effective_properties(dict(table_properties), checked)
     return RequestOverrides(job_conf, props)

@@ -1,4 +1,4 @@
-"""The compaction Worker: one queue row from 'working' to 'ready for cleaning' (HIVE_ACID_SPEC.md §5.1–5.6, Hive 4).
+"""The compaction Worker: one queue row from 'working' to 'ready for cleaning' (docs/hive-acid.md#worker, Hive 4).
 
 For each claimed row: resolve the table/partition (missing ⇒ refused), open the compactor transaction C
 (TxnType.COMPACTION; REBALANCE_COMPACTION for a rebalance) and a SHARED_READ lock in it (EXCL_WRITE for a
@@ -10,7 +10,7 @@ the output, then mark the row compacted and commit C (the commit records CQ_NEXT
 Any failure aborts C, removes C's output directories (they carry ``_vC`` of a transaction that never committed,
 so no snapshot could have read them) and moves the row to 'failed' with the error. A row revoked while this
 worker ran (worker timeout) and claimed again by another worker is left to that worker: this worker's output is
-discarded and C aborted, so two outputs for one range can never both become visible (HIVE_ACID_SPEC.md §10 #7).
+discarded and C aborted, so two outputs for one range can never both become visible (docs/hive-acid.md#pitfalls item 7).
 """
 
 from __future__ import annotations
@@ -277,7 +277,8 @@ class Worker:
         job.compaction = plan
 
     def _nothing_to_do(self, job: _Job, nothing: NothingToCompact) -> None:
-        """§5.2 step 8: obsolete/aborted dirs ⇒ 'ready for cleaning' so the Cleaner runs, else refused; commit C."""
+        """docs/hive-acid.md#compacting-one-row step 8: obsolete/aborted dirs ⇒ 'ready for cleaning' so the Cleaner runs,
+        else refused; commit C."""
         ms = self.metastore
         if nothing.cleaner_has_work:
             if not self._mark_compacted_if_owner(job):

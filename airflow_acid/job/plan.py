@@ -4,20 +4,20 @@ The compactor writes a plan (``airflow_acid.compactor.planner``), the Spark job 
 (``airflow_acid.spark``); this module is the contract both import and neither owns.
 
 A plan names one or more compactions. Each compaction is one partition (or unpartitioned table) directory, compacted
-MINOR or MAJOR inside the compactor transaction C with the compactor write-id list of that table (HIVE_ACID_SPEC.md
-§5.2-§5.3). Its ``steps`` run in order: zero or more partial MINOR steps over consecutive slices of the current
-deltas (``hive.compactor.max.num.delta``, statement siblings never split — HIVE-25441), then the requested
-compaction. A step lists its inputs by name (base, original files, deltas in getAcidState order) and the directories
-it may create (MR names, §1.3): MINOR ``delta_min_max_vC`` + ``delete_delta_min_max_vC`` (each only if it receives
-rows), MAJOR ``base_max_vC``. REBALANCE (one step, inputs as MAJOR, output ``base_max_vC``) reads every row visible
-to the compactor snapshot, orders it (``order_by``, else by ROW__ID), gives it a new ROW__ID and spreads the rows
-evenly over ``number_of_buckets`` bucket files (None: as many as the directory has bucket ids) — Hive's
-RebalanceQueryCompactor. Insert-only (MM) tables (``insert_only``) hold plain files with no ACID columns and no
-deletes: their steps are a union of the inputs' rows — MINOR writes only ``delta_min_max_vC``, MAJOR
-``base_max_vC``, both of plain ORC files named like Hive's ``000000_0`` (§2.5). Inputs produced by an earlier step
-are *optional*: the job drops those that were not created (a partial minor without delete events writes no delete
-delta). ``input_files`` are the data files of the other inputs as the planning listing saw them: the job refuses to
-run when one has vanished.
+MINOR or MAJOR inside the compactor transaction C with the compactor write-id list of that table
+(docs/hive-acid.md#compacting-one-row, docs/hive-acid.md#minor-and-major). Its ``steps`` run in order: zero or more partial
+MINOR steps over consecutive slices of the current deltas (``hive.compactor.max.num.delta``, statement siblings never split —
+HIVE-25441), then the requested compaction. A step lists its inputs by name (base, original files, deltas in getAcidState
+order) and the directories it may create (MR names, docs/hive-acid.md#who-writes-what): MINOR ``delta_min_max_vC`` +
+``delete_delta_min_max_vC`` (each only if it receives rows), MAJOR ``base_max_vC``. REBALANCE (one step, inputs as MAJOR,
+output ``base_max_vC``) reads every row visible to the compactor snapshot, orders it (``order_by``, else by ROW__ID), gives
+it a new ROW__ID and spreads the rows evenly over ``number_of_buckets`` bucket files (None: as many as the directory has
+bucket ids) — Hive's RebalanceQueryCompactor. Insert-only (MM) tables (``insert_only``) hold plain files with no ACID columns
+and no deletes: their steps are a union of the inputs' rows — MINOR writes only ``delta_min_max_vC``, MAJOR
+``base_max_vC``, both of plain ORC files named like Hive's ``000000_0`` (docs/hive-acid.md#compaction-output-rows). Inputs
+produced by an earlier step are *optional*: the job drops those that were not created (a partial minor without delete events
+writes no delete delta). ``input_files`` are the data files of the other inputs as the planning listing saw them: the job
+refuses to run when one has vanished.
 
 JSON form (``version`` 2; version 1 documents, which predate ``insert_only``, are still read)::
 
@@ -112,8 +112,9 @@ def compaction_type(value: str | CompactionType) -> CompactionType:
 
 
 class OrcSettings(orc_settings.OrcSettings):
-    """The plan's ORC settings of the output (§2.4): :class:`airflow_acid.acid.orc_settings.OrcSettings`, with
-    invalid values (plan JSON, table properties) reported as :class:`PlanError`."""
+    """The plan's ORC settings of the output (docs/hive-acid.md#orc-writer-settings):
+    :class:`airflow_acid.acid.orc_settings.OrcSettings`, with invalid values (plan JSON, table properties) reported as
+    :class:`PlanError`."""
 
     error = PlanError
 
@@ -407,12 +408,14 @@ def _parsed(delta_names: Sequence[str]) -> list[DeltaDir]:
 
 def not_enough_reason(ctype: CompactionType, *, has_base: bool, has_originals: bool,
                       deltas: Sequence[str]) -> str | None:
-    """Hive's isEnoughToCompact (§5.2 step 8), plus the guard that no output may repeat a single input's range.
+    """Hive's isEnoughToCompact (docs/hive-acid.md#compacting-one-row step 8), plus the guard that no output may repeat a
+    single input's range.
 
     Returns None when there is enough to compact, else the reason.
     """
     parsed = _parsed(deltas)
-    if ctype is CompactionType.REBALANCE:  # REBALANCE always proceeds (§5.2 step 8) — unless there are no rows at all
+    # REBALANCE always proceeds (docs/hive-acid.md#compacting-one-row step 8) — unless there are no rows at all
+    if ctype is CompactionType.REBALANCE:
         if has_base or has_originals or parsed:
             return None
         return "rebalance compaction found no base, original files or current deltas: there are no rows to spread"

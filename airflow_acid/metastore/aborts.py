@@ -1,5 +1,6 @@
 """Aborted transactions grouped by the table/partition they wrote: the one "too many / too old aborts" query that
-the Initiator (§4.1 step 4) and the Cleaner's aborted-write cleanup (§6.5) share, so they never disagree."""
+the Initiator (docs/hive-acid.md#initiator-cycle step 4) and the Cleaner's aborted-write cleanup
+(docs/hive-acid.md#aborted-write-cleanup) share, so they never disagree."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from airflow_acid.metastore.schema import TXN_COMPONENTS, TXNS
 
 @dataclass(frozen=True)
 class AbortGroup:
-    """Aborted txns that wrote one table/partition: count and oldest TXN_STARTED (§4.1 step 4)."""
+    """Aborted txns that wrote one table/partition: count and oldest TXN_STARTED (docs/hive-acid.md#initiator-cycle step
+    4)."""
 
     database: str
     table: str | None

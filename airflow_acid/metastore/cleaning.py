@@ -39,8 +39,9 @@ _MAX_RETENTION_MS = 2 ** 62  # doubling CQ_RETRY_RETENTION stops here instead of
 
 @dataclass(frozen=True)
 class AbortCleanupCandidate:
-    """A table/partition whose aborted writes are due for cleaning without a compaction (§6.5,
-    findReadyToCleanAborts), with its ABORT_TXN_CLEANUP retry row if an earlier attempt failed."""
+    """A table/partition whose aborted writes are due for cleaning without a compaction
+    (docs/hive-acid.md#aborted-write-cleanup, findReadyToCleanAborts), with its ABORT_TXN_CLEANUP retry row if an earlier
+    attempt failed."""
 
     database: str
     table: str
@@ -75,7 +76,7 @@ class CleaningStore:
         return self.db.run(work, what="min history level holders")
 
     def ready_to_clean(self, min_open_txn_id: int, retention_ms: int = 0) -> list[CompactionInfo]:
-        """'ready for cleaning' rows whose readers have all finished (§6.1 step 2).
+        """'ready for cleaning' rows whose readers have all finished (docs/hive-acid.md#reader-snapshot-rule step 2).
 
         A row qualifies when CQ_NEXT_TXN_ID <= ``min_open_txn_id`` (or is NULL) and its commit time (plus the
         cleaner retry delay and ``retention_ms``) has passed; of several rows for one table/partition only the one
@@ -108,11 +109,12 @@ class CleaningStore:
         return self.db.run(work, what="find compactions ready to clean")
 
     def mark_cleaner_start(self, cq_id: int) -> None:
-        """CQ_CLEANER_START = now (§6.2 step 2)."""
+        """CQ_CLEANER_START = now (docs/hive-acid.md#cleaning step 2)."""
         self._set_cleaner_start(cq_id, None)
 
     def clear_cleaner_start(self, cq_id: int) -> None:
-        """CQ_CLEANER_START = -1: an attempt removed nothing; the row stays 'ready for cleaning' (§6.2 step 5)."""
+        """CQ_CLEANER_START = -1: an attempt removed nothing; the row stays 'ready for cleaning' (docs/hive-acid.md#cleaning
+        step 5)."""
         self._set_cleaner_start(cq_id, -1)
 
     def _set_cleaner_start(self, cq_id: int, value: int | None) -> None:
@@ -124,9 +126,9 @@ class CleaningStore:
         self.db.run(work, what=f"cleaner start of compaction {cq_id}")
 
     def mark_cleaned(self, cq_id: int, *, aborted_write_ids: Iterable[int] | None = None) -> None:
-        """The Cleaner finished (§6.3): history row 'succeeded', queue row and the entity's abort-cleanup ('c')
-        rows removed, COMPLETED_TXN_COMPONENTS up to the compacted HWM removed, and TXN_COMPONENTS of aborted
-        txns removed up to that HWM — or, when ``aborted_write_ids`` is given (the directory had uncompacted
+        """The Cleaner finished (docs/hive-acid.md#mark-cleaned): history row 'succeeded', queue row and the entity's
+        abort-cleanup ('c') rows removed, COMPLETED_TXN_COMPONENTS up to the compacted HWM removed, and TXN_COMPONENTS of
+        aborted txns removed up to that HWM — or, when ``aborted_write_ids`` is given (the directory had uncompacted
         aborts), exactly those write ids."""
         exact_ids = None if aborted_write_ids is None else sorted({int(w) for w in aborted_write_ids})
 
@@ -156,9 +158,9 @@ class CleaningStore:
         self.db.run(work, what=f"mark compaction {cq_id} cleaned")
 
     def cleaner_attempt_failed(self, cq_id: int, error: str) -> CompactionInfo | None:
-        """A cleaning attempt failed (§6.4): delay the next attempt by 2^attempts × hive.compactor.cleaner.retry.
-        retentionTime, or, after hive.compactor.cleaner.retry.maxattempts attempts, mark the row failed.
-        Returns the updated queue row, or None when it went to the history as failed."""
+        """A cleaning attempt failed (docs/hive-acid.md#cleaner-retries): delay the next attempt by 2^attempts ×
+        hive.compactor.cleaner.retry. retentionTime, or, after hive.compactor.cleaner.retry.maxattempts attempts, mark the
+        row failed. Returns the updated queue row, or None when it went to the history as failed."""
         base_ms = int(self.conf.cleaner_retry_retention_s * 1000)
 
         def work(conn: Connection) -> CompactionInfo | None:
@@ -176,7 +178,7 @@ class CleaningStore:
 
         return self.db.run(work, what=f"cleaner failure of compaction {cq_id}")
 
-    # --- aborted-write cleanup without a compaction (§6.5, HIVE-27020) --------------------------------------
+    # --- aborted-write cleanup without a compaction (docs/hive-acid.md#aborted-write-cleanup, HIVE-27020) ---
 
     def ready_to_clean_aborts(self, aborted_threshold: int, aborted_time_threshold_ms: int
                               ) -> list[AbortCleanupCandidate]:
@@ -281,7 +283,7 @@ class CleaningStore:
 
 
 def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None) -> None:
-    """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (§6.3 step 4).
+    """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (docs/hive-acid.md#mark-cleaned step 4).
 
     An aborted *compactor* txn's row ('c') is the only record that its ``_vC`` output is aborted; it is removed
     only when C is below this compaction's CQ_NEXT_TXN_ID, i.e. inside every cleaning snapshot, where the Cleaner

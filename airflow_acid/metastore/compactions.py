@@ -1,9 +1,11 @@
 """The compaction queue and its history: COMPACTION_QUEUE and COMPLETED_COMPACTIONS, following Hive 4's
 CompactFunction, NextCompactionFunction, PurgeCompactionHistoryFunction and friends
-(HIVE_ACID_SPEC.md §4.3, §5.1, §5.5, §5.6, §6.6, §7.2, §9).
+(docs/hive-acid.md#enqueue, docs/hive-acid.md#claiming, docs/hive-acid.md#compactor-transaction,
+docs/hive-acid.md#worker-failures, docs/hive-acid.md#queue-states, docs/hive-acid.md#history-retention,
+docs/hive-acid.md#commands).
 
-Row life cycle (§6.6): ``i`` → claimed ``w`` → compacted ``r`` → cleaned ``s`` (history); failures ``f``,
-refusals ``c``, aborts ``x`` and "did not initiate" ``a`` go to the history table. Every method is one
+Row life cycle (docs/hive-acid.md#queue-states): ``i`` → claimed ``w`` → compacted ``r`` → cleaned ``s`` (history); failures
+``f``, refusals ``c``, aborts ``x`` and "did not initiate" ``a`` go to the history table. Every method is one
 database transaction.
 
 This module holds what every consumer shares — the rows, enqueueing, claiming, marking, the history and SHOW /
@@ -344,7 +346,7 @@ class CompactionQueue:
                 initiator_version: str | None = None, run_as: str | None = None,
                 highest_write_id_now: int | None = None, number_of_buckets: int | None = None,
                 order_by: str | None = None) -> EnqueueResult:
-        """Queue a compaction ('i'), or refuse it when one is already scheduled (§4.3).
+        """Queue a compaction ('i'), or refuse it when one is already scheduled (docs/hive-acid.md#enqueue).
 
         Refused when the queue holds a row for the same db/table and partition (any partition when none is
         given) in 'initiated' or 'working', or in 'ready for cleaning' with CQ_HIGHEST_WRITE_ID equal to the
@@ -485,7 +487,7 @@ class CompactionQueue:
 
     def claim_next(self, worker_id: str, *, worker_version: str | None = None, pool: str | None = None,
                    pool_timeout_s: float | None = None) -> CompactionInfo | None:
-        """Claim the oldest 'initiated' row this worker may run and mark it 'working' (§5.1).
+        """Claim the oldest 'initiated' row this worker may run and mark it 'working' (docs/hive-acid.md#claiming).
 
         A pooled worker takes only rows of its pool; a default worker takes rows without a pool and rows of
         any pool that waited longer than metastore.compactor.worker.pool.timeout. The claim is optimistic
@@ -543,7 +545,7 @@ class CompactionQueue:
     def set_running(self, cq_id: int, txn_id: int, highest_write_id: int, run_as: str | None = None,
                     hadoop_job_id: str | None = None) -> CompactionInfo:
         """Record the compactor txn C and the compacted HWM, and add C's TXN_COMPONENTS row with operation 'c'
-        so the metadata survives if C aborts (§5.2 step 6)."""
+        so the metadata survives if C aborts (docs/hive-acid.md#compacting-one-row step 6)."""
 
         def work(conn: Connection) -> CompactionInfo:
             info = queued_row(conn, cq_id, CompactionState.WORKING, "record the compactor transaction of")
@@ -591,8 +593,8 @@ class CompactionQueue:
 
     def mark_failed(self, cq_id: int, error: str, *, db: str | None = None, table: str | None = None,
                     partition: str | None = None, type: CompactionType = CompactionType.MAJOR) -> int:
-        """Move a queue row to history as 'failed' with ``error`` (§5.6). With id 0 (a request that never got a
-        queue row) a 'did not initiate' row is recorded for ``db``/``table``/``partition`` under a fresh id.
+        """Move a queue row to history as 'failed' with ``error`` (docs/hive-acid.md#worker-failures). With id 0 (a request
+        that never got a queue row) a 'did not initiate' row is recorded for ``db``/``table``/``partition`` under a fresh id.
         Returns the history id."""
         if not cq_id:
             if not db or not table:
@@ -644,7 +646,8 @@ class CompactionQueue:
         return self.db.run(work, what="abort compactions")
 
     def purge_history(self) -> int:
-        """Trim COMPLETED_COMPACTIONS per table/partition to the retention counts (§7.2); returns rows deleted.
+        """Trim COMPLETED_COMPACTIONS per table/partition to the retention counts (docs/hive-acid.md#history-retention);
+        returns rows deleted.
 
         Newest first, keep hive.compactor.history.retention.{did.not.initiate, failed (at least the failure
         threshold), succeeded, refused} rows of each state; also drop 'did not initiate'/'failed'/'refused' rows

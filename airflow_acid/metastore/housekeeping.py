@@ -1,5 +1,5 @@
-"""Metastore housekeeping primitives (HIVE_ACID_SPEC.md §7.1, §7.3): abort timed-out txns, drop timed-out
-locks, clean TXN_TO_WRITE_ID below the low-water mark, remove empty ended TXNS rows, garbage-collect WRITE_SET
+"""Metastore housekeeping primitives (docs/hive-acid.md#timeouts, docs/hive-acid.md#empty-txns): abort timed-out txns, drop
+timed-out locks, clean TXN_TO_WRITE_ID below the low-water mark, remove empty ended TXNS rows, garbage-collect WRITE_SET
 and stale MIN_HISTORY_LEVEL rows. Each step is its own database transaction and safe to run concurrently."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class Housekeeping:
     def _timeout_ms(self) -> int:
         return int(self.conf.txn_timeout_s * 1000)
 
-    # §7.1 step 1 ---------------------------------------------------------------------------------------
+    # docs/hive-acid.md#timeouts step 1 -----------------------------------------------------------------
 
     def delete_timed_out_locks(self) -> int:
         """Delete locks held outside a txn (HL_TXNID = 0) whose heartbeat is older than hive.txn.timeout."""
@@ -89,7 +89,7 @@ class Housekeeping:
                         len(aborted_all), self.conf.txn_timeout_s, aborted_all)
         return aborted_all
 
-    # §7.1 steps 2 and 3 --------------------------------------------------------------------------------
+    # docs/hive-acid.md#timeouts steps 2 and 3 ----------------------------------------------------------
 
     def write_set_gc(self) -> int:
         """Delete WRITE_SET rows committed before every open txn began: no open txn can conflict with them."""
@@ -130,7 +130,7 @@ class Housekeeping:
 
         return self.db.run(work, what="clean MIN_HISTORY_LEVEL")
 
-    # §7.3 -----------------------------------------------------------------------------------------------
+    # docs/hive-acid.md#empty-txns -----------------------------------------------------------------------
 
     def clean_empty_txns(self) -> int:
         """Delete aborted and committed TXNS rows without TXN_COMPONENTS, below the highest txn that started

@@ -1,4 +1,4 @@
-"""Metastore queries of the Initiator (HIVE_ACID_SPEC.md §4.1): potential compactions from
+"""Metastore queries of the Initiator (docs/hive-acid.md#initiator-cycle): potential compactions from
 COMPLETED_TXN_COMPONENTS, aborted-txn groups, the last-checked time and a run lease in AUX_TABLE, partition
 locations in bulk, the latest decision per table/partition (ACID_INITIATOR_DECISIONS), and the compaction queue as
 the Initiator sees it (a current or repeatedly failing compaction of a candidate, 'did not initiate' records,
@@ -66,9 +66,10 @@ class Outcome(str, enum.Enum):
     """ACID_INITIATOR_DECISIONS.AID_OUTCOME: what the Initiator did with a candidate."""
 
     QUEUED = "q"            # a compaction was enqueued
-    NOT_NEEDED = "n"        # below every threshold (§4.2 step 5)
-    SKIPPED = "s"           # not eligible (§4.1 step 5: no_auto_compaction, already queued, back-off, dropped …)
-    REFUSED = "r"           # the queue refused the request (§4.3)
+    NOT_NEEDED = "n"        # below every threshold (docs/hive-acid.md#compaction-type step 5)
+    # not eligible (docs/hive-acid.md#initiator-cycle step 5: no_auto_compaction, already queued, back-off, dropped …)
+    SKIPPED = "s"
+    REFUSED = "r"           # the queue refused the request (docs/hive-acid.md#enqueue)
     ERROR = "e"             # evaluating the candidate failed
     WOULD_QUEUE = "w"       # a dry run found a compaction it would queue (never stored)
 
@@ -276,7 +277,7 @@ class InitiatorStore:
 
     def retry_candidates(self, limit: int) -> list[WriteCandidate]:
         """Table/partitions still in COMPLETED_TXN_COMPONENTS whose newest COMPLETED_COMPACTIONS row is 'did not
-        initiate' or 'failed' (so the Initiator looks at them again; §4.1 step 4)."""
+        initiate' or 'failed' (so the Initiator looks at them again; docs/hive-acid.md#initiator-cycle step 4)."""
         def work(conn: Connection) -> list[WriteCandidate]:
             newest = (sa.select(sa.func.max(CC.c.CC_ID))
                       .group_by(CC.c.CC_DATABASE, CC.c.CC_TABLE, CC.c.CC_PARTITION).scalar_subquery())
@@ -301,7 +302,8 @@ class InitiatorStore:
 
     def busy_or_failed_entities(self) -> set[Entity]:
         """Table/partitions with a queue row in 'initiated'/'working' or any 'failed' history row: the only ones
-        the per-candidate "already queued / failing" check (§4.1 step 5.3) can stop, found with two queries."""
+        the per-candidate "already queued / failing" check (docs/hive-acid.md#initiator-cycle step 5.3) can stop, found with
+        two queries."""
         def work(conn: Connection) -> set[Entity]:
             busy = conn.execute(sa.select(COMPACTION_QUEUE.c.CQ_DATABASE, COMPACTION_QUEUE.c.CQ_TABLE,
                                           COMPACTION_QUEUE.c.CQ_PARTITION).distinct().where(
@@ -315,7 +317,8 @@ class InitiatorStore:
     # --- the queue as the Initiator sees it ---------------------------------------------------------------
 
     def current_compaction(self, db: str, table: str, partition: str | None = None) -> CompactionInfo | None:
-        """The 'initiated' or 'working' row for exactly this table/partition, if any (§4.1 step 5.3)."""
+        """The 'initiated' or 'working' row for exactly this table/partition, if any (docs/hive-acid.md#initiator-cycle step
+        5.3)."""
         db, table = compaction_names(db, table)
 
         def work(conn: Connection) -> CompactionInfo | None:
@@ -330,7 +333,8 @@ class InitiatorStore:
     def failing_since(self, db: str, table: str, partition: str | None = None) -> int | None:
         """If the newest hive.compactor.initiator.failed.compacts.threshold finished attempts ('succeeded' or
         'failed', newest first) all failed and the retry time (hive.compactor.initiator.failed.retry.time) after
-        the newest failure has not passed, the enqueue time of that newest failure; else None (§4.1 step 5.3)."""
+        the newest failure has not passed, the enqueue time of that newest failure; else None
+        (docs/hive-acid.md#initiator-cycle step 5.3)."""
         db, table = compaction_names(db, table)
         threshold = self.conf.failed_compacts_threshold
         retry_ms = int(self.conf.failed_retry_time_s * 1000)

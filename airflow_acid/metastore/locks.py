@@ -1,5 +1,5 @@
 """Hive 4's lock manager on HIVE_LOCKS: FIFO lock requests with the shared-read / shared-write / excl-write /
-exclusive compatibility matrix (HIVE_ACID_SPEC.md §9.1, Hive's EnqueueLockFunction and CheckLockFunction).
+exclusive compatibility matrix (docs/hive-acid.md#locks, Hive's EnqueueLockFunction and CheckLockFunction).
 
 A request (one lock id from NEXT_LOCK_ID, one row per component) is granted only when no lock with a smaller
 id on an overlapping resource conflicts with any of its components; otherwise its rows stay waiting with the
@@ -183,7 +183,8 @@ def _resource(db: str, table: str | None, partition: str | None) -> str:
 
 
 def _conflict_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElement[bool]:
-    """Whether existing lock ``ex`` blocks requested component ``req`` (the §9.1 matrix, CheckLockFunction)."""
+    """Whether existing lock ``ex`` blocks requested component ``req`` (the docs/hive-acid.md#locks matrix,
+    CheckLockFunction)."""
     r, w, x, e = (t.value for t in (LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCL_WRITE,
                                     LockType.EXCLUSIVE))
     req_type, ex_type = req.c.HL_LOCK_TYPE, ex.c.HL_LOCK_TYPE

@@ -1,6 +1,6 @@
 """The metastore schema: Hive 4's transactional tables and a reduced catalog, with Hive's names.
 
-Table and column names are Hive's (HIVE_ACID_SPEC.md §8.1) so the same queries can run against a real
+Table and column names are Hive's (docs/hive-acid.md#metastore-tables) so the same queries can run against a real
 Hive metastore database. Alembic migrations in ``migrations/`` create exactly this ``metadata``.
 """
 

@@ -1,5 +1,6 @@
 """Snapshots from the metastore: the global ValidTxnList, per-table reader and compactor ValidWriteIdLists, and
-the min-open-txn watermarks the Cleaner waits on (HIVE_ACID_SPEC.md §3.2, §6.1, §8.1 MIN_HISTORY_LEVEL)."""
+the min-open-txn watermarks the Cleaner waits on (docs/hive-acid.md#building-snapshots,
+docs/hive-acid.md#reader-snapshot-rule, docs/hive-acid.md#metastore-tables MIN_HISTORY_LEVEL)."""
 
 from __future__ import annotations
 
@@ -139,7 +140,8 @@ class Snapshots:
         return ValidCompactorWriteIdList.from_reader(self.valid_write_id_list(table, txn_list))
 
     def min_open_txn_id(self) -> int:
-        """§6.1 step 1: min(lowest open txn, 1 + highest txn started before the open-txn timeout window)."""
+        """docs/hive-acid.md#reader-snapshot-rule step 1: min(lowest open txn, 1 + highest txn started before the open-txn
+        timeout window)."""
         return self.db.run(lambda conn: min_open_txn_watermark(conn, self.conf.opentxn_timeout_ms),
                            what="min open txn id")
 
@@ -151,7 +153,8 @@ class Snapshots:
         return None if value is None else int(value)
 
     def cleaner_watermark(self) -> int:
-        """§6.1 step 4: min(min open txn id, MIN_HISTORY_LEVEL minimum) — txns below it are invisible to no one."""
+        """docs/hive-acid.md#reader-snapshot-rule step 4: min(min open txn id, MIN_HISTORY_LEVEL minimum) — txns below it are
+        invisible to no one."""
         def work(conn: Connection) -> int:
             mark = min_open_txn_watermark(conn, self.conf.opentxn_timeout_ms)
             if self.conf.use_min_history_level:

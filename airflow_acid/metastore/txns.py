@@ -1,5 +1,6 @@
 """Transactions and table write ids: open, commit (with first-committer-wins), abort, heartbeat, SHOW
-TRANSACTIONS and write-id allocation, following Hive 4's TxnHandler functions (HIVE_ACID_SPEC.md §5.5, §8.3).
+TRANSACTIONS and write-id allocation, following Hive 4's TxnHandler functions (docs/hive-acid.md#compactor-transaction,
+docs/hive-acid.md#id-allocation).
 
 Every public method is one database transaction (``Database.run``), re-run as a whole on transient errors.
 """
@@ -878,7 +879,8 @@ class TxnStore:
                 raise TxnStateError(f"transaction {txn_id} is read-only: it cannot {op.name.lower()} {db}.{table}")
             wid = write_id
             if wid is None and writes and txn_type not in _COMPACTION_TYPES:
-                # the compactor never allocates a write id: its output is hidden by the _vC suffix (§5.5)
+                # the compactor never allocates a write id: its output is hidden by the _vC suffix
+                # (docs/hive-acid.md#compactor-transaction)
                 wid = allocate_write_ids_in(conn, [int(txn_id)], db, table)[int(txn_id)]
             return insert_txn_components(conn, int(txn_id), db, table, parts, op, wid)
 

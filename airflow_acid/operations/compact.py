@@ -1,15 +1,15 @@
 """Manual compaction requests — ALTER TABLE t [PARTITION (…)] COMPACT 'major'|'minor'|'rebalance' [CLUSTERED INTO n
-BUCKETS] [POOL] [WITH OVERWRITE TBLPROPERTIES] [ORDER BY …] [AND WAIT] (HIVE_ACID_SPEC.md §9) — shared by the CLI and
+BUCKETS] [POOL] [WITH OVERWRITE TBLPROPERTIES] [ORDER BY …] [AND WAIT] (docs/hive-acid.md#commands) — shared by the CLI and
 the UI (which offer MAJOR and MINOR; REBALANCE is requested with the statement, passing ``CompactionType.REBALANCE``).
 
 REBALANCE is never initiated automatically: only this request queues it, for an unpartitioned table or one named
 partition of a table that is not explicitly bucketed (Hive refuses to rebalance a CLUSTERED BY table), with the
 optional bucket count and ORDER BY columns stored in CQ_NUMBER_OF_BUCKETS / CQ_ORDER_BY.
 
-An unpartitioned table or a named partition is queued directly (no thresholds; refused when already queued, §4.3),
-in the given pool or else the table's (then the database's) hive.compactor.worker.pool, as the Initiator does.
-A partitioned table without a partition gets the Initiator's threshold logic per partition (Hive 4): the computed
-type replaces the requested one and partitions below the thresholds are skipped. Waiting polls the queue like Hive:
+An unpartitioned table or a named partition is queued directly (no thresholds; refused when already queued,
+docs/hive-acid.md#enqueue), in the given pool or else the table's (then the database's) hive.compactor.worker.pool, as the
+Initiator does. A partitioned table without a partition gets the Initiator's threshold logic per partition (Hive 4): the
+computed type replaces the requested one and partitions below the thresholds are skipped. Waiting polls the queue like Hive:
 first after 2 s, doubling, each sleep capped at hive.compactor.wait.timeout.
 """
 

@@ -132,8 +132,9 @@ def _decision_dict(record: InitiatorDecisionRecord | None) -> dict[str, Any] | N
 
 def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, location: str,
               part_params: Mapping[str, str]) -> dict[str, Any]:
-    """§4.2 on one listing with the compactor snapshot, plus the §4.1 step 5 checks that stop automatic compaction
-    of this table/partition (the Initiator only looks at partitions with new writes)."""
+    """docs/hive-acid.md#compaction-type on one listing with the compactor snapshot, plus the
+    docs/hive-acid.md#initiator-cycle step 5 checks that stop automatic compaction of this table/partition (the Initiator
+    only looks at partitions with new writes)."""
     ms = warehouse.metastore
     blocked_by = None
     db_info = ms.catalog.get_database(info.database)

@@ -1,7 +1,7 @@
 """One table/partition against one Initiator threshold, as a serialisable value (no Airflow imports).
 
 The Airflow sensors poke with it and the deferrable trigger runs it in a thread (both only translate); the verdict
-comes from the Initiator's pure :func:`decide_compaction` (HIVE_ACID_SPEC.md §4.2) with only the threshold under
+comes from the Initiator's pure :func:`decide_compaction` (docs/hive-acid.md#compaction-type) with only the threshold under
 test switched on.
 """
 

@@ -1,8 +1,8 @@
 """The Airflow plugin of airflow-acid, registered through the ``airflow.plugins`` entry point.
 
-Provider-info ``plugins`` alone are not loaded by default in Airflow 3.3 (AIRFLOW_NOTES.md), hence the entry point.
-The plugin mounts the ACID console (a FastAPI app, :mod:`airflow_acid.plugins.app`) at ``/acid`` and links it from
-the navigation and from the DAG pages. The app is built on first use only: schedulers and task workers load plugins
+Provider-info ``plugins`` alone are not loaded by default in Airflow 3.3 (docs/airflow.md#provider-registration), hence the
+entry point. The plugin mounts the ACID console (a FastAPI app, :mod:`airflow_acid.plugins.app`) at ``/acid`` and links it
+from the navigation and from the DAG pages. The app is built on first use only: schedulers and task workers load plugins
 too and need not import the API server's security module.
 """
 

@@ -7,8 +7,8 @@ each step's output: ``_orc_acid_version`` is written into the hidden temporary d
 ACID-format files) and the directory is renamed to ``<location>/<output>``. On object stores (no atomic rename:
 :attr:`Storage.atomic_rename`) units write straight into ``<location>/<output>`` and nothing is renamed — the
 ``_vC`` suffix hides the output until C commits, which is all the rename bought. An insert-only base left empty gets
-a ``_metadata_acid`` (dataFormat ``compacted``, HIVE_ACID_SPEC §1.6) so listings still see it (object stores have no
-empty directories). Before a compaction starts, leftovers of an earlier attempt of the same compactor transaction
+a ``_metadata_acid`` (dataFormat ``compacted``, docs/hive-acid.md#metadata-file) so listings still see it (object stores have
+no empty directories). Before a compaction starts, leftovers of an earlier attempt of the same compactor transaction
 (its temporary directory and any of its output names) are removed: they carry ``_vC`` of a transaction that never
 committed, so no reader can see them. On failure the compaction's temporary and output directories are removed and
 its result says why.
@@ -70,7 +70,7 @@ def _present_dirs(files: Sequence[ListedFile]) -> set[str]:
 
 
 COMPACTED_METADATA = b'{"thisFileVersion":"0","dataFormat":"compacted"}'
-"""``_metadata_acid`` of a compacted base (HIVE_ACID_SPEC §1.6): keeps an empty insert-only base listable."""
+"""``_metadata_acid`` of a compacted base (docs/hive-acid.md#metadata-file): keeps an empty insert-only base listable."""
 
 
 class _Run:

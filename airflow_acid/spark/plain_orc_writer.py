@@ -1,9 +1,9 @@
 """Plain ORC output for insert-only (MM) compactions: the table's columns only, no ACID struct, no ``hive.acid.*``.
 
-Hive's MM compactors write the rows of an insert-only table with its ordinary file format (§2.5), so the output is
-what an INSERT into the table would write. Like :class:`~airflow_acid.acid.fast_event_writer.AcidOrcFileWriter` the
-file is built in memory with ``pyarrow.orc`` (same writer settings per base/delta) and stored only once complete, in
-one sequential write: dropping an unclosed writer leaves no file.
+Hive's MM compactors write the rows of an insert-only table with its ordinary file format
+(docs/hive-acid.md#compaction-output-rows), so the output is what an INSERT into the table would write. Like
+:class:`~airflow_acid.acid.fast_event_writer.AcidOrcFileWriter` the file is built in memory with ``pyarrow.orc`` (same writer
+settings per base/delta) and stored only once complete, in one sequential write: dropping an unclosed writer leaves no file.
 """
 
 from __future__ import annotations

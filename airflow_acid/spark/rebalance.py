@@ -1,5 +1,6 @@
 """REBALANCE: every row of a partition visible to the compactor snapshot, spread evenly over N bucket files with new
-ROW__IDs (Hive's RebalanceQueryCompactor / CompactionQueryBuilder, HIVE_ACID_SPEC.md §5.2, §9).
+ROW__IDs (Hive's RebalanceQueryCompactor / CompactionQueryBuilder, docs/hive-acid.md#compacting-one-row,
+docs/hive-acid.md#commands).
 
 Rows are ordered by the request's ORDER BY columns (Hive's null order: first when ascending, last when descending),
 else by ROW__ID. The new ROW__ID of the k-th row (k from 0) is (writeId, bucket k // ⌈rows / N⌉, rowId k); writeId

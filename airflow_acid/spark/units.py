@@ -4,7 +4,8 @@ Nothing here imports PySpark, so the same functions run in-process in tests. A u
 the table-format layer and writes the bucket's output files under the compaction's hidden temporary directory
 (``tmp_dir``; empty on object stores, where output goes straight into ``<output>``, see spark/driver.py):
 
-* MINOR (§2.5, §5.3): insert events of the step's insert deltas → ``<tmp>/delta_a_b_vC/bucket_N``, delete events
+* MINOR (docs/hive-acid.md#compaction-output-rows, docs/hive-acid.md#minor-and-major): insert events of the step's insert
+deltas → ``<tmp>/delta_a_b_vC/bucket_N``, delete events
   of its delete deltas → ``<tmp>/delete_delta_a_b_vC/bucket_N``; events whose own write id is aborted or above the
   compactor high watermark are dropped; deletes are not applied; rows are sorted by (originalTransaction, bucket,
   rowId) and keep their bucket property, statement bits included.
@@ -14,7 +15,7 @@ the table-format layer and writes the bucket's output files under the compaction
   bucket files with new ROW__IDs (see ``spark/rebalance.py``) → ``<tmp>/base_N_vC/bucket_0000b``.
 * Insert-only (MM) tables, MINOR or MAJOR: the union of the bucket's plain files in plan order (base, then deltas in
   getAcidState order, files by name) → ``<tmp>/<output>/00000N_0``, a plain ORC file with the table's columns
-  (no ACID columns, no ``hive.acid.*`` metadata), as Hive's MM compactors write (§2.5).
+  (no ACID columns, no ``hive.acid.*`` metadata), as Hive's MM compactors write (docs/hive-acid.md#compaction-output-rows).
 
 A unit never raises: failures come back as :class:`UnitResult` with ``error`` set, so one bad partition does not
 fail the other compactions of the application.

@@ -1,6 +1,6 @@
 """sqlglot's Hive dialect extended with Hive's ACID statements, which sqlglot only knows as opaque commands:
 SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ALTER TABLE … UNSET TBLPROPERTIES and
-ABORT TRANSACTIONS / COMPACTIONS (grammar as in Hive 4's HiveParser.g / AlterClauseParser.g, HIVE_ACID_SPEC.md §9).
+ABORT TRANSACTIONS / COMPACTIONS (grammar as in Hive 4's HiveParser.g / AlterClauseParser.g, docs/hive-acid.md#commands).
 
 The new statements parse into the small syntax nodes below; CREATE TABLE, ALTER TABLE … SET TBLPROPERTIES and
 DESCRIBE keep sqlglot's own nodes. :mod:`airflow_acid.statements.parse` turns both into typed statements.

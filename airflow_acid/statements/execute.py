@@ -1,5 +1,5 @@
 """Run typed Hive statements against a warehouse and its metastore; each returns a :class:`Result` with Hive's
-output columns (HIVE_ACID_SPEC.md §9).
+output columns (docs/hive-acid.md#commands).
 
 Errors users can hit come out as the metastore's and client API's own exceptions (unknown table, bad partition
 spec, invalid property, …: :data:`USER_ERRORS`), each naming the object and what to do; nothing is changed when a

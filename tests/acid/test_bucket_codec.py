@@ -1,4 +1,4 @@
-"""BucketCodec V1/V0: the encoded ``bucket`` column of ACID events (§2.2)."""
+"""BucketCodec V1/V0: the encoded ``bucket`` column of ACID events (docs/hive-acid.md#bucket-codec)."""
 
 from __future__ import annotations
 

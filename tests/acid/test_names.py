@@ -1,4 +1,4 @@
-"""ACID directory and file names: Hive's formats (minimum widths), parsing by '_' and errors (§1.1–1.2)."""
+"""ACID directory and file names: Hive's formats (minimum widths), parsing by '_' and errors (docs/hive-acid.md#names)."""
 
 from __future__ import annotations
 

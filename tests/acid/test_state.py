@@ -1,4 +1,5 @@
-"""getAcidState: every rule of HIVE_ACID_SPEC.md §3.3 on worked examples, plus properties of random layouts."""
+"""getAcidState: every rule of docs/hive-acid.md#directory-selection on worked examples, plus properties of random
+layouts."""
 
 from __future__ import annotations
 
@@ -404,7 +405,7 @@ def test_cover_walk_skips_delta_whose_new_ids_are_all_invalid() -> None:
     assert s.obsolete == () and s.has_uncompacted_aborts
 
 
-# --- Rule 13 / §4.2 step 3: sizes and counts ------------------------------------------------------
+# --- Rule 13 / docs/hive-acid.md#compaction-type step 3: sizes and counts -------------------------
 
 def test_sizes_and_counts() -> None:
     files = [
@@ -631,7 +632,8 @@ def _enough_to_compact(major: bool, s: AcidState) -> bool:
 
 
 class History:
-    """A table directory plus the metastore facts getAcidState's inputs are built from (§3.2, simplified)."""
+    """A table directory plus the metastore facts getAcidState's inputs are built from (docs/hive-acid.md#building-snapshots,
+    simplified)."""
 
     def __init__(self) -> None:
         self.next_txn = 1

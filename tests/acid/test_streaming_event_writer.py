@@ -1,4 +1,5 @@
-"""StreamingEventFileWriter: a Hive Streaming bucket file, flushed transaction by transaction (§1.4)."""
+"""StreamingEventFileWriter: a Hive Streaming bucket file, flushed transaction by transaction
+(docs/hive-acid.md#flush-length)."""
 
 from __future__ import annotations
 

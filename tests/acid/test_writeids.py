@@ -1,4 +1,5 @@
-"""Snapshots: ValidTxnList and reader/compactor/cleaner ValidWriteIdLists against Hive's semantics (§3.1) and strings."""
+"""Snapshots: ValidTxnList and reader/compactor/cleaner ValidWriteIdLists against Hive's semantics
+(docs/hive-acid.md#write-id-lists) and strings."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The pure compaction type decision against a line-by-line transcription of HIVE_ACID_SPEC.md §4.2."""
+"""The pure compaction type decision against a line-by-line transcription of docs/hive-acid.md#compaction-type."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ MAJOR, MINOR = CompactionType.MAJOR, CompactionType.MINOR
 
 def spec_4_2(too_many_aborts, has_old_abort, base_size, delta_size, delta_count, multi_base, minor_supported,
              num_threshold, pct_threshold):
-    """§4.2 as written: returns 'MAJOR', 'MINOR' or None."""
+    """docs/hive-acid.md#compaction-type as written: returns 'MAJOR', 'MINOR' or None."""
     if too_many_aborts:
         return "MAJOR"
     if has_old_abort:

@@ -1,4 +1,4 @@
-"""The Initiator on SQLite, PostgreSQL and MariaDB: every decision rule and override of HIVE_ACID_SPEC.md §4.1–4.3,
+"""The Initiator on SQLite, PostgreSQL and MariaDB: every decision rule and override of docs/hive-acid.md#initiator,
 readable reasons for every declined candidate, one listing per candidate, no listing without new writes."""
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def test_nothing_to_compact_is_refused_or_left_to_the_cleaner(wh):
     assert row.state is CompactionState.REFUSED and row.error_message.startswith(NOTHING_TO_COMPACT)
     assert wh.metastore.txns.txn_state(outcome.txn_id) is TxnState.COMMITTED
     # After a major compaction the old deltas are obsolete: a second major has nothing to compact, but the
-    # Cleaner has work, so the row goes to 'ready for cleaning' (§5.2 step 8).
+    # Cleaner has work, so the row goes to 'ready for cleaning' (docs/hive-acid.md#compacting-one-row step 8).
     history(wh)
     enqueue(wh, "major")
     assert Worker(wh.metastore, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
@@ -263,7 +263,7 @@ def test_metastore_down_after_job_row_revoked_and_rerun(sqlite_wh, monkeypatch):
 
 
 def test_revoked_row_rerun_while_first_worker_runs_never_yields_duplicates(wh):
-    """HIVE_ACID_SPEC.md §10 #7: the first worker's txn is still open when the row is revoked and run again.
+    """docs/hive-acid.md#pitfalls item 7: the first worker's txn is still open when the row is revoked and run again.
     The second worker ignores the first one's output (invisible _v), and the first worker, finding the row taken,
     aborts its txn and discards its output instead of committing a second delta for the same range."""
     info = new_table(wh)

@@ -61,7 +61,7 @@ def test_enqueue_hands_out_ids_and_refuses_what_is_already_scheduled(queue):
     assert again.message == f"Compaction is already scheduled with state='initiated' and id={first.id}"
     other = queue.enqueue("d", "t", "ds=2", MINOR, highest_write_id_now=3)
     assert other.accepted and other.id == first.id + 1
-    # a request without a partition is refused while any partition of the table is queued (§4.3)
+    # a request without a partition is refused while any partition of the table is queued (docs/hive-acid.md#enqueue)
     assert not queue.enqueue("d", "t", None, MAJOR, highest_write_id_now=3).accepted
     assert queue.enqueue("d", "other", None, MAJOR, highest_write_id_now=3).accepted
     queue.claim_next("node1-1", pool="p1")

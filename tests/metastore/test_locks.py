@@ -38,7 +38,7 @@ def locks(db) -> LockManager:
     return LockManager(db, MetastoreConf(lock_numretries=2, lock_sleep_between_retries_s=0.2))
 
 
-# requested type, existing type -> blocked, both on the same table (HIVE_ACID_SPEC.md §9.1).
+# requested type, existing type -> blocked, both on the same table (docs/hive-acid.md#locks).
 SAME_LEVEL_MATRIX = [
     (R, R, False), (R, W, False), (R, X, False), (R, E, True),
     (W, R, False), (W, W, False), (W, X, True), (W, E, True),

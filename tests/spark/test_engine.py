@@ -356,7 +356,8 @@ def test_random_histories_read_the_same_after_minor_and_major(tmp_path_factory, 
 
 
 def test_events_of_aborted_write_ids_inside_multi_write_id_deltas_are_dropped(tmp_path):
-    """A streaming delta spanning write ids 1-3 and its delete twin where write id 2 aborted (§2.5, §5.3)."""
+    """A streaming delta spanning write ids 1-3 and its delete twin where write id 2 aborted
+    (docs/hive-acid.md#compaction-output-rows, docs/hive-acid.md#minor-and-major)."""
     from airflow_acid.acid.event_schema import delete_events, insert_events
     from airflow_acid.acid.event_writer import write_event_file
 
