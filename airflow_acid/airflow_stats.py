@@ -1,4 +1,4 @@
-"""The Airflow side of the metrics: sends :mod:`airflow_acid.operations.metrics` samples through Airflow's metrics
+"""The Airflow side of the metrics: sends :mod:`airflow_acid.services.metrics` samples through Airflow's metrics
 interface (``airflow.sdk`` ``stats``: StatsD, Datadog or OpenTelemetry, whatever ``[metrics]`` configures; nothing
 when metrics are off) and logs the threshold findings at their level. Shared by the sensors, triggers and operators;
 not part of the connection hook."""
@@ -9,7 +9,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from airflow_acid.operations.metrics import Level, MetricKind, MetricsReport
+from airflow_acid.services.metrics import Level, MetricKind, MetricsReport
 
 log = logging.getLogger(__name__)
 

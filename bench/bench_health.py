@@ -20,7 +20,7 @@ from goals import Goal, emit
 
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.listing import directory_state
-from airflow_acid.operations.health import warehouse_health
+from airflow_acid.services.health import warehouse_health
 
 
 def build(wh: AcidWarehouse, partitions: int, deltas: int) -> None:

@@ -63,7 +63,7 @@ def plan_dry_run(params: dict[str, Any] | None = None) -> dict[str, Any]:
     if not (params or {}).get("dry_run"):
         raise AirflowSkipException("not a dry run")
     from airflow_acid.hooks.metastore import AcidMetastoreHook
-    from airflow_acid.operations.reports import next_run
+    from airflow_acid.services.reports import next_run
 
     upcoming = next_run(AcidMetastoreHook().get_metastore(), compaction_budgets())
     for line in upcoming.lines:

@@ -33,7 +33,7 @@ pytest_plugins = [
     "tests.warehouse_support",  # a migrated SQLite template, an AcidWarehouse per test
     "tests.airflow_support",  # the Airflow adapters' warehouse behind acid_metastore_default
     "tests.heartbeat_support",  # heartbeat_clock: heartbeaters on a manual clock (heartbeat tests never sleep)
-    "tests.operations.support",  # module_url, module_root, wh: ONE metastore per backend and test module
+    "tests.services.support",  # module_url, module_root, wh: ONE metastore per backend and test module
     "tests.plugins.console_fixtures",  # the console behind real Airflow authentication: acid_host, clients, scene
 ]
 # (tests/compactor/conftest.py overrides ``wh`` there with a fresh metastore per test.)

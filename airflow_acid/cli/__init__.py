@@ -1,5 +1,5 @@
 """The ``airflow-acid`` command line (click + rich): Hive's statements, health, why, cleaner, status, init and the
-demo. A thin layer over ``statements`` and ``operations``."""
+demo. A thin layer over ``statements`` and ``services``."""
 
 from airflow_acid.cli.commands import main
 

@@ -380,7 +380,7 @@ def health(table: str | None, database: str | None, metastore_url: str | None, w
     """Per table/partition: base, deltas and delete deltas, delta/base ratio, obsolete and aborted directories,
     aborted transactions, the queued and the last compaction. TABLE is [db.]table; default: every ACID table."""
     from airflow_acid.compactor.settings import CompactorSettingsError, table_thresholds
-    from airflow_acid.operations import table_health, warehouse_health
+    from airflow_acid.services import table_health, warehouse_health
 
     if table is not None and database is not None:
         raise _Failure("give either TABLE or --database, not both", 2)
@@ -440,7 +440,7 @@ def _health_table(rows: list[Any], limits: dict[str, tuple[int, float] | None]) 
 def why(table: str, partition: str | None, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
         flavour: str = "auto") -> None:
     """Why TABLE (or one partition of it) was or was not compacted, and what keeps its old files from being cleaned."""
-    from airflow_acid.operations import explain
+    from airflow_acid.services import explain
 
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         e = explain(wh, table, partition)
@@ -471,7 +471,7 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
             flavour: str = "auto") -> None:
     """Run one Cleaner cycle: delete what compactions and aborted writers made obsolete, once no reader can still
     need it; list what waits and which open transactions block it."""
-    from airflow_acid.operations.reports import cleaner_cycle
+    from airflow_acid.services.reports import cleaner_cycle
 
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
         report = cleaner_cycle(wh.metastore, dry_run=dry_run, filesystem=wh.filesystem).report
@@ -509,7 +509,7 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
     compaction run takes them within the compaction budgets (the DAG's [acid] compaction_budget_* options, from
     airflow.cfg or AIRFLOW__ACID__COMPACTION_BUDGET_*). Nothing is written: no queue row, decision, lock, transaction
     or file."""
-    from airflow_acid.operations.reports import next_run
+    from airflow_acid.services.reports import next_run
 
     budgets = _acid_config().budgets
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:

@@ -2,7 +2,7 @@
 and the environment, and the option descriptions the provider info and docs/configuration.md are generated from.
 
 Imports only the table format, the metastore layer, the job contract and the errors, so every layer above (the
-compactor, operations, the CLI, the Airflow adapters, the console) may read it.
+compactor, the services, the CLI, the Airflow adapters, the console) may read it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from airflow.sdk.exceptions import AirflowFailException
 from airflow_acid.config import BacklogLimits
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.operations.alerts import check_backlog
+from airflow_acid.services.alerts import check_backlog
 
 
 def _seconds(value: timedelta | float | str | None) -> float | None:

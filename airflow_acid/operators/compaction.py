@@ -23,12 +23,12 @@ from airflow_acid.job.runner import Runner
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.compact import FIRST_POLL_S, request_compaction, wait_for_compactions
-from airflow_acid.operations.errors import CompactionWaitTimeout
-from airflow_acid.operations.lineage import compaction_datasets
-from airflow_acid.operations.reports import worker_batch
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
+from airflow_acid.services.compact import FIRST_POLL_S, request_compaction, wait_for_compactions
+from airflow_acid.services.errors import CompactionWaitTimeout
+from airflow_acid.services.lineage import compaction_datasets
+from airflow_acid.services.reports import worker_batch
 from airflow_acid.spark.submit import SparkSubmitOptions
 
 COMPACTED_TABLES = AssetAlias("acid-compacted-tables")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from airflow_acid.operations.lineage import LineageDataset
+from airflow_acid.services.lineage import LineageDataset
 
 TABLE_NAMESPACE = "acid"
 """Namespace of the symlink from a directory dataset to its ACID table (``acid`` + ``db.table``)."""

@@ -11,9 +11,9 @@ from airflow.sdk import BaseOperator, Context
 from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.compactor.cleaner import CleanerEntry
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.operations.lineage import LineageDataset, dataset_name
-from airflow_acid.operations.reports import cleaner_cycle, cleaner_failure_metrics, housekeeping_pass
 from airflow_acid.operators.lineage import operator_lineage
+from airflow_acid.services.lineage import LineageDataset, dataset_name
+from airflow_acid.services.reports import cleaner_cycle, cleaner_failure_metrics, housekeeping_pass
 
 
 class AcidCleanerOperator(BaseOperator):

@@ -10,7 +10,7 @@ from airflow.sdk import BaseOperator, Context
 
 from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.operations.metrics import acid_metrics
+from airflow_acid.services.metrics import acid_metrics
 
 
 class AcidMetricsOperator(BaseOperator):

@@ -1,5 +1,5 @@
 """The overview at a glance: queue, transaction and lock counts, one line per table rolled up from the per-partition
-health rows of :mod:`airflow_acid.operations.health`, and what blocks the cleanup backlog."""
+health rows of :mod:`airflow_acid.services.health`, and what blocks the cleanup backlog."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.errors import AcidUserError
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.partitions import entity_name
-from airflow_acid.operations import PartitionHealth, explain, warehouse_health
+from airflow_acid.services import PartitionHealth, explain, warehouse_health
 
 EXPLAINED_ENTITIES = 10  # "what blocks cleanup" asks the Cleaner (a dry run, one listing) per table/partition
 

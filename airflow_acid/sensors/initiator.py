@@ -18,7 +18,7 @@ from airflow_acid.airflow_config import acid_config
 from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.config import Budgets
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.operations.reports import initiator_cycle, initiator_failure_metrics
+from airflow_acid.services.reports import initiator_cycle, initiator_failure_metrics
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
 
 

@@ -14,7 +14,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
+from airflow_acid.services.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 
 

@@ -19,7 +19,7 @@ from airflow_acid.metastore.catalog import ColumnInfo, PartitionInfo, TableInfo
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.operations.compact import (
+from airflow_acid.services.compact import (
     FIRST_POLL_S,
     request_compaction,
     wait_for_compactions,

@@ -14,7 +14,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_acid.operations.reports import InitiatorCycle
+from airflow_acid.services.reports import InitiatorCycle
 
 
 class AcidInitiatorTrigger(BaseTrigger):
@@ -40,7 +40,7 @@ class AcidInitiatorTrigger(BaseTrigger):
         from airflow_acid.airflow_stats import emit_metrics
         from airflow_acid.config import Budgets
         from airflow_acid.hooks.metastore import AcidMetastoreHook
-        from airflow_acid.operations.reports import initiator_cycle, initiator_failure_metrics
+        from airflow_acid.services.reports import initiator_cycle, initiator_failure_metrics
 
         hook = AcidMetastoreHook(self.acid_conn_id)
         started = time.monotonic()

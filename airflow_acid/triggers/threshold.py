@@ -12,7 +12,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_acid.operations.thresholds import CheckResult, ThresholdCheck
+from airflow_acid.services.thresholds import CheckResult, ThresholdCheck
 
 
 class AcidThresholdTrigger(BaseTrigger):

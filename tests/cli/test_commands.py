@@ -15,9 +15,9 @@ from airflow_acid.cli.commands import main
 from airflow_acid.cli.demo import CUSTOMERS
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.worker import Worker
-from airflow_acid.operations import request_compaction
+from airflow_acid.services import request_compaction
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, inserts, unique
+from tests.services.support import COLUMNS, inserts, unique
 
 
 @pytest.fixture

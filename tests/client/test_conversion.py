@@ -24,7 +24,7 @@ from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
-from tests.operations.support import CONF, unique
+from tests.services.support import CONF, unique
 
 SCHEMA = pa.schema([("id", pa.int32()), ("name", pa.string())])
 

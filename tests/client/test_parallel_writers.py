@@ -21,7 +21,7 @@ from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.errors import AcidInputError
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import CONF, unique
+from tests.services.support import CONF, unique
 
 SCHEMA = pa.schema([("id", pa.int64()), ("name", pa.string())])
 

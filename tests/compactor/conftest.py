@@ -1,6 +1,6 @@
 """Fixtures of the compactor tests: warehouses on a FRESH metastore per test (the Initiator, Worker and Cleaner
 tests look at the whole queue and every open transaction). ``wh`` here overrides the module-wide ``wh`` of
-tests/operations/support.py that the other folders share."""
+tests/services/support.py that the other folders share."""
 
 from __future__ import annotations
 

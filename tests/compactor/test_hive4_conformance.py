@@ -19,7 +19,7 @@ from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.schema import COMPACTION_QUEUE, COMPLETED_TXN_COMPONENTS, TXN_COMPONENTS
-from airflow_acid.operations.explain import explain
+from airflow_acid.services.explain import explain
 from airflow_acid.spark.runners import LocalRunner
 from tests.compactor.worker_support import (
     CONF,

@@ -32,7 +32,7 @@ from airflow_acid.spark.rebalance import rebalanced_events
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
 from airflow_acid.statements.errors import StatementSyntaxError
-from tests.operations.support import COLUMNS, inserts, unique
+from tests.services.support import COLUMNS, inserts, unique
 
 ROW_SCHEMA = pa.schema([("id", pa.int32()), ("name", pa.string())])
 

@@ -24,7 +24,7 @@ from airflow_acid.metastore import init as schema_init
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import HiveMetastoreError
 from airflow_acid.metastore.flavour import Flavour
-from airflow_acid.operations import explain
+from airflow_acid.services import explain
 from airflow_acid.spark.runners import LocalRunner, SessionRunner
 from tests.hive import hms
 

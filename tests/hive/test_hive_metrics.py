@@ -8,8 +8,8 @@ import pytest
 from airflow_acid.config import BacklogLimits
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.operations.alerts import check_backlog
-from airflow_acid.operations.metrics import acid_metrics
+from airflow_acid.services.alerts import check_backlog
+from airflow_acid.services.metrics import acid_metrics
 
 pytestmark = pytest.mark.slow
 

@@ -10,11 +10,11 @@ import pytest
 from airflow.providers.openlineage.extractors.base import DefaultExtractor
 from airflow.sdk.exceptions import AirflowFailException
 
-from airflow_acid.operations.lineage import dataset_name
 from airflow_acid.operators import spark as spark_module
 from airflow_acid.operators.compaction import AcidCompactionOperator
 from airflow_acid.operators.maintenance import AcidCleanerOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
+from airflow_acid.services.lineage import dataset_name
 from airflow_acid.spark.runners import LocalRunner
 from tests.airflow_support import insert_rows
 

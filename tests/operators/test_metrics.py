@@ -1,5 +1,5 @@
 """ACID metrics through Airflow's metrics interface: Airflow configured for StatsD ([metrics] statsd_on) sends to a
-real UDP listener on loopback; the names received are the documented ones (docs/operations.md table, operations METRICS)."""
+real UDP listener on loopback; the names received are the documented ones (docs/operations.md table, services METRICS)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from airflow.sdk.observability import stats
 from airflow.sdk.observability.metrics import stats_utils
 
-from airflow_acid.operations.metrics import METRICS
 from airflow_acid.operators.compaction import AcidCompactionOperator
 from airflow_acid.operators.maintenance import AcidCleanerOperator
 from airflow_acid.operators.metrics import AcidMetricsOperator
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
+from airflow_acid.services.metrics import METRICS
 from airflow_acid.spark.runners import LocalRunner
 from tests.airflow_support import insert_rows
 

@@ -13,10 +13,10 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 
 from airflow_acid.config import Budgets
 from airflow_acid.metastore.errors import MetastoreSchemaError, MetastoreUnavailableError
-from airflow_acid.operations.thresholds import ThresholdCheck
 from airflow_acid.operators.defaults import compaction_budgets
 from airflow_acid.sensors.initiator import AcidInitiatorSensor
 from airflow_acid.sensors.threshold import AcidAbortedTxnSensor, AcidDeltaCountSensor, AcidDeltaRatioSensor
+from airflow_acid.services.thresholds import ThresholdCheck
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 from tests.airflow_support import first_event, insert_rows
 from tests.compactor.initiator_support import aborted_writes, synthetic_write

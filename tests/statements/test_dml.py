@@ -13,7 +13,7 @@ from airflow_acid.acid.codes import LockType
 from airflow_acid.client import Sql, WhenMatched, WhenNotMatched
 from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
 from airflow_acid.statements import StatementExecutor, parse_statement, parse_statements
-from tests.operations.support import unique
+from tests.services.support import unique
 
 COLUMNS = [("id", "int"), ("name", "string"), ("tags", "map<string,int>")]
 KEYS = [("ds", "string")]

@@ -10,10 +10,10 @@ from airflow_acid.client.errors import NotTransactionalError
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
-from airflow_acid.operations import CompactionWaitTimeout, request_compaction
+from airflow_acid.services import CompactionWaitTimeout, request_compaction
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
-from tests.operations.support import COLUMNS, inserts, make_non_transactional, unique
+from tests.services.support import COLUMNS, inserts, make_non_transactional, unique
 
 
 def run(wh, text: str, **kwargs):

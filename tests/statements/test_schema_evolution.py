@@ -18,7 +18,7 @@ from airflow_acid.metastore.column_changes import type_change_allowed
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
-from tests.operations.support import unique
+from tests.services.support import unique
 
 
 def run(wh, text: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from airflow_acid.operations.thresholds import ThresholdCheck, ThresholdKind
+from airflow_acid.services.thresholds import ThresholdCheck, ThresholdKind
 from airflow_acid.triggers.threshold import AcidThresholdTrigger
 from tests.airflow_support import first_event, insert_rows
 

@@ -17,10 +17,10 @@ from pydantic import BaseModel, Field
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.compactions import ShowCompactionsRow
-from airflow_acid.operations import request_compaction
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
 from airflow_acid.plugins.templating import render
+from airflow_acid.services import request_compaction
 
 STATES = [s.display for s in CompactionState]
 TYPES = [t.display.lower() for t in CompactionType]

@@ -1,6 +1,6 @@
 """Table and partition health (deltas, delta/base ratio, obsolete and aborted directories, where compaction stands)
 with its charts, and "why": why a partition was or was not compacted and what blocks its cleanup. The work is done
-by :mod:`airflow_acid.operations`; this module only serves it."""
+by :mod:`airflow_acid.services`; this module only serves it."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from fastapi.responses import HTMLResponse
 
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.settings import table_thresholds
-from airflow_acid.operations import explain, table_health, warehouse_health
 from airflow_acid.plugins.charts import figures_chart, history_chart, partition_chart
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, user_may_request
 from airflow_acid.plugins.templating import render
+from airflow_acid.services import explain, table_health, warehouse_health
 
 HISTORY_ROWS = 500
 

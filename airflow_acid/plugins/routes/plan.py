@@ -11,10 +11,10 @@ from fastapi.responses import HTMLResponse
 
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.client.warehouse import AcidWarehouse
-from airflow_acid.operations.reports import next_run
 from airflow_acid.plugins.routes import WarehouseDep
 from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import render
+from airflow_acid.services.reports import next_run
 
 router = APIRouter(dependencies=[authenticated])
 

@@ -1,4 +1,4 @@
-"""Errors the operations (compaction requests, threshold checks) raise."""
+"""Errors the services (compaction requests, threshold checks) raise."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import NoSuchObjectError
-from airflow_acid.operations import LastCompaction, request_compaction, table_health, warehouse_health
+from airflow_acid.services import LastCompaction, request_compaction, table_health, warehouse_health
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, crashed_insert, delete, inserts, make_non_transactional, unique
+from tests.services.support import COLUMNS, crashed_insert, delete, inserts, make_non_transactional, unique
 
 
 def test_partitions_before_and_after_a_compaction(wh):

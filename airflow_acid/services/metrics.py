@@ -119,7 +119,7 @@ class Sample:
 
     def __post_init__(self) -> None:
         if self.name not in SPECS:
-            raise ValueError(f"metric {self.name!r} is not in the documented list (operations/metrics.py METRICS)")
+            raise ValueError(f"metric {self.name!r} is not in the documented list (services/metrics.py METRICS)")
 
     @property
     def kind(self) -> MetricKind:
@@ -279,7 +279,7 @@ def _metastore_findings(data: AcidMetricsData, conf: MetastoreConf) -> list[Find
 def delta_samples(warehouse: AcidWarehouse, conf: MetastoreConf | None = None) -> list[Sample]:
     """Hive's delta metrics: per table/partition above metastore.deltametrics.(obsolete.)delta.num.threshold, the
     metastore.deltametrics.max.cache.size ones with the most."""
-    from airflow_acid.operations.health import warehouse_health
+    from airflow_acid.services.health import warehouse_health
 
     conf = conf or warehouse.metastore.conf
     rows = [r for r in warehouse_health(warehouse) if r.error is None]

@@ -18,7 +18,7 @@ from airflow_acid.compactor.settings import DELTA_NUM_KEY, DELTA_PCT_KEY, table_
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.errors import TableNotFoundError
+from airflow_acid.services.errors import TableNotFoundError
 
 _NEVER = 2**62  # a count threshold no directory reaches: switches the delta-count rule off
 

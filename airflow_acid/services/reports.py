@@ -35,7 +35,7 @@ from airflow_acid.compactor.worker import Worker
 from airflow_acid.config import Budgets
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.metrics import (
+from airflow_acid.services.metrics import (
     MetricsReport,
     cleaner_cycle_metrics,
     initiator_cycle_metrics,

@@ -1,17 +1,17 @@
-"""Operator-facing operations over a warehouse, shared by the CLI and the Airflow UI plugin: table/partition health,
+"""Operator-facing services over a warehouse, shared by the CLI and the Airflow UI plugin: table/partition health,
 "why (not) compacted / what blocks cleanup", manual compaction requests, and the threshold checks the Airflow sensors
 and triggers run. Client-API level: no Airflow imports."""
 
-from airflow_acid.operations.compact import (
+from airflow_acid.services.compact import (
     RequestedCompaction,
     parse_compaction_type,
     request_compaction,
     wait_for_compactions,
 )
-from airflow_acid.operations.errors import CompactionWaitTimeout, TableNotFoundError
-from airflow_acid.operations.explain import Explanation, explain
-from airflow_acid.operations.health import LastCompaction, PartitionHealth, table_health, warehouse_health
-from airflow_acid.operations.thresholds import CheckResult, ThresholdCheck, ThresholdKind
+from airflow_acid.services.errors import CompactionWaitTimeout, TableNotFoundError
+from airflow_acid.services.explain import Explanation, explain
+from airflow_acid.services.health import LastCompaction, PartitionHealth, table_health, warehouse_health
+from airflow_acid.services.thresholds import CheckResult, ThresholdCheck, ThresholdKind
 
 __all__ = ["CheckResult", "CompactionWaitTimeout", "Explanation", "LastCompaction", "PartitionHealth",
            "RequestedCompaction", "TableNotFoundError", "ThresholdCheck", "ThresholdKind", "explain",

@@ -32,7 +32,7 @@ from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.metastore.partitions import parse_partition_name
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.operations.errors import CompactionWaitTimeout
+from airflow_acid.services.errors import CompactionWaitTimeout
 from airflow_acid.version import __version__
 
 FIRST_POLL_S = 2.0

@@ -1,4 +1,4 @@
-"""ACID metrics (operations/metrics.py): Hive's acidmetrics/deltametrics figures from the metastore and the
+"""ACID metrics (services/metrics.py): Hive's acidmetrics/deltametrics figures from the metastore and the
 warehouse, the threshold findings, cycle and worker figures, and the documented name list (docs/operations.md table)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.operations import request_compaction
-from airflow_acid.operations.metrics import (
+from airflow_acid.services import request_compaction
+from airflow_acid.services.metrics import (
     METRICS,
     Level,
     Sample,
@@ -25,7 +25,7 @@ from airflow_acid.operations.metrics import (
     worker_metrics,
 )
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, CONF, crashed_insert, inserts, unique
+from tests.services.support import COLUMNS, CONF, crashed_insert, inserts, unique
 
 METRICS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 

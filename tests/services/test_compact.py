@@ -8,9 +8,9 @@ import pytest
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
-from airflow_acid.operations import CompactionWaitTimeout, request_compaction, wait_for_compactions
+from airflow_acid.services import CompactionWaitTimeout, request_compaction, wait_for_compactions
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, inserts, unique
+from tests.services.support import COLUMNS, inserts, unique
 
 
 def test_direct_request_refusal_and_pools(wh):

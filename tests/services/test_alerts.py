@@ -1,4 +1,4 @@
-"""Backlog alerts (operations/alerts.py): limits on the backlog and on the oldest 'initiated' / 'ready for cleaning'
+"""Backlog alerts (services/alerts.py): limits on the backlog and on the oldest 'initiated' / 'ready for cleaning'
 ages; a row waiting to be cleaned names the open transaction that blocks it."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.config import BacklogLimits
 from airflow_acid.errors import AcidInputError
-from airflow_acid.operations import request_compaction
-from airflow_acid.operations.alerts import check_backlog
+from airflow_acid.services import request_compaction
+from airflow_acid.services.alerts import check_backlog
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, inserts, unique
+from tests.services.support import COLUMNS, inserts, unique
 
 
 def test_backlog_and_ages_past_their_limits_name_the_blocking_transaction(wh):

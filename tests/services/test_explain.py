@@ -10,9 +10,9 @@ import pytest
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
-from airflow_acid.operations import explain
+from airflow_acid.services import explain
 from airflow_acid.spark.runners import LocalRunner
-from tests.operations.support import COLUMNS, crashed_insert, inserts, unique
+from tests.services.support import COLUMNS, crashed_insert, inserts, unique
 
 
 def test_partition_below_thresholds_then_compacted_and_blocked_by_a_reader(wh):

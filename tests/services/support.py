@@ -1,4 +1,4 @@
-"""Shared fixtures of the operations, statements, client and CLI tests: ONE migrated metastore per backend and test
+"""Shared fixtures of the services, statements, client and CLI tests: ONE migrated metastore per backend and test
 module (tests use their own table names), a warehouse on it, and small table histories. A plugin of tests/conftest.py
 (``pytest_plugins``)."""
 
