@@ -49,7 +49,6 @@ class AcidUnavailableError(AcidUserError):
     """A service the operation needs (the metastore database, its connection) cannot be reached or is misconfigured."""
 
     http_status = 503
-    retryable = True
 
 
 class AcidTimeoutError(AcidUserError, TimeoutError):

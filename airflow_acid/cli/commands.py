@@ -379,7 +379,8 @@ def health(table: str | None, database: str | None, metastore_url: str | None, w
            as_json: bool, flavour: str = "auto") -> None:
     """Per table/partition: base, deltas and delete deltas, delta/base ratio, obsolete and aborted directories,
     aborted transactions, the queued and the last compaction. TABLE is [db.]table; default: every ACID table."""
-    from airflow_acid.compactor.settings import CompactorSettingsError, table_thresholds
+    from airflow_acid.compactor.errors import CompactorSettingsError
+    from airflow_acid.compactor.settings import table_thresholds
     from airflow_acid.services import table_health, warehouse_health
 
     if table is not None and database is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from airflow_acid.errors import AcidError
-from airflow_acid.metastore.errors import MetastoreError
+from airflow_acid.metastore.errors import InvalidInputError, MetastoreError
 
 
 class CompactionAttemptError(AcidError):
@@ -12,6 +12,10 @@ class CompactionAttemptError(AcidError):
 
 class OutputVerificationError(CompactionAttemptError):
     """The job reported success but its output does not hold up (missing dirs, bad files, row counts)."""
+
+
+class CompactorSettingsError(InvalidInputError):
+    """A setting, table property or request property has a value the compactor cannot use."""
 
 
 class CleanerError(AcidError):
@@ -26,4 +30,4 @@ def describe_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-__all__ = ["CleanerError", "CompactionAttemptError", "OutputVerificationError", "describe_error"]
+__all__ = ["CleanerError", "CompactionAttemptError", "CompactorSettingsError", "OutputVerificationError", "describe_error"]

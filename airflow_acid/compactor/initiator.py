@@ -27,12 +27,12 @@ from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
+from airflow_acid.compactor.errors import CompactorSettingsError
 from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY,
     DELTA_PCT_KEY,
     NO_AUTO_COMPACTION,
     WORKER_POOL_KEY,
-    CompactorSettingsError,
     is_true,
     request_overrides,
     table_thresholds,

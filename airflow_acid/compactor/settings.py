@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_acid.compactor.errors import CompactorSettingsError
 from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.errors import InvalidInputError
 
 THRESHOLD_PREFIX = "compactorthreshold."
 DELTA_NUM_KEY = MetastoreConf.key_of("delta_num_threshold")  # hive.compactor.delta.num.threshold
@@ -26,10 +26,6 @@ TABLE_THRESHOLD_KEYS = (DELTA_NUM_KEY, DELTA_PCT_KEY)
 WORKER_POOL_KEY = "hive.compactor.worker.pool"
 NO_AUTO_COMPACTION = "no_auto_compaction"
 _INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.delta")
-
-
-class CompactorSettingsError(InvalidInputError):
-    """A setting, table property or request property has a value the compactor cannot use."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.acid.storage_options import StorageOptions, protocols_for
 from airflow_acid.airflow_config import acid_config
-from airflow_acid.errors import AcidUnavailableError
+from airflow_acid.hooks.errors import AcidMetastoreConnectionError
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.store import HOME_ENV, METASTORE_FILE
@@ -33,10 +33,6 @@ WAREHOUSE_DIR = "warehouse"
 # Connection types whose URI form names a database server; value = SQLAlchemy driver name.
 _DRIVERS = {"postgres": "postgresql+psycopg", "postgresql": "postgresql+psycopg", "mysql": "mysql+pymysql",
             "mariadb": "mysql+pymysql", "sqlite": "sqlite"}
-
-
-class AcidMetastoreConnectionError(AcidUnavailableError, ValueError):
-    """An ``acid_metastore`` connection does not say which database to use."""
 
 
 def embedded_home() -> Path:

@@ -15,6 +15,8 @@ class MetastoreError(AcidUserError):
 class MetastoreUnavailableError(MetastoreError, AcidUnavailableError):
     """The database cannot be reached, or the connection to it was lost (after the bounded retries)."""
 
+    retryable = True
+
 
 class MetastoreSchemaError(MetastoreUnavailableError):
     """The database lacks airflow-acid's schema, or has an older one than this version needs: ``airflow-acid init``

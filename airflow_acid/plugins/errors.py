@@ -14,7 +14,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from airflow_acid.errors import AcidUnavailableError, AcidUserError
-from airflow_acid.hooks.metastore import AcidMetastoreConnectionError, AcidMetastoreHook
+from airflow_acid.hooks.errors import AcidMetastoreConnectionError
+from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.plugins.templating import render, roots
 
 log = logging.getLogger(__name__)

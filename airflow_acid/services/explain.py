@@ -16,13 +16,13 @@ from airflow_acid.acid.errors import AcidStateError
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry, CleanerStatus
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
+from airflow_acid.compactor.errors import CompactorSettingsError
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.listing import directory_state
 from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY,
     DELTA_PCT_KEY,
     NO_AUTO_COMPACTION,
-    CompactorSettingsError,
     is_true,
     table_thresholds,
 )

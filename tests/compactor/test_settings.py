@@ -7,10 +7,10 @@ import logging
 
 import pytest
 
+from airflow_acid.compactor.errors import CompactorSettingsError
 from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY,
     DELTA_PCT_KEY,
-    CompactorSettingsError,
     request_overrides,
     table_thresholds,
     validate_request_properties,

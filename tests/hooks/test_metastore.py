@@ -8,8 +8,10 @@ import logging
 import pytest
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from airflow_acid.hooks.metastore import AcidMetastoreConnectionError, AcidMetastoreHook, sqlalchemy_url_of
+from airflow_acid.hooks.errors import AcidMetastoreConnectionError
+from airflow_acid.hooks.metastore import AcidMetastoreHook, sqlalchemy_url_of
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.errors import MetastoreSchemaError, MetastoreUnavailableError
 
 
 def _conn_env(monkeypatch, conn_id: str, value) -> None:
@@ -124,3 +126,11 @@ def test_storage_options_from_acid_section_and_connection_extra(monkeypatch, tmp
                                      "extra": {"storage_options": {"secret_key": "x"}}})
     with pytest.raises(ValueError, match="credentials"):
         AcidMetastoreHook("leaky").get_storage_options()
+
+
+def test_a_connection_without_a_database_is_not_retried_an_unreachable_database_is():
+    """Airflow tasks retry only what may get through later: a lost or unreachable metastore database, not a
+    connection that names no database nor a metastore without its schema."""
+    assert not AcidMetastoreConnectionError("acid_metastore_default names no database").retryable
+    assert MetastoreUnavailableError("cannot reach 127.0.0.1:5432").retryable
+    assert not MetastoreSchemaError("no airflow-acid schema: run airflow-acid init").retryable
