@@ -134,7 +134,8 @@ def quote(name: str) -> str:
 
 
 def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
-    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write)."""
+    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write).
+    Timestamps outside 1677–2262 stay microseconds, the unit the writers take for them (``acid/timestamps.py``)."""
     arrays = []
     for field in schema:
         col = rows.column(field.name)
@@ -150,7 +151,8 @@ def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
                 raise SchemaMismatchError(f"{what}: the value for column {field.name} ({col.type}) does not fit "
                                           f"{field.type}: {str(exc).splitlines()[0]}") from None
         arrays.append(col)
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_type(a.type) for f, a in zip(schema, arrays)],
+                                                         metadata=schema.metadata))
 
 
 def value_sql(value: Any, *, what: str) -> str:

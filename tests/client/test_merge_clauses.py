@@ -3,6 +3,9 @@ same rows, ROW__IDs and errors either way."""
 
 from __future__ import annotations
 
+import datetime as dt
+
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
@@ -94,3 +97,26 @@ def test_keyword_update_alone_keeps_statement_ids_s_and_s_plus_1(warehouse):
     assert ids == (0, 1)
     assert {r["ROW__ID"]["bucketid"] for r in rows if r["id"] in (2, 3)} == {536870913}  # bucket 0, statement 1
     assert {r["id"]: r["salary"] for r in rows} == {1: 5000, 2: 100, 3: 200}
+
+
+def test_merge_keeps_timestamps_outside_the_nanosecond_span(warehouse):
+    """A keyword MERGE on a table holding 0001-01-01 (read at microseconds) updates and inserts, and every other
+    value keeps its microseconds; the same MERGE on in-span data keeps Hive's nanoseconds."""
+    low, pre_1970 = dt.datetime(1, 1, 1), dt.datetime(1500, 1, 1, 12, 34, 56, 123456)
+    warehouse.create_table("wide", [("id", "int"), ("t", "timestamp"), ("s", "string")])
+    with warehouse.transaction() as txn:
+        txn.insert("wide", [(1, low, "a"), (2, pre_1970, "b")])
+    with warehouse.transaction() as txn:
+        txn.merge("wide", [(2, pre_1970, "B"), (3, low, "c")], "id", when_matched_update=["s"],
+                  when_not_matched_insert=True)
+    assert sorted(warehouse.read("wide").to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "t": low, "s": "a"}, {"id": 2, "t": pre_1970, "s": "B"}, {"id": 3, "t": low, "s": "c"}]
+
+    nanos = pa.array([-1, 987654321], pa.timestamp("ns"))  # 1969-12-31 23:59:59.999999999, 1970-01-01 …987654321
+    warehouse.create_table("narrow", [("id", "int"), ("t", "timestamp"), ("s", "string")])
+    with warehouse.transaction() as txn:
+        txn.insert("narrow", pa.table({"id": pa.array([1, 2], pa.int32()), "t": nanos, "s": ["a", "b"]}))
+    with warehouse.transaction() as txn:
+        txn.merge("narrow", pa.table({"id": pa.array([2], pa.int32()), "t": nanos.slice(1), "s": ["B"]}), "id",
+                  when_matched_update=["s"])
+    assert warehouse.read("narrow").sort_by("id").column("t").combine_chunks() == nanos
