@@ -1,7 +1,9 @@
 """Write ACID event files (``bucket_N``) with pyorc exactly as Hive's OrcRecordUpdater does (docs/hive-acid.md#event-files).
 
 The writer cuts stripes itself (``write_intermediate_footer``) so it knows the last key of every stripe: the
-``hive.acid.key.index`` entry count always equals the file's stripe count, which is checked after closing.
+``hive.acid.key.index`` entry count always equals the file's stripe count, which is checked after closing. Every
+footer, intermediate or final, carries the ``hive.acid.*`` metadata of the stripes before it, as Hive's footer
+callback writes it, so a streaming file cut at any flush length is a complete event file.
 Events must arrive sorted by (originalTransaction, bucket, rowId) and all belong to the file's bucket.
 """
 
@@ -288,6 +290,12 @@ def decoded_bucket_ids(bucket: np.ndarray) -> np.ndarray:
     return np.where(version == 1, (raw >> 16) & 0xFFF, raw)
 
 
+def operation_counts(batch: pa.RecordBatch) -> np.ndarray:
+    """How many inserts, updates and deletes ``batch`` holds (operations already checked)."""
+    counts: np.ndarray = np.bincount(batch.column(OPERATION).to_numpy(zero_copy_only=False), minlength=3)[:3]
+    return counts
+
+
 def check_event_batch(batch: pa.RecordBatch, bucket_id: int, last_key: AcidKey | None, path: str) -> np.ndarray:
     """The operation counts (insert, update, delete) of ``batch``, after checking that its events follow ``last_key``
     in (originalTransaction, bucket, rowId) order, belong to bucket file ``bucket_id`` and have valid operations;
@@ -394,10 +402,14 @@ class EventFileWriter:
         orc_schema = event_orc_type(row_schema)
         self._batch_size = 1 if streaming else self.options.batch_size
         self._key_index: list[AcidKey] = []
+        self._key_index_text = ""
+        """:attr:`_key_index` formatted for ``hive.acid.key.index``, grown with it (every footer writes it whole)."""
         self._stripe_rows_done: list[int] = []
         self._flush_lengths: list[int] = []
         self._side = FlushLengthFile(self._dir, self.file_name)
         self._counts = np.zeros(3, dtype=np.int64)
+        """Operations (insert, update, delete) of the events handed to pyorc so far: the ``hive.acid.stats`` of
+        the next footer."""
         self._rows = 0
         self._stripe_rows = 0
         self._stripe_bytes = 0.0
@@ -447,10 +459,10 @@ class EventFileWriter:
                     raise storage_error(self.path, exc) from exc
 
     def _write_batch(self, batch: pa.RecordBatch) -> None:
-        self._counts += check_event_batch(batch, self.bucket_id, self._last_key, self.path)
-        self._write_rows(batch)
+        self._write_rows(batch, check_event_batch(batch, self.bucket_id, self._last_key, self.path))
 
-    def _write_rows(self, batch: pa.RecordBatch) -> None:
+    def _write_rows(self, batch: pa.RecordBatch, counts: np.ndarray) -> None:
+        """Hand ``batch`` (whose operations are ``counts``) to pyorc, ending a stripe wherever it is full."""
         n = batch.num_rows
         per_row = max(1.0, batch.nbytes / n)
         start = 0
@@ -465,6 +477,7 @@ class EventFileWriter:
                 raise AcidFileError(self.path, f"pyorc rejected a row: {exc}") from exc
             last = start + take - 1
             self._last_key = AcidKey(*(batch.column(k)[last].as_py() for k in KEY_FIELDS))
+            self._counts += counts if take == n else operation_counts(piece)
             self._rows += take
             self._stripe_rows += take
             self._stripe_bytes += take * per_row
@@ -472,22 +485,30 @@ class EventFileWriter:
             if self._stripe_rows == target:
                 self._end_stripe()
 
+    def _metadata(self) -> dict[str, bytes]:
+        """The ``hive.acid.*`` metadata of the stripes ended so far."""
+        return acid_metadata(self._key_index_text, AcidStats(*(int(c) for c in self._counts)))
+
     def _intermediate_footer(self) -> int:
-        """pyorc's ``write_intermediate_footer`` with the footer finished like the last one (calendar); the file's
-        physical length after it."""
+        """pyorc's ``write_intermediate_footer`` with the footer finished like the last one (``hive.acid.*``
+        metadata, calendar); the file's physical length after it."""
         self._stream.hold_tail()
         length = self._writer.write_intermediate_footer()
-        self._stream.finish()
+        self._stream.finish(self._metadata())
         return self._stream.physical(length)
 
-    def _end_stripe(self) -> int:
-        length = self._intermediate_footer()
+    def _stripe_ended(self) -> None:
+        """Record the stripe being written as ended: its last key joins the key index."""
         assert self._last_key is not None, "a stripe ends only after rows were written"
         self._key_index.append(self._last_key)
+        self._key_index_text += format_key_index((self._last_key,))
         self._stripe_rows_done.append(self._stripe_rows)
         self._stripe_rows = 0
         self._stripe_bytes = 0.0
-        return length
+
+    def _end_stripe(self) -> int:
+        self._stripe_ended()
+        return self._intermediate_footer()
 
     def flush(self) -> int:
         """Streaming only: end the stripe, write an intermediate footer and record its length in the side file."""
@@ -505,14 +526,11 @@ class EventFileWriter:
             raise ValueError(f"{self.path}: writer is already closed")
         with aborting_on_error(self.path, self.abort):
             if self._stripe_rows:
-                assert self._last_key is not None, "rows were written"
-                self._key_index.append(self._last_key)
-                self._stripe_rows_done.append(self._stripe_rows)
+                self._stripe_ended()
             stats = AcidStats(*(int(c) for c in self._counts))
-            self._writer.set_user_metadata(**acid_metadata(self._key_index, stats))
             self._stream.hold_tail()
             self._writer.close()
-            self._stream.finish()
+            self._stream.finish(self._metadata())
             size = self._handle.tell()
             self._handle.close()
             self._closed = True

@@ -355,7 +355,8 @@ def finished_file(data: bytes | memoryview | pa.Buffer, metadata: Mapping[str, b
 class TailFinishingStream:
     """A binary output stream for writers that write ORC tails themselves (pyorc): bytes pass through to
     ``handle``; between :meth:`hold_tail` and :meth:`finish` they are held, and every tail written in between
-    (the final one, or an intermediate footer of a streaming flush) is rewritten with :func:`finished_tail`.
+    (the final one, or an intermediate footer of a streaming flush) is rewritten with :func:`finished_tail`, with
+    the user metadata :meth:`finish` is given (pyorc puts user metadata in the final footer only).
 
     A rewritten tail changes length, so bytes after it sit at other offsets than the writer believes: its offsets
     are *logical*, the file's *physical*. :meth:`physical` converts a length the writer reports (a flush length),
@@ -399,15 +400,15 @@ class TailFinishingStream:
     def hold_tail(self) -> None:
         self._held = bytearray()
 
-    def finish(self) -> None:
-        """Write the held bytes with their tail finished (proleptic Gregorian calendar, moved offsets) to the
-        handle; held bytes without a new tail (a flush with nothing new) are written as they are."""
+    def finish(self, metadata: Mapping[str, bytes] | None = None) -> None:
+        """Write the held bytes with their tail finished (``metadata`` added, proleptic Gregorian calendar, moved
+        offsets) to the handle; held bytes without a new tail (a flush with nothing new) are written as they are."""
         if self._held is None:
             raise OrcTailError("finish() needs hold_tail() before the ORC writer wrote its tail")
         held, self._held = bytes(self._held), None
         if not held:
             return
-        start, tail, stripes = _finished(held, None, whole_file=False, shift=self.shift,
+        start, tail, stripes = _finished(held, metadata, whole_file=False, shift=self.shift,
                                          stripe_shifts=self._stripe_shifts, cache=self._cache)
         self._handle.write(held[:start])
         self._handle.write(tail)
