@@ -43,7 +43,15 @@ class BucketCodecError(AcidInputError):
 
 class TimestampRangeError(AcidFileError):
     """A timestamp outside the nanosecond range met a ``timestamp[ns]`` schema; redo with
-    :func:`~airflow_acid.acid.timestamps.microsecond_schema`."""
+    :func:`~airflow_acid.acid.timestamps.wide_schema`."""
+
+
+class TimestampFormError(AcidUserError, ValueError):
+    """A timestamp value does not fit the requested Arrow form (out of range, or digits it cannot hold)."""
+
+
+class UnstorableTimestampError(AcidSchemaError):
+    """A timestamp ORC's encoding cannot store exactly (docs/hive-acid.md#timestamps): refused, never changed."""
 
 
 class UnsortedEventsError(AcidFileError):

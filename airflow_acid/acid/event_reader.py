@@ -31,7 +31,13 @@ from airflow_acid.acid.event_writer import (
     parse_key_index,
 )
 from airflow_acid.acid.fs import Storage, storage_for
-from airflow_acid.acid.timestamps import is_out_of_nanosecond_range, microsecond_schema
+from airflow_acid.acid.timestamps import (
+    NANOS_PER_SECOND,
+    convert,
+    is_out_of_nanosecond_range,
+    narrowest_table,
+    wide_schema,
+)
 
 ORC_MAGIC = b"ORC"
 _ARROW_ERRORS = (OSError, pa.ArrowException, ValueError)
@@ -132,8 +138,8 @@ class OrcDataFile:
         return selected + [f"{names[5]}.{c}" for c in children] if children else selected
 
     def _read_stripe(self, i: int, selection: list[str] | None) -> pa.RecordBatch:
-        """Stripe ``i`` through pyarrow; through pyorc with microsecond timestamps when it holds a timestamp
-        outside pyarrow's nanosecond range (see ``acid/timestamps.py``)."""
+        """Stripe ``i`` through pyarrow; through pyorc with wide timestamps when it holds a timestamp outside
+        pyarrow's nanosecond range (see ``acid/timestamps.py``)."""
         try:
             return self._orc.read_stripe(i, columns=selection)
         except pa.ArrowInvalid as exc:
@@ -195,8 +201,8 @@ class OrcDataFile:
 
     def read(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> pa.Table:
         batches = list(self.iter_batches(row_columns, keys=keys))
-        if batches:
-            return pa.Table.from_batches(batches)
+        if batches:  # stripes read at nanoseconds and in the wide form: one exact form per column
+            return narrowest_table(pa.Table.from_batches(_in_one_form(batches)))
         try:
             empty = self._orc.read(columns=self._selection(row_columns, keys))
         except _ARROW_ERRORS as exc:
@@ -204,17 +210,17 @@ class OrcDataFile:
         return _canonical(empty, keys) if self.format is FileFormat.ACID else empty
 
 
-class _MicrosecondTimestamp(pyorc.converters.ORCConverter):
-    """ORC timestamps as int microseconds since the epoch (UTC), any year 0001–9999."""
+class _WideTimestamp(pyorc.converters.ORCConverter):
+    """ORC timestamps as the wide form's fields (``acid/timestamps.py``): any year 0001–9999 at nanoseconds."""
 
     @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone: zoneinfo.ZoneInfo) -> int:
-        return seconds * 1_000_000 + nanoseconds // 1000
+    def from_orc(seconds: int, nanoseconds: int, timezone: zoneinfo.ZoneInfo) -> dict[str, int]:
+        whole, nanos = divmod(seconds * NANOS_PER_SECOND + nanoseconds, NANOS_PER_SECOND)
+        return {"epoch_seconds": whole, "nanos_of_second": nanos}
 
     @staticmethod
-    def to_orc(obj: int, timezone: zoneinfo.ZoneInfo) -> tuple[int, int]:  # pragma: no cover - reads only
-        seconds, micros = divmod(int(obj), 1_000_000)
-        return seconds, micros * 1000
+    def to_orc(obj: dict[str, int], timezone: zoneinfo.ZoneInfo) -> tuple[int, int]:  # pragma: no cover - reads
+        return obj["epoch_seconds"], obj["nanos_of_second"]
 
 
 def _selected(schema: pa.Schema, selection: Sequence[str]) -> list[tuple[str, list[str] | None]]:
@@ -231,11 +237,12 @@ def _selected(schema: pa.Schema, selection: Sequence[str]) -> list[tuple[str, li
 
 def _wide_stripe(source: pa.NativeFile, i: int, file_schema: pa.Schema,
                  selection: Sequence[str] | None) -> pa.RecordBatch:
-    """Stripe ``i`` read with pyorc (slow, rare): timestamps as ``timestamp[us]``, so years 0001–9999 fit."""
+    """Stripe ``i`` read with pyorc (slow, rare): timestamps in the wide form, so years 0001–9999 keep their
+    nanoseconds (``acid/timestamps.py``)."""
     source.seek(0)
     reader = pyorc.Reader(source, struct_repr=pyorc.StructRepr.DICT, timezone=zoneinfo.ZoneInfo("UTC"),
-                          converters={pyorc.TypeKind.TIMESTAMP: _MicrosecondTimestamp})
-    table = pa.Table.from_pylist(list(reader.read_stripe(i)), schema=microsecond_schema(file_schema))
+                          converters={pyorc.TypeKind.TIMESTAMP: _WideTimestamp})
+    table = pa.Table.from_pylist(list(reader.read_stripe(i)), schema=wide_schema(file_schema))
     if selection is None:
         return table.combine_chunks().to_batches()[0] if table.num_rows else _empty_batch(table.schema)
     columns, fields = [], []
@@ -247,6 +254,15 @@ def _wide_stripe(source: pa.NativeFile, i: int, file_schema: pa.Schema,
         columns.append(column)
         fields.append(pa.field(name, column.type))
     return pa.RecordBatch.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _in_one_form(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """Batches whose timestamps differ in form (some stripes read wide) all in the wide form."""
+    if all(b.schema == batches[0].schema for b in batches):
+        return batches
+    schema = wide_schema(batches[0].schema)
+    return [pa.RecordBatch.from_arrays([convert(c, f.type) for c, f in zip(b.columns, schema)], schema=schema)
+            for b in batches]
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:

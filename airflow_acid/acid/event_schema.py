@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_acid.acid.errors import AcidSchemaError
+from airflow_acid.acid.timestamps import WIDE_TIMESTAMP
 
 OPERATION = "operation"
 ORIGINAL_TRANSACTION = "originalTransaction"
@@ -67,6 +68,8 @@ def orc_type(arrow_type: pa.DataType, column: str = "?") -> str:
     }
     if t in simple:
         return simple[t]
+    if t == WIDE_TIMESTAMP:
+        return "timestamp"
     if pa.types.is_timestamp(t):
         if t.tz is not None:
             raise AcidSchemaError(
@@ -89,6 +92,11 @@ def row_orc_type(row_schema: pa.Schema) -> str:
     if len(row_schema) == 0:
         raise AcidSchemaError("an ACID table needs at least one column")
     return "struct<" + ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f.name)}" for f in row_schema) + ">"
+
+
+def orc_type_of_schema(schema: pa.Schema) -> str:
+    """ORC ``struct<...>`` of a file whose top-level columns are ``schema``'s (event or plain files alike)."""
+    return "struct<" + ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f.name)}" for f in schema) + ">"
 
 
 def event_orc_type(row_schema: pa.Schema) -> str:

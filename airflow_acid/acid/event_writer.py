@@ -16,7 +16,6 @@ import struct
 import zoneinfo
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import Decimal
 from types import TracebackType
 from typing import IO, Any, BinaryIO, cast
 
@@ -38,7 +37,8 @@ from airflow_acid.acid.event_schema import (
 )
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.orc_tail import TailFinishingStream
-from airflow_acid.acid.timestamps import has_nanosecond_timestamps, is_out_of_nanosecond_range, microsecond_schema
+from airflow_acid.acid.orc_values import CONVERTERS, column_values
+from airflow_acid.acid.timestamps import check_storable, keep_timestamp_forms
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -143,100 +143,6 @@ class EventFileInfo:
     flush_lengths: tuple[int, ...] = field(default=())
 
 
-class _NsTimestamp(pyorc.converters.ORCConverter):
-    """Timestamps arrive as int nanoseconds since the epoch (UTC wall clock), Python ints: any year 0001–9999."""
-
-    @staticmethod
-    def from_orc(seconds: int, nanoseconds: int, timezone: zoneinfo.ZoneInfo) -> int:  # pragma: no cover - pyarrow reads
-        return seconds * 1_000_000_000 + nanoseconds
-
-    @staticmethod
-    def to_orc(obj: int, timezone: zoneinfo.ZoneInfo) -> tuple[int, int]:
-        seconds, nanos = divmod(int(obj), 1_000_000_000)
-        return seconds, nanos
-
-
-class _DaysDate(pyorc.converters.ORCConverter):
-    """Dates arrive as int days since the epoch."""
-
-    @staticmethod
-    def from_orc(days: int) -> int:  # pragma: no cover
-        return days
-
-    @staticmethod
-    def to_orc(obj: int) -> int:
-        return int(obj)
-
-
-class _ExactDecimal(pyorc.converters.ORCConverter):
-    """Decimals arrive as Python Decimals already at the column's scale (from Arrow)."""
-
-    @staticmethod
-    def from_orc(decimal: str) -> str:  # pragma: no cover
-        return decimal
-
-    @staticmethod
-    def to_orc(precision: int, scale: int, obj: Decimal) -> int:
-        return int(obj.scaleb(scale))
-
-
-_CONVERTERS = {pyorc.TypeKind.TIMESTAMP: _NsTimestamp, pyorc.TypeKind.DATE: _DaysDate,
-               pyorc.TypeKind.DECIMAL: _ExactDecimal}
-
-
-_NANOS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
-
-
-def _plain_type(t: pa.DataType) -> pa.DataType:
-    """The Arrow type a column is cast to before ``to_pylist``: timestamps→int64 in their own unit (no overflow
-    for years 0001–9999; :func:`_fixer` scales them to nanoseconds as Python ints), dates→int32."""
-    if pa.types.is_timestamp(t):
-        return pa.int64()
-    if pa.types.is_date32(t):
-        return pa.int32()
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return pa.list_(_plain_type(t.value_type))
-    if pa.types.is_map(t):
-        return pa.map_(_plain_type(t.key_type), _plain_type(t.item_type))
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _plain_type(f.type)) for f in t])
-    return t
-
-
-def _fixer(t: pa.DataType) -> Callable[[Any], Any] | None:
-    """A function turning ``to_pylist`` values into what pyorc expects (structs→tuples, maps→dicts, timestamps→
-    int nanoseconds), or None."""
-    if pa.types.is_timestamp(t) and t.unit != "ns":
-        factor = _NANOS_PER_UNIT[t.unit]
-        return lambda v: None if v is None else v * factor
-    if pa.types.is_struct(t):
-        subs = [_fixer(f.type) for f in t]
-        keys = [f.name for f in t]
-
-        def fix_struct(v: dict[str, Any] | None) -> tuple[Any, ...] | None:
-            if v is None:
-                return None
-            return tuple(v[k] if s is None else s(v[k]) for k, s in zip(keys, subs))
-        return fix_struct
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        sub = _fixer(t.value_type)
-        if sub is None:
-            return None
-        return lambda v: None if v is None else [sub(x) for x in v]
-    if pa.types.is_map(t):
-        ks, vs = _fixer(t.key_type), _fixer(t.item_type)
-        return lambda v: None if v is None else {
-            (k if ks is None else ks(k)): (x if vs is None else vs(x)) for k, x in v}
-    return None
-
-
-def _column_values(array: pa.Array) -> list[Any]:
-    plain = _plain_type(array.type)
-    values = (array.cast(plain) if plain != array.type else array).to_pylist()
-    fix = _fixer(array.type)
-    return values if fix is None else [fix(v) for v in values]
-
-
 def _orc_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
     """Event rows as pyorc tuples (top-level struct as a tuple, ``row`` as a tuple or None)."""
     n = batch.num_rows
@@ -246,7 +152,7 @@ def _orc_rows(batch: pa.RecordBatch) -> list[tuple[Any, ...]]:
         rows: Sequence[tuple[Any, ...] | None] = [None] * n
     else:
         children = row.flatten()
-        rows = list(zip(*(_column_values(c) for c in children))) if children else [()] * n
+        rows = list(zip(*(column_values(c) for c in children))) if children else [()] * n
         if row.null_count:
             valid = row.is_valid().to_numpy(zero_copy_only=False)
             rows = [r if v else None for r, v in zip(rows, valid)]
@@ -258,19 +164,22 @@ def _keys_numpy(batch: pa.RecordBatch) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 def conform_events(events: pa.Table | pa.RecordBatch, row_schema: pa.Schema, path: str) -> pa.Table:
-    """``events`` cast to the event schema of ``row_schema``; :class:`AcidSchemaError` naming ``path`` if they do
-    not fit."""
+    """``events`` cast to the event schema of ``row_schema``, each timestamp column kept in the form it arrives in
+    (``acid/timestamps.py``: writers take all three); :class:`AcidSchemaError` naming ``path`` if they do not fit."""
     table = events if isinstance(events, pa.Table) else pa.Table.from_batches([events])
     if table.schema.names != list(ACID_FIELDS):
         raise AcidSchemaError(f"{path}: events must have the columns {list(ACID_FIELDS)}, got {table.schema.names}")
     schema = event_arrow_schema(row_schema)
     if not table.schema.equals(schema):
+        schema = pa.schema([f.with_type(keep_timestamp_forms(f.type, got.type)) for f, got in
+                            zip(schema, table.schema)])
         try:
             table = table.cast(schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError) as exc:
-            if not (is_out_of_nanosecond_range(exc) and has_nanosecond_timestamps(schema)):
-                raise AcidSchemaError(f"{path}: events do not fit the table schema {row_schema}: {exc}") from None
-            return conform_events(table, microsecond_schema(row_schema), path)  # the same ORC type, any year
+            raise AcidSchemaError(f"{path}: events do not fit the table schema {row_schema}: {exc}") from None
+    row = table.column(ACID_FIELDS[5])
+    for i, f in enumerate(row.type):
+        check_storable(pa.chunked_array([c.field(i) for c in row.chunks], type=f.type), f.name)
     return table
 
 
@@ -425,7 +334,7 @@ class EventFileWriter:
                 row_index_stride=self.options.row_index_stride,
                 compression=pyorc.CompressionKind[self.options.compression.upper()],
                 compression_block_size=self.options.buffer_size, memory_block_size=_memory_block(self.options.buffer_size),
-                converters=_CONVERTERS,
+                converters=CONVERTERS,
                 timezone=zoneinfo.ZoneInfo("UTC"))
         except Exception as exc:
             self._handle.close()

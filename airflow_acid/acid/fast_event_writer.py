@@ -13,8 +13,6 @@ keeps the pyorc writer (intermediate footers).
 from __future__ import annotations
 
 import mmap
-import os
-import tempfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +24,7 @@ from airflow_acid.acid.errors import AcidFileError, UnsortedEventsError
 from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey
 from airflow_acid.acid.event_writer import AcidStats, FileKind, acid_metadata, first_unsorted
 from airflow_acid.acid.fs import Storage
-from airflow_acid.acid.orc_nulls import orc_safe
+from airflow_acid.acid.orc_file_builder import OrcFileBuilder
 from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.orc_tail import finished_tail, read_tail
 
@@ -84,14 +82,7 @@ class AcidOrcFileWriter:
         self.rows = 0
         self._last: tuple[int, int, int] | None = None
         self._ops = np.zeros(3, dtype=np.int64)
-        self._spool: str | None = None
-        if spool:
-            fd, self._spool = tempfile.mkstemp(prefix="acid-orc-", suffix=".orc")
-            os.close(fd)
-            self._sink: pa.NativeFile = pa.OSFile(self._spool, "wb")
-        else:
-            self._sink = pa.BufferOutputStream()
-        self._writer = po.ORCWriter(self._sink, **writer_options(orc, kind))
+        self._builder = OrcFileBuilder(writer_options(orc, kind), spool=spool)
 
     def write(self, events: pa.Table | pa.RecordBatch) -> None:
         """Append events; raises :class:`UnsortedEventsError` (nothing written for them) if the keys go backwards."""
@@ -105,7 +96,7 @@ class AcidOrcFileWriter:
             raise UnsortedEventsError(self.storage.url(self.relative), "events are not sorted by (originalTransaction, "
                                                                        f"bucket, rowId) at row {self.rows + bad}")
         self._ops += np.bincount(_np(events.column(OPERATION)), minlength=3)[:3]
-        self._writer.write(orc_safe(events if isinstance(events, pa.Table) else pa.Table.from_batches([events])))
+        self._builder.write(events)
         self._last = (int(o[-1]), int(b[-1]), int(r[-1]))
         self.rows += events.num_rows
 
@@ -115,19 +106,17 @@ class AcidOrcFileWriter:
         try:
             if self.rows == 0:
                 raise AcidFileError(path, "refusing to write an empty ACID event file")
-            self._writer.close()
-            if self._spool is None:
-                buffer = self._sink.getvalue()
-                return self._store(path, buffer, pa.BufferReader(buffer))
-            self._sink.close()
-            with open(self._spool, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            data = self._builder.finish()
+            if isinstance(data, pa.Buffer):
+                return self._store(path, data, pa.BufferReader(data))
+            with open(data, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
                 view = memoryview(mapped)  # only the tail is touched through it; the stripes are copied by reads
                 try:
-                    return self._store(path, view, pa.OSFile(self._spool), copy_from=fh)
+                    return self._store(path, view, pa.OSFile(data), copy_from=fh)
                 finally:
                     view.release()
         finally:
-            self._discard()
+            self._builder.discard()
 
     def _store(self, path: str, data: memoryview | pa.Buffer, source: Any, copy_from: Any = None) -> WrittenFile:
         tail = read_tail(data)
@@ -150,18 +139,6 @@ class AcidOrcFileWriter:
                     left -= len(chunk)
             fh.write(new_tail)
         return WrittenFile(path, self.rows, start + len(new_tail), len(key_index), stats)
-
-    def _discard(self) -> None:
-        if self._spool is not None:
-            try:
-                os.unlink(self._spool)
-            except OSError:
-                pass
-            self._spool = None
-
-    def __del__(self) -> None:  # a writer dropped without close (unsorted input, errors): no scratch file left
-        self._discard()
-
 
 def _stripe_last_keys(source: Any, stripes: int) -> list[AcidKey]:
     """The last event key of every stripe, read back from the finished file's key columns

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid import bucket_codec, names
-from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampRangeError
+from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampFormError, TimestampRangeError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
     BUCKET,
@@ -42,10 +42,14 @@ from airflow_acid.acid.event_writer import decoded_bucket_ids
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.timestamps import (
-    has_nanosecond_timestamps,
+    convert,
+    has_timestamps,
     is_out_of_nanosecond_range,
-    microsecond_schema,
-    microsecond_type,
+    is_timestamp_type,
+    keep_timestamp_forms,
+    narrowest_table,
+    same_but_timestamps,
+    wide_schema,
 )
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
 
@@ -571,9 +575,12 @@ class _Reader:
                 continue
             arr = children[f.row_schema.field(fi).name]
             if arr.type != field.type:
-                try:  # nanoseconds → microseconds truncates: the table is read at microseconds (timestamps.py)
-                    arr = arr.cast(field.type, safe=microsecond_type(arr.type) != field.type)
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                try:  # timestamps change form exactly or not at all (timestamps.py); the rest is schema evolution
+                    if has_timestamps(arr.type):
+                        arr = convert(arr, keep_timestamp_forms(arr.type, field.type), what=f"column {field.name}")
+                    if arr.type != field.type:
+                        arr = arr.cast(field.type)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TimestampFormError) as exc:
                     error = TimestampRangeError if is_out_of_nanosecond_range(exc) else AcidFileError
                     raise error(f.path, f"column {field.name}: cannot convert {arr.type} to "
                                         f"{field.type}: {exc}") from None
@@ -596,7 +603,7 @@ def _fmt(schema: pa.Schema) -> str:
 
 def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
     """Types a file column may have for a table column: equal, or a safe widening (schema evolution)."""
-    if file_type == table_type:
+    if file_type == table_type or same_but_timestamps(file_type, table_type):
         return True
     t = pa.types
     if t.is_integer(file_type) and t.is_integer(table_type):
@@ -609,7 +616,7 @@ def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
     if (t.is_binary(file_type) or t.is_large_binary(file_type)) and \
             (t.is_binary(table_type) or t.is_large_binary(table_type)):
         return True
-    if t.is_timestamp(file_type) and t.is_timestamp(table_type) and table_type.tz is None:
+    if is_timestamp_type(file_type) and is_timestamp_type(table_type) and getattr(table_type, "tz", None) is None:
         return True
     if t.is_decimal(file_type) and t.is_decimal(table_type):
         return bool(file_type.scale == table_type.scale and file_type.precision <= table_type.precision)
@@ -758,9 +765,9 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
                                          include_row_ids=include_row_ids, _keys=True))
     except TimestampRangeError:
-        if schema is None or not has_nanosecond_timestamps(schema):
+        if schema is None or schema == wide_schema(schema):
             raise
-        schema = microsecond_schema(schema)  # a timestamp outside 1677–2262: read the table at microseconds
+        schema = wide_schema(schema)  # a timestamp outside 1677–2262: read again in the form that holds any
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
                                          include_row_ids=include_row_ids, _keys=True))
     if schema is None:
@@ -777,7 +784,7 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
         table = pa.schema(fields).empty_table()
     if not include_row_ids:
         table = table.drop_columns(list(ROW_ID_COLUMNS))
-    return table
+    return narrowest_table(table)  # each column in the narrowest form that holds its values exactly
 
 
 def read_acid_table(location: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None, *,

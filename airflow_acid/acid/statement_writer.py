@@ -21,7 +21,6 @@ from typing import Any
 import fsspec
 import numpy as np
 import pyarrow as pa
-import pyarrow.orc as po
 
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.errors import AcidFileError
@@ -29,7 +28,7 @@ from airflow_acid.acid.event_schema import BUCKET, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, conform_events, sort_events, write_acid_version_file
 from airflow_acid.acid.fast_event_writer import write_acid_orc
 from airflow_acid.acid.fs import storage_for
-from airflow_acid.acid.orc_nulls import orc_safe
+from airflow_acid.acid.orc_file_builder import write_orc_bytes
 from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.orc_tail import finished_tail
 from airflow_acid.errors import AcidInputError
@@ -187,9 +186,7 @@ def write_insert_only(directory: str, rows: pa.Table, *, bucket_of: BucketAssign
     written = []
     for bucket in np.unique(buckets):
         part = rows.filter(pa.array(buckets == bucket))
-        sink = pa.BufferOutputStream()
-        po.write_table(orc_safe(part), sink, compression="zlib")
-        data = sink.getvalue()
+        data = write_orc_bytes(part, {"compression": "zlib"})
         start, tail = finished_tail(data)  # the footer marks the proleptic Gregorian calendar
         relative = names.format_original_file(int(bucket))
         storage.write_bytes_atomic(relative, bytes(memoryview(data)[:start]) + tail)

@@ -21,7 +21,6 @@ from typing import IO
 import fsspec
 import numpy as np
 import pyarrow as pa
-import pyarrow.orc as po
 
 from airflow_acid.acid import names
 from airflow_acid.acid.bucket_codec import bucket_id_of
@@ -45,7 +44,7 @@ from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.malloc_tuning import keep_freed_memory_for_small_files
 from airflow_acid.acid.orc_append import AppendingOrcFile
-from airflow_acid.acid.orc_nulls import orc_safe
+from airflow_acid.acid.orc_file_builder import write_orc_bytes
 from airflow_acid.acid.orc_settings import OrcSettings
 
 PIECE_MIN_ROWS = 3000
@@ -185,15 +184,14 @@ class StreamingEventFileWriter:
             self._last_key = self._pending_last
             self.discard()
             return
-        sink = pa.BufferOutputStream()
-        po.write_table(orc_safe(events), sink, **self._options)
+        piece = write_orc_bytes(events, self._options)
         try:
             if self._file is None:
                 self._dir.makedirs("")
                 self._handle = self._dir.fs.open(self._dir.full_path(self.file_name), "wb")
                 self._file = AppendingOrcFile(self._handle)
             before = len(self._file.stripe_rows)
-            self._file.append(sink.getvalue())
+            self._file.append(piece)
         except OSError as exc:
             raise storage_error(self.path, exc) from exc
         ends = np.cumsum(self._file.stripe_rows[before:]) - 1

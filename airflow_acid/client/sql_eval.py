@@ -22,6 +22,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.timestamps import TimestampForm, convert, has_timestamps, in_form
 from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.client.merge_clauses import (
     MergeClause,
@@ -115,9 +116,11 @@ class Evaluator:
         self.close()
 
     def register(self, rows: pa.Table, name: str | None = None) -> str:
-        """Make ``rows`` queryable as ``name`` (a fresh internal name when None); returns the name."""
+        """Make ``rows`` queryable as ``name`` (a fresh internal name when None); returns the name. Timestamps in
+        the wide form (outside 1677–2262 with digits below the microsecond; DuckDB has no type for them) are
+        compared at microseconds; values the query passes through are taken back exactly (:func:`exact_columns`)."""
         name = name or f"__acid_rows_{next(_counter)}"
-        self.con.register(name, rows)
+        self.con.register(name, for_evaluation(rows))
         return name
 
     def query(self, sql: str, *, what: str) -> pa.Table:
@@ -126,6 +129,28 @@ class Evaluator:
             return self.con.sql(sql).to_arrow_table()
         except duckdb.Error as exc:
             raise SchemaMismatchError(f"{what}: {str(exc).splitlines()[0]}") from None
+
+
+def for_evaluation(rows: pa.Table) -> pa.Table:
+    """``rows`` with wide-form timestamps floored to microseconds, for DuckDB to compare and compute with."""
+    columns = [(i, f) for i, f in enumerate(rows.schema) if has_timestamps(f.type)
+               and in_form(f.type, TimestampForm.MICROSECONDS) != f.type
+               and in_form(f.type, TimestampForm.NANOSECONDS) != f.type]
+    for i, f in columns:
+        target = in_form(f.type, TimestampForm.MICROSECONDS)
+        rows = rows.set_column(i, f.with_type(target), convert(rows.column(i), target, exact=False))
+    return rows
+
+
+def exact_columns(result: pa.Table, rows: pa.Table, row_number: str, names: Sequence[str]) -> pa.Table:
+    """``result`` with its columns ``names`` replaced by ``rows``' own values, taken by the row numbers in column
+    ``row_number`` (then dropped): a value DuckDB only passed through comes back bit for bit as it was read."""
+    picked = result.column(row_number)
+    for name in names:
+        i = result.schema.get_field_index(name)
+        original = rows.column(name).take(picked)
+        result = result.set_column(i, rows.schema.field(name).with_name(name), original)
+    return result.drop_columns([row_number])
 
 
 def quote(name: str) -> str:
@@ -186,7 +211,7 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
     target (update) or source (insert) order."""
     what = f"MERGE into {table}"
     matched, unmatched = checked_clauses(clauses, what=what)
-    t_name, s_name = ev.register(_numbered(target, _TARGET_ROW)), ev.register(_numbered(source, _SOURCE_ROW))
+    t_name, s_name = ev.register(numbered(target, _TARGET_ROW)), ev.register(numbered(source, _SOURCE_ROW))
     t, s = quote(target_alias), quote(source_alias)
     on_sql = to_duckdb(hive_expression(on, what=f"{what}: ON"))
     joined = f"{t_name} AS {t} JOIN {s_name} AS {s} ON ({on_sql})"
@@ -220,7 +245,9 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                 continue
             sql = {c: value_sql(v, what=f"{what}: SET {c}") for c, v in values.items()}
             columns = ", ".join(f"{sql[c]} AS {quote(c)}" if c in sql else f"{t}.{quote(c)}" for c in full.names)
-            changes.updates.append((index, ev.query(f"SELECT {ids}, {columns} {picked}", what=what)))
+            chosen = ev.query(f"SELECT {ids}, {t}.{_TARGET_ROW}, {columns} {picked}", what=what)
+            changes.updates.append((index, exact_columns(chosen, target, _TARGET_ROW.strip('"'),
+                                                         [c for c in full.names if c not in sql])))
     if unmatched:
         choose = clause_chooser(unmatched, condition)
         anti = (f"FROM {s_name} AS {s} LEFT JOIN {t_name} AS {t} ON ({on_sql}) "  # not NOT EXISTS: no inner scope
@@ -237,7 +264,10 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                 exprs = [f"{s}.{quote(v.name)}" if isinstance(v, SourceColumn) else
                          value_sql(v, what=f"{what}: INSERT {c}") for c, v in zip(full.names, given)]
                 cols = ", ".join(f"{e} AS {quote(c)}" for e, c in zip(exprs, full.names))
-                new = ev.query(f"SELECT {cols} {anti}{index}", what=what)
+                new = ev.query(f"SELECT {s}.{_SOURCE_ROW}, {cols} {anti}{index}", what=what)
+                copied = [(c, v.name) for c, v in zip(full.names, given) if isinstance(v, SourceColumn)]
+                new = exact_columns(new, source.select([v for _, v in copied]).rename_columns([c for c, _ in copied]),
+                                    _SOURCE_ROW.strip('"'), [c for c, _ in copied])
             changes.inserts.append((index, conform(new, full, what=f"table {table}: MERGE insert")))
     return changes
 
@@ -246,7 +276,8 @@ _TARGET_ROW, _SOURCE_ROW = quote("__acid_trow"), quote("__acid_srow")
 """Row numbers of the target and source tables inside a MERGE's queries (to take rows back out of them)."""
 
 
-def _numbered(rows: pa.Table, quoted: str) -> pa.Table:
+def numbered(rows: pa.Table, quoted: str) -> pa.Table:
+    """``rows`` with their row numbers 0 … n-1 in a column named by the quoted identifier ``quoted``."""
     return rows.append_column(quoted.strip('"'), pa.array(range(rows.num_rows), pa.int64()))
 
 

@@ -2,7 +2,7 @@
 
 Hive column types map to Arrow as ORC stores them: tinyint→int8, smallint→int16, int→int32, bigint→int64,
 float→float32, double→float64, boolean→bool, string/varchar/char→string, binary→binary, date→date32,
-timestamp→timestamp[ns] (timestamp[us] for values outside 1677–2262, see acid/timestamps.py),
+timestamp→timestamp[ns] (or another exact form for values outside 1677–2262, see acid/timestamps.py),
 decimal(p,s)→decimal128(p,s), array/map/struct recursively.
 """
 
@@ -14,7 +14,15 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_acid.acid.event_schema import orc_type
-from airflow_acid.acid.timestamps import is_out_of_nanosecond_range, microsecond_type
+from airflow_acid.acid.timestamps import (
+    TimestampForm,
+    has_timestamps,
+    in_form,
+    is_out_of_nanosecond_range,
+    keep_timestamp_forms,
+    microsecond_type,
+    narrowest,
+)
 from airflow_acid.client.errors import SchemaMismatchError
 
 _SIMPLE = {
@@ -127,14 +135,17 @@ def to_arrow_table(data: Any, schema: pa.Schema, *, table: str, extra: Sequence[
 
 
 def cast_to_column(column: pa.ChunkedArray | pa.Array, typ: pa.DataType) -> pa.ChunkedArray | pa.Array:
-    """``column`` as ``typ``; timestamps outside 1677–2262 stay microseconds (Hive's range, ``acid/timestamps.py``)."""
+    """``column`` as ``typ``, its timestamps in the narrowest exact form (``acid/timestamps.py``: nanoseconds, else
+    microseconds — e.g. for years outside 1677–2262 —, else the wide form); never rounds a timestamp."""
+    target = keep_timestamp_forms(typ, column.type)
     try:
-        return column.cast(typ, safe=True)
+        out = column if column.type == target else column.cast(target, safe=True)
     except pa.ArrowInvalid as exc:
-        wide = microsecond_type(typ)
-        if wide == typ or not is_out_of_nanosecond_range(exc):
+        wide = microsecond_type(target)
+        if wide == target or not is_out_of_nanosecond_range(exc):
             raise
-        return column if column.type == wide else column.cast(wide, safe=True)
+        out = column.cast(wide, safe=True)
+    return narrowest(out) if has_timestamps(out.type) else out
 
 
 def _from_python(data: Any, schema: pa.Schema, by_lower: Mapping[str, pa.Field], table: str) -> pa.Table:
@@ -192,6 +203,11 @@ def _column(field: pa.Field, values: list, table: str) -> pa.Array:
             return _column_error(field, values, table)
         return _column(field.with_type(microsecond_type(field.type)), values, table)
     except (pa.ArrowTypeError, TypeError, OverflowError, ValueError):
+        if has_timestamps(field.type):  # timestamps given in the wide form's fields (any year at nanoseconds)
+            try:
+                return narrowest(pa.array(values, type=in_form(field.type, TimestampForm.WIDE)))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError, ValueError, KeyError):
+                pass
         return _column_error(field, values, table)
 
 

@@ -51,9 +51,11 @@ from airflow_acid.client.sql_eval import (
     conform,
     empty_target,
     evaluate_merge,
+    exact_columns,
     hive_expression,
     key_columns,
     mentions_row_id,
+    numbered,
     quote,
     to_duckdb,
     value_sql,
@@ -72,6 +74,8 @@ log = logging.getLogger(__name__)
 
 MAX_STATEMENTS = 4096
 """Statement ids must fit BucketCodec V1's 12 bits (and the ``%04d`` directory suffix)."""
+_ROW_NUMBER = quote("__acid_row")
+"""Row numbers of the rows an UPDATE evaluates (to take the values it keeps back exactly)."""
 
 
 @dataclass(frozen=True)
@@ -383,10 +387,14 @@ class Transaction:
             ev.query(f"SELECT {ids}, {cols} FROM {probe} AS {alias} WHERE {where_sql}", what=what)
 
             def change(current: pa.Table) -> tuple[pa.Table, pa.Table | None]:
-                name = ev.register(with_row_ids(current, row_id_struct=row_id))
-                chosen = ev.query(f"SELECT {ids}, {cols} FROM {name} AS {alias} WHERE {where_sql}", what=what)
-                new_rows = conform(chosen.select(full.names), full, what=what) if assignments is not None else None
-                return key_columns(chosen), new_rows
+                rows = with_row_ids(current, row_id_struct=row_id)
+                name = ev.register(numbered(rows, _ROW_NUMBER))
+                chosen = ev.query(f"SELECT {ids}, {_ROW_NUMBER}, {cols} FROM {name} AS {alias} WHERE {where_sql}",
+                                  what=what)
+                if assignments is None:
+                    return key_columns(chosen), None
+                kept = exact_columns(chosen, rows, _ROW_NUMBER.strip('"'), [c for c in full.names if c not in values])
+                return key_columns(chosen), conform(kept.select(full.names), full, what=what)
 
             return self._modify_rows(info, op_name, change)
 

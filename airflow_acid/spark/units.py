@@ -60,7 +60,7 @@ from airflow_acid.acid.merge import (
     iter_plan_batches,
     valid_write_id_mask,
 )
-from airflow_acid.acid.timestamps import has_nanosecond_timestamps, microsecond_schema
+from airflow_acid.acid.timestamps import wide_schema
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import OrcSettings
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
@@ -250,15 +250,16 @@ def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
 
 
 def run_unit(unit: WorkUnit) -> UnitResult:
-    """Execute one unit (raises on failure; see :func:`execute_unit`); once more at microsecond timestamps when the
-    bucket holds a timestamp outside 1677–2262 (``acid/timestamps.py``: nothing is stored before a writer closes)."""
+    """Execute one unit (raises on failure; see :func:`execute_unit`); once more with timestamps in the wide form
+    when the bucket holds one outside 1677–2262 (``acid/timestamps.py``: every value kept to the nanosecond;
+    nothing is stored before a writer closes)."""
     start = time.monotonic()
     try:
         return _run_unit(unit, start)
     except TimestampRangeError:
-        if not has_nanosecond_timestamps(unit.row_schema):
+        if unit.row_schema == wide_schema(unit.row_schema):
             raise
-        return _run_unit(replace(unit, row_schema=microsecond_schema(unit.row_schema)), start)
+        return _run_unit(replace(unit, row_schema=wide_schema(unit.row_schema)), start)
 
 
 def _run_unit(unit: WorkUnit, start: float) -> UnitResult:

@@ -112,7 +112,7 @@ def test_merge_keeps_timestamps_outside_the_nanosecond_span(warehouse):
     assert sorted(warehouse.read("wide").to_pylist(), key=lambda r: r["id"]) == [
         {"id": 1, "t": low, "s": "a"}, {"id": 2, "t": pre_1970, "s": "B"}, {"id": 3, "t": low, "s": "c"}]
 
-    nanos = pa.array([-1, 987654321], pa.timestamp("ns"))  # 1969-12-31 23:59:59.999999999, 1970-01-01 …987654321
+    nanos = pa.array([-1_000_000_001, 987654321], pa.timestamp("ns"))  # 1969-12-31 23:59:58.999999999, 1970-01-01 …
     warehouse.create_table("narrow", [("id", "int"), ("t", "timestamp"), ("s", "string")])
     with warehouse.transaction() as txn:
         txn.insert("narrow", pa.table({"id": pa.array([1, 2], pa.int32()), "t": nanos, "s": ["a", "b"]}))
