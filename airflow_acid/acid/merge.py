@@ -424,11 +424,12 @@ class _Reader:
     """Shared state of one merge: storage, snapshot, table schema, projection."""
 
     def __init__(self, storage: Storage, write_ids: ValidWriteIdList, schema: pa.Schema,
-                 read_columns: Sequence[int]) -> None:
+                 read_columns: Sequence[int], floor_timestamps: bool = False) -> None:
         self.storage = storage
         self.write_ids = write_ids
         self.schema = schema
         self.read_columns = list(read_columns)
+        self.floor_timestamps = floor_timestamps
 
     def open(self, src: DataSource, expect: FileFormat | None) -> OrcDataFile:
         length = read_flush_length(self.storage, src.side_file) if src.side_file else None
@@ -577,7 +578,8 @@ class _Reader:
             if arr.type != field.type:
                 try:  # timestamps change form exactly or not at all (timestamps.py); the rest is schema evolution
                     if has_timestamps(arr.type):
-                        arr = convert(arr, keep_timestamp_forms(arr.type, field.type), what=f"column {field.name}")
+                        arr = convert(arr, keep_timestamp_forms(arr.type, field.type), what=f"column {field.name}",
+                                      exact=not self.floor_timestamps)
                     if arr.type != field.type:
                         arr = arr.cast(field.type)
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TimestampFormError) as exc:
@@ -685,14 +687,18 @@ def _infer_schema(reader_storage: Storage, plan: MergePlan) -> pa.Schema | None:
 def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
                       schema: pa.Schema | None = None, columns: Sequence[str] | None = None,
                       filter: pc.Expression | None = None, include_row_ids: bool = False,
-                      _keys: bool = False) -> Iterator[pa.RecordBatch]:
-    """Merged batches for an explicit :class:`MergePlan` (the core behind :func:`iter_acid_batches`)."""
+                      floor_timestamps: bool = False, _keys: bool = False) -> Iterator[pa.RecordBatch]:
+    """Merged batches for an explicit :class:`MergePlan` (the core behind :func:`iter_acid_batches`).
+
+    Timestamps change form exactly or raise :class:`TimestampRangeError` (read again with
+    :func:`~airflow_acid.acid.timestamps.wide_schema`); ``floor_timestamps`` floors digits ``schema``'s forms
+    cannot hold instead — for engines that hold no more (Spark's microseconds), never for storing."""
     if schema is None:
         schema = _infer_schema(storage, plan)
         if schema is None:
             return
     proj = _projection(schema, columns, filter, include_row_ids)
-    reader = _Reader(storage, write_ids, schema, proj.read_columns)
+    reader = _Reader(storage, write_ids, schema, proj.read_columns, floor_timestamps)
     out = list(proj.out_columns)
     if _keys and not include_row_ids:
         out = [*ROW_ID_COLUMNS, *out]

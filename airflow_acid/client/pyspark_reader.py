@@ -21,6 +21,7 @@ from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.fs import ListedFile, storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, plan_from_state
 from airflow_acid.acid.state import get_acid_state
+from airflow_acid.acid.timestamps import microsecond_schema
 from airflow_acid.acid.writeids import ValidReaderWriteIdList
 from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.metastore import Metastore
@@ -109,8 +110,9 @@ def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.
                                  tuple(src(d) for d in unit["deletes"])),))
     wids = ValidReaderWriteIdList.from_string(write_ids)
     data_cols = [c for c in (columns or schema.names) if c in schema.names]
-    for batch in iter_plan_batches(storage_for(unit["location"]), plan, wids, schema=schema, columns=data_cols,
-                                   include_row_ids=row_ids):
+    spark_schema = microsecond_schema(schema)  # Spark holds microseconds: any year, finer digits floored
+    for batch in iter_plan_batches(storage_for(unit["location"]), plan, wids, schema=spark_schema,
+                                   columns=data_cols, include_row_ids=row_ids, floor_timestamps=True):
         arrays = []
         for f in out_schema:
             if f.name in batch.schema.names:
@@ -123,7 +125,7 @@ def _unit_batches(unit: dict, write_ids: str, schema: pa.Schema, out_schema: pa.
             keys = [batch.column(k) for k in KEY_FIELDS]
             yield pa.RecordBatch.from_arrays(arrays + keys, names=out_schema.names + list(KEY_FIELDS))
         else:
-            yield pa.RecordBatch.from_arrays(arrays, schema=out_schema)
+            yield pa.RecordBatch.from_arrays(arrays, schema=microsecond_schema(out_schema))
 
 
 def read_acid(spark: SparkSession, warehouse: AcidWarehouse | Metastore | str, table: str, *,
