@@ -7,7 +7,8 @@ but it can write each flush's rows as a small complete file. :class:`AppendingOr
 of the open file (each stripe is self-contained: index, data and stripe footer, with offsets relative to the stripe) and
 writes a new tail after them — Metadata (every stripe's statistics), Footer (every stripe's location, the column
 types with char/varchar as Hive's, merged file statistics, user metadata, the proleptic Gregorian calendar) and
-PostScript — exactly as an ORC writer's intermediate footer lays it out. Earlier tails stay in the file as unreferenced bytes.
+PostScript — exactly as an ORC writer's intermediate footer lays it out. Earlier tails stay in the file as
+unreferenced bytes.
 """
 
 from __future__ import annotations
