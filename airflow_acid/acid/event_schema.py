@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from airflow_acid.acid.errors import AcidSchemaError
+from airflow_acid.acid.hive_chars import char_type_of
 from airflow_acid.acid.timestamps import WIDE_TIMESTAMP
 
 OPERATION = "operation"
@@ -78,25 +79,32 @@ def orc_type(arrow_type: pa.DataType, column: str = "?") -> str:
     if pa.types.is_decimal128(t):
         return f"decimal({t.precision},{t.scale})"
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return f"array<{orc_type(t.value_type, column)}>"
+        return f"array<{field_orc_type(t.value_field, column)}>"
     if pa.types.is_map(t):
-        return f"map<{orc_type(t.key_type, column)},{orc_type(t.item_type, column)}>"
+        return f"map<{field_orc_type(t.key_field, column)},{field_orc_type(t.item_field, column)}>"
     if pa.types.is_struct(t):
-        inner = ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f'{column}.{f.name}')}" for f in t)
+        inner = ",".join(f"{_orc_name(f.name)}:{field_orc_type(f, f'{column}.{f.name}')}" for f in t)
         return f"struct<{inner}>"
     raise AcidSchemaError(f"column {column!r}: Arrow type {t} has no ORC equivalent usable in an ACID table")
+
+
+def field_orc_type(field: pa.Field, column: str = "?") -> str:
+    """ORC type string of a field: its Hive ``char(n)``/``varchar(n)`` when it carries one
+    (:mod:`airflow_acid.acid.hive_chars`), else that of its Arrow type."""
+    char = char_type_of(field)
+    return str(char) if char is not None else orc_type(field.type, column)
 
 
 def row_orc_type(row_schema: pa.Schema) -> str:
     """ORC ``struct<...>`` of the user columns."""
     if len(row_schema) == 0:
         raise AcidSchemaError("an ACID table needs at least one column")
-    return "struct<" + ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f.name)}" for f in row_schema) + ">"
+    return "struct<" + ",".join(f"{_orc_name(f.name)}:{field_orc_type(f, f.name)}" for f in row_schema) + ">"
 
 
 def orc_type_of_schema(schema: pa.Schema) -> str:
     """ORC ``struct<...>`` of a file whose top-level columns are ``schema``'s (event or plain files alike)."""
-    return "struct<" + ",".join(f"{_orc_name(f.name)}:{orc_type(f.type, f.name)}" for f in schema) + ">"
+    return "struct<" + ",".join(f"{_orc_name(f.name)}:{field_orc_type(f, f.name)}" for f in schema) + ">"
 
 
 def event_orc_type(row_schema: pa.Schema) -> str:

@@ -36,6 +36,7 @@ from airflow_acid.acid.event_schema import (
     row_schema_of,
 )
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.hive_chars import with_hive_chars
 from airflow_acid.acid.orc_tail import TailFinishingStream
 from airflow_acid.acid.orc_values import CONVERTERS, column_values
 from airflow_acid.acid.timestamps import check_storable, keep_timestamp_forms
@@ -170,6 +171,7 @@ def conform_events(events: pa.Table | pa.RecordBatch, row_schema: pa.Schema, pat
     if table.schema.names != list(ACID_FIELDS):
         raise AcidSchemaError(f"{path}: events must have the columns {list(ACID_FIELDS)}, got {table.schema.names}")
     schema = event_arrow_schema(row_schema)
+    table = with_hive_chars(table, schema)
     if not table.schema.equals(schema):
         schema = pa.schema([f.with_type(keep_timestamp_forms(f.type, got.type)) for f, got in
                             zip(schema, table.schema)])

@@ -40,6 +40,7 @@ from airflow_acid.acid.event_schema import (
 )
 from airflow_acid.acid.event_writer import decoded_bucket_ids
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
+from airflow_acid.acid.hive_chars import conform as conform_chars
 from airflow_acid.acid.state import AcidState, get_acid_state
 from airflow_acid.acid.timestamps import (
     convert,
@@ -586,7 +587,7 @@ class _Reader:
                     error = TimestampRangeError if is_out_of_nanosecond_range(exc) else AcidFileError
                     raise error(f.path, f"column {field.name}: cannot convert {arr.type} to "
                                         f"{field.type}: {exc}") from None
-            cols.append(arr)
+            cols.append(conform_chars(arr, field))  # char/varchar as Hive reads them, whatever the file's type
         return cols
 
     def _finish(self, cols: list[pa.Array], keys: tuple[pa.Array | np.ndarray, ...],

@@ -6,8 +6,9 @@ Hive Streaming appends every committed transaction of a batch to one open ``buck
 but it can write each flush's rows as a small complete file. :class:`AppendingOrcFile` copies that file's stripes to the end
 of the open file (each stripe is self-contained: index, data and stripe footer, with offsets relative to the stripe) and
 writes a new tail after them — Metadata (every stripe's statistics), Footer (every stripe's location, the column
-types, merged file statistics, user metadata, the proleptic Gregorian calendar) and PostScript — exactly as an
-ORC writer's intermediate footer lays it out. Earlier tails stay in the file as unreferenced bytes.
+types with char/varchar as Hive's, merged file statistics, user metadata, the proleptic Gregorian calendar) and
+PostScript — exactly as an ORC writer's intermediate footer lays it out. Earlier tails stay in the file as
+unreferenced bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from airflow_acid.acid.orc_tail import (
     _moved_stripe,
     _submessage,
     _varint_field,
+    hive_typed_field,
     read_tail,
     stripe_row_counts,
 )
@@ -83,7 +85,7 @@ def _piece(data: bytes | memoryview) -> _Piece:
         elif number == _FOOTER_STATISTICS:
             statistics.append(_submessage(value, "a ColumnStatistics"))
         elif number == _FOOTER_TYPES:
-            types += raw
+            types += hive_typed_field(value, raw)  # char/varchar as Hive records them
         elif number == _FOOTER_ROWS:
             rows = int(value)
         elif number == _FOOTER_CONTENT_LENGTH:

@@ -11,6 +11,11 @@ Neither pyarrow nor pyorc (ORC C++) records the Footer's ``calendar`` (field 11)
 take dates and timestamps before 1582-10-15 as hybrid Julian and shift them (1500-01-01 reads as 1499-12-23). Every
 file written here is proleptic Gregorian, so :func:`finished_tail` always sets ``calendar = PROLEPTIC_GREGORIAN``,
 as ORC 1.5+/Hive 3+ Java writers do.
+
+pyarrow's writer knows no CHAR/VARCHAR: it stores a string column with its Arrow field metadata as the Type's
+attributes. A Type whose attributes name a Hive ``char(n)``/``varchar(n)`` (:mod:`airflow_acid.acid.hive_chars`)
+becomes that kind with ``maximumLength`` n, attribute dropped, as Hive's writer records it; the three kinds share one
+stream encoding, so the stripes stay valid.
 """
 
 from __future__ import annotations
@@ -23,12 +28,14 @@ from typing import BinaryIO
 import pyarrow as pa
 
 from airflow_acid.acid.errors import OrcTailError
+from airflow_acid.acid.hive_chars import HIVE_TYPE_KEY, ORC_KINDS, CharType, parse_char_type
 
 _MAGIC = b"ORC"
 _VARINT, _FIXED64, _LENGTH, _FIXED32 = 0, 1, 2, 5
 _NONE, _ZLIB, _SNAPPY, _LZO, _LZ4, _ZSTD = range(6)
 _PS_FOOTER_LENGTH, _PS_COMPRESSION, _PS_BLOCK_SIZE = 1, 2, 3
-_FOOTER_CONTENT_LENGTH, _FOOTER_STRIPES, _FOOTER_METADATA, _FOOTER_CALENDAR = 2, 3, 5, 11
+_FOOTER_CONTENT_LENGTH, _FOOTER_STRIPES, _FOOTER_TYPES, _FOOTER_METADATA, _FOOTER_CALENDAR = 2, 3, 4, 5, 11
+_TYPE_KIND, _TYPE_MAXIMUM_LENGTH, _TYPE_ATTRIBUTES = 1, 4, 7
 PROLEPTIC_GREGORIAN = 2
 """ORC's ``CalendarKind`` value for the proleptic Gregorian calendar (0 is unknown, 1 hybrid Julian/Gregorian)."""
 _STRIPE_OFFSET, _STRIPE_NUMBER_OF_ROWS = 1, 5
@@ -169,6 +176,51 @@ def _as_chunks(kind: int, data: bytes, block_size: int) -> bytes:
     return bytes(out)
 
 
+def hive_typed(type_message: bytes) -> bytes:
+    """An ORC Type message with a Hive char/varchar attribute turned into that kind and ``maximumLength``, the
+    attribute dropped; any other Type unchanged."""
+    if HIVE_TYPE_KEY not in type_message:
+        return type_message
+    char: CharType | None = None
+    kept = bytearray()
+    for number, _wire, value, raw in _fields(type_message):
+        if number == _TYPE_ATTRIBUTES:
+            item = {n: v for n, _w, v, _r in _fields(_submessage(value, "a StringPair"))}
+            if item.get(1) == HIVE_TYPE_KEY:
+                char = parse_char_type(bytes(_submessage(item.get(2, b""), "a StringPair value")))
+                if char is not None:
+                    continue
+        if number not in (_TYPE_KIND, _TYPE_MAXIMUM_LENGTH):
+            kept += raw
+    if char is None:
+        return type_message
+    return _varint_field(_TYPE_KIND, ORC_KINDS[char.kind]) + bytes(kept) + _varint_field(_TYPE_MAXIMUM_LENGTH,
+                                                                                           char.length)
+
+
+def hive_typed_field(value: int | bytes, raw: bytes) -> bytes:
+    """A Footer's encoded ``types`` entry (``raw``, holding Type ``value``) through :func:`hive_typed`."""
+    message = _submessage(value, "a Type")
+    typed = hive_typed(message)
+    return raw if typed is message else _length_field(_FOOTER_TYPES, typed)
+
+
+def column_char_types(footer: bytes) -> dict[int, CharType]:
+    """The CHAR/VARCHAR columns of a decompressed Footer: column id -> type."""
+    kinds = {v: k for k, v in ORC_KINDS.items()}
+    found: dict[int, CharType] = {}
+    column = 0
+    for number, _wire, value, _raw in _fields(footer):
+        if number != _FOOTER_TYPES:
+            continue
+        parts = {n: v for n, _w, v, _r in _fields(_submessage(value, "a Type"))}
+        kind = kinds.get(int(parts.get(_TYPE_KIND, 0)))
+        if kind is not None:
+            found[column] = CharType(kind, int(parts.get(_TYPE_MAXIMUM_LENGTH, 0)))
+        column += 1
+    return found
+
+
 @dataclass(frozen=True)
 class OrcTail:
     """The decoded tail of an ORC file."""
@@ -238,6 +290,17 @@ def read_tail(data: bytes | memoryview | pa.Buffer, *, whole_file: bool = True) 
     return OrcTail(footer_start, postscript, footer, kind, block)
 
 
+def read_file_tail(source: pa.NativeFile) -> OrcTail:
+    """The tail of an open ORC file, reading only its last bytes (PostScript, then Footer)."""
+    size = source.size()
+    if size < 4:
+        raise OrcTailError(f"not an ORC file: {size} bytes")
+    ps_len = source.read_at(1, size - 1)[0]
+    ps = {n: v for n, _w, v, _r in _fields(bytes(source.read_at(ps_len, size - 1 - ps_len)))}
+    need = min(size, 1 + ps_len + int(ps.get(_PS_FOOTER_LENGTH, 0)))
+    return read_tail(source.read_at(need, size - need), whole_file=False)
+
+
 def _varint_field(number: int, value: int) -> bytes:
     return _encode_varint(number << 3 | _VARINT) + _encode_varint(value)
 
@@ -264,7 +327,8 @@ class StripeRunCache:
 def _relocated(footer: bytes, stripe_shifts: Sequence[int], shift: int,
                cache: StripeRunCache | None = None) -> tuple[bytes, int]:
     """The Footer's fields without the calendar, stripe offsets and contentLength moved (see :func:`finished_tail`),
-    and its number of stripes; ``cache`` (updated) skips stripe entries an earlier footer already had."""
+    char/varchar types as Hive's (:func:`hive_typed`), and its number of stripes; ``cache`` (updated) skips stripe
+    entries an earlier footer already had."""
     out, stripe, pos = bytearray(), 0, 0
     run: tuple[int, int] | None = None  # where the stripe entries start in footer and in out
     while pos < len(footer):
@@ -300,6 +364,8 @@ def _relocated(footer: bytes, stripe_shifts: Sequence[int], shift: int,
                 cache.written, cache.moved = footer[run[0]:pos], bytes(out[run[1]:])
         elif number == _FOOTER_CONTENT_LENGTH and shift:
             out += _varint_field(_FOOTER_CONTENT_LENGTH, int(value) + shift)
+        elif number == _FOOTER_TYPES:
+            out += hive_typed_field(value, footer[field_start:pos])
         else:
             out += footer[field_start:pos]
     if cache is not None:

@@ -575,7 +575,9 @@ def _merge_event_files(fs: Any, staged: Sequence[str], final: str) -> None:
     from airflow_acid.acid.event_writer import FileKind
     from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter
     from airflow_acid.acid.fs import Storage
+    from airflow_acid.acid.hive_chars import annotated, schema_has_char_types
     from airflow_acid.acid.orc_settings import OrcSettings
+    from airflow_acid.acid.orc_tail import column_char_types, read_file_tail
 
     def key(path: str) -> str:  # the staging directory names start with the zero-padded task number
         return path.split(STAGING_PREFIX, 1)[-1]
@@ -584,8 +586,12 @@ def _merge_event_files(fs: Any, staged: Sequence[str], final: str) -> None:
     writer = AcidOrcFileWriter(out, posixpath.basename(final), kind=FileKind.BASE, orc=OrcSettings(), spool=True)
     for path in sorted(staged, key=key):
         source = Storage(fs, posixpath.dirname(path), {})
-        f = open_data_file(source, posixpath.basename(path), expect=FileFormat.ACID)
-        for batch in f.iter_batches(keys=True):
+        name = posixpath.basename(path)
+        f = open_data_file(source, name, expect=FileFormat.ACID)
+        typed = annotated(f.file_schema, column_char_types(read_file_tail(source.open_input(name)).footer))
+        for batch in f.iter_batches(keys=True):  # char/varchar keep their types (field metadata, acid/hive_chars.py)
+            if schema_has_char_types(typed):
+                batch = batch.cast(pa.schema([fl.with_name(n) for fl, n in zip(typed, batch.schema.names)]))
             writer.write(batch)
     writer.close()
     for path in staged:

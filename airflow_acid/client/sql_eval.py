@@ -34,7 +34,7 @@ from airflow_acid.client.merge_clauses import (
     set_values,
 )
 from airflow_acid.client.predicates import SOURCE_PREFIX, project
-from airflow_acid.client.table_schema import cast_to_column
+from airflow_acid.client.table_schema import cast_to_column, conform_column
 
 ROW_ID_COLUMNS: tuple[str, ...] = ("__acid_writeid", "__acid_bucketid", "__acid_rowid")
 """KEY_FIELDS (originalTransaction, bucket, rowId) of target rows, renamed so they never clash with user columns."""
@@ -159,7 +159,8 @@ def quote(name: str) -> str:
 
 
 def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
-    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write).
+    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write, char and
+    varchar values cut/padded to their length).
     Timestamps outside 1677–2262 stay microseconds, the unit the writers take for them (``acid/timestamps.py``)."""
     arrays = []
     for field in schema:
@@ -175,7 +176,7 @@ def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as exc:
                 raise SchemaMismatchError(f"{what}: the value for column {field.name} ({col.type}) does not fit "
                                           f"{field.type}: {str(exc).splitlines()[0]}") from None
-        arrays.append(col)
+        arrays.append(conform_column(col, field))  # char/varchar cut/padded as Hive stores them
     return pa.Table.from_arrays(arrays, schema=pa.schema([f.with_type(a.type) for f, a in zip(schema, arrays)],
                                                          metadata=schema.metadata))
 

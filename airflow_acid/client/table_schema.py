@@ -3,7 +3,8 @@
 Hive column types map to Arrow as ORC stores them: tinyint→int8, smallint→int16, int→int32, bigint→int64,
 float→float32, double→float64, boolean→bool, string/varchar/char→string, binary→binary, date→date32,
 timestamp→timestamp[ns] (or another exact form for values outside 1677–2262, see acid/timestamps.py),
-decimal(p,s)→decimal128(p,s), array/map/struct recursively.
+decimal(p,s)→decimal128(p,s), array/map/struct recursively. A ``char(n)``/``varchar(n)`` field carries its Hive type
+in its metadata (``acid/hive_chars.py``): data turned into the table's schema is cut/padded to it as Hive does.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_acid.acid.event_schema import orc_type
+from airflow_acid.acid.hive_chars import conform as conform_chars
+from airflow_acid.acid.hive_chars import parse_char_type, with_char_type
 from airflow_acid.acid.timestamps import (
     TimestampForm,
     has_timestamps,
@@ -73,6 +76,33 @@ def arrow_type(hive_type: str) -> pa.DataType:
     raise SchemaMismatchError(f"Hive type {hive_type!r} has no Arrow equivalent supported by airflow-acid")
 
 
+def arrow_field(name: str, hive_type: str) -> pa.Field:
+    """The Arrow field of a column of a (normalized) Hive type: :func:`arrow_type`, with char/varchar types (nested
+    ones too) recorded on their fields."""
+    t = hive_type.strip()
+    low = t.lower()
+    char = parse_char_type(low)
+    if char is not None:
+        return with_char_type(pa.field(name, pa.string()), char)
+    if low.startswith("array<") and low.endswith(">"):
+        return pa.field(name, pa.list_(arrow_field("item", t[6:-1])))
+    if low.startswith("map<") and low.endswith(">"):
+        key, value = _split_top(t[4:-1])
+        return pa.field(name, pa.map_(arrow_field("key", key).with_nullable(False), arrow_field("value", value)))
+    if low.startswith("struct<") and low.endswith(">"):
+        fields = []
+        for part in _split_top(t[7:-1]):
+            child, _, typ = part.partition(":")
+            fields.append(arrow_field(child.strip().strip("`"), typ))
+        return pa.field(name, pa.struct(fields))
+    return pa.field(name, arrow_type(t))
+
+
+def conform_column(column: pa.ChunkedArray | pa.Array, field: pa.Field) -> pa.ChunkedArray | pa.Array:
+    """A column already of ``field``'s Arrow type with its char/varchar values cut/padded as Hive stores them."""
+    return conform_chars(column, field)
+
+
 def hive_type(arrow: pa.DataType, column: str = "?") -> str:
     """The Hive type name for an Arrow type (as ORC spells it)."""
     try:
@@ -83,7 +113,7 @@ def hive_type(arrow: pa.DataType, column: str = "?") -> str:
 
 def arrow_schema(columns: Sequence[Any]) -> pa.Schema:
     """Arrow schema of catalog columns (objects with ``name`` and ``type``)."""
-    return pa.schema([pa.field(c.name, arrow_type(c.type)) for c in columns])
+    return pa.schema([arrow_field(c.name, c.type) for c in columns])
 
 
 def _describe(schema: pa.Schema) -> str:
@@ -130,8 +160,9 @@ def to_arrow_table(data: Any, schema: pa.Schema, *, table: str, extra: Sequence[
                 raise SchemaMismatchError(
                     f"table {table}: column {field.name} expects {field.type} but the data holds {col.type} values "
                     f"that do not convert ({str(exc).splitlines()[0]})") from None
-        arrays.append(col)
-    return pa.Table.from_arrays(arrays, schema=pa.schema([pa.field(f.name, a.type) for f, a in zip(target, arrays)]))
+        arrays.append(conform_column(col, field))
+    fields = [pa.field(f.name, a.type, metadata=f.metadata) for f, a in zip(target, arrays)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
 def cast_to_column(column: pa.ChunkedArray | pa.Array, typ: pa.DataType) -> pa.ChunkedArray | pa.Array:

@@ -55,7 +55,9 @@ import pyorc
 from airflow_acid.acid import names, orc_settings
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.errors import AcidNameError, SnapshotFormatError
+from airflow_acid.acid.hive_chars import annotated
 from airflow_acid.acid.names import LONG_MIN, DeltaDir
+from airflow_acid.acid.orc_tail import column_char_types, read_tail
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.errors import PlanError
 
@@ -439,12 +441,14 @@ def not_enough_reason(ctype: CompactionType, *, has_base: bool, has_originals: b
 
 
 def arrow_row_schema(orc_type: str) -> pa.Schema:
-    """Arrow schema of the table columns from an ORC ``struct<...>`` type (as the merge reader sees them)."""
+    """Arrow schema of the table columns from an ORC ``struct<...>`` type (as the merge reader sees them), with
+    char/varchar columns marked (``acid/hive_chars.py``) so compaction output keeps them."""
     try:
         buf = io.BytesIO()
         with pyorc.Writer(buf, orc_type):
             pass
         schema = po.ORCFile(pa.BufferReader(buf.getvalue())).schema
+        chars = column_char_types(read_tail(buf.getvalue()).footer)
     except Exception as exc:  # noqa: BLE001 - pyorc raises several types for a bad type string
         raise PlanError(f"row_schema {orc_type!r} is not a valid ORC struct type: {exc}") from None
-    return pa.schema([f.remove_metadata() for f in schema])
+    return annotated(pa.schema([f.remove_metadata() for f in schema]), chars)

@@ -26,11 +26,14 @@ import fsspec
 import pyarrow as pa
 
 from airflow_acid.acid.codes import CompactionType
-from airflow_acid.acid.event_reader import open_data_file, read_flush_length
+from airflow_acid.acid.event_reader import FileFormat, open_data_file, read_flush_length
+from airflow_acid.acid.event_schema import row_schema_of
 from airflow_acid.acid.event_writer import write_acid_version_file
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
+from airflow_acid.acid.hive_chars import annotated
 from airflow_acid.acid.merge import MergePlan, plan_merge
 from airflow_acid.acid.names import METADATA_ACID_FILE
+from airflow_acid.acid.orc_tail import column_char_types, read_file_tail
 from airflow_acid.job.errors import PlanError
 from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import (
@@ -54,14 +57,20 @@ def run_locally(units: list[WorkUnit]) -> list[UnitResult]:
 
 
 def _infer_row_schema(storage: Storage, merge: MergePlan, step: CompactionStep) -> pa.Schema | None:
-    """The newest data file's columns: last delta first, then the base / original files."""
+    """The newest data file's columns (char/varchar as its footer records them): last delta first, then the base /
+    original files."""
     order = {name: i for i, name in enumerate(step.deltas)}
     sources = sorted((s for s in merge.data_files if s.size != 0),
                      key=lambda s: -order.get(s.directory or "", -1))
     for src in sources:
         length = read_flush_length(storage, src.side_file) if src.side_file else None
-        return open_data_file(storage, src.path, src.size if src.size >= 0 else None, logical_length=length,
-                              where=src.directory).row_schema
+        size = src.size if src.size >= 0 else None
+        f = open_data_file(storage, src.path, size, logical_length=length, where=src.directory)
+        tail_source = storage.open_input(src.path, size) if length is None else \
+            pa.BufferReader(storage.read_bytes(src.path, length))
+        plain = pa.schema([fl.remove_metadata() for fl in f.file_schema])
+        schema = annotated(plain, column_char_types(read_file_tail(tail_source).footer))
+        return row_schema_of(schema) if f.format is FileFormat.ACID else schema
     return None
 
 

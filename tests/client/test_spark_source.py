@@ -235,3 +235,34 @@ def test_overwrite_of_a_bucketed_table_merges_the_tasks_files_of_each_bucket(spa
     keys = [(r.ROW__ID.bucketid, r.ROW__ID.rowid) for r in ids.collect()]
     assert len(set(keys)) == 100  # distinct ROW__IDs
     assert len({bucket for bucket, _ in keys}) == 6  # 2 buckets x 3 tasks' statement ids: each file joins 3 tasks
+
+
+def test_merged_staged_bucket_files_keep_char_and_varchar(tmp_path):
+    """An overwrite of a bucketed table concatenates the tasks' staged files of a bucket: the result keeps the
+    varchar(4)/char(3) types the staged files recorded (issue 29 item 5)."""
+    import fsspec
+    import pyarrow.orc as po
+
+    from airflow_acid.acid import bucket_codec
+    from airflow_acid.acid.event_schema import insert_events
+    from airflow_acid.acid.event_writer import write_event_file
+    from airflow_acid.acid.hive_chars import CharType, with_char_type
+    from airflow_acid.acid.orc_tail import column_char_types, read_tail
+    from airflow_acid.client.spark_source import _merge_event_files
+
+    schema = pa.schema([pa.field("id", pa.int32()),
+                        with_char_type(pa.field("v", pa.string()), CharType("varchar", 4)),
+                        with_char_type(pa.field("c", pa.string()), CharType("char", 3))])
+    staged = []
+    for task in range(2):
+        directory = tmp_path / f"{STAGING_PREFIX}{task:05d}" / "base_0000001"
+        rows = pa.table({"id": [task], "v": ["abcdef"], "c": ["x"]}, schema=schema)
+        write_event_file(str(directory), 0, insert_events(rows, 1, bucket_codec.encode(0, task)), row_schema=schema)
+        staged.append(str(directory / "bucket_00000"))
+    final = tmp_path / "base_0000001" / "bucket_00000"
+    final.parent.mkdir()
+    _merge_event_files(fsspec.filesystem("file"), staged, str(final))
+    data = final.read_bytes()
+    assert set(column_char_types(read_tail(data).footer).values()) == {CharType("varchar", 4), CharType("char", 3)}
+    assert po.ORCFile(pa.BufferReader(data)).read().column("row").to_pylist() == [
+        {"id": 0, "v": "abcd", "c": "x  "}, {"id": 1, "v": "abcd", "c": "x  "}]

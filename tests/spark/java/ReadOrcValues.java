@@ -24,9 +24,10 @@ import org.apache.orc.TypeDescription;
 
 /**
  * Test helper: reads ORC files with Java's orc-core as Hive 4 does (proleptic Gregorian, UTC timestamps) and prints,
- * per file, "file TAB calendar TAB proleptic|hybrid", then per row "file TAB keys TAB row": for an ACID event file
- * keys = "operation,originalTransaction,bucket,rowId,currentTransaction" and row = the row struct, for a plain file
- * keys = "-" and row = the whole record. Values render as tests/spark/test_orc_calendar.py's render(): structs
+ * per file, "file TAB calendar TAB proleptic|hybrid" and "file TAB schema TAB struct<..>" (the file's ORC types),
+ * then per row "file TAB keys TAB row": for an ACID event file keys =
+ * "operation,originalTransaction,bucket,rowId,currentTransaction" and row = the row struct, for a plain file keys = "-"
+ * and row = the whole record. Values render as tests/spark/test_orc_calendar.py's render(): structs
  * {a=..,b=..}, lists [..], maps map(k:v,..), dates ISO, timestamps epochSecond.nanos, decimals at their scale.
  */
 public final class ReadOrcValues {
@@ -38,6 +39,7 @@ public final class ReadOrcValues {
             try (Reader reader = OrcFile.createReader(new Path(file), options)) {
                 System.out.println(file + "\tcalendar\t" + (reader.writerUsedProlepticGregorian() ? "proleptic" : "hybrid"));
                 TypeDescription schema = reader.getSchema();
+                System.out.println(file + "\tschema\t" + schema);
                 List<String> names = schema.getFieldNames();
                 boolean acid = names.size() == 6 && names.get(0).equalsIgnoreCase("operation");
                 VectorizedRowBatch batch = schema.createRowBatch();
