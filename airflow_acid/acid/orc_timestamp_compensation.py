@@ -200,6 +200,11 @@ def _near_epoch(array: pa.Array) -> bool:
     at least 1 ms (only those can need a correction)."""
     t = array.type
     if _timestamp_type(t):
+        per_second = _PER_SECOND[t.unit]
+        bounds = pc.min_max(array.view(pa.int64()))
+        low, high = bounds["min"].as_py(), bounds["max"].as_py()
+        if low is None or high < -(_WIDEST_OFFSET + 1) * per_second or low >= _WIDEST_OFFSET * per_second:
+            return False  # all null, or all far from the epoch (one pass, no copy)
         return bool(_window(array, -_WIDEST_OFFSET - 1, _WIDEST_OFFSET).any())
     if not _has_timestamps(t):
         return False

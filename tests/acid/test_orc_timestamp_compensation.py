@@ -195,6 +195,27 @@ def test_multi_stripe_file_through_the_scanner(tmp_path, monkeypatch):
     assert ours(path) == expected("America/Los_Angeles", values)
 
 
+ACID_SCHEMA = ("struct<operation:int,originalTransaction:bigint,bucket:int,rowId:bigint,currentTransaction:bigint,"
+               "row:struct<id:int,t:timestamp>>")
+
+
+def test_hive_written_delta_rows_pruned_or_whole(tmp_path, scan):
+    """An ACID event file (as a Hive 2 delta, written in US/Pacific): the row struct's timestamps are corrected,
+    whether the whole struct or only ``row.t`` is read."""
+    values = raw_values("America/Los_Angeles")
+    path = tmp_path / "bucket_00000"
+    with path.open("wb") as handle, pyorc.Writer(
+            handle, ACID_SCHEMA, timezone=zoneinfo.ZoneInfo("America/Los_Angeles"),
+            converters={pyorc.TypeKind.TIMESTAMP: _RawTimestamp}) as writer:
+        for i, value in enumerate(values):
+            writer.write((0, 1, 536870912, i, 1, (i, value)))
+    want = [row[1] for row in expected("America/Los_Angeles", values)[:-1]]
+    f = open_orc_file(str(path), expect=event_reader.FileFormat.ACID)
+    for columns in (None, [1]):
+        rows = pa.Table.from_batches(list(f.iter_batches(columns))).column("row").combine_chunks()
+        assert rows.field("t").cast(pa.int64()).to_pylist() == want, columns
+
+
 @pytest.mark.parametrize("version", list(WRITER_VERSIONS))
 def test_old_java_writer_versions_read_the_same(tmp_path, version):
     """Java applies the same rule whatever writer version the PostScript records (it reads timestamps without
