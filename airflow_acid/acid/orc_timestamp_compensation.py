@@ -15,6 +15,11 @@ when ``o - 1 <= v < 0`` and loses one when ``0 <= v < o``. Nothing else changes;
 :data:`_WIDEST_OFFSET` of the epoch is returned untouched without reading a stripe footer. Whether pyarrow's reader
 needs it at all is probed once (:func:`pyarrow_compensates_after_shift`), so an upgraded pyarrow is left alone.
 Files pyorc reads (ORC C++ 2.3.1) already follow Java's rule and are not passed through here.
+
+Left as pyarrow reads it: a pre-1970 value with a fraction in the last second before one of the writer zone's offset
+changes (a DST switch), which pyarrow shifts by the new offset where Java takes the old; before a switch back, the
+same reading also comes from a value an hour earlier that needs no correction, so pyarrow's output cannot tell them
+apart.
 """
 
 from __future__ import annotations
