@@ -31,6 +31,7 @@ from airflow_acid.acid.event_writer import (
     parse_key_index,
 )
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.orc_timestamp_compensation import TimestampCompensation
 from airflow_acid.acid.timestamps import (
     NANOS_PER_SECOND,
     convert,
@@ -96,6 +97,8 @@ class OrcDataFile:
     _source: pa.NativeFile | None = field(default=None, repr=False)
     stripe_bytes: int = 0
     """Stored bytes per stripe, on average (the file's content length over its stripes)."""
+    _timestamps: TimestampCompensation | None = field(default=None, repr=False)
+    """Corrects pyarrow's reading of timestamps near 1970 to Java's (None: the file needs none)."""
 
     @property
     def key_index(self) -> list[AcidKey] | None:
@@ -141,7 +144,8 @@ class OrcDataFile:
         """Stripe ``i`` through pyarrow; through pyorc with wide timestamps when it holds a timestamp outside
         pyarrow's nanosecond range (see ``acid/timestamps.py``)."""
         try:
-            return self._orc.read_stripe(i, columns=selection)
+            batch = self._orc.read_stripe(i, columns=selection)
+            return self._timestamps.stripe(batch, i) if self._timestamps is not None else batch
         except pa.ArrowInvalid as exc:
             if self._source is None or not is_out_of_nanosecond_range(exc):
                 raise
@@ -196,8 +200,15 @@ class OrcDataFile:
     def _scan(self, selection: list[str] | None) -> Iterator[pa.RecordBatch]:
         assert self._source is not None, "checked by _streams"
         fragment = ds.OrcFileFormat().make_fragment(self._source)
-        return iter(fragment.to_batches(columns=selection, batch_size=SCAN_BATCH_ROWS, batch_readahead=SCAN_READAHEAD,
-                                        fragment_readahead=1, use_threads=False))
+        batches = fragment.to_batches(columns=selection, batch_size=SCAN_BATCH_ROWS, batch_readahead=SCAN_READAHEAD,
+                                      fragment_readahead=1, use_threads=False)
+        if self._timestamps is None:
+            yield from batches
+            return
+        row = 0
+        for batch in batches:
+            yield self._timestamps.rows(batch, row)
+            row += batch.num_rows
 
     def read(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> pa.Table:
         batches = list(self.iter_batches(row_columns, keys=keys))
@@ -332,7 +343,9 @@ def open_data_file(storage: Storage, relative: str, size: int | None = None, *,
                                   "without the ACID columns; original files belong directly in the table directory")
     if expect is FileFormat.ORIGINAL and fmt is FileFormat.ACID:
         raise AcidFileError(path, "expected an original (non-ACID) file but found an ACID event file")
-    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc, source, stripe_bytes)
+    timestamps = TimestampCompensation(path, orc, source) if TimestampCompensation.needed(schema) else None
+    return OrcDataFile(path, fmt, schema, row_schema, num_rows, num_stripes, metadata, orc, source, stripe_bytes,
+                       timestamps)
 
 
 def _short(schema: pa.Schema) -> str:
