@@ -300,7 +300,7 @@ def test_java_reader_gives_the_same_values(tmp_path, monkeypatch):
     lines = _java_reads(list(files), tmp_path)
     compared = 0
     for path in files:
-        java = [row for file, keys, row in lines if file == str(path) and keys != "calendar"]
+        java = [row for file, keys, row in lines if file == str(path) and keys not in ("calendar", "schema")]
         mine = [_rendered(r) for r in ours(path)]
         assert java == mine, path.name
         compared += len(java)
