@@ -204,13 +204,10 @@ def _convert(array: pa.Array, target: pa.DataType, what: str, exact: bool = True
     if pa.types.is_struct(array.type) and pa.types.is_struct(target):
         children = [_convert(array.field(i), f.type, what, exact) for i, f in enumerate(target)]
         return pa.StructArray.from_arrays(children, fields=list(target), mask=mask)
-    if pa.types.is_map(array.type) and pa.types.is_map(target):
-        offsets = array.offsets
+    if pa.types.is_map(array.type) and pa.types.is_map(target):  # offsets index the whole keys/items arrays
         keys = _convert(array.keys, target.key_type, what, exact)
         items = _convert(array.items, target.item_type, what, exact)
-        base = offsets[0].as_py() if len(offsets) else 0
-        rebased = pa.array(np.asarray(offsets.to_numpy(zero_copy_only=False) - base, dtype=np.int32), pa.int32())
-        return pa.MapArray.from_arrays(rebased, keys, items, type=target, mask=mask)
+        return pa.MapArray.from_arrays(array.offsets, keys, items, type=target, mask=mask)
     if (pa.types.is_list(array.type) or pa.types.is_large_list(array.type)) and (
             pa.types.is_list(target) or pa.types.is_large_list(target)):
         values = _convert(array.values, target.value_type, what, exact)
@@ -251,8 +248,10 @@ def timestamp_leaves(array: pa.Array) -> list[pa.Array]:
         return [array]
     if pa.types.is_struct(t):
         return [leaf for i in range(t.num_fields) for leaf in timestamp_leaves(array.field(i))]
-    if pa.types.is_map(t):
-        return timestamp_leaves(array.keys) + timestamp_leaves(array.items)
+    if pa.types.is_map(t):  # keys/items are the whole child arrays: take this (maybe sliced) array's part
+        start, end = (array.offsets[0].as_py(), array.offsets[-1].as_py()) if len(array) else (0, 0)
+        return timestamp_leaves(array.keys.slice(start, end - start)) + \
+            timestamp_leaves(array.items.slice(start, end - start))
     if pa.types.is_list(t) or pa.types.is_large_list(t):
         return timestamp_leaves(array.flatten())
     return []
