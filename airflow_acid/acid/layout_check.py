@@ -40,6 +40,7 @@ class Problem(enum.StrEnum):
     NESTED_DIRECTORY = "nested-directory"
     ORIGINALS_BESIDE_BASE = "originals-beside-base"
     ORIGINALS_BESIDE_DELTAS = "originals-beside-deltas"
+    ORIGINAL_NAME_NOT_BUCKET = "original-name-not-bucket"
     MIXED_FILE_FORMATS = "mixed-file-formats"
     MISSING_ACID_VERSION = "missing-acid-version"
     KEY_INDEX_MISMATCH = "key-index-mismatch"
@@ -83,20 +84,25 @@ _TRINO_ATTEMPT = Misread(
              "file and skips it without an error: the deleted rows reappear in Trino")
 _HIVE_READS = Misread("Hive", "reads it correctly (the bucket pattern allows an attempt suffix)")
 _COPY_EFFECTS = (
-    Misread("Hive", "expects exactly one bucket_N file per bucket in an ACID directory; a _copy_N name does not "
-                    "match the bucket file pattern, so its bucket id and events are misattributed or skipped"),
-    Misread("Trino", "finds a bucket's delete events by the file name bucket_N: events in a _copy_N file are never "
-                     "applied (deleted rows reappear), and an insert file under that name may be read as an "
-                     "original file"))
+    Misread("Hive", "takes a bucket's events from one file per bucket; a copy is a second file for the same bucket, "
+                    "outside the bucket file pattern, which the merge and split logic do not expect (events read "
+                    "twice or under the wrong bucket)"),
+    Misread("Trino", "reads every file of an insert delta but looks a delete delta's events up under the name "
+                     "bucket_N only: delete events in a copy are never applied and the deleted rows reappear"))
 _NESTED_ACID_EFFECTS = (
     Misread("Hive", "lists the partition recursively and counts files below the sub-directory as the delta's"),
-    Misread("Trino", "lists a delta or base one level deep: the files below the sub-directory are not read (rows "
-                     "missing, or deletes not applied)"),
-    Misread("Impala", "lists one level deep, like Trino: the nested files are not read"))
+    Misread("Trino", "skips every file below a sub-directory of a base or delta: rows missing, or deletes not "
+                     "applied; on a bucketed table it fails the query calling the table corrupt"))
 _NESTED_ORIGINAL_EFFECTS = (
     Misread("Hive", "reads every file below a non-ACID sub-directory as an original file, recursively"),
-    Misread("Trino", "reads sub-directories of a partition only with recursive directory listing enabled: without "
-                     "it these rows are missing"))
+    Misread("Trino", "also reads them recursively, numbering their rows by full path"),
+    Misread("plain readers", "a reader that is not ACID-aware and lists the location one level deep (Hadoop's "
+                             "default input listing) misses these files or fails on the directory"))
+_ORIGINAL_NAME_EFFECTS = (
+    Misread("Hive", "takes an original file's bucket from its name (000001_0 is bucket 1) to match delete events; "
+                    "another name gives no bucket, so delete events of its rows miss them"),
+    Misread("Trino", "requires a bucket-shaped name for every original file of a transactional table and fails "
+                     "the query otherwise"))
 _BESIDE_BASE_EFFECTS = (
     Misread("Hive", "ignores original files once a base exists (the base replaced them) and its Cleaner deletes "
                     "them: rows put there after the table was converted are lost"),
@@ -112,18 +118,20 @@ _MIXED_EFFECTS = (
     Misread("Trino", "tells files apart by directory and name, not content: a file of the other kind fails the "
                      "query or is read with synthetic ROW__IDs"))
 _ROOT_ACID_EFFECTS = (
-    Misread("Hive", "counts every file directly in the partition directory as an original file, whatever it holds"),
+    Misread("Hive", "counts every file outside base and delta directories as an original file, whatever it holds"),
     Misread("Trino", "reads root files as original files: an ACID event file there fails the query or is read "
                      "with wrong ROW__IDs"))
 _NO_VERSION_FALLBACK = (
-    Misread("Hive", "takes the ACID format version from _orc_acid_version and falls back to the data files' "
-                    "hive.acid.version metadata (an extra footer read per directory)"),
-    Misread("Trino", "does the same since 2021; older versions refuse the directory as pre-Hive-3 data"))
+    Misread("Hive", "reads it (ACID and original files are told apart by their schema)"),
+    Misread("Trino", "checks the format version in _orc_acid_version of the base or first delta and, without it, "
+                     "in the data files' hive.acid.version (an extra footer read); versions before that fallback "
+                     "refuse the table as pre-Hive-3 data"))
 _NO_VERSION_AT_ALL = (
-    Misread("Hive", "without _orc_acid_version and without hive.acid.version in the files the directory counts as "
-                    "pre-Hive-3 ACID data (format version below 2)"),
-    Misread("Trino", "refuses to read it: transactional tables are supported from Hive 3.0, and it asks for a "
-                     "major compaction after the upgrade"))
+    Misread("Hive", "Hive 3+ writes _orc_acid_version and hive.acid.version = 2 into everything it writes; a "
+                    "directory with neither looks like pre-Hive-3 ACID data, which Hive 3+ expects a major "
+                    "compaction to have rewritten"),
+    Misread("Trino", "fails the query: transactional tables are supported from Hive 3.0 (format version 2), and "
+                     "it asks for a major compaction after the upgrade"))
 _KEY_INDEX_EFFECTS = (
     Misread("Hive", "takes each stripe's last ROW__ID from hive.acid.key.index to bound the keys of a split: with "
                     "an entry count or keys that do not match the stripes a split starts or stops at the wrong row, so "
@@ -295,8 +303,8 @@ def _check_originals(storage: Storage, root_files: list[ListedFile], original_di
             f"{sub}: a sub-directory that is neither a base nor a delta; its files are original files to Hive, "
             "read recursively, and missed by readers that list the partition one level deep",
             _NESTED_ORIGINAL_EFFECTS))
-    root_plain: list[ListedFile] = []
-    for f in root_files:
+    plain: list[ListedFile] = []
+    for f in [*root_files, *(f for d in original_dirs for _i, f in by_dir[d])]:
         try:
             d = open_data_file(storage, f.path, f.size)
         except AcidFileError as exc:
@@ -307,11 +315,18 @@ def _check_originals(storage: Storage, root_files: list[ListedFile], original_di
         if d.format is FileFormat.ACID:
             findings.append(Finding(
                 f.path, Problem.MIXED_FILE_FORMATS, Severity.ERROR,
-                f"{f.path}: an ACID event file directly in the table/partition directory, where only original "
-                "(pre-ACID) files belong; ACID files belong in a base or delta directory", _ROOT_ACID_EFFECTS))
+                f"{f.path}: an ACID event file outside any base or delta directory, where only original "
+                "(pre-ACID) files belong", _ROOT_ACID_EFFECTS))
         else:
-            root_plain.append(f)
-    originals = [f.path for f in root_plain] + [f.path for d in original_dirs for _i, f in by_dir[d]]
+            plain.append(f)
+    if acid_dirs:
+        for f in plain:
+            if names.parse_original_file(_base(f)) is None:
+                findings.append(Finding(
+                    f.path, Problem.ORIGINAL_NAME_NOT_BUCKET, Severity.ERROR,
+                    f"{f.path}: an original file of an ACID table whose name is not bucket-shaped (like 000000_0 "
+                    "or 000000_0_copy_1); readers take the bucket of its rows from the name", _ORIGINAL_NAME_EFFECTS))
+    originals = [f.path for f in plain]
     if not originals or not acid_dirs:
         return findings
     shown = ", ".join(originals[:3]) + (", …" if len(originals) > 3 else "")

@@ -85,9 +85,9 @@ def test_nested_directory_inside_a_delta(table):
     nested.mkdir()
     (table / DELTA1 / "bucket_00000").rename(nested / "bucket_00000")
     findings = _check(table)
-    assert (f"{DELTA1}/HIVE_UNION_SUBDIR_1", Problem.NESTED_DIRECTORY, Severity.ERROR) in _codes(findings)
+    assert _codes(findings) == [(f"{DELTA1}/HIVE_UNION_SUBDIR_1", Problem.NESTED_DIRECTORY, Severity.ERROR)]
     trino = next(m.effect for f in findings for m in f.misread_by if m.engine == "Trino")
-    assert "one level deep" in trino
+    assert "skips every file below a sub-directory" in trino
 
 
 def test_original_files_beside_deltas_and_in_a_subdirectory(table):
@@ -100,6 +100,20 @@ def test_original_files_beside_deltas_and_in_a_subdirectory(table):
     beside = next(f for f in findings if f.problem is Problem.ORIGINALS_BESIDE_DELTAS)
     assert "2 original file(s) (000000_0, old/000001_0)" in beside.message
     assert not has_errors(findings)
+
+
+def test_original_file_without_a_bucket_shaped_name(table):
+    po.write_table(_rows([7]), str(table / "part-00000.orc"))
+    findings = _check(table)
+    assert _codes(findings) == [(".", Problem.ORIGINALS_BESIDE_DELTAS, Severity.WARNING),
+                                ("part-00000.orc", Problem.ORIGINAL_NAME_NOT_BUCKET, Severity.ERROR)]
+    odd = next(f for f in findings if f.problem is Problem.ORIGINAL_NAME_NOT_BUCKET)
+    assert "fails the query" in next(m.effect for m in odd.misread_by if m.engine == "Trino")
+
+
+def test_a_plain_table_gives_no_original_finding(tmp_path):
+    po.write_table(_rows([7]), str(tmp_path / "part-00000.orc"))
+    assert _check(tmp_path) == []
 
 
 def test_original_files_beside_a_base(table):
@@ -180,10 +194,16 @@ INTEROP_EXPECTED = {
     "trino-dummy-id-original-files": [
         (".", Problem.ORIGINALS_BESIDE_DELTAS, Severity.WARNING),
         ("delete_delta_10000001_10000001_0000", Problem.MISSING_ACID_VERSION, Severity.WARNING)],
-    # a folder of ACID files that is not an ACID directory name: an original directory holding event files
+    # folders that are not ACID directory names, holding event files (a delete delta one level too deep): to Hive
+    # they are original directories, and ACID files there are misread
     "trino-nation-25k-with-delete-deltas": [
         ("nationFile25kRowsSortedOnNationKey", Problem.NESTED_DIRECTORY, Severity.WARNING),
-        ("nation_delete_deltas", Problem.NESTED_DIRECTORY, Severity.WARNING)],
+        ("nationFile25kRowsSortedOnNationKey/bucket_00000", Problem.MIXED_FILE_FORMATS, Severity.ERROR),
+        ("nation_delete_deltas", Problem.NESTED_DIRECTORY, Severity.WARNING),
+        ("nation_delete_deltas/delete_delta_0000003_0000003_0000/bucket_00000", Problem.MIXED_FILE_FORMATS,
+         Severity.ERROR),
+        ("nation_delete_deltas/delete_delta_0000004_0000004_0000/bucket_00000", Problem.MIXED_FILE_FORMATS,
+         Severity.ERROR)],
 }
 
 
