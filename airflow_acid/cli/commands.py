@@ -461,6 +461,46 @@ def why(table: str, partition: str | None, metastore_url: str | None, warehouse:
         _show(_table("the next Cleaner run deletes", ["compaction", "directory", "why"], deletions))
 
 
+# --- check --------------------------------------------------------------------------------------------------------
+
+CHECK_FAILED_EXIT_CODE = 4
+"""``check`` found at least one error: a layout some engine reads wrongly."""
+
+
+@main.command()
+@click.argument("table")
+@click.argument("partition", required=False)
+@click.option("--tails-only", is_flag=True, help="Compare each key index with the stripe count only (reads file "
+              "tails, not the key columns of every stripe).")
+@warehouse_options
+@_handles_errors
+def check(table: str, partition: str | None, tails_only: bool, metastore_url: str | None,
+          warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
+    """Check TABLE's files (every partition, or PARTITION such as 'ds=2024-01-01') for layouts Hive, Trino or plain
+    readers read wrongly: attempt suffixes in delete deltas, _copy_N files and sub-directories in ACID directories,
+    original files beside ACID ones, missing _orc_acid_version, key indexes not matching the stripes. Works on files
+    Hive or CDP wrote too. Exit code 4 when any finding is an error."""
+    from airflow_acid.services.layout import check_table_layout
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        reports = check_table_layout(wh, table, partition, verify_keys=not tails_only)
+    failed = any(r.has_errors for r in reports)
+    if as_json:
+        _echo_json([r.to_dict() for r in reports])
+    else:
+        rows = [[Text(f.severity.value, style="red" if f.severity.value == "error" else "yellow"), f.problem.value,
+                 r.partition + "/" + f.path if r.partition else f.path, f.message,
+                 "\n".join(f"{m.engine}: {m.effect}" for m in f.misread_by)]
+                for r in reports for f in r.findings]
+        if rows:
+            _show(_table(f"layout findings of {table}" + (f" partition {partition}" if partition else ""),
+                         ["severity", "problem", "path", "finding", "read wrongly by"], rows))
+        else:
+            _say(f"no findings in {len(reports)} director{'y' if len(reports) == 1 else 'ies'} of {table}", "green")
+    if failed:
+        raise click.exceptions.Exit(CHECK_FAILED_EXIT_CODE)
+
+
 # --- cleaner ------------------------------------------------------------------------------------------------------
 
 
