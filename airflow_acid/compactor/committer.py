@@ -16,6 +16,7 @@ from airflow_acid.acid.codes import CompactionState
 from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_reader import FileFormat, open_data_file
 from airflow_acid.acid.fs import ListedFile, Storage, storage_for
+from airflow_acid.acid.layout_check import Severity, check_layout
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList
 from airflow_acid.compactor.errors import OutputVerificationError, describe_error
@@ -119,6 +120,8 @@ def verify_output(compaction: Compaction, result: CompactionResult, txns: ValidT
     if rows != result.rows_out or n_files != result.files:
         raise OutputVerificationError(f"{where}: the output holds {rows} events in {n_files} files but the job "
                                       f"reports {result.rows_out} events in {result.files} files")
+    if not compaction.insert_only:
+        check_output_layout(storage, files, result.outputs, where)
     wil = compaction.write_id_list
     reader = ValidReaderWriteIdList(table=wil.table, high_watermark=wil.high_watermark, aborted=wil.aborted)
     state = get_acid_state(files, reader, txns, metadata_reader=lambda p: storage.read_bytes(p).decode())
@@ -130,6 +133,16 @@ def verify_output(compaction: Compaction, result: CompactionResult, txns: ValidT
     if not picked:
         raise OutputVerificationError(f"{where}: a reader at the committed snapshot would not select {written} "
                                       f"(it selects base {state.base} and deltas {list(state.current_deltas)})")
+
+
+def check_output_layout(storage: Storage, listing: Sequence[ListedFile], outputs: Iterable[str], where: str) -> None:
+    """The output directories hold no layout another engine misreads (:mod:`airflow_acid.acid.layout_check`; key
+    indexes compared with the stripe counts from the tails); the first error fails the attempt."""
+    errors = [f for f in check_layout(storage, listing, directories=outputs, verify_keys=False)
+              if f.severity is Severity.ERROR]
+    if errors:
+        more = f" (and {len(errors) - 1} more layout error(s))" if len(errors) > 1 else ""
+        raise OutputVerificationError(f"{where}: {errors[0].message}{more}")
 
 
 def run_figures(compaction: Compaction, result: CompactionResult, wall_seconds: float) -> RunFigures:
