@@ -21,6 +21,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
+from airflow_acid.acid.errors import TimestampFormError
 from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.timestamps import TimestampForm, convert, has_timestamps, in_form
 from airflow_acid.client.errors import SchemaMismatchError
@@ -105,6 +106,8 @@ class Evaluator:
     def __init__(self) -> None:
         self.con = duckdb.connect(":memory:")
         self.con.execute("SET TimeZone = 'UTC'")
+        self.floored: list[str] = []
+        """Columns registered with timestamp digits DuckDB cannot hold (floored to microseconds for it)."""
 
     def close(self) -> None:
         self.con.close()
@@ -120,8 +123,19 @@ class Evaluator:
         the wide form (outside 1677–2262 with digits below the microsecond; DuckDB has no type for them) are
         compared at microseconds; values the query passes through are taken back exactly (:func:`exact_columns`)."""
         name = name or f"__acid_rows_{next(_counter)}"
-        self.con.register(name, for_evaluation(rows))
+        evaluated = for_evaluation(rows)
+        self.floored += [f.name for f, a, b in zip(rows.schema, rows.columns, evaluated.columns)
+                         if a.type != b.type and not _same_values(a, b)]
+        self.con.register(name, evaluated)
         return name
+
+    def check_exact(self, *, what: str) -> None:
+        """Refuse to store what a query computed from floored timestamps (:attr:`floored`): it would change them."""
+        if self.floored:
+            raise SchemaMismatchError(
+                f"{what}: column(s) {', '.join(sorted(set(self.floored)))} hold timestamps outside 1677–2262 with "
+                "digits below the microsecond, which SQL statements evaluate at microseconds; storing the result "
+                "would cut them. Write such rows with the Python API (Transaction.insert/merge with Arrow data)")
 
     def query(self, sql: str, *, what: str) -> pa.Table:
         """Run DuckDB SQL; errors name ``what`` and DuckDB's first line."""
@@ -140,6 +154,13 @@ def for_evaluation(rows: pa.Table) -> pa.Table:
         target = in_form(f.type, TimestampForm.MICROSECONDS)
         rows = rows.set_column(i, f.with_type(target), convert(rows.column(i), target, exact=False))
     return rows
+
+
+def _same_values(original: pa.ChunkedArray, evaluated: pa.ChunkedArray) -> bool:
+    try:
+        return bool(convert(evaluated, original.type).equals(original))
+    except TimestampFormError:
+        return False
 
 
 def exact_columns(result: pa.Table, rows: pa.Table, row_number: str, names: Sequence[str]) -> pa.Table:

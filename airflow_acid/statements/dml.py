@@ -117,6 +117,7 @@ class DmlExecutor:
                 raise SchemaMismatchError(f"{what}: unknown column(s) {bad}; columns are {data_cols}")
             targets = [lowered[c.lower()] for c in targets] + (dynamic if s.columns is None else [])
             rows = query_rows(txn, ev, s.source, what=what)
+            ev.check_exact(what=what)
             if rows.num_columns != len(targets):
                 raise SchemaMismatchError(
                     f"{what}: the {'VALUES' if isinstance(s.source, exp.Values) else 'SELECT'} gives "
@@ -160,6 +161,7 @@ class DmlExecutor:
                 db=exp.to_identifier(s.source.database) if s.source.database else None)) \
                 if isinstance(s.source, TableName) else s.source
             source = query_rows(txn, ev, source_query, what=f"MERGE into {s.table.qualified}: USING")
+            ev.check_exact(what=f"MERGE into {s.table.qualified}: USING")
             done = txn.merge(s.table.qualified, source, _hive(s.on), when=list(_clauses(s.clauses)),
                              target_alias=s.target_alias, source_alias=s.source_alias)
         return self._result(s.TITLE, done, txn)

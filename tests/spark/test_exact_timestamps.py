@@ -103,3 +103,23 @@ def test_a_value_orc_cannot_store_is_refused_and_nothing_is_written(warehouse, t
         with warehouse.transaction() as txn:
             txn.insert("r", [(1, ts(-1, 500_000_000))])
     assert not list(location.glob("delta_*/bucket_*"))
+
+
+def test_sql_statements_refuse_to_store_digits_they_cannot_carry(warehouse):
+    from airflow_acid.client.errors import SchemaMismatchError
+    from airflow_acid.statements import StatementExecutor, parse_statement
+
+    def run_statement(wh, text):
+        return StatementExecutor(wh).run(parse_statement(text))
+
+    warehouse.create_table("src", [("id", "int"), ("t", "timestamp")])
+    warehouse.create_table("dst", [("id", "int"), ("t", "timestamp")])
+    with warehouse.transaction() as txn:
+        txn.insert("src", [(1, ts(YEAR_9999, 999_999_999))])
+    with pytest.raises(SchemaMismatchError, match="column\\(s\\) t hold timestamps outside 1677–2262"):
+        run_statement(warehouse, "INSERT INTO dst SELECT * FROM src")
+    with warehouse.transaction() as txn:
+        txn.insert("src", [(2, ts(YEAR_ONE))])
+        txn.delete("src", "id = 1")
+    run_statement(warehouse, "INSERT INTO dst SELECT * FROM src")  # microseconds hold these exactly
+    assert exact(warehouse.read("dst")) == {2: (YEAR_ONE, 0)}
