@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from airflow_acid.acid.errors import TimestampFormError, UnstorableTimestampError
 
@@ -257,6 +258,14 @@ def timestamp_leaves(array: pa.Array) -> list[pa.Array]:
     return []
 
 
+def _none_before_1970(leaf: pa.Array) -> bool:
+    """Whether a non-wide timestamp leaf holds no value before 1970 (one vectorised min; the common case)."""
+    if leaf.type == WIDE_TIMESTAMP:
+        return False
+    low = pc.min(leaf.view(pa.int64())).as_py()
+    return low is None or low >= 0
+
+
 def check_storable(array: pa.Array | pa.ChunkedArray, column: str) -> None:
     """Refuse a timestamp ORC cannot store: in (1969-12-31 23:59:59, 1970-01-01 00:00:00) with a millisecond or
     more of fraction. ORC keeps seconds rounded toward zero and positive nanoseconds, and its readers (Java's and
@@ -264,6 +273,8 @@ def check_storable(array: pa.Array | pa.ChunkedArray, column: str) -> None:
     chunks = array.chunks if isinstance(array, pa.ChunkedArray) else [array]
     for chunk in chunks:
         for leaf in timestamp_leaves(chunk):
+            if _none_before_1970(leaf):
+                continue
             if leaf.type == WIDE_TIMESTAMP:
                 s, n = _seconds_nanos(leaf.drop_null())
                 bad = np.flatnonzero((s == -1) & (n > 999_999))
@@ -290,6 +301,8 @@ def has_negative_fractions(array: pa.Array | pa.ChunkedArray) -> bool:
         for leaf in timestamp_leaves(chunk):
             if leaf.type == WIDE_TIMESTAMP:
                 return True  # pyarrow cannot write this form at all
+            if _none_before_1970(leaf):
+                continue
             per = _PER_SECOND[leaf.type.unit]
             v = leaf.cast(pa.int64()).drop_null().to_numpy(zero_copy_only=False)
             if len(v) and bool(np.any((v < 0) & (v % per != 0))):
