@@ -68,10 +68,10 @@ def test_timestamp_beyond_nanoseconds_mid_file_falls_back_without_losing_rows(tm
     rows = pa.table({"id": list(range(100)), "t": pa.array(values, pa.timestamp("us"))})
     f = _file(tmp_path, rows)
     batches = list(f.iter_batches())
-    # scanned batches (Arrow's reader may meet the bad value a batch or two early), then the stripe read by pyorc
-    # from the first row not yet given
+    # scanned batches (Arrow's reader may meet the bad value some batches early — how many depends on its threads),
+    # then the stripe read by pyorc from the first row not yet given: every row once, in order
     sizes = [b.num_rows for b in batches]
-    assert sizes[0] == 16 and len(sizes) >= 2 and sizes[-1] > 16 and sum(sizes) == 100
+    assert sum(sizes) == 100 and sizes[-1] > 16
     seen = [r for b in batches for r in b.column("row").to_pylist()]
     assert [r["id"] for r in seen] == list(range(100))
     table = read_acid_table(str(tmp_path / "t"), ValidReaderWriteIdList(high_watermark=1))
