@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-import numpy as np
+import pandas as pd
 import pyarrow as pa
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -133,8 +133,9 @@ def microsecond_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def clamp(ts: Ts) -> Ts:
-    """``ts`` moved into Arrow's nanosecond span 1677-09-21 00:12:43.145224192 … 2262-04-11 23:47:16.854775807."""
-    nanos = min(max(ts.epoch_nanos, NS_MIN), NS_MAX)
+    """``ts`` moved into the nanosecond span 1677-09-21 00:12:43.145224193 … 2262-04-11 23:47:16.854775807 (the
+    lower end one above int64's minimum, which numpy and pandas take for NaT)."""
+    nanos = min(max(ts.epoch_nanos, NS_MIN + 1), NS_MAX)
     return Ts(*divmod(nanos, 10**9))
 
 
@@ -161,14 +162,17 @@ def _map_ts(value: Any, fn: Any) -> Any:
 
 
 def timestamps_of(value: Any) -> Iterator[Ts]:
+    """Every timestamp inside a (written or canonical) value."""
     if isinstance(value, Ts):
         yield value
     elif isinstance(value, dict):
         for v in value.values():
             yield from timestamps_of(v)
-    elif isinstance(value, list):
+    elif isinstance(value, (list, tuple)):
         for v in value:
             yield from timestamps_of(v)
+    elif isinstance(value, Pairs):
+        yield from timestamps_of(value.items)
 
 
 # --- the form the client API takes --------------------------------------------------------------------------------
@@ -176,13 +180,13 @@ def timestamps_of(value: Any) -> Iterator[Ts]:
 
 def api_timestamp(ts: Ts) -> Any:
     """A timestamp in the form the client API takes (``Transaction.insert`` rows, ``update(set=…)`` literals, MERGE
-    sources): a ``datetime`` when it is a whole microsecond (Python's own type, any year), a nanosecond
-    ``numpy.datetime64`` inside 1677–2262 (Arrow's ``timestamp[ns]``), and otherwise — nanoseconds outside 1677–2262,
+    sources): a ``datetime`` when it is a whole microsecond (Python's own type, any year), a ``pandas.Timestamp``
+    inside 1677–2262 (nanoseconds, Arrow's ``timestamp[ns]``), and otherwise — nanoseconds outside 1677–2262,
     which neither Python nor Arrow can hold — Hive's literal text ``'YYYY-MM-DD HH:MM:SS.fffffffff'``."""
     if ts.nanos % 1000 == 0:
         return EPOCH + dt.timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
     if ts.in_nanosecond_range():
-        return np.datetime64(ts.epoch_nanos, "ns")
+        return pd.Timestamp(ts.epoch_nanos, unit="ns")
     return ts.text()
 
 
