@@ -57,9 +57,9 @@ class Ts:
         return stamp.strftime("%Y-%m-%d %H:%M:%S").rjust(19, "0") + (f".{self.nanos:09d}" if self.nanos else "")
 
     def java_late(self) -> bool:
-        """ORC's Java reader gives a timestamp in (-1 s, 0) with nanoseconds one second late, even from Java's own
-        writer (ORC's TimestampTreeReader adjusts the seconds of negative values with nanos before the epoch once
-        too often for this one second); such values are left out of the Java comparisons only."""
+        """Whether ORC's Java reader gives this value one second late: a timestamp in (-1 s, 0) with nanoseconds reads
+        so even from a file of ORC's own Java writer (a limitation of ORC's timestamp encoding in Java, not of our
+        writer). The Java comparisons leave such values out; our reader's keep them."""
         return self.seconds == -1 and self.nanos > 0
 
 
