@@ -60,8 +60,8 @@ class Written:
     """k -> expected row of the table's final state."""
     versions: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     """k -> every expected row version ever written (a delta holds one of them)."""
-    reads: list[tuple[str, pa.Table]] = field(default_factory=list)
-    """(label, rows read by our reader) whose rows must be ``final``."""
+    reads: list[tuple[str, pa.Table, dict[int, dict[str, Any]]]] = field(default_factory=list)
+    """(label, rows read by our reader, the rows the table held then)."""
     extra_files: list[Path] = field(default_factory=list)
     """Files outside the table folder (streaming files cut at their first flush) and the rows they hold."""
     extra_expect: dict[Path, dict[int, dict[str, Any]]] = field(default_factory=dict)
@@ -136,7 +136,7 @@ class Scenario:
 
     def read(self, w: Written, label: str) -> None:
         with self.wh.transaction() as txn:
-            w.reads.append((label, txn.read(w.table)))
+            w.reads.append((label, txn.read(w.table), dict(w.final)))
 
     def sql(self, statement: str) -> None:
         """``airflow-acid sql STATEMENT`` through the CLI entry point; a non-zero exit raises with its output."""
@@ -151,13 +151,13 @@ class Scenario:
         for ctype, txn, kw in (("minor", 100 + high, {}), ("major", 200 + high, {}),
                                *((("rebalance", 300 + high, {"number_of_buckets": 1}),) if rebalance else ())):
             compact(w.folder, ctype, high, row_schema=ROW_TYPE, txn=txn, **kw)
-            w.reads.append((f"after {ctype}", read_acid_table(str(w.folder), snapshot(high))))
+            w.reads.append((f"after {ctype}", read_acid_table(str(w.folder), snapshot(high)), dict(w.final)))
 
     # --- the paths ----------------------------------------------------------------------------------------------
 
     def build(self) -> dict[str, Written]:
         for bucketed, tag in ((False, ""), (True, " bucketed")):
-            self.run("insert delete" + tag, self.insert_delete, bucketed=bucketed)
+            self.run("insert delete" + tag, lambda w, b=bucketed: self.insert_delete(w, b), bucketed=bucketed)
             self.run("update keyword" + tag, self.update_keyword, bucketed=bucketed)
             self.run("update sql" + tag, self.update_sql, bucketed=bucketed)
             self.run("merge keywords" + tag, lambda w, b=bucketed: self.merge_keywords(w, b), bucketed=bucketed)
@@ -170,13 +170,16 @@ class Scenario:
         self.run("insert overwrite", self.insert_overwrite)
         return self.written
 
-    def insert_delete(self, w: Written) -> None:
+    def insert_delete(self, w: Written, bucketed: bool) -> None:
+        """INSERT, DELETE, INSERT, then MINOR (deltas + delete delta), MAJOR and (unbucketed) REBALANCE of them."""
         self.insert(w, self.rows())
         gone = [1, 5]
         with self.wh.transaction() as txn:
             txn.delete(w.table, pc.field("k").isin(gone))
         w.deleted(gone)
         self.read(w, "after delete")
+        self.insert(w, self.rows(ROWS_N, 4, shift=5))
+        self.compactions(w, 3, rebalance=not bucketed)
 
     def update_keyword(self, w: Written) -> None:
         """Every value through an identity expression, then each row set to another row's values as literals."""
@@ -266,7 +269,7 @@ class Scenario:
         self.insert(w, self.rows(half, ROWS_N - half))
         self.read(w, "after inserts")
         compact(w.folder, "major", 2, row_schema=None, insert_only=True)
-        w.reads.append(("after major", read_acid_table(str(w.folder), snapshot(2))))
+        w.reads.append(("after major", read_acid_table(str(w.folder), snapshot(2)), dict(w.final)))
 
     def insert_overwrite(self, w: Written) -> None:
         rows = self.rows()
