@@ -57,17 +57,22 @@ class Ts:
         return stamp.strftime("%Y-%m-%d %H:%M:%S").rjust(19, "0") + (f".{self.nanos:09d}" if self.nanos else "")
 
     def java_late(self) -> bool:
-        """Whether ORC's Java reader gives this value one second late: a timestamp in (-1 s, 0) with nanoseconds reads
-        so even from a file of ORC's own Java writer (a limitation of ORC's timestamp encoding in Java, not of our
-        writer). The Java comparisons leave such values out; our reader's keep them."""
-        return self.seconds == -1 and self.nanos > 0
+        """Whether ORC's Java reader gives this value one second late: a timestamp in (-1 s, 0) with a fraction of a
+        millisecond or more reads so even from a file of ORC's own Java writer (ORC's timestamp encoding, not our
+        writers; see :data:`UNSTORABLE`). Java comparisons leave such values out; our reader's keep them."""
+        return self.seconds == -1 and self.nanos >= 1_000_000
 
 
 TIMESTAMPS = [Ts.parse(t) for t in (
     "0001-01-01 00:00:00", "1500-01-01 12:34:56.123456789", "1582-10-04 12:34:56.789", "1582-10-15 00:00:00.000000001",
-    "1969-12-31 23:59:59.999999999", "1969-12-31 23:59:59.5", "1960-06-15 10:00:00.000000001", "1970-01-01 00:00:00",
+    "1969-12-31 23:59:59.000999999", "1969-12-31 23:59:58.5", "1960-06-15 10:00:00.000000001", "1970-01-01 00:00:00",
     "2262-04-11 23:47:16.854775807", "2262-04-12 00:00:00", "9999-12-31 23:59:59.999999999")]
-"""Every edge timestamp of the matrix (the exact values, nanoseconds included)."""
+"""Every edge timestamp of the matrix (the exact values, nanoseconds included). The last second before 1970 only with
+a fraction below a millisecond: ORC cannot store one of a millisecond or more there (see :data:`UNSTORABLE`)."""
+UNSTORABLE = [Ts.parse(t) for t in ("1969-12-31 23:59:59.999999999", "1969-12-31 23:59:59.5", "1969-12-31 23:59:59.001")]
+"""Timestamps in (-1 s, 0) with a fraction of a millisecond or more: ORC's encoding (seconds and nanoseconds, read
+by Java as milliseconds) gives them back one second late in ORC's Java reader, Hive, Spark and Trino — even from
+ORC's own Java writer — so writers refuse them (``UnstorableTimestampError``) rather than store a value others misread."""
 
 COLUMNS: list[tuple[str, str]] = [
     ("k", "int"), ("b", "boolean"), ("ti", "tinyint"), ("si", "smallint"), ("i", "int"), ("bi", "bigint"),
@@ -146,9 +151,11 @@ def in_range_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 VARIANTS = {"microseconds": microsecond_rows, "nanoseconds in 1677-2262": in_range_rows,
             "nanoseconds": lambda rows: rows}
-"""The timestamps the matrix rows hold: every edge value at its microsecond floor (what the client takes in one
-column today when it also holds years outside 1677–2262), every one clamped into 1677–2262 at exact nanoseconds,
-and the exact values."""
+"""The timestamps the matrix rows hold: every edge value at its microsecond floor (given as ``datetime``), every one
+clamped into 1677–2262 at exact nanoseconds (``pandas.Timestamp``), and the exact values (the wide form's fields,
+:func:`api_timestamp`)."""
+WIDE_VARIANTS = {"nanoseconds"}
+"""The variants whose timestamps are given in the wide form."""
 
 
 def _map_ts(value: Any, fn: Any) -> Any:
@@ -178,31 +185,31 @@ def timestamps_of(value: Any) -> Iterator[Ts]:
 # --- the form the client API takes --------------------------------------------------------------------------------
 
 
-def api_timestamp(ts: Ts) -> Any:
+def api_timestamp(ts: Ts, *, wide: bool = False) -> Any:
     """A timestamp in the form the client API takes (``Transaction.insert`` rows, ``update(set=…)`` literals, MERGE
-    sources): a ``datetime`` when it is a whole microsecond (Python's own type, any year), a ``pandas.Timestamp``
-    inside 1677–2262 (nanoseconds, Arrow's ``timestamp[ns]``), and otherwise — nanoseconds outside 1677–2262,
-    which neither Python nor Arrow can hold — Hive's literal text ``'YYYY-MM-DD HH:MM:SS.fffffffff'``."""
+    sources): with ``wide``, the wide form's fields ``{"epoch_seconds": s, "nanos_of_second": n}`` (any year at
+    nanoseconds; a column given so takes every value so); else a ``datetime`` when it is a whole microsecond (Python's
+    own type, any year) and a ``pandas.Timestamp`` otherwise (nanoseconds, inside 1677–2262 only)."""
+    if wide:
+        return {"epoch_seconds": ts.seconds, "nanos_of_second": ts.nanos}
     if ts.nanos % 1000 == 0:
         return EPOCH + dt.timedelta(seconds=ts.seconds, microseconds=ts.nanos // 1000)
-    if ts.in_nanosecond_range():
-        return pd.Timestamp(ts.epoch_nanos, unit="ns")
-    return ts.text()
+    return pd.Timestamp(ts.epoch_nanos, unit="ns")
 
 
-def api_value(value: Any) -> Any:
+def api_value(value: Any, *, wide: bool = False) -> Any:
     """A matrix value in the form the client API takes (timestamps by :func:`api_timestamp`)."""
     if isinstance(value, Ts):
-        return api_timestamp(value)
+        return api_timestamp(value, wide=wide)
     if isinstance(value, dict):
-        return {k: api_value(v) for k, v in value.items()}
+        return {k: api_value(v, wide=wide) for k, v in value.items()}
     if isinstance(value, list):
-        return [api_value(v) for v in value]
+        return [api_value(v, wide=wide) for v in value]
     return value
 
 
-def api_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{n: api_value(v) for n, v in row.items()} for row in rows]
+def api_rows(rows: Sequence[dict[str, Any]], *, wide: bool = False) -> list[dict[str, Any]]:
+    return [{n: api_value(v, wide=wide) for n, v in row.items()} for row in rows]
 
 
 # --- what reads back ----------------------------------------------------------------------------------------------
@@ -310,10 +317,17 @@ def cell(value: Any) -> str:
 # --- readers' output into canonical values ------------------------------------------------------------------------
 
 
+def _is_wide(t: pa.DataType) -> bool:
+    """Whether ``t`` is the wide timestamp form, ``struct<epoch_seconds: int64, nanos_of_second: int32>``."""
+    return pa.types.is_struct(t) and [f.name for f in t] == ["epoch_seconds", "nanos_of_second"]
+
+
 def _integer_timestamps(t: pa.DataType) -> pa.DataType:
     """``t`` with every timestamp replaced by int64 (its count of units), so no conversion rounds or overflows."""
     if pa.types.is_timestamp(t):
         return pa.int64()
+    if _is_wide(t):
+        return t
     if pa.types.is_list(t):
         return pa.list_(_integer_timestamps(t.value_type))
     if pa.types.is_map(t):
@@ -327,6 +341,8 @@ def _from_python(value: Any, t: pa.DataType, typ: str) -> Any:
     """A value of Arrow type ``t`` (timestamps as unit counts) in the canonical form of Hive type ``typ``."""
     if value is None:
         return None
+    if _is_wide(t):
+        return Ts(value["epoch_seconds"], value["nanos_of_second"])
     if pa.types.is_timestamp(t):
         per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[t.unit]
         seconds, units = divmod(value, per_second)

@@ -37,8 +37,8 @@ from tests.type_matrix import (
     ROW_TYPE,
     ROWS_N,
     VARIANTS,
+    WIDE_VARIANTS,
     api_rows,
-    api_value,
     expected_row,
     matrix_rows,
 )
@@ -114,6 +114,10 @@ class Scenario:
         self.wh, self.url, self.root, self.work, self.variant = wh, metastore_url, root, work, variant
         self.written: dict[str, Written] = {}
 
+    def api(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Rows in the form the client takes for this variant."""
+        return api_rows(rows, wide=self.variant in WIDE_VARIANTS)
+
     def rows(self, start: int = 0, count: int = ROWS_N, *, shift: int = 0) -> list[dict[str, Any]]:
         return VARIANTS[self.variant](matrix_rows(start, count, shift=shift))
 
@@ -131,7 +135,7 @@ class Scenario:
 
     def insert(self, w: Written, rows: list[dict[str, Any]]) -> None:
         with self.wh.transaction() as txn:
-            txn.insert(w.table, api_rows(rows))
+            txn.insert(w.table, self.api(rows))
         w.wrote(rows)
 
     def read(self, w: Written, label: str) -> None:
@@ -188,8 +192,10 @@ class Scenario:
             txn.update(w.table, {n: pc.field(n) for n in DATA})
         w.wrote(self.rows())
         for row in self.rows(shift=1):
+            literals = self.api([row])[0]
             if w.attempt(f"UPDATE SET every column to literals WHERE k = {row['k']}",
-                         lambda row=row: self._update(w, {n: api_value(row[n]) for n in DATA}, pc.field("k") == row["k"])):
+                         lambda row=row, literals=literals: self._update(w, {n: literals[n] for n in DATA},
+                                                                        pc.field("k") == row["k"])):
                 w.wrote([row])
         self.read(w, "after update")
 
@@ -218,7 +224,7 @@ class Scenario:
         self.insert(w, self.rows())
         source = self._merge_source()
         with self.wh.transaction() as txn:
-            txn.merge(w.table, api_rows(source), on="k", when_matched_update=True, when_not_matched_insert=True)
+            txn.merge(w.table, self.api(source), on="k", when_matched_update=True, when_not_matched_insert=True)
         w.wrote(source)
         self.read(w, "after merge")
         self.compactions(w, 2, rebalance=not bucketed)
@@ -227,7 +233,7 @@ class Scenario:
         self.insert(w, self.rows())
         source = self._merge_source()
         with self.wh.transaction() as txn:
-            txn.merge(w.table, api_rows(source), on=["k"],
+            txn.merge(w.table, self.api(source), on=["k"],
                       when=[WhenMatched(update={n: Sql(f"s.{n}") for n in DATA}), WhenNotMatched()])
         w.wrote(source)
         self.read(w, "after merge")
@@ -244,7 +250,7 @@ class Scenario:
         self.wh.create_table(source, COLUMNS)
         rows = self._merge_source()
         with self.wh.transaction() as txn:
-            txn.insert(source, api_rows(rows))
+            txn.insert(source, self.api(rows))
         self.sql(f"MERGE INTO {w.table} AS t USING {source} AS s ON t.k = s.k "
                  "WHEN MATCHED THEN UPDATE SET " + ", ".join(f"{n} = s.{n}" for n in DATA) +
                  " WHEN NOT MATCHED THEN INSERT VALUES (" + ", ".join(f"s.{n}" for n in NAMES) + ")")
@@ -257,7 +263,7 @@ class Scenario:
         first, second = self.rows(0, ROWS_N // 2), self.rows(ROWS_N // 2, ROWS_N - ROWS_N // 2)
         prefix = self.work / f"{w.table}_first_flush.orc"
         with mock.patch.object(streaming_event_writer, "piece_min_rows", lambda: 0) if large else nullcontext():
-            stream(self.wh, w.table, w.folder / "delta_0000001_0000002", prefix, (api_rows(first), api_rows(second)))
+            stream(self.wh, w.table, w.folder / "delta_0000001_0000002", prefix, (self.api(first), self.api(second)))
         w.wrote(first + second)
         w.extra_files.append(prefix)
         w.extra_expect[prefix] = {r["k"]: expected_row(r) for r in first}
@@ -274,7 +280,7 @@ class Scenario:
     def insert_overwrite(self, w: Written) -> None:
         rows = self.rows()
         with self.wh.transaction() as txn:
-            txn.insert_overwrite(w.table, api_rows(rows))
+            txn.insert_overwrite(w.table, self.api(rows))
         w.wrote(rows)
         self.read(w, "after insert overwrite")
 

@@ -18,7 +18,18 @@ from airflow_acid.client.sql_eval import Sql
 from airflow_acid.client.warehouse import AcidWarehouse
 from tests.spark.helpers import snapshot
 from tests.spark.orc_files import compact, location
-from tests.type_matrix import COLUMNS, EDGES, NAMES, ROW_TYPE, VARIANTS, api_rows, arrow_rows, cell, expected_row
+from tests.type_matrix import (
+    COLUMNS,
+    EDGES,
+    NAMES,
+    ROW_TYPE,
+    VARIANTS,
+    WIDE_VARIANTS,
+    api_rows,
+    arrow_rows,
+    cell,
+    expected_row,
+)
 
 _tables = itertools.count(1)
 
@@ -66,11 +77,12 @@ def test_random_rows_keep_every_value_through_statements_and_compactions(wh, his
     wh.create_table(table, COLUMNS)
     expected = {r["k"]: expected_row(r) for r in rows}
     with wh.transaction() as txn:  # write id 1
-        txn.insert(table, api_rows(rows))
+        txn.insert(table, api_rows(rows, wide=variant in WIDE_VARIANTS))
     with wh.transaction() as txn:  # write id 2: every value through the SQL engine
         txn.update(table, {n: Sql(n) for n in NAMES[1:]}, where="k >= 0")
     with wh.transaction() as txn:  # write id 3
-        txn.merge(table, api_rows(source), on="k", when_matched_update=True, when_not_matched_insert=True)
+        txn.merge(table, api_rows(source, wide=variant in WIDE_VARIANTS), on="k", when_matched_update=True,
+                  when_not_matched_insert=True)
     expected |= {r["k"]: expected_row(r) for r in source}
     folder = location(wh, table)
     problems = []
