@@ -159,12 +159,15 @@ WIDE_VARIANTS = {"nanoseconds"}
 
 
 def _map_ts(value: Any, fn: Any) -> Any:
+    """``value`` (written or canonical) with ``fn`` applied to every timestamp inside it."""
     if isinstance(value, Ts):
         return fn(value)
     if isinstance(value, dict):
         return {k: _map_ts(v, fn) for k, v in value.items()}
     if isinstance(value, list):
         return [_map_ts(v, fn) for v in value]
+    if isinstance(value, Pairs):
+        return Pairs(tuple((k, _map_ts(v, fn)) for k, v in value.items))
     return value
 
 

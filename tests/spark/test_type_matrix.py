@@ -11,6 +11,7 @@ outside 1677–2262 given as Hive's literal text, see ``api_timestamp``).
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,8 +82,9 @@ def compare(where: str, got: list[Cells], exact: dict[int, dict[str, Any]] | Non
             versions: dict[int, list[dict[str, Any]]], *, expect: Callable[[Any], Any] = lambda v: v,
             skip: Callable[[Any], bool] = lambda v: False, complete: bool = True) -> list[Problem | str]:
     """Each read row against the expected row of its key ``k`` (``exact``), or against the closest version ever
-    written (a delta's rows; the latest of equally close ones); ``exact`` with ``complete`` also fixes the set of
-    keys. ``expect`` maps an expected value to what this reader can give, ``skip`` leaves a value out."""
+    written (a delta's rows: the closest by :func:`_distance`, the latest of equally close ones); ``exact`` with
+    ``complete`` also fixes the set of keys. ``expect`` maps an expected value to what this reader can give,
+    ``skip`` leaves a value out."""
     problems: list[Problem | str] = []
     keys = []
     for i, row in enumerate(got):
@@ -96,13 +98,20 @@ def compare(where: str, got: list[Cells], exact: dict[int, dict[str, Any]] | Non
         if not candidates:
             problems.append(f"{where} row {i}: k={k} was never written (or was deleted)")
             continue
-        best = min(reversed(candidates), key=lambda e: sum(cell(expect(e[n])) != row.get(n) for n in NAMES))
+        best = min(reversed(candidates), key=lambda e: _distance(row, {n: cell(expect(e[n])) for n in NAMES}))
         for n in NAMES:
             if not skip(best[n]) and cell(expect(best[n])) != row.get(n):
                 problems.append(Problem(where, i, k, n, cell(expect(best[n])), row.get(n, "<absent>")))
     if exact is not None and complete and sorted(keys) != sorted(exact):
         problems.append(f"{where}: keys {sorted(keys)}, expected {sorted(exact)}")
     return problems
+
+
+def _distance(got: Cells, expected: Cells) -> tuple[int, int]:
+    """How far a read row is from an expected version: differing cells, then (to name the version a wrong value
+    came from) fewer leading characters shared by those cells."""
+    differing = [n for n in expected if expected[n] != got.get(n)]
+    return len(differing), -sum(len(os.path.commonprefix([expected[n], got.get(n, "")])) for n in differing)
 
 
 def report(problems: list[Problem | str]) -> str:
