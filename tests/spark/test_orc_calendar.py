@@ -12,9 +12,6 @@ was written. The fast test checks the footers' calendar and that our own reader 
 from __future__ import annotations
 
 import datetime as dt
-import shutil
-import struct
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -23,17 +20,13 @@ from typing import Any
 from unittest import mock
 
 import pyarrow as pa
-import pyspark
 import pytest
 
 from airflow_acid.acid import streaming_event_writer
 from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.orc_tail import PROLEPTIC_GREGORIAN, read_tail
 from airflow_acid.client.warehouse import AcidWarehouse
-from airflow_acid.job.plan import CompactionPlan
-from airflow_acid.job.result import JobStatus
-from airflow_acid.spark.runners import LocalRunner
-from tests.spark.helpers import compactor_snapshot, plan_one
+from tests.spark.orc_files import BUCKET0, compact, java_reads, one, stream
 
 COLUMNS = [("id", "int"), ("d", "date"), ("ts", "timestamp"), ("dec", "decimal(12,3)"), ("m", "map<string,int>"),
            ("st", "struct<t:timestamp,l:array<date>,s:string>")]
@@ -50,9 +43,6 @@ ROWS: list[tuple[Any, ...]] = [
     (5, dt.date(2024, 2, 29), dt.datetime(2024, 2, 29, 1, 2, 3, 456789), Decimal("-0.5"), {"q": 0},
      {"t": dt.datetime(1677, 9, 21), "l": [dt.date(9999, 12, 31)], "s": "z"}),
 ]
-BUCKET0 = 536870912
-"""Bucket property of bucket 0, statement 0 (BucketCodec V1)."""
-JAVA_SOURCE = Path(__file__).parent / "java" / "ReadOrcValues.java"
 
 
 def render(value: Any) -> str:
@@ -110,49 +100,35 @@ class Expect:
     keys: list[str] | None
 
 
-def _one(directory: Path, pattern: str) -> Path:
-    (path,) = sorted(directory.glob(pattern))
-    return path
-
-
 def _inserts(rows: list[tuple[Any, ...]], keys: list[str] | None = None) -> Expect:
     return Expect(sorted(rendered(r) for r in rows), None if keys is None else sorted(keys))
 
 
 KINDS: dict[str, Callable[[Scenario], tuple[Path, Expect]]] = {
-    "client delta": lambda s: (_one(s.acid, "delta_0000001_0000001_0000/bucket_*"),
+    "client delta": lambda s: (one(s.acid, "delta_0000001_0000001_0000/bucket_*"),
                                _inserts(ROWS[:3], [f"0,1,{BUCKET0},{i},1" for i in range(3)])),
-    "client delete delta": lambda s: (_one(s.acid, "delete_delta_0000002_0000002_0000/bucket_*"),
+    "client delete delta": lambda s: (one(s.acid, "delete_delta_0000002_0000002_0000/bucket_*"),
                                       Expect(["null"], [f"2,1,{BUCKET0},0,2"])),
-    "streaming delta": lambda s: (_one(s.acid, "delta_0000003_0000004/bucket_00000"),
+    "streaming delta": lambda s: (one(s.acid, "delta_0000003_0000004/bucket_00000"),
                                   _inserts(ROWS[3:], [f"0,3,{BUCKET0},0,3", f"0,3,{BUCKET0},1,3",
                                                       f"0,4,{BUCKET0},0,4"])),
     "streaming delta at its first flush": lambda s: (s.stream_prefix, _inserts(ROWS[3:5])),
     "streaming delta of appended pyarrow stripes": lambda s: (
-        _one(s.stripes, "delta_0000001_0000002/bucket_00000"),
+        one(s.stripes, "delta_0000001_0000002/bucket_00000"),
         _inserts(ROWS, [f"0,1,{BUCKET0},{i},1" for i in range(4)] + [f"0,2,{BUCKET0},{i},2" for i in range(2)])),
     "streaming delta of appended pyarrow stripes at its first flush": lambda s: (s.stripes_prefix, _inserts(ROWS[:4])),
-    "minor compaction delta": lambda s: (_one(s.acid, "delta_0000001_0000004_v*/bucket_*"), _inserts(ROWS)),
-    "minor compaction delete delta": lambda s: (_one(s.acid, "delete_delta_0000001_0000004_v*/bucket_*"),
+    "minor compaction delta": lambda s: (one(s.acid, "delta_0000001_0000004_v*/bucket_*"), _inserts(ROWS)),
+    "minor compaction delete delta": lambda s: (one(s.acid, "delete_delta_0000001_0000004_v*/bucket_*"),
                                                 Expect(["null"], [f"2,1,{BUCKET0},0,2"])),
-    "major compaction base": lambda s: (_one(s.acid, "base_0000004_v0000104/bucket_*"), _inserts(ROWS[1:])),
-    "rebalance compaction base": lambda s: (_one(s.acid, "base_0000004_v0000200/bucket_*"),
+    "major compaction base": lambda s: (one(s.acid, "base_0000004_v0000104/bucket_*"), _inserts(ROWS[1:])),
+    "rebalance compaction base": lambda s: (one(s.acid, "base_0000004_v0000200/bucket_*"),
                                             _inserts(ROWS[1:], [f"0,{w},{BUCKET0},{i},{w}" for i, w in
                                                                 enumerate((1, 1, 3, 3, 4))])),
-    "insert overwrite base": lambda s: (_one(s.iow, "base_0000001/bucket_*"),
+    "insert overwrite base": lambda s: (one(s.iow, "base_0000001/bucket_*"),
                                         _inserts(ROWS, [f"0,1,{BUCKET0},{i},1" for i in range(len(ROWS))])),
-    "insert-only client delta": lambda s: (_one(s.mm, "delta_0000001_0000001_0000/0*"), _inserts(ROWS[:4])),
-    "insert-only compacted base": lambda s: (_one(s.mm, "base_0000002_v*/0*"), _inserts(ROWS)),
+    "insert-only client delta": lambda s: (one(s.mm, "delta_0000001_0000001_0000/0*"), _inserts(ROWS[:4])),
+    "insert-only compacted base": lambda s: (one(s.mm, "base_0000002_v*/0*"), _inserts(ROWS)),
 }
-
-
-def _compact(location: Path, ctype: str, high: int, *, insert_only: bool = False, txn: int | None = None,
-             **kw: Any) -> None:
-    extra = {} if insert_only else {"row_schema": ROW_TYPE}
-    plan = plan_one(str(location), ctype, txn or 100 + high, compactor_snapshot(high), insert_only=insert_only,
-                    **extra, **kw)
-    (result,) = LocalRunner().run(CompactionPlan((plan,)), job_name="types", spark_conf={}).compactions
-    assert result.status == JobStatus.SUCCEEDED, result.error
 
 
 def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
@@ -164,35 +140,24 @@ def _scenario(wh: AcidWarehouse, tmp_path: Path) -> Scenario:
     with wh.transaction() as txn:  # write id 2: client delete delta
         txn.delete("t", pc.field("id") == 0)
     prefix = tmp_path / "stream_prefix.orc"
-    _stream(wh, "t", acid / "delta_0000003_0000004", prefix, (ROWS[3:5], ROWS[5:]))  # write ids 3-4
+    stream(wh, "t", acid / "delta_0000003_0000004", prefix, (ROWS[3:5], ROWS[5:]))  # write ids 3-4
     stripes = Path(wh.create_table("stripes", COLUMNS).location.removeprefix("file://"))
     with mock.patch.object(streaming_event_writer, "piece_min_rows", lambda: 0):
-        _stream(wh, "stripes", stripes / "delta_0000001_0000002", tmp_path / "stripes_prefix.orc",
+        stream(wh, "stripes", stripes / "delta_0000001_0000002", tmp_path / "stripes_prefix.orc",
                 (ROWS[:4], ROWS[4:]))
-    _compact(acid, "minor", 4)
-    _compact(acid, "major", 4)
-    _compact(acid, "rebalance", 4, txn=200, number_of_buckets=1)  # new ROW__IDs in one bucket, from the major base
+    compact(acid, "minor", 4, row_schema=ROW_TYPE)
+    compact(acid, "major", 4, row_schema=ROW_TYPE)
+    # new ROW__IDs in one bucket, from the major base
+    compact(acid, "rebalance", 4, row_schema=ROW_TYPE, txn=200, number_of_buckets=1)
     mm = Path(wh.create_table("mm", COLUMNS, transactional_properties="insert_only").location.removeprefix("file://"))
     for part in (ROWS[:4], ROWS[4:]):
         with wh.transaction() as txn:
             txn.insert("mm", part)
-    _compact(mm, "major", 2, insert_only=True)
+    compact(mm, "major", 2, row_schema=None, insert_only=True)
     iow = Path(wh.create_table("iow", COLUMNS).location.removeprefix("file://"))
     with wh.transaction() as txn:
         txn.insert_overwrite("iow", ROWS)
     return Scenario(acid, mm, prefix, iow, stripes, tmp_path / "stripes_prefix.orc")
-
-
-def _stream(wh: AcidWarehouse, table: str, delta: Path, prefix: Path, parts: tuple[list[Any], list[Any]]) -> None:
-    """Two streaming transactions of one batch into ``delta``; ``prefix`` gets the file cut at the first flush."""
-    with wh.streaming_connection(table, batch_size=2) as conn:
-        conn.write(parts[0])
-        conn.commit()
-        stream = delta / "bucket_00000"
-        length = struct.unpack(">q", (delta / "bucket_00000_flush_length").read_bytes()[-8:])[0]
-        prefix.write_bytes(stream.read_bytes()[:length])
-        conn.write(parts[1])
-        conn.commit()
 
 
 @pytest.fixture
@@ -225,23 +190,9 @@ def test_every_writer_marks_the_calendar_and_reads_back_as_written(written):
         assert sorted(got) == expect.rows, kind
 
 
-def _java_reads(files: list[Path], work: Path) -> list[tuple[str, str, str]]:
-    """ONE javac and ONE JVM for all files: (file, keys or 'calendar' or 'schema', row or calendar kind or ORC type)
-    lines."""
-    if shutil.which("javac") is None:
-        pytest.fail("javac is not on PATH: install a JDK (CI installs one) to run the Java ORC reader test")
-    jars = str(Path(pyspark.__file__).parent / "jars" / "*")
-    classes = work / "classes"
-    subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", jars, str(JAVA_SOURCE)], check=True,
-                   capture_output=True, timeout=180)
-    out = subprocess.run(["java", "-cp", f"{classes}:{jars}", "ReadOrcValues", *map(str, files)], check=True,
-                         capture_output=True, text=True, timeout=180).stdout
-    return [tuple(line.split("\t", 2)) for line in out.splitlines()]  # type: ignore[misc]
-
-
 @pytest.mark.slow
 def test_hive4_java_reader_reads_every_kind_of_file_as_written(written, tmp_path):
-    lines = _java_reads([path for path, _expect in written.values()], tmp_path)
+    lines = java_reads([path for path, _expect in written.values()], tmp_path)
     for kind, (path, expect) in written.items():
         mine = [(keys, row) for file, keys, row in lines if file == str(path)]
         assert ("calendar", "proleptic") in mine, kind

@@ -29,11 +29,24 @@ import org.apache.orc.TypeDescription;
  * "operation,originalTransaction,bucket,rowId,currentTransaction" and row = the row struct, for a plain file keys = "-"
  * and row = the whole record. Values render as tests/spark/test_orc_calendar.py's render(): structs
  * {a=..,b=..}, lists [..], maps map(k:v,..), dates ISO, timestamps epochSecond.nanos, decimals at their scale.
+ * With "--cells" first, every value is printed on its own, "file TAB keys TAB rowNumber TAB keys" and per column of
+ * the row "file TAB cell TAB rowNumber TAB column TAB value" (a NULL ACID row: column "*"), strings quoted with \ " TAB
+ * and newline escaped, binary as 0x-hex, floats as the 0x-hex of their double's bits (NaN as NaN), as
+ * tests/type_matrix.py's cell() renders values.
  */
 public final class ReadOrcValues {
+    private static boolean cells;
+
     public static void main(String[] args) throws Exception {
         Configuration conf = new Configuration();
-        for (String file : args) {
+        int first = 0;
+        if (args.length > 0 && args[0].equals("--cells")) {
+            cells = true;
+            first = 1;
+        }
+        long rowNumber = 0;
+        for (String file : java.util.Arrays.copyOfRange(args, first, args.length)) {
+            rowNumber = 0;
             OrcFile.ReaderOptions options = OrcFile.readerOptions(conf)
                 .convertToProlepticGregorian(true).useUTCTimestamp(true);
             try (Reader reader = OrcFile.createReader(new Path(file), options)) {
@@ -46,6 +59,10 @@ public final class ReadOrcValues {
                 try (RecordReader rows = reader.rows(reader.options())) {
                     while (rows.nextBatch(batch)) {
                         for (int r = 0; r < batch.size; r++) {
+                            if (cells) {
+                                printCells(file, schema, batch, r, acid, rowNumber++);
+                                continue;
+                            }
                             String keys = "-";
                             String row;
                             if (acid) {
@@ -65,6 +82,35 @@ public final class ReadOrcValues {
                 }
             }
         }
+    }
+
+    private static void printCells(String file, TypeDescription schema, VectorizedRowBatch batch, int r, boolean acid,
+                                   long number) {
+        TypeDescription rowType = schema;
+        ColumnVector[] columns = batch.cols;
+        if (acid) {
+            List<String> parts = new ArrayList<>();
+            for (int c = 0; c < 5; c++) {
+                parts.add(render(schema.getChildren().get(c), batch.cols[c], r));
+            }
+            System.out.println(file + "\tkeys\t" + number + "\t" + String.join(",", parts));
+            rowType = schema.getChildren().get(5);
+            ColumnVector row = batch.cols[5];
+            int i = row.isRepeating ? 0 : r;
+            if (!row.noNulls && row.isNull[i]) {
+                System.out.println(file + "\tcell\t" + number + "\t*\tnull");
+                return;
+            }
+            columns = ((StructColumnVector) row).fields;
+        }
+        for (int c = 0; c < columns.length; c++) {
+            System.out.println(file + "\tcell\t" + number + "\t" + rowType.getFieldNames().get(c) + "\t"
+                               + render(rowType.getChildren().get(c), columns[c], r));
+        }
+    }
+
+    private static String quoted(String text) {
+        return "\"" + text.replace("\\", "\\\\").replace("\"", "\\\"").replace("\t", "\\t").replace("\n", "\\n") + "\"";
     }
 
     private static String render(TypeDescription type, ColumnVector vector, int row) {
@@ -109,13 +155,27 @@ public final class ReadOrcValues {
                 return value.setScale(type.getScale()).toPlainString();
             }
             case FLOAT:
-            case DOUBLE:
-                return Double.toString(((DoubleColumnVector) vector).vector[i]);
+            case DOUBLE: {
+                double value = ((DoubleColumnVector) vector).vector[i];
+                if (!cells) {
+                    return Double.toString(value);
+                }
+                return Double.isNaN(value) ? "NaN" : String.format("0x%016x", Double.doubleToRawLongBits(value));
+            }
             case STRING:
             case VARCHAR:
             case CHAR: {
                 BytesColumnVector bytes = (BytesColumnVector) vector;
-                return new String(bytes.vector[i], bytes.start[i], bytes.length[i], StandardCharsets.UTF_8);
+                String text = new String(bytes.vector[i], bytes.start[i], bytes.length[i], StandardCharsets.UTF_8);
+                return cells ? quoted(text) : text;
+            }
+            case BINARY: {
+                BytesColumnVector bytes = (BytesColumnVector) vector;
+                StringBuilder hex = new StringBuilder("0x");
+                for (int b = 0; b < bytes.length[i]; b++) {
+                    hex.append(String.format("%02x", bytes.vector[i][bytes.start[i] + b] & 0xff));
+                }
+                return hex.toString();
             }
             default:
                 return Long.toString(((LongColumnVector) vector).vector[i]);
