@@ -8,6 +8,7 @@ ORC's Java writer does, so every engine reads the values back.
 
 from __future__ import annotations
 
+import decimal
 import zoneinfo
 from collections.abc import Callable
 from decimal import Decimal
@@ -18,6 +19,8 @@ import pyorc
 
 from airflow_acid.acid.timestamps import NANOS_PER_SECOND, WIDE_TIMESTAMP
 
+_EXACT = decimal.Context(prec=80)
+"""Decimal arithmetic wide enough for any decimal(38, s) value, so no digit is rounded."""
 _NANOS_PER_UNIT = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 
 
@@ -55,7 +58,7 @@ class ExactDecimal(pyorc.converters.ORCConverter):
 
     @staticmethod
     def to_orc(precision: int, scale: int, obj: Decimal) -> int:
-        return int(obj.scaleb(scale))
+        return int(obj.scaleb(scale, context=_EXACT))  # the default context keeps 28 digits; decimal(38,s) has 38
 
 
 CONVERTERS = {pyorc.TypeKind.TIMESTAMP: NanosecondTimestamp, pyorc.TypeKind.DATE: DaysDate,

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from airflow_acid.client.errors import SchemaMismatchError
-from airflow_acid.client.table_schema import to_arrow_table
+from airflow_acid.client.table_schema import python_column, to_arrow_table
 
 
 def merge_source(table: str, data: Any, keys: list[str], full: pa.Schema) -> pa.Table:
@@ -71,12 +71,13 @@ def _typed_rows(rows: list[Any], full: pa.Schema) -> pa.Table:
     for name in names:
         values = [r.get(name) for r in rows]
         field = by_lower.get(str(name).lower())
+        if field is not None:  # typed like the table's column (any year, maps, char/varchar), as inserted rows are
+            columns.append(python_column(field, values, "MERGE source"))
+            continue
         try:
-            columns.append(pa.array(values, field.type) if field is not None else pa.array(values))
+            columns.append(pa.array(values))
         except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise SchemaMismatchError(f"MERGE source column {name!r}: {str(exc).splitlines()[0]}"
-                                      + (f" (the table's column is {field.type})" if field is not None else "")) \
-                from None
+            raise SchemaMismatchError(f"MERGE source column {name!r}: {str(exc).splitlines()[0]}") from None
     return pa.Table.from_arrays(columns, names=[str(n) for n in names])
 
 

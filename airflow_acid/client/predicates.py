@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from airflow_acid.client.errors import SchemaMismatchError
-from airflow_acid.client.table_schema import cast_to_column
+from airflow_acid.client.table_schema import cast_to_column, conform_column, python_column
 
 SOURCE_PREFIX = "source."
 
@@ -75,17 +75,21 @@ def as_value_expression(value: Any) -> pc.Expression:
 
 
 def project(rows: pa.Table, values: Mapping[str, Any], target: pa.Schema, *, table: str) -> pa.Table:
-    """Evaluate ``{column: literal | expression}`` over ``rows`` and cast to the ``target`` fields named."""
-    columns = {name: as_value_expression(v) for name, v in values.items()}
+    """Evaluate ``{column: literal | expression}`` over ``rows`` as the ``target`` fields named: a literal is typed
+    by its column (as an inserted value is), an expression's result cast to it; char/varchar as Hive stores them."""
+    expressions = {name: v for name, v in values.items() if isinstance(v, pc.Expression)}
     try:
-        out = ds.dataset(rows).to_table(columns=columns) if rows.num_rows else \
-            ds.dataset(rows.schema.empty_table()).to_table(columns=columns)
+        out = ds.dataset(rows).to_table(columns=expressions) if rows.num_rows else \
+            ds.dataset(rows.schema.empty_table()).to_table(columns=expressions)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, KeyError) as exc:
         raise SchemaMismatchError(f"table {table}: cannot evaluate {dict(values)} over the columns {rows.column_names}: "
                                   f"{str(exc).splitlines()[0]}") from None
     arrays = []
-    for name in out.column_names:
+    for name, value in values.items():
         field = target.field(name)
+        if name not in expressions:
+            arrays.append(python_column(field, [value] * rows.num_rows, table))
+            continue
         col = out.column(name)
         if col.type != field.type:
             try:
@@ -96,5 +100,5 @@ def project(rows: pa.Table, values: Mapping[str, Any], target: pa.Schema, *, tab
                     f"{str(exc).splitlines()[0]}") from None
         if col.type == pa.null():
             col = pa.chunked_array([pa.nulls(len(col), field.type)])
-        arrays.append(col)
-    return pa.Table.from_arrays(arrays, names=out.column_names)
+        arrays.append(conform_column(col, field))
+    return pa.Table.from_arrays(arrays, names=list(values))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,8 +70,27 @@ def hive_expression(text: str | exp.Expr, *, what: str) -> exp.Expr:
 
 
 def to_duckdb(node: exp.Expr) -> str:
-    """A Hive expression or query as DuckDB SQL."""
+    """A Hive expression or query as DuckDB SQL; a timestamp literal with digits below the microsecond becomes
+    DuckDB's ``TIMESTAMP_NS`` (its ``TIMESTAMP`` holds microseconds)."""
+    node = node.transform(_nanosecond_literal)
     return node.sql(dialect="duckdb")
+
+
+_FRACTION = re.compile(r"^\s*(-?\d{1,4})-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{1,2}(?::\d{1,2})?\.(\d{7,9})\s*$")
+
+
+def _nanosecond_literal(node: exp.Expr) -> exp.Expr:
+    if not (isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMP)
+            and isinstance(node.this, exp.Literal) and node.this.is_string):
+        return node
+    match = _FRACTION.match(node.this.this)
+    if match is None or not match.group(2)[6:].strip("0"):
+        return node
+    if not 1678 <= int(match.group(1)) <= 2261:
+        raise SchemaMismatchError(f"timestamp literal {node.this.this!r} has digits below the microsecond outside "
+                                  "1677–2262, which SQL statements evaluate at microseconds; write the value with the "
+                                  "Python API (an Arrow table, or the epoch_seconds/nanos_of_second form)")
+    return exp.Cast(this=node.this.copy(), to=exp.DataType(this=exp.DataType.Type.TIMESTAMP_NS))
 
 
 def with_row_ids(rows: pa.Table, *, part_index: int | None = None, row_id_struct: bool = False) -> pa.Table:
@@ -163,15 +182,42 @@ def _same_values(original: pa.ChunkedArray, evaluated: pa.ChunkedArray) -> bool:
         return False
 
 
-def exact_columns(result: pa.Table, rows: pa.Table, row_number: str, names: Sequence[str]) -> pa.Table:
-    """``result`` with its columns ``names`` replaced by ``rows``' own values, taken by the row numbers in column
-    ``row_number`` (then dropped): a value DuckDB only passed through comes back bit for bit as it was read."""
+def exact_columns(result: pa.Table, rows: pa.Table, row_number: str, columns: Mapping[str, str]) -> pa.Table:
+    """``result`` with each column ``c`` of ``columns`` replaced by ``rows``' own column ``columns[c]``, taken by the
+    row numbers in column ``row_number`` (then dropped): a value DuckDB only passed through (a column kept, or set to
+    another column) comes back bit for bit as it was read."""
     picked = result.column(row_number)
-    for name in names:
+    for name, original in columns.items():
         i = result.schema.get_field_index(name)
-        original = rows.column(name).take(picked)
-        result = result.set_column(i, rows.schema.field(name).with_name(name), original)
+        result = result.set_column(i, rows.schema.field(original).with_name(name), rows.column(original).take(picked))
     return result.drop_columns([row_number])
+
+
+def column_reference(value: Any) -> tuple[str | None, str] | None:
+    """(qualifier or None, column) when a :class:`Sql` value is only a column (``SET a = b``, ``SET a = s.b``)."""
+    if not isinstance(value, Sql):
+        return None
+    try:
+        node = hive_expression(value.text, what="value")
+    except SchemaMismatchError:
+        return None
+    if not isinstance(node, exp.Column) or node.args.get("db") is not None or not node.name:
+        return None
+    return (node.table or None), node.name
+
+
+def copied_columns(values: Mapping[str, Any], names: Sequence[str], qualifiers: Sequence[str | None]
+                   ) -> dict[str, str]:
+    """``{column: source column}`` for the values that only copy a column of ``names`` (case-insensitively)
+    qualified by one of ``qualifiers`` (None: unqualified)."""
+    lowered = {n.lower(): n for n in names}
+    allowed = {q.lower() if q else None for q in qualifiers}
+    out = {}
+    for column, value in values.items():
+        ref = column_reference(value)
+        if ref is not None and (ref[0].lower() if ref[0] else None) in allowed and ref[1].lower() in lowered:
+            out[column] = lowered[ref[1].lower()]
+    return out
 
 
 def quote(name: str) -> str:
@@ -267,9 +313,12 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                 continue
             sql = {c: value_sql(v, what=f"{what}: SET {c}") for c, v in values.items()}
             columns = ", ".join(f"{sql[c]} AS {quote(c)}" if c in sql else f"{t}.{quote(c)}" for c in full.names)
-            chosen = ev.query(f"SELECT {ids}, {t}.{_TARGET_ROW}, {columns} {picked}", what=what)
-            changes.updates.append((index, exact_columns(chosen, target, _TARGET_ROW.strip('"'),
-                                                         [c for c in full.names if c not in sql])))
+            chosen = ev.query(f"SELECT {ids}, {t}.{_TARGET_ROW}, {s}.{_SOURCE_ROW}, {columns} {picked}", what=what)
+            kept = {c: c for c in full.names if c not in sql}
+            kept.update(copied_columns(values, target.column_names, [target_alias]))
+            from_source = copied_columns(values, source.column_names, [source_alias])
+            chosen = exact_columns(chosen, source, _SOURCE_ROW.strip('"'), from_source)
+            changes.updates.append((index, exact_columns(chosen, target, _TARGET_ROW.strip('"'), kept)))
     if unmatched:
         choose = clause_chooser(unmatched, condition)
         anti = (f"FROM {s_name} AS {s} LEFT JOIN {t_name} AS {t} ON ({on_sql}) "  # not NOT EXISTS: no inner scope
@@ -287,9 +336,9 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                          value_sql(v, what=f"{what}: INSERT {c}") for c, v in zip(full.names, given)]
                 cols = ", ".join(f"{e} AS {quote(c)}" for e, c in zip(exprs, full.names))
                 new = ev.query(f"SELECT {s}.{_SOURCE_ROW}, {cols} {anti}{index}", what=what)
-                copied = [(c, v.name) for c, v in zip(full.names, given) if isinstance(v, SourceColumn)]
-                new = exact_columns(new, source.select([v for _, v in copied]).rename_columns([c for c, _ in copied]),
-                                    _SOURCE_ROW.strip('"'), [c for c, _ in copied])
+                copied = {c: v.name for c, v in zip(full.names, given) if isinstance(v, SourceColumn)}
+                copied.update(copied_columns(dict(zip(full.names, given)), source.column_names, [source_alias]))
+                new = exact_columns(new, source, _SOURCE_ROW.strip('"'), copied)
             changes.inserts.append((index, conform(new, full, what=f"table {table}: MERGE insert")))
     return changes
 

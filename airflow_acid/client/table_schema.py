@@ -226,6 +226,13 @@ def _from_python(data: Any, schema: pa.Schema, by_lower: Mapping[str, pa.Field],
     raise SchemaMismatchError(f"table {table}: rows must all be dicts or all be tuples")
 
 
+def python_column(field: pa.Field, values: list, table: str) -> pa.Array:
+    """Python values (rows' cells, literals) as a column of ``field``: timestamps in their narrowest exact form
+    (``datetime``, pandas timestamps, or dicts of the wide form's fields), dicts as maps where the type says map,
+    char/varchar as Hive stores them; a :class:`SchemaMismatchError` names the first value that does not fit."""
+    return conform_column(_column(field, values, table), field)
+
+
 def _column(field: pa.Field, values: list, table: str) -> pa.Array:
     try:
         return pa.array(values, type=field.type)

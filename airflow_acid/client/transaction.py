@@ -49,6 +49,7 @@ from airflow_acid.client.sql_eval import (
     Evaluator,
     Sql,
     conform,
+    copied_columns,
     empty_target,
     evaluate_merge,
     exact_columns,
@@ -373,9 +374,8 @@ class Transaction:
             raise SchemaMismatchError(f"{what}: with SQL values the condition must be SQL text too, not "
                                       f"{type(where).__name__}")
         full = self._io.full_schema(info)
-        values = {} if assignments is None else {
-            name: value_sql(v, what=f"{what}: SET {name}")
-            for name, v in self._check_assignments(info, assignments, what=op_name.upper()).items()}
+        checked = {} if assignments is None else self._check_assignments(info, assignments, what=op_name.upper())
+        values = {name: value_sql(v, what=f"{what}: SET {name}") for name, v in checked.items()}
         where_sql = to_duckdb(hive_expression(where, what=f"{what}: WHERE")) if where else "TRUE"
         row_id = mentions_row_id(where or "") or any(isinstance(v, Sql) and mentions_row_id(v.text)
                                                      for v in (assignments or {}).values())
@@ -393,7 +393,9 @@ class Transaction:
                                   what=what)
                 if assignments is None:
                     return key_columns(chosen), None
-                kept = exact_columns(chosen, rows, _ROW_NUMBER.strip('"'), [c for c in full.names if c not in values])
+                copied = {c: c for c in full.names if c not in values}
+                copied.update(copied_columns(checked, full.names, [None, info.name]))
+                kept = exact_columns(chosen, rows, _ROW_NUMBER.strip('"'), copied)
                 return key_columns(chosen), conform(kept.select(full.names), full, what=what)
 
             return self._modify_rows(info, op_name, change)
