@@ -41,6 +41,7 @@ from airflow_acid.acid.writeids import (
     ValidWriteIdList,
 )
 from airflow_acid.compactor.errors import CleanerError, describe_error
+from airflow_acid.compactor.undo import OutputRemoval, protected_txns, remove_output
 from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.cleaning import AbortCleanupCandidate
@@ -127,6 +128,8 @@ class CleanerReport:
     """Why the cycle did nothing (on a Hive metastore: Hive's own Cleaner holds its AUX_TABLE mutex)."""
     staging_removed: list[str] = field(default_factory=list)
     """Stale Spark staging directories removed (their write died before its commit or abort)."""
+    undone: list[OutputRemoval] = field(default_factory=list)
+    """Output of undone compactions removed (or still waiting for readers that may have selected it)."""
 
     @property
     def deletions(self) -> list[Deletion]:
@@ -165,6 +168,7 @@ class Cleaner:
 
     def _cycle(self, dry_run: bool) -> CleanerReport:
         report = CleanerReport(dry_run)
+        report.undone = self.remove_undone(dry_run)
         ready = self._ready()
         for info in ready:
             entry = self._clean_row(info, dry_run)
@@ -179,6 +183,17 @@ class Cleaner:
             report.staging_removed = self._drop_stale_staging()
         self._table_roots.clear()
         return report
+
+    def remove_undone(self, dry_run: bool = False) -> list[OutputRemoval]:
+        """Delete the output of undone compactions that no open transaction may still be reading
+        (docs/operations.md#undoing-a-compaction)."""
+        results = []
+        for undone in self.metastore.undo.pending():
+            try:
+                results.append(remove_output(self.metastore, undone, dry_run=dry_run, filesystem=self.filesystem))
+            except Exception as exc:  # noqa: BLE001 - the output stays invisible; the next cycle tries again
+                log.warning("removing the output of undone compaction %s failed: %s", undone.id, describe_error(exc))
+        return results
 
     def _drop_stale_staging(self) -> list[str]:
         """Remove ``.hive-staging_acid_<txn>`` directories (a Spark write that died before its commit or abort) at
@@ -252,8 +267,8 @@ class Cleaner:
         old files a MIN_HISTORY_LEVEL reader still needs is picked up, cleaned incompletely and retried every
         cycle; gating on the same watermark keeps such rows 'waiting' (with their blockers named) instead.
         """
-        retention_ms = int(self.conf.cleaner_retention_time_s * 1000) if self.conf.delayed_cleanup_enabled else 0
-        return self.metastore.cleaning.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
+        return self.metastore.cleaning.ready_to_clean(self.metastore.snapshots.cleaner_watermark(),
+                                                      self.conf.cleaner_retention_ms)
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
         entity = info.full_partition_name
@@ -326,7 +341,7 @@ class Cleaner:
                 # (so to every open reader): below it everything the cleaning snapshot calls obsolete may go.
                 write_ids = _capped(reader, None)
                 state = _acid_state(storage, files, write_ids, txns)
-            entry.deletions = planned_deletions(storage, state, txns)
+            entry.deletions = _unprotected(planned_deletions(storage, state, txns), protected_txns(ms))
             entry.aborted_write_ids = state.aborted_write_ids
             if dry_run:
                 entry.status = CleanerStatus.WOULD_CLEAN
@@ -436,7 +451,8 @@ class Cleaner:
                 storage = storage_for(location, self.filesystem)
                 files = storage.list_files()
                 state = _acid_state(storage, files, write_ids, txns)
-                entry.deletions = [d for d in planned_deletions(storage, state, txns) if d.path in state.aborted]
+                entry.deletions = _unprotected([d for d in planned_deletions(storage, state, txns)
+                                                if d.path in state.aborted], protected_txns(self.metastore))
                 entry.aborted_write_ids = state.aborted_write_ids
                 if dry_run:
                     entry.status = CleanerStatus.WOULD_CLEAN
@@ -531,6 +547,11 @@ def _aborted_reason(path: str, state: AcidState, txns: ValidTxnList | None) -> s
     if isinstance(parsed, names.DeltaDir):
         return f"aborted: every write id {parsed.min_write_id}-{parsed.max_write_id} was aborted"
     return "aborted: written by an aborted transaction"
+
+
+def _unprotected(deletions: list[Deletion], protected: set[int]) -> list[Deletion]:
+    """``deletions`` without the output of undone compactions that a reader may still be reading."""
+    return [d for d in deletions if _visibility(d.path) not in protected] if protected else deletions
 
 
 def _visibility(path: str) -> int:
