@@ -33,9 +33,9 @@ def default_url(home: str | os.PathLike[str] | None = None) -> str:
 class Metastore:
     """``Metastore(url_or_db, conf)``: ``.txns``, ``.snapshots``, ``.housekeeping``, ``.locks``, ``.compactions``
     (the queue and its history), ``.catalog``, ``.initiator`` (candidates, decisions, leases, the queue as the
-    Initiator sees it), ``.cleaning`` (the Cleaner's side), ``.runs`` (run figures) and ``.undo`` (undoing a compaction) over one
-    :class:`Database`. ``url_or_db`` None means the embedded SQLite file of :func:`default_url`. Every SQL
-    statement on the metastore's tables is behind one of these services."""
+    Initiator sees it), ``.cleaning`` (the Cleaner's side), ``.runs`` (run figures) and ``.undo`` (undoing a
+    compaction) over one :class:`Database`. ``url_or_db`` None means the embedded SQLite file of
+    :func:`default_url`. Every SQL statement on the metastore's tables is behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
                  home: str | os.PathLike[str] | None = None, flavour: Flavour | str | None = None) -> None:

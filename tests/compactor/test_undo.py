@@ -181,7 +181,7 @@ def test_undo_is_refused_when_it_would_lose_data_or_is_too_late(uwh):
 
 
 def test_rebalance_undo_is_refused_once_a_later_write_deletes(uwh):
-    wh, ms = uwh, uwh.metastore
+    wh = uwh
     new_table(wh)
     history(wh)
     model = rows(wh)
