@@ -145,6 +145,7 @@ class Cleaner:
         self.conf = conf or metastore.conf
         self.filesystem = filesystem
         self._table_roots: set[str] = set()  # table locations this cycle looked at (stale Spark staging)
+        self._protected: set[int] | None = None  # this cycle's undone compactor txns whose output is still read
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -169,6 +170,7 @@ class Cleaner:
     def _cycle(self, dry_run: bool) -> CleanerReport:
         report = CleanerReport(dry_run)
         report.undone = self.remove_undone(dry_run)
+        self._protected = protected_txns(self.metastore)
         ready = self._ready()
         for info in ready:
             entry = self._clean_row(info, dry_run)
@@ -182,6 +184,7 @@ class Cleaner:
         if not dry_run:
             report.staging_removed = self._drop_stale_staging()
         self._table_roots.clear()
+        self._protected = None
         return report
 
     def remove_undone(self, dry_run: bool = False) -> list[OutputRemoval]:
@@ -194,6 +197,10 @@ class Cleaner:
             except Exception as exc:  # noqa: BLE001 - the output stays invisible; the next cycle tries again
                 log.warning("removing the output of undone compaction %s failed: %s", undone.id, describe_error(exc))
         return results
+
+    def _protected_txns(self) -> set[int]:
+        """Undone compactor txns whose output a reader may still be reading (asked once per cycle)."""
+        return self._protected if self._protected is not None else protected_txns(self.metastore)
 
     def _drop_stale_staging(self) -> list[str]:
         """Remove ``.hive-staging_acid_<txn>`` directories (a Spark write that died before its commit or abort) at
@@ -341,7 +348,7 @@ class Cleaner:
                 # (so to every open reader): below it everything the cleaning snapshot calls obsolete may go.
                 write_ids = _capped(reader, None)
                 state = _acid_state(storage, files, write_ids, txns)
-            entry.deletions = _unprotected(planned_deletions(storage, state, txns), protected_txns(ms))
+            entry.deletions = _unprotected(planned_deletions(storage, state, txns), self._protected_txns())
             entry.aborted_write_ids = state.aborted_write_ids
             if dry_run:
                 entry.status = CleanerStatus.WOULD_CLEAN
@@ -452,7 +459,7 @@ class Cleaner:
                 files = storage.list_files()
                 state = _acid_state(storage, files, write_ids, txns)
                 entry.deletions = _unprotected([d for d in planned_deletions(storage, state, txns)
-                                                if d.path in state.aborted], protected_txns(self.metastore))
+                                                if d.path in state.aborted], self._protected_txns())
                 entry.aborted_write_ids = state.aborted_write_ids
                 if dry_run:
                     entry.status = CleanerStatus.WOULD_CLEAN
