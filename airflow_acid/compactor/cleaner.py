@@ -15,6 +15,9 @@ compaction once an entity has more than hive.compactor.abortedtxn.threshold abor
 hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them. A failed attempt leaves an
 ABORT_TXN_CLEANUP ('c') row in COMPACTION_QUEUE (SHOW COMPACTIONS) whose doubling retry delay holds the entity back;
 a successful cleanup, or a cleaned compaction of the entity, removes it (HIVE-27020).
+
+Each cycle first deletes the output of undone compactions that no open transaction may still be reading
+(docs/operations.md#undoing-a-compaction); until then neither step above deletes it.
 """
 
 from __future__ import annotations
