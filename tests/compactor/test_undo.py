@@ -214,3 +214,32 @@ def test_rebalance_undo_is_refused_once_a_later_write_deletes(uwh):
     finally:
         reader.__exit__(None, None, None)
     assert rows(wh) == sorted(model + [(701, "w")])
+
+
+def test_cleaning_an_earlier_compaction_leaves_undone_output_that_a_reader_still_reads(uwh):
+    """The earlier compaction's cleaning snapshot sees C aborted, so its ``_vC`` output looks like aborted output to
+    delete; while a reader that selected it is open the Cleaner leaves it alone."""
+    wh, ms = uwh, uwh.metastore
+    info = new_table(wh)
+    history(wh)
+    earlier = _compact(wh, "minor")
+    for i in (800, 801):
+        with wh.transaction() as t:
+            t.insert("db.t", [{"id": i, "name": "late"}])
+    model = rows(wh)
+    undone = _compact(wh, "major")
+    c = ms.compactions.get(undone).txn_id
+    output = _output(info.location, c)
+    with wh.read_snapshot(info) as reader:
+        assert undo_compaction(wh, undone, user="ops").waiting_for == [reader.txn_id]
+        _age(wh, earlier, HOUR_MS + 1000)
+        report = Cleaner(ms).run_cycle()
+        assert [e.compaction_id for e in report.entries] == [earlier]
+        assert not any(d.path in output for e in report.entries for d in e.deletions)
+        assert _output(info.location, c) == output
+        read_again = wh.io.read_partition(reader.info, reader.targets[0], reader.write_ids, reader.txns)
+        assert sorted(tuple(r.values()) for r in read_again.to_pylist()) == model
+        assert rows(wh) == model
+    report = Cleaner(ms).run_cycle()
+    assert [(u.compaction_id, u.status) for u in report.undone] == [(undone, RemovalStatus.REMOVED)]
+    assert _output(info.location, c) == [] and rows(wh) == model
