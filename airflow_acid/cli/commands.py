@@ -1,5 +1,6 @@
 """The ``airflow-acid`` command line: metastore set-up, the demo, Hive's ACID statements (``sql``), table health,
-"why (not) compacted", and the Cleaner. Every reporting command prints rich tables, or JSON with ``--json``.
+"why (not) compacted", the Cleaner and undoing a compaction. Every reporting command prints rich tables, or JSON
+with ``--json``.
 
 Exit codes: 0 done, 1 the metastore or warehouse refused (unknown table, bad partition spec, invalid property,
 unknown id, a compaction that failed while waiting), 2 a statement that is malformed or not supported.
@@ -523,6 +524,9 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
         _say(f"Cleaner {report.skipped}", "yellow")
         return
     entries = report.entries + report.abort_cleanups + report.waiting
+    if report.undone:
+        _show(_table("output of undone compactions", ["compaction", "table/partition", "status", "message"],
+                     [[u.compaction_id, u.entity, u.status, u.message] for u in report.undone]))
     if not entries:
         _say("nothing to clean: no compaction is ready for cleaning and no aborted writes are due", "dim")
         return
@@ -614,3 +618,36 @@ def create_extra_tables(metastore_url: str) -> None:
     with _metastore(metastore_url, flavour="hive") as ms:
         created = ms.create_extra_tables()
     _say(f"created {', '.join(created)} in {ms.url}" if created else f"already present: every extra table in {ms.url}")
+
+
+@main.group()
+def compaction() -> None:
+    """Act on one compaction of the queue."""
+
+
+@compaction.command("undo")
+@click.argument("compaction_id", type=int, metavar="ID")
+@warehouse_options
+@_handles_errors
+def undo(compaction_id: int, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
+         flavour: str = "auto") -> None:
+    """Undo compaction ID while it is inside its delayed-cleanup window ([acid] cleaner_retention): readers see
+    the files it replaced again and its output is deleted. Refused (exit code 1, with the reason) when the window
+    passed, the Cleaner started, a later compaction built on it, or it is a REBALANCE whose new row ids later
+    deletes or updates may name."""
+    import getpass
+
+    from airflow_acid.services import undo_compaction
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        result = undo_compaction(wh, compaction_id, user=f"cli:{getpass.getuser()}")
+    if as_json:
+        _echo_json(result.to_dict())
+        if not result.undone:
+            raise click.exceptions.Exit(1)
+        return
+    if not result.undone:
+        raise _Failure(f"undo refused: {result.message}")
+    _say(result.message, "green")
+    for path in result.removed:
+        _say(f"deleted {path}", "dim")

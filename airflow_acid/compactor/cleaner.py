@@ -15,6 +15,9 @@ compaction once an entity has more than hive.compactor.abortedtxn.threshold abor
 hive.compactor.aborted.txn.time.threshold; their TXN_COMPONENTS rows go with them. A failed attempt leaves an
 ABORT_TXN_CLEANUP ('c') row in COMPACTION_QUEUE (SHOW COMPACTIONS) whose doubling retry delay holds the entity back;
 a successful cleanup, or a cleaned compaction of the entity, removes it (HIVE-27020).
+
+Each cycle first deletes the output of undone compactions that no open transaction may still be reading
+(docs/operations.md#undoing-a-compaction); until then neither step above deletes it.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from airflow_acid.acid.writeids import (
     ValidWriteIdList,
 )
 from airflow_acid.compactor.errors import CleanerError, describe_error
+from airflow_acid.compactor.undo import OutputRemoval, protected_txns, remove_output
 from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.cleaning import AbortCleanupCandidate
@@ -127,6 +131,8 @@ class CleanerReport:
     """Why the cycle did nothing (on a Hive metastore: Hive's own Cleaner holds its AUX_TABLE mutex)."""
     staging_removed: list[str] = field(default_factory=list)
     """Stale Spark staging directories removed (their write died before its commit or abort)."""
+    undone: list[OutputRemoval] = field(default_factory=list)
+    """Output of undone compactions removed (or still waiting for readers that may have selected it)."""
 
     @property
     def deletions(self) -> list[Deletion]:
@@ -142,6 +148,7 @@ class Cleaner:
         self.conf = conf or metastore.conf
         self.filesystem = filesystem
         self._table_roots: set[str] = set()  # table locations this cycle looked at (stale Spark staging)
+        self._protected: set[int] | None = None  # this cycle's undone compactor txns whose output is still read
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -165,6 +172,8 @@ class Cleaner:
 
     def _cycle(self, dry_run: bool) -> CleanerReport:
         report = CleanerReport(dry_run)
+        report.undone = self.remove_undone(dry_run)
+        self._protected = protected_txns(self.metastore)
         ready = self._ready()
         for info in ready:
             entry = self._clean_row(info, dry_run)
@@ -178,7 +187,23 @@ class Cleaner:
         if not dry_run:
             report.staging_removed = self._drop_stale_staging()
         self._table_roots.clear()
+        self._protected = None
         return report
+
+    def remove_undone(self, dry_run: bool = False) -> list[OutputRemoval]:
+        """Delete the output of undone compactions that no open transaction may still be reading
+        (docs/operations.md#undoing-a-compaction)."""
+        results = []
+        for undone in self.metastore.undo.pending():
+            try:
+                results.append(remove_output(self.metastore, undone, dry_run=dry_run, filesystem=self.filesystem))
+            except Exception as exc:  # noqa: BLE001 - the output stays invisible; the next cycle tries again
+                log.warning("removing the output of undone compaction %s failed: %s", undone.id, describe_error(exc))
+        return results
+
+    def _protected_txns(self) -> set[int]:
+        """Undone compactor txns whose output a reader may still be reading (asked once per cycle)."""
+        return self._protected if self._protected is not None else protected_txns(self.metastore)
 
     def _drop_stale_staging(self) -> list[str]:
         """Remove ``.hive-staging_acid_<txn>`` directories (a Spark write that died before its commit or abort) at
@@ -252,8 +277,8 @@ class Cleaner:
         old files a MIN_HISTORY_LEVEL reader still needs is picked up, cleaned incompletely and retried every
         cycle; gating on the same watermark keeps such rows 'waiting' (with their blockers named) instead.
         """
-        retention_ms = int(self.conf.cleaner_retention_time_s * 1000) if self.conf.delayed_cleanup_enabled else 0
-        return self.metastore.cleaning.ready_to_clean(self.metastore.snapshots.cleaner_watermark(), retention_ms)
+        return self.metastore.cleaning.ready_to_clean(self.metastore.snapshots.cleaner_watermark(),
+                                                      self.conf.cleaner_retention_ms)
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
         entity = info.full_partition_name
@@ -326,7 +351,7 @@ class Cleaner:
                 # (so to every open reader): below it everything the cleaning snapshot calls obsolete may go.
                 write_ids = _capped(reader, None)
                 state = _acid_state(storage, files, write_ids, txns)
-            entry.deletions = planned_deletions(storage, state, txns)
+            entry.deletions = _unprotected(planned_deletions(storage, state, txns), self._protected_txns())
             entry.aborted_write_ids = state.aborted_write_ids
             if dry_run:
                 entry.status = CleanerStatus.WOULD_CLEAN
@@ -436,7 +461,8 @@ class Cleaner:
                 storage = storage_for(location, self.filesystem)
                 files = storage.list_files()
                 state = _acid_state(storage, files, write_ids, txns)
-                entry.deletions = [d for d in planned_deletions(storage, state, txns) if d.path in state.aborted]
+                entry.deletions = _unprotected([d for d in planned_deletions(storage, state, txns)
+                                                if d.path in state.aborted], self._protected_txns())
                 entry.aborted_write_ids = state.aborted_write_ids
                 if dry_run:
                     entry.status = CleanerStatus.WOULD_CLEAN
@@ -531,6 +557,11 @@ def _aborted_reason(path: str, state: AcidState, txns: ValidTxnList | None) -> s
     if isinstance(parsed, names.DeltaDir):
         return f"aborted: every write id {parsed.min_write_id}-{parsed.max_write_id} was aborted"
     return "aborted: written by an aborted transaction"
+
+
+def _unprotected(deletions: list[Deletion], protected: set[int]) -> list[Deletion]:
+    """``deletions`` without the output of undone compactions that a reader may still be reading."""
+    return [d for d in deletions if _visibility(d.path) not in protected] if protected else deletions
 
 
 def _visibility(path: str) -> int:

@@ -6,6 +6,8 @@ The CLI, the console and the DAGs build the same :class:`AcidConfig` from the sa
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +20,8 @@ from airflow_acid.config.hive import settings_from_mapping
 from airflow_acid.config.options import ACID_SECTION, DAG_OPTION_NAMES, DEFAULT_POOL
 from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
 from airflow_acid.metastore.errors import InvalidSettingError
+
+log = logging.getLogger(__name__)
 
 _TRUE = ("true", "t", "yes", "on", "1")
 _FALSE = ("false", "f", "no", "off", "0", "")
@@ -55,7 +59,8 @@ class AcidConfig:
         def given(option: str) -> str:
             return text.get(option, "").strip()
 
-        settings = settings_from_mapping(text, source=source, other_options=DAG_OPTION_NAMES)
+        settings = _with_cleaner_retention(settings_from_mapping(text, source=source, other_options=DAG_OPTION_NAMES),
+                                           given("cleaner_retention"), source)
         budgets = budgets_from_mapping(text, source=source)
         try:
             storage_options = StorageOptions.from_json(given("storage_options"))
@@ -119,3 +124,20 @@ def _alert_limits(given: Callable[[str], str], source: str) -> BacklogLimits:
 
     return BacklogLimits(count("alert_max_backlog"), seconds("alert_max_ready_for_cleaning_age"),
                          seconds("alert_max_initiated_age"))
+
+
+def _with_cleaner_retention(settings: MetastoreConf, raw: str, source: str) -> MetastoreConf:
+    """``cleaner_retention`` (seconds, or with a unit: ``1h``): delayed cleanup with that retention (0: off). It is
+    airflow-acid's name for hive.compactor.delayed.cleanup.enabled + hive.compactor.cleaner.retention.time.seconds
+    and wins over them when both are given."""
+    if not raw:
+        return settings
+    seconds = parse_duration_s(f"{source} cleaner_retention", raw)
+    if seconds < 0:
+        raise InvalidSettingError(f"{source} cleaner_retention={raw!r} must not be negative (0 turns it off)")
+    wanted = dataclasses.replace(settings, delayed_cleanup_enabled=seconds > 0,
+                                 cleaner_retention_time_s=seconds if seconds > 0 else settings.cleaner_retention_time_s)
+    if settings.delayed_cleanup_enabled and settings.cleaner_retention_ms != wanted.cleaner_retention_ms:
+        log.warning("%s cleaner_retention=%s overrides hive.compactor.delayed.cleanup.enabled / "
+                    "hive.compactor.cleaner.retention.time.seconds=%gs", source, raw, settings.cleaner_retention_time_s)
+    return wanted

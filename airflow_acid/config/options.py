@@ -181,6 +181,12 @@ DAG_OPTIONS: tuple[Option, ...] = (
     Option('compaction_aging', 'string', '1h', '30m',
            "A waiting compaction's priority doubles for every such period it waited (s, m, h, d), so no table "
            'starves behind cheaper ones.'),
+    Option('cleaner_retention', 'string', '', '1h',
+           'When set (seconds, or with a unit: 1h), the Cleaner keeps the directories a compaction made obsolete '
+           'this long after the compaction committed, and the compaction can be undone in that window '
+           '(airflow-acid compaction undo). The same as hive.compactor.delayed.cleanup.enabled=true with '
+           'hive.compactor.cleaner.retention.time.seconds (either name works; this one wins when both are given); '
+           '0 turns delayed cleanup off.'),
     Option('storage_options', 'string', '', '{"endpoint_url": "http://minio:9000", "region": "us-east-1"}',
            'Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, profile, or'
            " any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They apply to Airflow's "

@@ -159,6 +159,12 @@ class MetastoreConf:
         "txn_to_writeid_error": "metastore.compactor.txn.to.writeid.record.threshold.error",
     }
 
+    @property
+    def cleaner_retention_ms(self) -> int:
+        """How long after its commit a compaction's obsolete directories stay (delayed cleanup; 0 when off): the
+        Cleaner waits this long, and it is the window in which the compaction can be undone."""
+        return int(self.cleaner_retention_time_s * 1000) if self.delayed_cleanup_enabled else 0
+
     @classmethod
     def key_of(cls, field_name: str) -> str:
         """The Hive key of a field."""

@@ -82,3 +82,7 @@ class NoSuchLockError(NoSuchObjectError):
 class InvalidSettingError(InvalidInputError):
     """A setting (an ``[acid]`` option, an environment variable) has a value airflow-acid cannot use; the message
     names the key and the value."""
+
+
+class UndoRefusedError(MetastoreError):
+    """A compaction cannot be undone (too late, built upon, or its undo would lose data); the message says why."""

@@ -17,6 +17,7 @@ from airflow_acid.metastore.locks import LockManager
 from airflow_acid.metastore.runs import RunHistory
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
+from airflow_acid.metastore.undo import UndoStore
 
 METASTORE_FILE = "metastore.db"
 HOME_ENV = "AIRFLOW_ACID_HOME"
@@ -32,9 +33,9 @@ def default_url(home: str | os.PathLike[str] | None = None) -> str:
 class Metastore:
     """``Metastore(url_or_db, conf)``: ``.txns``, ``.snapshots``, ``.housekeeping``, ``.locks``, ``.compactions``
     (the queue and its history), ``.catalog``, ``.initiator`` (candidates, decisions, leases, the queue as the
-    Initiator sees it), ``.cleaning`` (the Cleaner's side) and ``.runs`` (run figures) over one
-    :class:`Database`. ``url_or_db`` None means the embedded SQLite file of :func:`default_url`. Every SQL
-    statement on the metastore's tables is behind one of these services."""
+    Initiator sees it), ``.cleaning`` (the Cleaner's side), ``.runs`` (run figures) and ``.undo`` (undoing a
+    compaction) over one :class:`Database`. ``url_or_db`` None means the embedded SQLite file of
+    :func:`default_url`. Every SQL statement on the metastore's tables is behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
                  home: str | os.PathLike[str] | None = None, flavour: Flavour | str | None = None) -> None:
@@ -57,6 +58,7 @@ class Metastore:
         self.initiator = InitiatorStore(self.db, self.conf)
         self.cleaning = CleaningStore(self.db, self.conf)
         self.runs = RunHistory(self.db, self.conf)
+        self.undo = UndoStore(self.db, self.conf)
 
     def with_conf(self, conf: MetastoreConf | None) -> Metastore:
         """The same database seen with other settings (an Initiator, Cleaner or HouseKeeper given its own conf);

@@ -1,6 +1,6 @@
 """Operator-facing services over a warehouse, shared by the CLI and the Airflow UI plugin: table/partition health,
-"why (not) compacted / what blocks cleanup", manual compaction requests, and the threshold checks the Airflow sensors
-and triggers run. Client-API level: no Airflow imports."""
+"why (not) compacted / what blocks cleanup", manual compaction requests and their undo, and the threshold checks
+the Airflow sensors and triggers run. Client-API level: no Airflow imports."""
 
 from airflow_acid.services.compact import (
     RequestedCompaction,
@@ -12,7 +12,9 @@ from airflow_acid.services.errors import CompactionWaitTimeout, TableNotFoundErr
 from airflow_acid.services.explain import Explanation, explain
 from airflow_acid.services.health import LastCompaction, PartitionHealth, table_health, warehouse_health
 from airflow_acid.services.thresholds import CheckResult, ThresholdCheck, ThresholdKind
+from airflow_acid.services.undo import UndoResult, undo_compaction
 
 __all__ = ["CheckResult", "CompactionWaitTimeout", "Explanation", "LastCompaction", "PartitionHealth",
-           "RequestedCompaction", "TableNotFoundError", "ThresholdCheck", "ThresholdKind", "explain",
-           "parse_compaction_type", "request_compaction", "table_health", "wait_for_compactions", "warehouse_health"]
+           "RequestedCompaction", "TableNotFoundError", "ThresholdCheck", "ThresholdKind", "UndoResult", "explain",
+           "parse_compaction_type", "request_compaction", "table_health", "undo_compaction", "wait_for_compactions",
+           "warehouse_health"]

@@ -166,6 +166,8 @@ class CleanerCycle:
             lines.append(f"{'would clean' if dry_run else 'cleaned'} {e.entity}: {e.status}"
                          + (f" ({len(e.deletions)} deletion(s))" if e.deletions else ""))
             lines += [f"  {'would delete' if dry_run else 'deleted'} {d.url} — {d.reason}" for d in e.deletions]
+        lines += [f"undone compaction {u.compaction_id} of {u.entity}: {u.status} — {u.message}"
+                  for u in self.report.undone]
         for e in self.report.waiting:
             lines.append(f"waiting: {e.entity}" + ("; blocked by " + ", ".join(b.describe() for b in e.blockers)
                                                      if e.blockers else f" ({e.message})" if e.message else ""))

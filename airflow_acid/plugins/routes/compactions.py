@@ -1,5 +1,6 @@
-"""The compaction queue and history (SHOW COMPACTIONS with its filters and Hive's 20 columns), and compaction
-requests (ALTER TABLE … COMPACT), queued directly in the metastore by :func:`request_compaction`."""
+"""The compaction queue and history (SHOW COMPACTIONS with its filters and Hive's 20 columns), compaction
+requests (ALTER TABLE … COMPACT), queued directly in the metastore by :func:`request_compaction`, and undoing a
+compaction inside its delayed-cleanup window (:func:`undo_compaction`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import BaseModel, Field
 
@@ -20,7 +21,7 @@ from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
 from airflow_acid.plugins.templating import render
-from airflow_acid.services import request_compaction
+from airflow_acid.services import request_compaction, undo_compaction
 
 STATES = [s.display for s in CompactionState]
 TYPES = [t.display.lower() for t in CompactionType]
@@ -96,6 +97,14 @@ def request_compaction_json(body: CompactionRequestBody, user: GetUserDep, wareh
     results = request_compaction(warehouse, f"{body.database}.{body.table}", (body.partition or "").strip() or None,
                                  body.type, initiator_id=initiator_id(user.get_name()))
     return {"accepted": any(r.compaction_id is not None for r in results), "results": [r.to_dict() for r in results]}
+
+
+@router.post("/api/compactions/{compaction_id}/undo", dependencies=[may_request_compaction, csrf_protected])
+def undo_compaction_json(compaction_id: Annotated[int, Path(ge=1)], user: GetUserDep,
+                         warehouse: WarehouseDep) -> dict[str, Any]:
+    """Undo a 'ready for cleaning' compaction inside its window; ``undone`` is false with the reason when refused
+    (docs/operations.md#undoing-a-compaction). Allowed to the users who may request a compaction."""
+    return undo_compaction(warehouse, compaction_id, user=f"ui:{user.get_name()}").to_dict()
 
 
 @router.get("/compactions", response_class=HTMLResponse)

@@ -1,4 +1,4 @@
-/* The ACID console's few interactions: compaction requests (queued through this app's JSON API, or a run of
+/* The ACID console's few interactions: compaction requests and undos (queued through this app's JSON API, or a run of
    acid_manual_compaction through Airflow's REST API), refreshing the queue afterwards, filter selects that
    submit on change, and the "all columns" switch. Same-origin fetches carry Airflow's session cookie. */
 (function () {
@@ -119,6 +119,28 @@
     fieldset.disabled = true;
     show(box, "", "Sending…");
     via(form, box).catch(function (error) {
+      show(box, "error", "The request failed: " + esc(error.message));
+    }).then(function () { fieldset.disabled = false; });
+  });
+
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches("[data-acid-undo]")) return;
+    event.preventDefault();
+    var box = form.querySelector(".result");
+    var id = parseInt(form.elements.compaction_id.value, 10);
+    if (!(id > 0)) {
+      show(box, "error", "Give the id of the compaction to undo.");
+      return;
+    }
+    var fieldset = form.querySelector("fieldset");
+    fieldset.disabled = true;
+    show(box, "", "Sending…");
+    postJson(root + "/api/compactions/" + id + "/undo", {}).then(function (r) {
+      if (!r.response.ok) return show(box, "error", esc(problem(r.payload, r.response)));
+      show(box, r.payload.undone ? "ok" : "warn", esc(r.payload.message));
+      return refresh();
+    }).catch(function (error) {
       show(box, "error", "The request failed: " + esc(error.message));
     }).then(function () { fieldset.disabled = false; });
   });
