@@ -8,6 +8,7 @@ names it, Hive's ``ROW__ID`` struct ``{writeid, bucketid, rowid}``.
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -35,7 +36,7 @@ from airflow_acid.client.merge_clauses import (
     set_values,
 )
 from airflow_acid.client.predicates import SOURCE_PREFIX, project
-from airflow_acid.client.table_schema import cast_to_column, conform_column
+from airflow_acid.client.table_schema import cast_to_column, conform_column, python_column
 
 ROW_ID_COLUMNS: tuple[str, ...] = ("__acid_writeid", "__acid_bucketid", "__acid_rowid")
 """KEY_FIELDS (originalTransaction, bucket, rowId) of target rows, renamed so they never clash with user columns."""
@@ -76,20 +77,71 @@ def to_duckdb(node: exp.Expr) -> str:
     return node.sql(dialect="duckdb")
 
 
-_FRACTION = re.compile(r"^\s*(-?\d{1,4})-\d{1,2}-\d{1,2}[ T]\d{1,2}:\d{1,2}(?::\d{1,2})?\.(\d{7,9})\s*$")
+_LITERAL = re.compile(r"^\s*(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?\s*$")
+
+
+def exact_timestamp(text: str) -> dict[str, int] | None:
+    """A Hive timestamp literal's text as the wide form's fields (any year, every digit), or None if not one."""
+    match = _LITERAL.match(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction = match.groups()
+    try:
+        days = (dt.date(int(year), int(month), int(day)) - dt.date(1970, 1, 1)).days
+    except ValueError:
+        return None
+    seconds = days * 86_400 + int(hour or 0) * 3600 + int(minute or 0) * 60 + int(second or 0)
+    return {"epoch_seconds": seconds, "nanos_of_second": int((fraction or "0").ljust(9, "0"))}
+
+
+def timestamp_literal(value: Any) -> dict[str, int] | None:
+    """The exact value of a :class:`Sql` value that is only a timestamp literal (``TIMESTAMP '…'``), else None:
+    such values are stored as given rather than through DuckDB (microseconds outside 1677–2262)."""
+    if not isinstance(value, Sql):
+        return None
+    try:
+        node = hive_expression(value.text, what="value")
+    except SchemaMismatchError:
+        return None
+    if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMP) and \
+            isinstance(node.this, exp.Literal) and node.this.is_string:
+        return exact_timestamp(node.this.this)
+    return None
+
+
+def literal_timestamps(values: Mapping[str, Any], schema: pa.Schema) -> dict[str, dict[str, int]]:
+    """``{column: exact value}`` for the timestamp columns of ``values`` set to a timestamp literal."""
+    out = {}
+    for column, value in values.items():
+        exact = timestamp_literal(value)
+        if exact is not None and pa.types.is_timestamp(schema.field(column).type):
+            out[column] = exact
+    return out
+
+
+def with_literals(result: pa.Table, literals: Mapping[str, dict[str, int]], schema: pa.Schema, *,
+                  table: str) -> pa.Table:
+    """``result`` with each column of ``literals`` holding that exact value (the query gave NULL in its place)."""
+    for column, value in literals.items():
+        field = schema.field(column)
+        i = result.schema.get_field_index(column)
+        values = python_column(field, [value] * result.num_rows, table)
+        result = result.set_column(i, field.with_type(values.type), values)
+    return result
 
 
 def _nanosecond_literal(node: exp.Expr) -> exp.Expr:
     if not (isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMP)
             and isinstance(node.this, exp.Literal) and node.this.is_string):
         return node
-    match = _FRACTION.match(node.this.this)
-    if match is None or not match.group(2)[6:].strip("0"):
+    value = exact_timestamp(node.this.this)
+    if value is None or value["nanos_of_second"] % 1000 == 0:
         return node
-    if not 1678 <= int(match.group(1)) <= 2261:
+    nanos = value["epoch_seconds"] * 1_000_000_000 + value["nanos_of_second"]
+    if not -(1 << 63) <= nanos < (1 << 63):
         raise SchemaMismatchError(f"timestamp literal {node.this.this!r} has digits below the microsecond outside "
-                                  "1677–2262, which SQL statements evaluate at microseconds; write the value with the "
-                                  "Python API (an Arrow table, or the epoch_seconds/nanos_of_second form)")
+                                  "1677–2262, which SQL expressions evaluate at microseconds; give it as the whole "
+                                  "value of a SET or INSERT column, or write it with the Python API")
     return exp.Cast(this=node.this.copy(), to=exp.DataType(this=exp.DataType.Type.TIMESTAMP_NS))
 
 
@@ -311,14 +363,16 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                 changes.updates.append((index, pa.table({**{c: rows.column(c) for c in (*ROW_ID_COLUMNS, PART_INDEX)},
                                                          **{c: new.column(c) for c in full.names}})))
                 continue
-            sql = {c: value_sql(v, what=f"{what}: SET {c}") for c, v in values.items()}
+            literals = literal_timestamps(values, full)
+            sql = {c: "NULL" if c in literals else value_sql(v, what=f"{what}: SET {c}") for c, v in values.items()}
             columns = ", ".join(f"{sql[c]} AS {quote(c)}" if c in sql else f"{t}.{quote(c)}" for c in full.names)
             chosen = ev.query(f"SELECT {ids}, {t}.{_TARGET_ROW}, {s}.{_SOURCE_ROW}, {columns} {picked}", what=what)
             kept = {c: c for c in full.names if c not in sql}
             kept.update(copied_columns(values, target.column_names, [target_alias]))
             from_source = copied_columns(values, source.column_names, [source_alias])
             chosen = exact_columns(chosen, source, _SOURCE_ROW.strip('"'), from_source)
-            changes.updates.append((index, exact_columns(chosen, target, _TARGET_ROW.strip('"'), kept)))
+            chosen = exact_columns(chosen, target, _TARGET_ROW.strip('"'), kept)
+            changes.updates.append((index, with_literals(chosen, literals, full, table=table)))
     if unmatched:
         choose = clause_chooser(unmatched, condition)
         anti = (f"FROM {s_name} AS {s} LEFT JOIN {t_name} AS {t} ON ({on_sql}) "  # not NOT EXISTS: no inner scope
@@ -332,13 +386,15 @@ def evaluate_merge(ev: Evaluator, target: pa.Table, source: pa.Table, *, on: str
                 new = project(rows, {c: pc.field(SOURCE_PREFIX + v.name) if isinstance(v, SourceColumn) else v
                                      for c, v in zip(full.names, given)}, full, table=table)
             else:
-                exprs = [f"{s}.{quote(v.name)}" if isinstance(v, SourceColumn) else
+                literals = literal_timestamps(dict(zip(full.names, given)), full)
+                exprs = [f"{s}.{quote(v.name)}" if isinstance(v, SourceColumn) else "NULL" if c in literals else
                          value_sql(v, what=f"{what}: INSERT {c}") for c, v in zip(full.names, given)]
                 cols = ", ".join(f"{e} AS {quote(c)}" for e, c in zip(exprs, full.names))
                 new = ev.query(f"SELECT {s}.{_SOURCE_ROW}, {cols} {anti}{index}", what=what)
                 copied = {c: v.name for c, v in zip(full.names, given) if isinstance(v, SourceColumn)}
                 copied.update(copied_columns(dict(zip(full.names, given)), source.column_names, [source_alias]))
-                new = exact_columns(new, source, _SOURCE_ROW.strip('"'), copied)
+                new = with_literals(exact_columns(new, source, _SOURCE_ROW.strip('"'), copied), literals, full,
+                                    table=table)
             changes.inserts.append((index, conform(new, full, what=f"table {table}: MERGE insert")))
     return changes
 

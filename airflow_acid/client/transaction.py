@@ -55,11 +55,13 @@ from airflow_acid.client.sql_eval import (
     exact_columns,
     hive_expression,
     key_columns,
+    literal_timestamps,
     mentions_row_id,
     numbered,
     quote,
     to_duckdb,
     value_sql,
+    with_literals,
     with_row_ids,
 )
 from airflow_acid.metastore.catalog import TableInfo
@@ -375,7 +377,9 @@ class Transaction:
                                       f"{type(where).__name__}")
         full = self._io.full_schema(info)
         checked = {} if assignments is None else self._check_assignments(info, assignments, what=op_name.upper())
-        values = {name: value_sql(v, what=f"{what}: SET {name}") for name, v in checked.items()}
+        literals = literal_timestamps(checked, full)
+        values = {name: "NULL" if name in literals else value_sql(v, what=f"{what}: SET {name}")
+                  for name, v in checked.items()}
         where_sql = to_duckdb(hive_expression(where, what=f"{what}: WHERE")) if where else "TRUE"
         row_id = mentions_row_id(where or "") or any(isinstance(v, Sql) and mentions_row_id(v.text)
                                                      for v in (assignments or {}).values())
@@ -395,7 +399,8 @@ class Transaction:
                     return key_columns(chosen), None
                 copied = {c: c for c in full.names if c not in values}
                 copied.update(copied_columns(checked, full.names, [None, info.name]))
-                kept = exact_columns(chosen, rows, _ROW_NUMBER.strip('"'), copied)
+                kept = with_literals(exact_columns(chosen, rows, _ROW_NUMBER.strip('"'), copied), literals, full,
+                                     table=info.full_name)
                 return key_columns(chosen), conform(kept.select(full.names), full, what=what)
 
             return self._modify_rows(info, op_name, change)

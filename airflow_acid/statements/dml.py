@@ -156,12 +156,11 @@ class DmlExecutor:
 
     def merge(self, s: Merge) -> Result:
         with self._in_txn("MERGE") as txn, Evaluator() as ev:
-            source_query: exp.Expr = exp.select("*").from_(exp.Table(
-                this=exp.to_identifier(s.source.table),
-                db=exp.to_identifier(s.source.database) if s.source.database else None)) \
-                if isinstance(s.source, TableName) else s.source
-            source = query_rows(txn, ev, source_query, what=f"MERGE into {s.table.qualified}: USING")
-            ev.check_exact(what=f"MERGE into {s.table.qualified}: USING")
+            if isinstance(s.source, TableName):  # a table: its rows as read, every value exact
+                source = txn.read(s.source.qualified)
+            else:
+                source = query_rows(txn, ev, s.source, what=f"MERGE into {s.table.qualified}: USING")
+                ev.check_exact(what=f"MERGE into {s.table.qualified}: USING")
             done = txn.merge(s.table.qualified, source, _hive(s.on), when=list(_clauses(s.clauses)),
                              target_alias=s.target_alias, source_alias=s.source_alias)
         return self._result(s.TITLE, done, txn)
