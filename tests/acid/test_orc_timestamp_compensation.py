@@ -29,7 +29,7 @@ from airflow_acid.acid.orc_timestamp_compensation import (
     epoch_offset,
     pyarrow_compensates_after_shift,
 )
-from tests.spark.test_orc_calendar import _java_reads
+from tests.spark.orc_files import java_reads
 
 SCHEMA = "struct<id:int,t:timestamp,s:struct<t:timestamp>,l:array<timestamp>,m:map<string,timestamp>>"
 NANOS = (0, 1, 999_999, 1_000_000, 351_000_000, 999_999_999)
@@ -297,7 +297,7 @@ def test_java_reader_gives_the_same_values(tmp_path, monkeypatch):
     files[local] = raw_values("America/Los_Angeles")
     write_file(local, "Asia/Kolkata", files[local])  # written in another zone: the stripe then names none
     without_writer_zone(local)
-    lines = _java_reads(list(files), tmp_path)
+    lines = java_reads(list(files), tmp_path)
     compared = 0
     for path in files:
         java = [row for file, keys, row in lines if file == str(path) and keys not in ("calendar", "schema")]

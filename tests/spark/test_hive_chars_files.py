@@ -26,7 +26,7 @@ from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import JobStatus
 from airflow_acid.spark.runners import LocalRunner
 from tests.spark.helpers import compactor_snapshot, plan_one
-from tests.spark.test_orc_calendar import _java_reads
+from tests.spark.orc_files import java_reads
 
 COLUMNS = [("id", "int"), ("v", "varchar(4)"), ("c", "char(3)"), ("st", "struct<w:varchar(2)>")]
 ROW_TYPE = "struct<" + ",".join(f"{n}:{t}" for n, t in COLUMNS) + ">"
@@ -135,7 +135,7 @@ def test_files_hold_the_stored_values(tables):
 @pytest.mark.slow
 def test_java_reader_sees_hive_types_and_the_same_values(tables, tmp_path):
     files = [p for location, _rows in tables.values() for p in _files(location)]
-    lines = _java_reads(files, tmp_path)
+    lines = java_reads(files, tmp_path)
     for path in files:
         mine = [(keys, row) for file, keys, row in lines if file == str(path)]
         (schema,) = [row for keys, row in mine if keys == "schema"]
