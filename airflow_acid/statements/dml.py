@@ -96,7 +96,11 @@ class DmlExecutor:
         with self._in_txn("SELECT") as txn, Evaluator() as ev:
             rows = query_rows(txn, ev, query, what="SELECT")
         columns = [rows.column(i).to_pylist() for i in range(rows.num_columns)]  # names may repeat
-        return Result(s.TITLE, list(rows.column_names), [[_hive_value(v) for v in row] for row in zip(*columns)])
+        notes = [f"column(s) {', '.join(sorted(set(ev.floored)))} hold timestamps outside 1677–2262 with digits "
+                 "below the microsecond: SQL shows them at microseconds; the Python API (Transaction.read) gives "
+                 "every digit"] if ev.floored else []
+        return Result(s.TITLE, list(rows.column_names), [[_hive_value(v) for v in row] for row in zip(*columns)],
+                      messages=notes)
 
     def insert(self, s: Insert) -> Result:
         what = f"INSERT into {s.table.qualified}"

@@ -123,3 +123,17 @@ def test_sql_statements_refuse_to_store_digits_they_cannot_carry(warehouse):
         txn.delete("src", "id = 1")
     run_statement(warehouse, "INSERT INTO dst SELECT * FROM src")  # microseconds hold these exactly
     assert exact(warehouse.read("dst")) == {2: (YEAR_ONE, 0)}
+
+
+def test_select_says_when_it_shows_timestamps_at_microseconds(warehouse):
+    from airflow_acid.statements import StatementExecutor, parse_statement
+
+    warehouse.create_table("sel", [("id", "int"), ("t", "timestamp")])
+    with warehouse.transaction() as txn:
+        txn.insert("sel", [(1, ts(YEAR_9999, 999_999_999))])
+    result = StatementExecutor(warehouse).run(parse_statement("SELECT t FROM sel"))
+    assert str(result.rows[0][0]).startswith("9999-12-31 23:59:59.999999")
+    assert result.messages and "column(s) t hold timestamps outside 1677–2262" in result.messages[0]
+    with warehouse.transaction() as txn:
+        txn.update("sel", {"t": ts(0, 1)})
+    assert StatementExecutor(warehouse).run(parse_statement("SELECT t FROM sel")).messages == []
