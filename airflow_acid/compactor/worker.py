@@ -33,7 +33,7 @@ from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.compactor.planner import NothingToCompact, compose_for_directory, max_num_delta_for, row_schema_of
 from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, parse_order_by
 from airflow_acid.job.result import CompactionResult, JobStatus
-from airflow_acid.job.runner import Runner, bind_filesystem, spark_conf_of
+from airflow_acid.job.runner import ResumableRunner, Runner, bind_filesystem, spark_conf_of
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
@@ -104,7 +104,7 @@ class Worker:
 
     def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, runner: Runner,
                  host: str | None = None, worker_id: str | None = None,
-                 filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+                 filesystem: fsspec.AbstractFileSystem | None = None, reattach: bool = False) -> None:
         self.metastore = metastore
         self.conf = conf or metastore.conf
         self.runner = bind_filesystem(runner, filesystem)
@@ -115,6 +115,8 @@ class Worker:
         self._live: set[int] = set()
         self._live_lock = threading.Lock()
         self._heartbeater: Heartbeater | None = None
+        self.reattach = reattach
+        """claim_and_compact takes over rows left 'working' by a worker that died (compactor.resume)."""
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -137,15 +139,27 @@ class Worker:
         run by another worker, aborted or done)."""
         claimed: list[int] = []
         not_claimed: dict[int, str] = {}
+        orphans: list[int] = []
         for cq_id in dict.fromkeys(int(i) for i in cq_ids):
             info = self.metastore.compactions.claim(cq_id, self.worker_id, worker_version=__version__)
             if info is None:
                 not_claimed[cq_id] = self._state_of(cq_id)
+                if self.reattach and not_claimed[cq_id] == f"'{CompactionState.WORKING.display}'":
+                    orphans.append(cq_id)
                 log.info("compaction %s is %s: not claimed by this worker", cq_id, not_claimed[cq_id])
                 continue
             log.info("claimed compaction %s: %s %s", cq_id, info.type.display, info.full_partition_name)
             claimed.append(cq_id)
-        return (self.compact_batch(claimed) if claimed else []), not_claimed
+        outcomes = self.compact_batch(claimed) if claimed else []
+        if orphans:
+            from airflow_acid.compactor.resume import resume_rows
+
+            resumed, why = resume_rows(self, orphans)
+            outcomes += resumed
+            for o in resumed:
+                not_claimed.pop(o.compaction_id, None)
+            not_claimed.update(why)
+        return outcomes, not_claimed
 
     def _state_of(self, cq_id: int) -> str:
         try:
@@ -311,7 +325,11 @@ class Worker:
                 if len(jobs) > 1:
                     self.metastore.compactions.set_job_id(j.info.id, name)
             log.info("running %s (%d compaction(s))", name, len(jobs))
-            result = self.runner.run(plan, job_name=name, spark_conf=spark_conf)
+            if isinstance(self.runner, ResumableRunner):  # its application id goes on the rows (CQ_HADOOP_JOB_ID)
+                result = self.runner.run_tracked(plan, job_name=name, spark_conf=spark_conf,
+                                                 on_application=lambda app_id: self._record_application(jobs, app_id))
+            else:
+                result = self.runner.run(plan, job_name=name, spark_conf=spark_conf)
         except Exception as exc:  # noqa: BLE001 - the job as a whole failed
             for j in jobs:
                 self._fail(j, f"compaction job {name} failed: {describe_error(exc)}")
@@ -322,6 +340,12 @@ class Worker:
                 self._finish(j, by_id.get(str(j.info.id)))
             except Exception as exc:  # noqa: BLE001
                 self._fail(j, describe_error(exc))
+
+    def _record_application(self, jobs: list[_Job], application_id: str) -> None:
+        """The job's Spark application started: its id goes on every row it runs (CQ_HADOOP_JOB_ID)."""
+        log.info("Spark application %s runs compaction(s) %s", application_id, [j.info.id for j in jobs])
+        for j in jobs:
+            self.metastore.compactions.set_job_id(j.info.id, application_id)
 
     def _finish(self, job: _Job, result: CompactionResult | None) -> None:
         if result is None:

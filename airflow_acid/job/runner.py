@@ -6,7 +6,7 @@ inside.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from airflow_acid.errors import AcidInputError
@@ -31,6 +31,30 @@ class Runner(Protocol):
     """
 
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
+        ...
+
+
+def job_key(compaction: Compaction) -> str:
+    """The key of one compaction attempt, ``cq<row id>-txn<C>``: unique (C is never reused) and known to whoever
+    later finds the row 'working' (CQ_ID, CQ_TXN_ID), so a retried task can find the job the attempt started."""
+    return f"cq{compaction.id}-txn{compaction.compactor_txn_id}"
+
+
+@runtime_checkable
+class ResumableRunner(Runner, Protocol):
+    """A runner whose jobs outlive the process that started them and can be found again by :func:`job_key`.
+
+    ``run_tracked`` is ``run`` that calls ``on_application(application_id)`` once the job's Spark application
+    started (the Worker records it in CQ_HADOOP_JOB_ID). ``reattach`` finds the job of a compaction attempt whose
+    worker died, waits while its application runs, and returns the plan it ran with its result — it never starts a
+    job, and raises when the job cannot be found or ended without a complete result.
+    """
+
+    def run_tracked(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str],
+                    on_application: Callable[[str], None]) -> PlanResult:
+        ...
+
+    def reattach(self, key: str, application_id: str | None) -> tuple[CompactionPlan, PlanResult]:
         ...
 
 

@@ -20,16 +20,22 @@ from airflow_acid.compactor.worker import Worker
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.job.runner import Runner
+from airflow_acid.metastore.attempts import CompactionAttempts
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
+from airflow_acid.operators.retry import compaction_retry_policy, fail_unless_retryable
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
 from airflow_acid.services.compact import FIRST_POLL_S, request_compaction, wait_for_compactions
 from airflow_acid.services.errors import CompactionWaitTimeout
 from airflow_acid.services.lineage import compaction_datasets
 from airflow_acid.services.reports import worker_batch
 from airflow_acid.spark.submit import SparkSubmitOptions
+
+WORKER_IDS_KEY = "acid_worker_ids"
+"""Task state store key: the worker ids (CQ_WORKER_ID) of this task's tries."""
+MAX_REMEMBERED_WORKERS = 20
 
 COMPACTED_TABLES = AssetAlias("acid-compacted-tables")
 """Compaction operators add the Asset of every table they compacted to this alias (``acid://<db>/<table>``)."""
@@ -87,6 +93,8 @@ class AcidCompactionOperator(BaseOperator):
                  job_timeout: timedelta | float | None = None, runner: Runner | None = None,
                  openlineage_inject_parent_job_info: bool | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("outlets", [COMPACTED_TABLES])
+        if kwargs.get("retry_policy") is None and (policy := compaction_retry_policy()) is not None:
+            kwargs["retry_policy"] = policy  # Airflow 3.3+: no retry for what a retry cannot fix
         super().__init__(**kwargs)
         self.compaction = compaction
         self.compactions = compactions
@@ -123,16 +131,35 @@ class AcidCompactionOperator(BaseOperator):
         if self.openlineage_inject_parent_job_info and self.runner is None:
             self._lineage_conf = parent_job_spark_conf(context)
             self.log.info("OpenLineage parent job information for the Spark job: %s", self._lineage_conf)
+        try:
+            return self._execute(context)
+        except AcidUserError as exc:
+            if getattr(self, "retry_policy", None) is None:
+                fail_unless_retryable(exc)  # older Airflow: the task's own handling
+            raise
+        except OSError as exc:
+            if getattr(self, "retry_policy", None) is None:
+                fail_unless_retryable(exc)
+            raise
+
+    def _execute(self, context: Context) -> list[dict[str, Any]]:
         metastore = self.hook.get_metastore()
         if metastore.conf.worker_threads == 0:
             raise AirflowSkipException(
                 "hive.compactor.worker.threads=0: compaction workers are off in this deployment (Hive's meaning), so "
                 "queued compactions stay 'initiated' for another worker; unset it or set it above 0 in [acid] to "
                 "compact here")
-        worker = Worker(metastore, runner=self.job_runner)
+        # A row left 'working' by an earlier try of this task whose worker died is taken over: its Spark
+        # application is waited for, never submitted a second time (compactor.resume).
+        worker = Worker(metastore, runner=self.job_runner, reattach=True)
+        earlier_workers = self._remember_worker(context, worker.worker_id)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
         if self.compaction not in (None, ""):
             wanted.insert(0, _compaction_id(self.compaction))
+        if not wanted and earlier_workers:  # a pool's next row: the rows an earlier try claimed come first
+            wanted = CompactionAttempts(metastore.db, metastore.conf).working_rows_of(earlier_workers)
+            if wanted:
+                self.log.info("compaction(s) %s were claimed by an earlier try of this task: taking them over", wanted)
         batch = worker_batch(worker, wanted, self.pool_name)
         emit_metrics(batch.metrics, self.log)
         for line in batch.lines:
@@ -146,6 +173,25 @@ class AcidCompactionOperator(BaseOperator):
             raise AirflowFailException("; ".join(f"compaction {o.compaction_id} of {o.entity} {o.status}: "
                                                  f"{o.message}" for o in batch.failed))
         return batch.to_xcom()
+
+    def _remember_worker(self, context: Context, worker_id: str) -> list[str]:
+        """Keep this try's worker id in the task's state store (Airflow 3.3+) and return those of earlier tries, so
+        a retry given a pool (no row ids) finds the rows its predecessor claimed. Without a state store a retry
+        finds its rows by the ids it was given."""
+        store: Any = (context or {}).get("task_state_store")
+        if store is None:
+            self.log.info("no task state store (Airflow before 3.3, or not run as a task): a retry takes over the "
+                          "rows it is given by id only")
+            return []
+        try:
+            stored = store.get(WORKER_IDS_KEY)
+            earlier = [str(w) for w in stored] if isinstance(stored, list) else []
+            store.set(WORKER_IDS_KEY, [*earlier, worker_id][-MAX_REMEMBERED_WORKERS:])
+        except Exception as exc:  # noqa: BLE001 - the state store is a help for pool retries, never a reason to fail
+            self.log.warning("task state store unusable (%s): a retry takes over the rows it is given by id only",
+                             exc)
+            return []
+        return earlier
 
     def _add_assets(self, context: Context, metastore: Metastore, outcomes: list[WorkerOutcome]) -> None:
         """Each compacted table and partition goes to the :data:`COMPACTED_TABLES` alias as an Asset event."""

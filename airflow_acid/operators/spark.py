@@ -10,12 +10,15 @@ outlive the JVM).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+import re
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +29,25 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import PlanResult
+from airflow_acid.job.runner import job_key
 from airflow_acid.spark.errors import SparkSubmitError
+from airflow_acid.spark.job_dirs import (
+    DEFAULT_MASTER_UI_PORT,
+    JobDir,
+    create_job_dir,
+    job_dir_for,
+    standalone_application_running,
+)
 from airflow_acid.spark.submit import SparkSubmitOptions, SubmitArguments, storage_env_of, submit_arguments
 
 LOCAL_MASTER = "local[*]"
+WATCH_INTERVAL_S = 0.25
+REATTACH_POLL_S = 2.0
+log = logging.getLogger(__name__)
+
+
+def _unsafe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._=-]+", "_", name)[:100]
 
 
 def connection_exists(conn_id: str) -> bool:
@@ -93,15 +111,25 @@ class SparkSubmitHookRunner:
         return self.options.storage_options
 
     def run(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str]) -> PlanResult:
+        return self.run_tracked(plan, job_name=job_name, spark_conf=spark_conf, on_application=None)
+
+    @property
+    def job_base(self) -> str:
+        """The directory holding one sub-directory per job (``workdir``, else one under the temporary directory)."""
+        return self.workdir or os.path.join(tempfile.gettempdir(), "airflow-acid-jobs")
+
+    def run_tracked(self, plan: CompactionPlan, *, job_name: str, spark_conf: Mapping[str, str],
+                    on_application: Callable[[str], None] | None) -> PlanResult:
+        """Run the plan; ``on_application(application_id)`` is called once its Spark application started. The job's
+        directory is named after its compactions' job keys, so :meth:`reattach` finds it from the queue row."""
         self.jobs.append(job_name)
-        base = self.workdir or tempfile.gettempdir()
-        os.makedirs(base, exist_ok=True)
-        job_dir = tempfile.mkdtemp(prefix="acid-compaction-", dir=base)
-        plan_path, result_path = os.path.join(job_dir, "plan.json"), os.path.join(job_dir, "result.json")
-        Path(plan_path).write_text(plan.to_json())
+        job_dir = create_job_dir(self.job_base, [job_key(c) for c in plan.compactions] or [_unsafe(job_name)])
+        Path(job_dir.plan_path).write_text(plan.to_json())
         options = dataclasses.replace(self.options, app_name=job_name,
                                       conf={**dict(spark_conf), **dict(self.options.conf)})
-        args = submit_arguments(plan, plan_path, result_path, options, py_files_dir=job_dir)
+        args = submit_arguments(plan, job_dir.plan_path, job_dir.result_path, options, py_files_dir=job_dir.path)
+        args = dataclasses.replace(args, application_args=(*args.application_args, "--app-id-file",
+                                                           job_dir.application_id_path))
         self._hook = hook = hook_for(args, self.conn_id, **dict(self.hook_kwargs))
         env = dict(os.environ)
         env["PATH"] = os.path.dirname(options.python) + os.pathsep + env.get("PATH", "")  # the wheel's spark-submit
@@ -112,6 +140,10 @@ class SparkSubmitHookRunner:
         if timer:
             timer.daemon = True
             timer.start()
+        done = threading.Event()
+        watcher = threading.Thread(target=self._watch, args=(hook, job_dir, on_application, done), daemon=True,
+                                   name=f"watch-{job_name}"[:60])
+        watcher.start()
         try:
             hook.submit(args.application, env=env, start_new_session=True)
         except Exception as exc:  # noqa: BLE001 - becomes the compaction's error message
@@ -122,9 +154,71 @@ class SparkSubmitHookRunner:
         finally:
             if timer:
                 timer.cancel()
-        if not os.path.exists(result_path):
-            raise SparkSubmitError(f"Spark job {job_name} exited without writing its result {result_path}")
-        return PlanResult.from_json(Path(result_path).read_text())
+            done.set()
+            watcher.join(5)
+        if not os.path.exists(job_dir.result_path):
+            raise SparkSubmitError(f"Spark job {job_name} exited without writing its result {job_dir.result_path}")
+        return PlanResult.from_json(Path(job_dir.result_path).read_text())
+
+    def _watch(self, hook: AcidSparkSubmitHook, job_dir: JobDir, on_application: Callable[[str], None] | None,
+               done: threading.Event) -> None:
+        """Record spark-submit's pid in the job directory, and report the application id once the job wrote it."""
+        recorded = reported = False
+        while not (recorded and reported):
+            stop = done.wait(WATCH_INTERVAL_S)
+            if not recorded and hook.process is not None:
+                job_dir.record_submit(hook.process.pid)
+                recorded = True
+            if not reported and (app_id := job_dir.application_id()) is not None:
+                reported = True
+                if on_application is not None:
+                    try:
+                        on_application(app_id)
+                    except Exception:  # the job runs on; only its id is not on the row
+                        log.exception("could not record Spark application %s", app_id)
+            if stop:
+                return
+
+    def reattach(self, key: str, application_id: str | None) -> tuple[CompactionPlan, PlanResult]:
+        """Find the job of compaction attempt ``key`` (started by a worker that died), wait while its application
+        runs (up to ``timeout_s``), and return its plan and complete result; never submits anything."""
+        job_dir = job_dir_for(self.job_base, key)
+        if not job_dir.exists():
+            raise SparkSubmitError(f"no job directory {job_dir.path} for compaction attempt {key}: the job never "
+                                   "started, or it ran on a worker whose work directory this worker cannot see")
+        plan = job_dir.plan()
+        application_id = application_id or job_dir.application_id()
+        started = time.monotonic()
+        while True:
+            result = job_dir.complete_result()
+            if result is not None:
+                return plan, result
+            running = self._application_running(job_dir, application_id)
+            if not running:
+                result = job_dir.complete_result()  # it may have finished between the two looks
+                if result is not None:
+                    return plan, result
+                state = "ended" if running is False else "cannot be found from this worker"
+                raise SparkSubmitError(f"Spark application {application_id or '(no id recorded)'} of compaction "
+                                       f"attempt {key} {state} without a complete result ({job_dir.path})")
+            if self.timeout_s and time.monotonic() - started > self.timeout_s:
+                raise SparkSubmitError(f"Spark application {application_id} of compaction attempt {key} still runs "
+                                       f"after {self.timeout_s} s")
+            log.info("waiting for Spark application %s of compaction attempt %s", application_id, key)
+            time.sleep(REATTACH_POLL_S)
+
+    def _application_running(self, job_dir: JobDir, application_id: str | None) -> bool | None:
+        """Whether the job's application still runs: its spark-submit process on this host, else the standalone
+        master's list of active applications; None when neither can tell."""
+        alive = job_dir.submit_process_alive()
+        if alive is not None:
+            return alive
+        if application_id is None:
+            return None
+        master = AcidSparkSubmitHook(conn_id=self.conn_id)._connection.get("master") or ""
+        extra = BaseHook.get_connection(self.conn_id).extra_dejson if connection_exists(self.conn_id) else {}
+        ui_port = int(extra.get("master-ui-port") or DEFAULT_MASTER_UI_PORT)
+        return standalone_application_running(master, application_id, ui_port=ui_port)
 
     def kill(self) -> None:
         """SIGKILL the running job's whole process group (spark-submit JVM, Python driver, local executors)."""

@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", required=True, help="path or URL of the compaction plan (JSON)")
     parser.add_argument("--result", required=True, help="path or URL where the result document is written")
     parser.add_argument("--app-name", default="airflow-acid-compaction")
+    parser.add_argument("--app-id-file", help="write the Spark application id here once the application started "
+                        "(a caller that outlives its worker finds the application by it)")
     parser.add_argument("--no-watchdog", action="store_true", help="do not exit when the parent process dies")
     args = parser.parse_args(argv)
     if not args.no_watchdog:
@@ -107,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = SparkSession.builder.appName(args.app_name).getOrCreate()
     try:
+        if args.app_id_file:
+            _write_text_atomic(args.app_id_file, spark.sparkContext.applicationId)
         result = run_plan(plan, spark, on_progress=lambda r: _write_text_atomic(args.result, r.to_json()))
         _write_text_atomic(args.result, result.to_json())
     finally:
