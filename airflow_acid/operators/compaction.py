@@ -149,10 +149,13 @@ class AcidCompactionOperator(BaseOperator):
                 "hive.compactor.worker.threads=0: compaction workers are off in this deployment (Hive's meaning), so "
                 "queued compactions stay 'initiated' for another worker; unset it or set it above 0 in [acid] to "
                 "compact here")
-        # A row left 'working' by an earlier try of this task whose worker died is taken over: its Spark
-        # application is waited for, never submitted a second time (compactor.resume).
-        worker = Worker(metastore, runner=self.job_runner, reattach=True)
+        # On a retry, a row left 'working' by an earlier try whose worker died is taken over: its Spark application
+        # is waited for, never submitted a second time (compactor.resume). A first try skips 'working' rows.
+        ti = (context or {}).get("ti")
+        retry = int(getattr(ti, "try_number", 1) or 1) > 1
+        worker = Worker(metastore, runner=self.job_runner, reattach=retry)
         earlier_workers = self._remember_worker(context, worker.worker_id)
+        worker.reattach = retry or bool(earlier_workers)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])
         if self.compaction not in (None, ""):
             wanted.insert(0, _compaction_id(self.compaction))
