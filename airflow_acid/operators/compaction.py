@@ -64,7 +64,10 @@ class AcidCompactionOperator(BaseOperator):
     """Runs queued compactions through the Worker; Spark is launched through SparkSubmitHook on ``spark_conn_id``
     (``local[*]`` when that connection is not configured) unless ``runner`` is given. A failed compaction fails the
     task without retries (the row is in the history as 'failed'; the Initiator re-queues it under its failure
-    rules); other errors, such as the metastore being unreachable, are retried with the task's back-off. Each
+    rules); other errors, such as the metastore being unreachable, are retried with the task's back-off (Airflow
+    3.3+: through :func:`~airflow_acid.operators.retry.compaction_retry_policy`). A retry that finds its row still
+    'working' after its worker died waits for that attempt's Spark application and commits its output — never a
+    second job on the same row (:mod:`airflow_acid.compactor.resume`). Each
     compacted table and partition is added as an Asset (``acid://<db>/<table>[/<partition>]``) to the
     :data:`COMPACTED_TABLES` alias, so downstream DAGs can be scheduled on "table compacted".
 

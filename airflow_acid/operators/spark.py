@@ -93,7 +93,10 @@ class SparkSubmitHookRunner:
 
     ``options`` supplies the Spark conf, code shipping and interpreter (its master is not used: the connection
     decides); ``hook_kwargs`` go to the hook (``executor_memory``, ``num_executors`` …); ``timeout_s`` kills the
-    job's process group when it runs longer. One sub-directory of ``workdir`` per job holds plan and result.
+    job's process group when it runs longer. One sub-directory of ``workdir`` (default ``airflow-acid-jobs`` in the
+    temporary directory) per job holds plan, result and application id, named after its compactions' job keys
+    (:mod:`airflow_acid.spark.job_dirs`), so a retry on a worker that sees the same ``workdir`` can
+    :meth:`reattach` to the job instead of submitting another.
     """
 
     conn_id: str = "spark_default"
