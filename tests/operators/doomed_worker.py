@@ -1,23 +1,22 @@
-"""The process a compaction task runs in, for tests/operators/test_durable_compaction.py: claims one queue row and
-compacts it through SparkSubmitHookRunner; the test SIGKILLs this process while the Spark application runs.
+"""The process a compaction task runs in, for tests/operators/test_durable_compaction.py: the compaction operator
+runs the given queue rows in one Spark application (SparkSubmitHookRunner); the test SIGKILLs this process while
+that application runs. The acid_metastore and spark_default connections come from the environment.
 
-Usage: python -m tests.operators.doomed_worker METASTORE_URL WORKDIR CQ_ID TXN_TIMEOUT_S
+Usage: python -m tests.operators.doomed_worker WORKDIR CQ_ID [CQ_ID ...]
 """
 
 from __future__ import annotations
 
 import sys
 
-from airflow_acid.compactor.worker import Worker
-from airflow_acid.metastore import Metastore
-from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.operators.compaction import AcidCompactionOperator
 from airflow_acid.operators.spark import SparkSubmitHookRunner
 
 
-def main(url: str, workdir: str, cq_id: str, txn_timeout_s: str) -> None:
-    conf = MetastoreConf(opentxn_timeout_ms=0, txn_timeout_s=float(txn_timeout_s))
-    worker = Worker(Metastore(url, conf), runner=SparkSubmitHookRunner(workdir=workdir), worker_id="doomed-1")
-    print(worker.claim_and_compact([int(cq_id)]), flush=True)
+def main(workdir: str, *cq_ids: str) -> None:
+    op = AcidCompactionOperator(task_id="compact", compactions=[int(i) for i in cq_ids],
+                                runner=SparkSubmitHookRunner(workdir=workdir))
+    print(op.execute({}), flush=True)
 
 
 if __name__ == "__main__":

@@ -66,62 +66,69 @@ def _warehouse(url: str, root: Path) -> AcidWarehouse:
 def test_killed_task_process_then_retry_reattaches_to_its_spark_application(empty_db_url, tmp_path, monkeypatch):
     wh = _warehouse(empty_db_url, tmp_path / "wh")
     wh.create_database("db")
-    wh.create_table("db.t", [("id", "int"), ("name", "string")])
-    history(wh, "db.t")
-    before = rows(wh, "db.t")
-    location = wh.metastore.catalog.get_table("db", "t").location
-    cq = wh.metastore.compactions.enqueue("db", "t", None, CompactionType.MAJOR).id
+    cqs, before, locations = [], {}, {}
+    for table in ("db.t", "db.u"):  # two rows in ONE Spark application
+        wh.create_table(table, [("id", "int"), ("name", "string")])
+        history(wh, table)
+        before[table] = rows(wh, table)
+        locations[table] = wh.metastore.catalog.get_table(*table.split(".")).location
+        cqs.append(wh.metastore.compactions.enqueue("db", table.split(".")[1], None, CompactionType.MAJOR).id)
     workdir = tmp_path / "jobs"
-    env = {**os.environ, "PYTHONPATH": str(REPO), FAULT_DELAY_ENV: "6", "SPARK_LOCAL_IP": "127.0.0.1",
-           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"})}
-    doomed = subprocess.Popen([sys.executable, "-m", "tests.operators.doomed_worker", empty_db_url, str(workdir),
-                               str(cq), str(TXN_TIMEOUT_S)], env=env, cwd=REPO)
+    monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", json.dumps(
+        {"conn_type": "acid_metastore", "host": empty_db_url, "extra": {"warehouse": str(tmp_path / "wh")}}))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[1]"}))
+    monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT", "0")
+    monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.TIMEOUT", f"{TXN_TIMEOUT_S:g}s")
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    env = {**os.environ, "PYTHONPATH": str(REPO), FAULT_DELAY_ENV: "6"}  # each unit sleeps: the kill lands mid-job
+    doomed = subprocess.Popen([sys.executable, "-m", "tests.operators.doomed_worker", str(workdir),
+                               *map(str, cqs)], env=env, cwd=REPO)
     submit_pid = None
     try:
-        def application_on_the_row():
-            assert doomed.poll() is None, f"the worker process ended early (code {doomed.returncode})"
-            job_id = wh.metastore.compactions.get(cq).hadoop_job_id or ""
-            return job_id if job_id.startswith("local-") else None
+        def application_on_the_rows():
+            assert doomed.poll() is None, f"the task process ended early (code {doomed.returncode})"
+            job_ids = {wh.metastore.compactions.get(cq).hadoop_job_id or "" for cq in cqs}
+            return job_ids.pop() if len(job_ids) == 1 and next(iter(job_ids)).startswith("local-") else None
 
-        app_id = _wait_for(application_on_the_row, 240, "the Spark application id on the queue row")
-        submit = json.loads(next(workdir.glob("acid-*/submit.json")).read_text())
-        submit_pid = int(submit["pid"])
+        app_id = _wait_for(application_on_the_rows, 240, "the Spark application id on both queue rows")
+        submit_pid = int(json.loads(next(workdir.glob("acid-*/submit.json")).read_text())["pid"])
         doomed.send_signal(signal.SIGKILL)  # the task's process dies; spark-submit (own session) runs on
         doomed.wait(30)
-        assert process_alive(submit_pid), "the Spark application ended before the worker was killed"
-        attempt = CompactionAttempts(wh.metastore.db).running(cq)
-        assert attempt is not None and attempt.worker_id == "doomed-1" and attempt.job_id == app_id
-        assert attempt.txn_state is TxnState.OPEN
+        assert process_alive(submit_pid), "the Spark application ended before the task process was killed"
+        attempts = [CompactionAttempts(wh.metastore.db).running(cq) for cq in cqs]
+        assert all(a is not None and a.job_id == app_id and a.txn_state is TxnState.OPEN for a in attempts), attempts
+        txns = [a.txn_id for a in attempts]
 
-        # The retry: the same task runs again (here in this process) with the same compaction id.
-        monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", json.dumps(
-            {"conn_type": "acid_metastore", "host": empty_db_url, "extra": {"warehouse": str(tmp_path / "wh")}}))
-        monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT", "0")
-        monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.TIMEOUT", f"{TXN_TIMEOUT_S:g}s")
+        # The same task again, with the same compaction ids: a first try leaves 'working' rows alone, a retry
+        # takes them over once their heartbeat stopped, and waits for the running application.
         retry_runner = SparkSubmitHookRunner(workdir=str(workdir), timeout_s=300)
-        op = AcidCompactionOperator(task_id="compact", compaction=cq, runner=retry_runner)
-        with pytest.raises(AirflowSkipException):  # a first try leaves a 'working' row alone
+        op = AcidCompactionOperator(task_id="compact", compactions=cqs, runner=retry_runner)
+        with pytest.raises(AirflowSkipException):
             op.execute({})
-        [outcome] = op.execute({"ti": SimpleNamespace(try_number=2)})  # the retry takes it over
+        outcomes = op.execute({"ti": SimpleNamespace(try_number=2)})
     finally:
         if doomed.poll() is None:
             doomed.kill()
         if submit_pid is not None and process_alive(submit_pid):
             os.killpg(submit_pid, signal.SIGKILL)
-    assert outcome["status"] == "compacted", outcome["message"]
+    assert [o["status"] for o in outcomes] == ["compacted", "compacted"], outcomes
     assert retry_runner.jobs == [], "the retry submitted a Spark application of its own"
-    assert [p.name for p in workdir.iterdir() if p.name.startswith("acid-")] == [f"acid-cq{cq}-txn{attempt.txn_id}"]
-    result = json.loads((workdir / f"acid-cq{cq}-txn{attempt.txn_id}" / "result.json").read_text())
-    assert result["app_id"] == app_id
-    info = wh.metastore.compactions.get(cq)
-    assert info.state is CompactionState.READY_FOR_CLEANING and info.hadoop_job_id == app_id
-    assert wh.metastore.txns.txn_state(attempt.txn_id) is TxnState.COMMITTED
-    assert [d for d in acid_dirs(location) if d.startswith("base_")] == [f"base_0000005_v{attempt.txn_id:07d}"]
+    first = f"acid-cq{cqs[0]}-txn{txns[0]}"
+    assert sorted(p.name for p in workdir.iterdir() if p.name.startswith("acid-")) == \
+        sorted([first, f"acid-cq{cqs[1]}-txn{txns[1]}"])  # one job directory, linked from the second row's key
+    assert os.readlink(workdir / f"acid-cq{cqs[1]}-txn{txns[1]}") == first
+    assert [p.name for p in workdir.glob("acid-*/application_id")] == ["application_id"] * 2
+    assert json.loads((workdir / first / "result.json").read_text())["app_id"] == app_id
+    for cq, txn, table in zip(cqs, txns, ("db.t", "db.u")):
+        info = wh.metastore.compactions.get(cq)
+        assert info.state is CompactionState.READY_FOR_CLEANING and info.hadoop_job_id == app_id
+        assert wh.metastore.txns.txn_state(txn) is TxnState.COMMITTED
+        assert [d for d in acid_dirs(locations[table]) if d.startswith("base_")] == [f"base_0000005_v{txn:07d}"]
+        assert rows(wh, table) == before[table]
     with wh.metastore.db.engine.connect() as conn:
         history_rows = conn.execute(sa.select(sa.func.count()).select_from(COMPLETED_COMPACTIONS)
-                                    .where(COMPLETED_COMPACTIONS.c.CC_ID == cq)).scalar()
+                                    .where(COMPLETED_COMPACTIONS.c.CC_ID.in_(cqs))).scalar()
     assert history_rows == 0
-    assert rows(wh, "db.t") == before
     wh.close()
 
 
