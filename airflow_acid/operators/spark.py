@@ -153,6 +153,9 @@ class SparkSubmitHookRunner:
             if self._killed:
                 raise SparkSubmitError(f"Spark job {job_name} was killed after {self.timeout_s} s (timeout) or by "
                                        "the task being stopped") from None
+            result = self._outlive_the_hook(hook, job_dir)
+            if result is not None:
+                return result
             raise SparkSubmitError(f"Spark job {job_name} failed: {exc}") from None
         finally:
             if timer:
@@ -162,6 +165,20 @@ class SparkSubmitHookRunner:
         if not os.path.exists(job_dir.result_path):
             raise SparkSubmitError(f"Spark job {job_name} exited without writing its result {job_dir.result_path}")
         return PlanResult.from_json(Path(job_dir.result_path).read_text())
+
+    @staticmethod
+    def _outlive_the_hook(hook: AcidSparkSubmitHook, job_dir: JobDir) -> PlanResult | None:
+        """The hook stopped following a spark-submit that still runs (streaming its output into the task log failed,
+        e.g. a broken pipe once the task's supervisor died): keep draining its output, wait for it and return the
+        job's result — failing the row now would discard an application that is still working."""
+        process = hook.process
+        if process is None or process.poll() is not None:
+            return None
+        try:
+            process.communicate()
+        except Exception:  # noqa: BLE001 - the result decides
+            process.wait()
+        return job_dir.complete_result()
 
     def _watch(self, hook: AcidSparkSubmitHook, job_dir: JobDir, on_application: Callable[[str], None] | None,
                done: threading.Event) -> None:

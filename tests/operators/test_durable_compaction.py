@@ -190,3 +190,26 @@ def test_retry_verdicts(error, verdict):
     action = policy.evaluate(error, try_number=1, max_tries=3).action.value
     assert action == {True: "retry", False: "fail", None: "default"}[verdict]
     assert AcidCompactionOperator(task_id="c", compaction=1).retry_policy is not None
+
+
+@pytest.mark.slow
+def test_a_broken_task_log_does_not_fail_a_running_job(acid_wh, monkeypatch, tmp_path):
+    """The task's log pipe breaks (its supervisor died) while spark-submit runs: the runner keeps following the job
+    and returns its result instead of failing the row."""
+    from airflow_acid.operators.spark import AcidSparkSubmitHook
+
+    def broken_log(self, itr):
+        next(itr, None)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(AcidSparkSubmitHook, "_process_spark_submit_log", broken_log)
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[1]"}))
+    acid_wh.create_database("db")
+    acid_wh.create_table("db.t", [("id", "int"), ("name", "string")])
+    history(acid_wh, "db.t")
+    before = rows(acid_wh, "db.t")
+    cq = acid_wh.metastore.compactions.enqueue("db", "t", None).id
+    runner = SparkSubmitHookRunner(workdir=str(tmp_path / "jobs"), timeout_s=300)
+    [outcome] = AcidCompactionOperator(task_id="c", compaction=cq, runner=runner).execute({})
+    assert outcome["status"] == "compacted", outcome["message"]
+    assert rows(acid_wh, "db.t") == before
