@@ -42,6 +42,10 @@ ACID_SETTINGS = {
     "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0",
     # every queued row of a run in ONE Spark application (one JVM start on a 2-core machine)
     "AIRFLOW__ACID__COMPACTION_BATCH_SIZE": "4",
+    # a compaction's heartbeat counts as stopped 30 s after its last beat (0.75 × hive.txn.timeout): a retried task
+    # takes over the row of a killed Celery worker soon after the scheduler notices the task died
+    "AIRFLOW__ACID__HIVE.TXN.TIMEOUT": "40",
+    "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "45",
 }
 
 
@@ -57,7 +61,13 @@ class Deployment:
     spark_master: str = ""
     spark_status_url: str = ""
     api_url: str = ""
+    worker_command: list[str] = field(default_factory=list)
+    worker_env: dict[str, str] = field(default_factory=dict)
     _token: str | None = None
+
+    def restart_celery_worker(self) -> None:
+        """Start the worker host's Celery worker again (after it was killed), under the same settings."""
+        self.daemons["worker"] = self.hosts["worker"].start("worker", self.worker_command, self.worker_env)
 
     @property
     def storage_options(self) -> dict[str, str]:
@@ -181,9 +191,10 @@ def start_deployment(network: Network, tables: list[dict[str, Any]]) -> Deployme
                            "--workers", "1"], api_env)
         d.daemons["scheduler"] = h["airflow"].start("scheduler", [airflow, "scheduler"], scheduler_env)
         d.daemons["dag-processor"] = h["airflow"].start("dag-processor", [airflow, "dag-processor"], scheduler_env)
-        d.daemons["worker"] = h["worker"].start(
-            "worker", [airflow, "celery", "worker", "--concurrency", "2", "--without-mingle", "--without-gossip",
-                       "--skip-serve-logs"], worker_env)
+        d.worker_command = [airflow, "celery", "worker", "--concurrency", "2", "--without-mingle", "--without-gossip",
+                            "--skip-serve-logs"]
+        d.worker_env = worker_env
+        d.daemons["worker"] = h["worker"].start("worker", d.worker_command, worker_env)
         d.api_url = f"http://{h['airflow'].ip}:{services.API_PORT}"
         wait_for(lambda: http_json(f"{d.api_url}/api/v2/monitor/health", timeout_s=3)[0] == 200, timeout_s=180,
                  what="Airflow api-server healthy", logs=d.airflow_logs(), must_live=d.airflow_logs(), interval_s=1)

@@ -204,6 +204,7 @@ def airflow_env(host: Host, shared: dict[str, str]) -> dict[str, str]:
     env = host.base_env(PATH)
     env.update(shared)
     env["AIRFLOW_HOME"] = str(host.root / "airflow")
+    env["PYTHONPATH"] = str(REPO)  # this checkout's airflow_acid, whichever checkout the virtualenv's install points at
     return env
 
 

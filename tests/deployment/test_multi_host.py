@@ -5,11 +5,14 @@ while the job runs, ``acid_cleanup`` cleans on its schedule, and the final read 
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
 import pytest
 
+from tests.deployment import services
 from tests.deployment.cluster import start_deployment
 from tests.deployment.scenario_support import Model, lost_and_rerun, obsolete
 from tests.deployment.services import S3_SECRET, fail, http_json, wait_for
@@ -60,6 +63,55 @@ def kill_spark_host_mid_job(d, killed: dict) -> None:
         killed["pids"] = d.hosts["spark1"].crash()
     except BaseException as exc:  # noqa: BLE001 - reported by the test thread
         killed["error"] = exc
+
+
+def kill_celery_worker_mid_job(d, model: Model) -> str:
+    """SIGKILL the Celery worker (its process group: the worker, its pool, the task's processes) while the Spark
+    application of a compaction it started runs, and start it again: the task's retry must take over the row and wait
+    for that application — exactly one application for the row, one output, the row 'ready for cleaning' once, no
+    second history row (issue 30 item 3). spark-submit runs in its own session, so the application survives."""
+    model.insert(SALES, [[300, 3]], {"ds": "2024-01-02"})  # ds=2024-01-02: a second delta
+    d.client("write", {"statements": model.take()})
+    partition = "ds=2024-01-02"
+    status = services.spark_status(d.spark_status_url)
+    earlier_apps = {a["id"] for a in status.get("activeapps", []) + status.get("completedapps", [])}
+    asked = d.api("/acid/api/compactions", method="POST",
+                  body={"database": "default", "table": "sales", "partition": partition, "type": "major"})
+    [row_id] = [r["compaction_id"] for r in asked["results"] if r["compaction_id"] is not None]
+    logs = [d.daemons["worker"], d.daemons["scheduler"], *d.spark_logs()]
+
+    def application_of_the_row():
+        job_id = compactions(d)[row_id].get("hadoopjobid") or ""
+        return job_id if job_id.startswith("app-") else None
+
+    app = wait_for(application_of_the_row, timeout_s=300, interval_s=0.5, logs=logs,
+                   what=f"the Spark application of compaction {row_id} recorded on its row")
+    active = [a["id"] for a in services.spark_status(d.spark_status_url).get("activeapps", [])]
+    assert app in active, f"application {app} is not running when the Celery worker is killed: {active}"
+    os.killpg(d.daemons["worker"].process.pid, signal.SIGKILL)
+    d.daemons["worker"].process.wait(30)
+    d.restart_celery_worker()
+
+    def row_done():
+        row = compactions(d)[row_id]
+        if row["state"] == "failed":
+            fail(f"compaction {row_id} failed after the Celery worker was killed: {row}\n"
+                 f"{d.task_logs('acid_compaction')[-6000:]}", logs)
+        return row if row["state"] in ("ready for cleaning", "succeeded") else None
+
+    row = wait_for(row_done, timeout_s=480, interval_s=2, logs=[d.daemons["worker"], *logs[1:]],
+                   what=f"compaction {row_id} committed by the retried task")
+    assert row["hadoopjobid"] == app, row
+    status = services.spark_status(d.spark_status_url)
+    apps = {a["id"] for a in status.get("activeapps", []) + status.get("completedapps", [])} - earlier_apps
+    assert apps == {app}, f"Spark applications since compaction {row_id} was requested: {apps}"
+    same = [r for r in compactions(d).values() if r["tabname"] == "sales" and r.get("partname") == partition]
+    assert [r["compactionid"] for r in same] == [row_id], f"history of {partition}: {same}"
+    task_log = d.task_logs("acid_compaction")
+    # The killed try's task process may outlive its supervisor and commit the row itself; else the retry takes the
+    # row over. Either way: one application, one commit.
+    taken_over = "taking the row over" in task_log
+    return f"{app} (compaction {row_id}, {'taken over by the retry' if taken_over else 'finished by the orphaned task'})"
 
 
 @pytest.mark.slow
@@ -141,14 +193,17 @@ def test_compaction_and_cleanup_across_hosts(network):
     d.api("/api/v2/dags/acid_cleanup", method="PATCH", body={"is_paused": False})
     wait_for(lambda: all(r["state"] == "succeeded" for r in compactions(d).values()), timeout_s=180, interval_s=2,
              what="acid_cleanup cleaned both compactions", logs=[d.daemons["worker"], d.daemons["scheduler"]])
-    phase("cleanup")
     dirs = d.client("dirs", {"tables": [EVENTS, SALES]})
     for place, names in dirs.items():
         assert obsolete(names) == [], f"{place} still holds obsolete directories: {names}"
     for place in (EVENTS, f"{SALES}/ds=2024-01-01"):  # one new base, and the delta written during the job
         assert sorted(n.split("_", 1)[0] for n in dirs[place]) == ["base", "delta"], dirs
     assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
+    phase("cleanup")
+    killed_worker = kill_celery_worker_mid_job(d, model)
+    phase("celery worker killed")
+    assert d.client("read", {"tables": [EVENTS, SALES]}) == model.expected()
     assert d.files_containing(S3_SECRET) == [], "the object store's secret reached a log"
     print(f"multi-host deployment test: {time.monotonic() - started:.0f} s, Spark app {killed['app']} lost host "
           f"spark1 ({len(killed['pids'])} processes killed), task(s) {rerun} run again; phases: {phases}; "
-          f"directories left: {dirs}")
+          f"directories left: {dirs}; Celery worker killed during {killed_worker}")
