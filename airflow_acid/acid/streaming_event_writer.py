@@ -149,7 +149,8 @@ class StreamingEventFileWriter:
             self._append_pending()
 
     def discard(self) -> None:
-        """Drop the events written since the last flush (their transaction aborted): they never reach the file."""
+        """Drop the events held since the last flush (their transaction aborted); events already appended when they
+        filled a stripe stay, and readers skip them by their aborted write id, as with Hive's writer."""
         self._pending, self._pending_bytes, self._pending_last = [], 0, None
         self._pending_counts[:] = 0
 
