@@ -29,18 +29,10 @@ import pyarrow as pa
 from airflow_acid.acid.timestamps import WIDE_TIMESTAMP
 
 _MASK64 = (1 << 64) - 1
-_MASK128 = (1 << 128) - 1
 _U = np.uint64
 
 # Fixed seeds (digits of pi and e): the digest must be the same in every process and release that compares it.
-_NULL = _U(0x243F6A8885A308D3)
-_SEED_BYTES = _U(0x13198A2E03707344)
-_SEED_INT = _U(0xA4093822299F31D0)
-_SEED_FLOAT = _U(0x082EFA98EC4E6C89)
-_SEED_DECIMAL = _U(0x452821E638D01377)
-_SEED_TIMESTAMP = _U(0xBE5466CF34E90C6C)
-_SEED_STRUCT = _U(0xC0AC29B7C97C50DD)
-_SEED_LIST = _U(0x3F84D5B5B5470917)
+_SEED_VALUE = _U(0xC0AC29B7C97C50DD)
 _SEED_ROW_LO = _U(0x9216D5D98979FB1B)
 _SEED_ROW_HI = _U(0xB7E151628AED2A6B)
 _RADIX_BYTES = _U(0x100000001B3)  # odd: invertible mod 2^64
@@ -59,10 +51,11 @@ def _fmix(x: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=4096)
-def _weight(i: int, seed: int) -> np.uint64:
-    """An odd 64-bit weight for position ``i`` (column or struct field) under ``seed``."""
-    value = np.array([((i + 1) * int(_GOLDEN) & _MASK64) ^ seed], dtype=np.uint64)
-    return _U(_fmix(value)[0] | _U(1))
+def _weight(position: int, word: int, seed: int) -> np.uint64:
+    """An odd 64-bit weight for word ``word`` of the value at ``position`` (column or struct field) under ``seed``."""
+    first = _fmix(np.array([((position + 1) * int(_GOLDEN) & _MASK64) ^ seed], dtype=np.uint64))
+    second = _fmix(first ^ _U((word + 1) * int(_RADIX_BYTES) & _MASK64))
+    return _U(second[0] | _U(1))
 
 
 class _Powers:
@@ -97,7 +90,8 @@ def _segment_sums(terms: np.ndarray, offsets: np.ndarray, powers: _Powers) -> np
     up, down = powers.get(n)
     prefix = np.zeros(n + 1, dtype=np.uint64)
     if n:
-        np.cumsum(terms[base:base + n] * up[:n], dtype=np.uint64, out=prefix[1:])
+        np.multiply(terms[base:base + n], up[:n], out=prefix[1:], casting="unsafe")
+        np.cumsum(prefix[1:], out=prefix[1:])
     starts, ends = rel[:-1], rel[1:]
     sums: np.ndarray = (prefix[ends] - prefix[starts]) * down[starts]
     return sums
@@ -109,122 +103,148 @@ def _valid(array: pa.Array) -> np.ndarray | None:
     return np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _with_nulls(h: np.ndarray, array: pa.Array) -> np.ndarray:
-    valid = _valid(array)
-    if valid is not None:
-        h[~valid] = _NULL
-    return h
+def _words(values: np.ndarray) -> np.ndarray:
+    """Integers (any width, signed) as their int64 value's 64 bits."""
+    return values.astype(np.int64, copy=False).view(np.uint64)
 
 
-def _ints(array: pa.Array) -> np.ndarray:
-    """The values of an integer-like array as int64 (nulls as 0; overridden later)."""
-    return np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False)).astype(np.int64, copy=False)
+def _numbers(array: pa.Array) -> np.ndarray:
+    filled = array.fill_null(0) if array.null_count else array
+    return np.asarray(filled.to_numpy(zero_copy_only=False))
 
 
-def _mix_ints(values: np.ndarray, seed: np.uint64) -> np.ndarray:
-    h = values.view(np.uint64) ^ seed if values.dtype == np.int64 else values.astype(np.int64).view(np.uint64) ^ seed
-    return _fmix(h)
-
-
-def _hash_timestamp(array: pa.Array) -> np.ndarray:
-    """(seconds, nanoseconds of the second) of any timestamp form; the same instant hashes alike in every form."""
+def _timestamp_parts(array: pa.Array) -> list[np.ndarray]:
+    """(seconds, nanoseconds of the second) of any timestamp form; the same instant gives the same parts."""
     if array.type == WIDE_TIMESTAMP:
-        seconds = _ints(array.field(0))
-        nanos = _ints(array.field(1))
-    else:
-        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[array.type.unit]
-        raw = _ints(array.cast(pa.int64()))
-        seconds, rest = np.divmod(raw, per_second)
-        nanos = rest * (1_000_000_000 // per_second)
-    h = _fmix(seconds.view(np.uint64) ^ _SEED_TIMESTAMP)
-    h += nanos.astype(np.uint64) * _RADIX_LIST
-    return _with_nulls(_fmix(h), array)
+        return [_words(_numbers(array.field(0))), _words(_numbers(array.field(1)))]
+    per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[array.type.unit]
+    seconds, rest = np.divmod(_numbers(array.cast(pa.int64())).astype(np.int64, copy=False), per_second)
+    return [_words(seconds), _words(rest * (1_000_000_000 // per_second))]
 
 
-def _hash_bytes(array: pa.Array) -> np.ndarray:
-    if not (pa.types.is_large_binary(array.type)):
+_SHORT_WORDS = 4
+"""Values of at most this many words are hashed word position by word position (the common short strings)."""
+_LENGTH_MASKS = np.array([0] + [(1 << (8 * r)) - 1 for r in range(1, 8)] + [_MASK64], dtype=np.uint64)
+"""The bytes of a word a value holds of its own, by how many of its bytes are left (0-8; little-endian: low bytes)."""
+_TAIL_MASKS = np.array([_MASK64] + [(1 << (8 * r)) - 1 for r in range(1, 8)], dtype=np.uint64)
+"""The bytes a value's last 8-byte word holds of its own, by length mod 8 (little-endian: the low bytes)."""
+
+
+def _byte_parts(array: pa.Array) -> list[np.ndarray]:
+    """(Σ word_k · R^k mod 2^64 over the value's bytes read as little-endian 8-byte words, the last one zero-padded;
+    length): a polynomial hash with a distinct odd weight per word, so one changed byte always changes it."""
+    if not pa.types.is_large_binary(array.type):
         array = array.cast(pa.large_binary())
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int64)[array.offset:array.offset + len(array) + 1]
+    lengths = np.diff(offsets)
     data_buffer = array.buffers()[2]
-    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else np.zeros(0, np.uint8)
-    lengths = np.diff(offsets).astype(np.uint64)
-    h = _segment_sums(data.astype(np.uint64), offsets, _BYTE_POWERS)
-    h ^= _fmix(lengths ^ _SEED_BYTES)
-    return _with_nulls(_fmix(h), array)
+    first, last = (int(offsets[0]), int(offsets[-1])) if len(offsets) else (0, 0)
+    padded = np.zeros(last - first + 8 * (_SHORT_WORDS + 1), dtype=np.uint8)  # zeros past the end of every value
+    if data_buffer is not None and last > first:
+        padded[:last - first] = np.frombuffer(data_buffer, dtype=np.uint8)[first:last]
+    at_byte = np.ndarray((len(padded) - 7,), dtype="<u8", buffer=padded, strides=(1,))  # the word at every byte
+    counts = (lengths + 7) >> 3
+    if len(counts) and int(counts.max()) <= _SHORT_WORDS:  # word k of every value at once: no per-word index
+        starts = offsets[:-1] - first
+        poly = np.zeros(len(lengths), dtype=np.uint64)
+        up, _ = _BYTE_POWERS.get(_SHORT_WORDS)
+        for k in range(int(counts.max())):
+            word = np.take(at_byte, starts + 8 * k).astype(np.uint64, copy=False)
+            word &= _LENGTH_MASKS[np.clip(lengths - 8 * k, 0, 8)]
+            word *= up[k]
+            poly += word
+        return [poly, lengths.view(np.uint64)]
+    word_offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=word_offsets[1:])
+    total = int(word_offsets[-1])
+    positions = np.repeat(offsets[:-1] - first - 8 * word_offsets[:-1], counts) + 8 * np.arange(total, dtype=np.int64)
+    words = at_byte[positions].astype(np.uint64, copy=False)
+    partial = (lengths & 7) != 0
+    tails = word_offsets[1:][partial] - 1
+    words[tails] &= _TAIL_MASKS[lengths[partial] & 7]
+    return [_segment_sums(words, word_offsets, _BYTE_POWERS), lengths.view(np.uint64)]
 
 
-def _hash_decimal(array: pa.Array) -> np.ndarray:
+def _decimal_parts(array: pa.Array) -> list[np.ndarray]:
     width = array.type.byte_width // 8
     words = np.frombuffer(array.buffers()[1], dtype=np.uint64)[array.offset * width:(array.offset + len(array)) * width]
-    words = words.reshape(len(array), width)
-    h = np.full(len(array), _SEED_DECIMAL ^ _U(array.type.scale), dtype=np.uint64)
-    for w in range(width):
-        h = _fmix(h * _RADIX_LIST + words[:, w])
-    return _with_nulls(h, array)
+    return [np.ascontiguousarray(words.reshape(len(array), width)[:, w]) for w in range(width)]
 
 
-def _hash_struct(children: list[np.ndarray], seed: np.uint64, n: int) -> np.ndarray:
-    acc = np.full(n, seed, dtype=np.uint64)
-    for i, child in enumerate(children):
-        acc += child * _weight(i, int(seed))
-    return _fmix(acc)
-
-
-def _hash_list(array: pa.Array) -> np.ndarray:
+def _list_parts(array: pa.Array) -> list[np.ndarray]:
     offsets = np.asarray(array.offsets.to_numpy(zero_copy_only=False), dtype=np.int64)
     elements = value_hashes(array.values)  # the whole child (a map's: its key/value entries); offsets index it
-    lengths = np.diff(offsets).astype(np.uint64)
-    h = _segment_sums(elements, offsets, _LIST_POWERS)
-    h ^= _fmix(lengths ^ _SEED_LIST)
-    return _with_nulls(_fmix(h), array)
+    return [_segment_sums(elements, offsets, _LIST_POWERS), np.diff(offsets).view(np.uint64)]
 
 
-def value_hashes(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """A 64-bit hash of each value of ``array`` from its canonical form (see the module docstring)."""
+def _parts(array: pa.Array | pa.ChunkedArray) -> list[np.ndarray]:
+    """A value's canonical form as 64-bit words (the same words whichever Arrow form it comes in); NULL: all words 0
+    and a last word 1 (present only in batches that hold a NULL, 0 otherwise)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
     t = array.type
-    n = len(array)
     if pa.types.is_dictionary(t):
-        return value_hashes(array.dictionary_decode())
+        return _parts(array.dictionary_decode())
     if pa.types.is_null(t):
-        return np.full(n, _NULL, dtype=np.uint64)
+        return [np.ones(len(array), dtype=np.uint64)]
     if t == WIDE_TIMESTAMP or pa.types.is_timestamp(t):
-        return _hash_timestamp(array)
-    if pa.types.is_boolean(t) or pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_time(t) \
-            or pa.types.is_duration(t):
-        source = array.cast(pa.int8()) if pa.types.is_boolean(t) else array
-        if pa.types.is_date64(t) or pa.types.is_time(t) or pa.types.is_duration(t) or pa.types.is_date32(t):
-            source = array.cast(pa.int64() if t.bit_width == 64 else pa.int32())
-        return _with_nulls(_mix_ints(_ints(source), _SEED_INT), array)
-    if pa.types.is_floating(t):
-        values = np.asarray(array.fill_null(0).cast(pa.float64()).to_numpy(zero_copy_only=False), dtype=np.float64)
-        return _with_nulls(_fmix(values.view(np.uint64) ^ _SEED_FLOAT), array)
-    if pa.types.is_decimal(t):
-        return _hash_decimal(array)
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
+        parts = _timestamp_parts(array)
+    elif pa.types.is_boolean(t):
+        parts = [_words(_numbers(array.cast(pa.int8())))]
+    elif pa.types.is_integer(t):
+        parts = [_words(_numbers(array))]
+    elif pa.types.is_date(t) or pa.types.is_time(t) or pa.types.is_duration(t):
+        parts = [_words(_numbers(array.cast(pa.int64() if t.bit_width == 64 else pa.int32())))]
+    elif pa.types.is_floating(t):
+        parts = [_numbers(array.cast(pa.float64())).astype(np.float64, copy=False).view(np.uint64)]
+    elif pa.types.is_decimal(t):
+        parts = _decimal_parts(array)
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_binary(t) \
             or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) or pa.types.is_string_view(t) \
             or pa.types.is_binary_view(t):
-        return _hash_bytes(array)
-    if pa.types.is_struct(t):
-        children = [value_hashes(child) for child in array.flatten()]
-        return _with_nulls(_hash_struct(children, _SEED_STRUCT, n), array)
-    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
-        return _hash_list(array)
-    raise TypeError(f"cannot digest values of type {t}")
+        parts = _byte_parts(array)
+    elif pa.types.is_struct(t):
+        parts = [value_hashes(child) for child in array.flatten()]
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_map(t):
+        parts = _list_parts(array)
+    else:
+        raise TypeError(f"cannot digest values of type {t}")
+    valid = _valid(array)
+    if valid is not None:
+        parts = [np.where(valid, p, _U(0)) for p in parts] + [(~valid).view(np.uint8).astype(np.uint64)]
+    return parts
+
+
+def _accumulate(acc: np.ndarray, parts: list[np.ndarray], position: int, seed: int, tmp: np.ndarray) -> None:
+    """acc += Σ part_j · weight(position, j) mod 2^64 (in place)."""
+    for j, part in enumerate(parts):
+        np.multiply(part, _weight(position, j, seed), out=tmp)
+        acc += tmp
+
+
+def value_hashes(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """A 64-bit hash of each value of ``array``: its canonical words, weighted and summed, through the finaliser."""
+    parts = _parts(array)
+    n = len(array)
+    acc = np.full(n, _SEED_VALUE, dtype=np.uint64)
+    _accumulate(acc, parts, 0, int(_SEED_VALUE), np.empty(n, dtype=np.uint64))
+    return _fmix(acc)
 
 
 @dataclass(frozen=True)
 class RowDigest:
-    """(count, Σ row hashes mod 2^128, ⊕ row hashes) of a multiset of rows; :meth:`combine` is associative and
-    commutative, so batches and tasks combine in any order."""
+    """(count, sums of the row hashes' halves, ⊕ of the row hashes) of a multiset of rows. ``sum`` holds the sum of
+    the high halves mod 2^64 above that of the low halves mod 2^64; :meth:`combine` is associative and commutative,
+    so batches and tasks combine in any order."""
 
     count: int = 0
     sum: int = 0
     xor: int = 0
 
     def combine(self, other: RowDigest) -> RowDigest:
-        return RowDigest(self.count + other.count, (self.sum + other.sum) & _MASK128, self.xor ^ other.xor)
+        lo = ((self.sum & _MASK64) + (other.sum & _MASK64)) & _MASK64
+        hi = ((self.sum >> 64) + (other.sum >> 64)) & _MASK64
+        return RowDigest(self.count + other.count, (hi << 64) | lo, self.xor ^ other.xor)
 
     __add__ = combine
 
@@ -242,29 +262,27 @@ class RowDigest:
         return f"{self.sum:032x}"[:16]
 
 
-def _sum128(lo: np.ndarray, hi: np.ndarray) -> int:
-    """Σ (hi·2^64 + lo) mod 2^128, exactly (32-bit halves summed without overflow for < 2^32 rows)."""
-    low32, high32 = _U(0xFFFFFFFF), _U(32)
-    total = int(np.sum(lo & low32, dtype=np.uint64)) + (int(np.sum(lo >> high32, dtype=np.uint64)) << 32)
-    total += (int(np.sum(hi & low32, dtype=np.uint64)) << 64) + (int(np.sum(hi >> high32, dtype=np.uint64)) << 96)
-    return total & _MASK128
-
-
 def digest_columns(columns: list[pa.Array | pa.ChunkedArray], num_rows: int | None = None) -> RowDigest:
-    """The digest of the rows formed by ``columns`` (position by position; names are not part of it)."""
+    """The digest of the rows formed by ``columns`` (position by position; names are not part of it).
+
+    A row's two 64-bit halves are two independent weighted sums of every column's canonical words (odd weights per
+    column, word and half), each through the bijective finaliser: linear up to the finaliser, so a column costs two
+    multiply-adds per word and a row two finalisers."""
     n = len(columns[0]) if columns else (num_rows or 0)
     if n == 0:
         return RowDigest()
-    hashes = [value_hashes(c) for c in columns]
     lo = np.full(n, _SEED_ROW_LO, dtype=np.uint64)
     hi = np.full(n, _SEED_ROW_HI, dtype=np.uint64)
-    for i, h in enumerate(hashes):
-        lo += h * _weight(i, int(_SEED_ROW_LO))
-        hi += h * _weight(i, int(_SEED_ROW_HI))
+    tmp = np.empty(n, dtype=np.uint64)
+    for i, column in enumerate(columns):
+        parts = _parts(column)
+        _accumulate(lo, parts, i, int(_SEED_ROW_LO), tmp)
+        _accumulate(hi, parts, i, int(_SEED_ROW_HI), tmp)
     _fmix(lo)
     _fmix(hi)
+    total = (int(np.sum(hi, dtype=np.uint64)) << 64) | int(np.sum(lo, dtype=np.uint64))
     xor = (int(np.bitwise_xor.reduce(hi)) << 64) | int(np.bitwise_xor.reduce(lo))
-    return RowDigest(n, _sum128(lo, hi), xor)
+    return RowDigest(n, total, xor)
 
 
 class DigestBuilder:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import decimal
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -84,3 +85,19 @@ def test_dropped_row_with_another_duplicated_is_seen_and_columns_are_positional(
     assert a.count == b.count and (a.sum, a.xor) != (b.sum, b.xor)
     x, y = pa.array([1, 2]), pa.array([3, 4])
     assert digest_columns([x, y]) != digest_columns([y, x])
+
+
+def test_short_and_long_string_paths_agree_and_every_byte_counts():
+    """Short values are hashed word position by word position, batches holding a long value word by word: the same
+    value hashes alike either way, and changing any one byte of a value changes its hash."""
+    rng = np.random.default_rng(3)
+    values = [bytes(rng.integers(0, 256, rng.integers(0, 40), dtype=np.uint8)) for _ in range(400)]
+    short = [v for v in values if len(v) <= 32]
+    alone = value_hashes(pa.array(short, pa.binary()))
+    with_long = value_hashes(pa.array(short + [b"z" * 300], pa.binary()))[:-1]
+    assert list(alone) == list(with_long)
+    for value in (b"abcdefghij", b"x" * 70):
+        base = value_hashes(pa.array([value]))[0]
+        for i in range(len(value)):
+            changed = value[:i] + bytes([value[i] ^ 0x5A]) + value[i + 1:]
+            assert value_hashes(pa.array([changed]))[0] != base, i
