@@ -148,9 +148,11 @@ def _byte_parts(array: pa.Array) -> list[np.ndarray]:
         starts = offsets[:-1] - first
         poly = np.zeros(len(lengths), dtype=np.uint64)
         up, _ = _BYTE_POWERS.get(_SHORT_WORDS)
+        shortest = int(lengths.min())
         for k in range(int(counts.max())):
             word = np.take(at_byte, starts + 8 * k).astype(np.uint64, copy=False)
-            word &= _LENGTH_MASKS[np.clip(lengths - 8 * k, 0, 8)]
+            if shortest < 8 * (k + 1):  # some value ends inside (or before) this word: keep only its own bytes
+                word &= _LENGTH_MASKS[np.clip(lengths - 8 * k, 0, 8)]
             word *= up[k]
             poly += word
         return [poly, lengths.view(np.uint64)]
