@@ -1,21 +1,23 @@
 """An order-independent content digest of rows: what a compaction read must equal what it wrote.
 
-Each value is hashed to 64 bits from a canonical form, so the Arrow type a reader happens to produce does not
-matter: integers, booleans and dates as int64, floats by the bits of their float64 value, decimals by their
-unscaled 128-bit value, strings and binaries by their bytes (string = binary), a timestamp as (seconds since the
-epoch, nanoseconds of the second) whichever of its three Arrow forms it is in (``acid/timestamps.py``), structs from
-their fields, lists and maps from their elements in order, dictionary arrays by their values, NULL as a fixed
-constant (so NULL differs from an empty string, a zero or an empty list). A row's hash is 128 bits: two different
-odd-weighted sums of its columns' hashes (column position matters, names do not), each through a bijective 64-bit
-finaliser. The digest of a set of rows is (count, sum of the row hashes mod 2^128, xor of the row hashes): cheap to
-build batch by batch and to combine across tasks, and independent of row order.
+Each value becomes canonical 64-bit words, so the Arrow type a reader happens to produce does not matter: integers,
+booleans and dates their int64 value, floats the bits of their float64 value, decimals their unscaled 128-bit value,
+strings and binaries (string = binary) a polynomial over their little-endian 8-byte words with a distinct odd
+weight per word, plus their length; a timestamp (seconds since the epoch, nanoseconds of the second) whichever of
+its three Arrow forms it is in (``acid/timestamps.py``); structs, lists and maps the hashes of their fields or
+elements in order; dictionary arrays their values; NULL all-zero words plus a null flag (so NULL differs from an
+empty string, a zero or an empty list). A row's hash is 128 bits: two independent weighted sums of its columns'
+words (odd weights per column, word and half; column position matters, names do not), each through MurmurHash3's
+bijective 64-bit finaliser — linear up to the finaliser, so a column costs two multiply-adds per word and a row two
+finalisers. The digest of a set of rows is (count, the sums of the row hashes' halves mod 2^64, the xor of the row
+hashes): cheap to build batch by batch and to combine across tasks, and independent of row order.
 
 Strength (accidental corruption, not an adversary): one changed value of a fixed-width type, or one changed byte of
-a string keeping its length, always changes the digest (every step from the value to the sum is injective in that
+a string keeping its length, always changes the digest (every step from the value to the sums is injective in that
 value). Any other change — values of another length, several changed rows, a dropped row with another duplicated
-(the count stays) — goes unnoticed only if the changes cancel in both the 128-bit sum and the xor, which for
-unrelated changes happens with a probability of about 2^-64 (a collision of 64-bit value hashes). It is not a
-cryptographic hash: someone who wants to forge a matching output can.
+(the count stays) — goes unnoticed only if the changes cancel in both sums and the xor, which for unrelated changes
+happens with a probability of about 2^-64 (a collision of a string's, list's or struct's 64-bit hash collides both
+halves). It is not a cryptographic hash: someone who wants to forge a matching output can.
 """
 
 from __future__ import annotations

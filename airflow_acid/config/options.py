@@ -198,9 +198,10 @@ DAG_OPTIONS: tuple[Option, ...] = (
            'unit (bucket; the whole partition for a rebalance) the Spark job digests the rows it read at the '
            "compaction's snapshot (every column, and ROW__ID where the compaction keeps it) and the rows of its "
            'files read back from storage; any difference in rows or digest fails the compaction and removes its '
-           'output. The digest is a count with the sum mod 2^128 and the xor of 128-bit row hashes: one changed '
+           'output. The digest is the row count, the sums (mod 2^64) of both halves and the xor of 128-bit row hashes: '
+           'one changed '
            'value always shows, other differences escape with a probability of about 2^-64; it is not '
-           'cryptographic (see docs/architecture.md). count: row counts only. off: no check.'),
+           'cryptographic (docs/architecture.md, proof before commit). count: row counts only. off: no check.'),
 )
 """The options of the DAGs, the Initiator's scheduling, the alerts and the object store (not Hive settings)."""
 
