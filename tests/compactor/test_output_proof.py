@@ -254,3 +254,18 @@ def test_every_type_is_proven_through_each_compaction(sqlite_wh, kind):
     assert checks and all(c.read_digest == c.written_digest for c in checks)
     assert sum(c.rows_written for c in checks) == result.compactions[0].rows_out
     assert repr(wh.read("db.t").sort_by("id").to_pylist()) == repr(before.to_pylist())  # repr: NaN equals NaN
+
+
+def test_checks_travel_in_the_result_document(sqlite_wh):
+    """A Spark job hands its result to the Worker as JSON: the checks and the mode survive the trip."""
+    wh = sqlite_wh
+    new_table(wh)
+    history(wh)
+    enqueue(wh, "minor")
+    runner = RecordingRunner()
+    assert Worker(wh.metastore, runner=runner, host="w1").run_next().status == WorkerStatus.COMPACTED
+    (result,) = runner.results
+    again = PlanResult.from_json(result.to_json())
+    assert again.compactions[0].checks == result.compactions[0].checks != []
+    assert {c.output.split("_0")[0] for c in again.compactions[0].checks} == {"delta", "delete_delta"}
+    assert again.compactions[0].verify == "digest"
