@@ -17,6 +17,10 @@ deltas → ``<tmp>/delta_a_b_vC/bucket_N``, delete events
   getAcidState order, files by name) → ``<tmp>/<output>/00000N_0``, a plain ORC file with the table's columns
   (no ACID columns, no ``hive.acid.*`` metadata), as Hive's MM compactors write (docs/hive-acid.md#compaction-output-rows).
 
+Unless the compaction's ``verify`` is ``off``, a unit also proves its output (``spark/output_check.py``): it digests
+the rows it hands each writer and, once the writers closed, the files read back from storage; the pairs travel in
+:attr:`UnitResult.checks` to the Worker, which commits only when they agree.
+
 A unit never raises: failures come back as :class:`UnitResult` with ``error`` set, so one bad partition does not
 fail the other compactions of the application.
 """
