@@ -20,6 +20,7 @@ from airflow_acid.acid.layout_check import Severity, check_layout
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList
 from airflow_acid.compactor.errors import OutputVerificationError, describe_error
+from airflow_acid.compactor.proof import final_digests
 from airflow_acid.job.layout import tmp_dir_name
 from airflow_acid.job.plan import BASE_WRITING_TYPES, Compaction
 from airflow_acid.job.result import CompactionResult
@@ -152,7 +153,9 @@ def run_figures(compaction: Compaction, result: CompactionResult, wall_seconds: 
     read = {d for step in compaction.steps for d in step.deltas if d not in produced}
     final = set(compaction.final_outputs)
     after = [o for o in result.outputs if o in final and isinstance(names.parse_dir(o), names.DeltaDir)]
-    return RunFigures(files_in=result.files_in, bytes_in=result.bytes_in, rows_in=result.rows_in,
+    digest_in, digest_out = final_digests(compaction, result)
+    return RunFigures(digest_in=digest_in, digest_out=digest_out,
+                      files_in=result.files_in, bytes_in=result.bytes_in, rows_in=result.rows_in,
                       files_out=result.files, bytes_out=result.bytes, rows_out=result.rows_out,
                       deltas_before=len(read), deltas_after=len(after), spark_app_id=result.app_id,
                       core_seconds=round(result.core_seconds, 3), wall_seconds=round(wall_seconds, 3))

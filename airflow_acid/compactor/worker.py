@@ -15,6 +15,7 @@ discarded and C aborted, so two outputs for one range can never both become visi
 
 from __future__ import annotations
 
+import dataclasses
 import getpass
 import logging
 import socket
@@ -31,6 +32,7 @@ from airflow_acid.compactor.committer import Committer, RowOwner, remove_outputs
 from airflow_acid.compactor.errors import CompactionAttemptError, describe_error
 from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.compactor.planner import NothingToCompact, compose_for_directory, max_num_delta_for, row_schema_of
+from airflow_acid.compactor.proof import verify_proof
 from airflow_acid.job.plan import EXECUTABLE_TYPES, Compaction, CompactionPlan, parse_order_by
 from airflow_acid.job.result import CompactionResult, JobStatus
 from airflow_acid.job.runner import ResumableRunner, Runner, bind_filesystem, spark_conf_of
@@ -99,13 +101,17 @@ class Worker:
     ``host`` names the job (``<host>-compactor-…``) and the transactions; ``worker_id`` (``<host>-<thread>``)
     is written to CQ_WORKER_ID when this worker claims rows; ``filesystem`` is an fsspec filesystem for table
     locations that are plain paths on a non-local filesystem (the runner gets it too, or refuses it: see
-    :func:`~airflow_acid.job.runner.bind_filesystem`).
+    :func:`~airflow_acid.job.runner.bind_filesystem`). ``verify`` is ``[acid] compaction_verify`` (``digest``,
+    ``count``, ``off``: how each unit's output is proven before C commits, see ``compactor/proof.py``).
     """
 
     def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, runner: Runner,
                  host: str | None = None, worker_id: str | None = None,
-                 filesystem: fsspec.AbstractFileSystem | None = None, reattach: bool = False) -> None:
+                 filesystem: fsspec.AbstractFileSystem | None = None, reattach: bool = False,
+                 verify: str = "digest") -> None:
         self.metastore = metastore
+        self.verify = verify
+        """``[acid] compaction_verify``: how the job proves each unit's output before C commits (compactor/proof.py)."""
         self.conf = conf or metastore.conf
         self.runner = bind_filesystem(runner, filesystem)
         self.host = host or socket.gethostname()
@@ -288,7 +294,7 @@ class Worker:
             raise CompactionAttemptError(
                 f"insert-only compaction is disabled: {table.full_name} is insert-only and "
                 "hive.compactor.compact.insert.only=false; set it to true to compact insert-only tables")
-        job.compaction = plan
+        job.compaction = dataclasses.replace(plan, verify=self.verify)
 
     def _nothing_to_do(self, job: _Job, nothing: NothingToCompact) -> None:
         """docs/hive-acid.md#compacting-one-row step 8: obsolete/aborted dirs ⇒ 'ready for cleaning' so the Cleaner runs,
@@ -360,6 +366,7 @@ class Worker:
             raise CompactionAttemptError(f"the compactor transaction {job.txn_id} is no longer open ({lost}); "
                                          "the output is discarded")
         assert job.txns is not None, "set by _prepare"
+        verify_proof(job.planned, result)
         verify_output(job.planned, result, job.txns, filesystem=self.filesystem)
         if not self._mark_compacted_if_owner(job):
             self._lost(job)

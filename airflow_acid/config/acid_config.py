@@ -18,6 +18,7 @@ from airflow_acid.config.alert_limits import BacklogLimits
 from airflow_acid.config.budgets import Budgets, budgets_from_mapping
 from airflow_acid.config.hive import settings_from_mapping
 from airflow_acid.config.options import ACID_SECTION, DAG_OPTION_NAMES, DEFAULT_POOL
+from airflow_acid.job.plan import VERIFY_MODES
 from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
 from airflow_acid.metastore.errors import InvalidSettingError
 
@@ -47,6 +48,8 @@ class AcidConfig:
     """The backlog check's limits (unset: not checked)."""
     default_deferrable: bool = False
     """``[operators] default_deferrable``: whether sensors defer when a DAG does not say."""
+    compaction_verify: str = "digest"
+    """How a compaction proves its output before it commits: ``digest``, ``count`` or ``off``."""
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any], *, operators: Mapping[str, Any] | None = None,
@@ -70,7 +73,8 @@ class AcidConfig:
         return cls(settings=settings, budgets=budgets, storage_options=storage_options,
                    compaction_pool=given("compaction_pool") or DEFAULT_POOL, compaction_pools=pools,
                    compaction_batch_size=_batch_size(given("compaction_batch_size"), source),
-                   alert_limits=_alert_limits(given, source), default_deferrable=_deferrable(operators or {}))
+                   alert_limits=_alert_limits(given, source), default_deferrable=_deferrable(operators or {}),
+                   compaction_verify=_verify_mode(given("compaction_verify"), source))
 
 
 def _text(value: Any) -> str:
@@ -97,6 +101,14 @@ def _batch_size(raw: str, source: str) -> int:
     if size < 1:
         raise InvalidSettingError(f"{source} compaction_batch_size must be a positive integer, got {raw!r}")
     return size
+
+
+def _verify_mode(raw: str, source: str) -> str:
+    mode = raw.lower() or "digest"
+    if mode not in VERIFY_MODES:
+        raise InvalidSettingError(f"{source} compaction_verify={raw!r} is not known; use one of "
+                                  f"{', '.join(VERIFY_MODES)}")
+    return mode
 
 
 def _alert_limits(given: Callable[[str], str], source: str) -> BacklogLimits:

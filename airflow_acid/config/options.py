@@ -193,6 +193,15 @@ DAG_OPTIONS: tuple[Option, ...] = (
            "tasks and reach the Spark job and its executors through fsspec's FSSPEC_<PROTOCOL> environment. The "
            "acid_metastore connection's storage_options extra overrides them. Credentials never go here: they "
            'come from the environment (AWS_ACCESS_KEY_ID ...), a profile or an instance role.'),
+    Option('compaction_verify', 'string', 'digest', 'count',
+           'How a compaction proves its output before the Worker commits it. digest (default): per compaction '
+           'unit (bucket; the whole partition for a rebalance) the Spark job digests the rows it read at the '
+           "compaction's snapshot (every column, and ROW__ID where the compaction keeps it) and the rows of its "
+           'files read back from storage; any difference in rows or digest fails the compaction and removes its '
+           'output. The digest is the row count, the sums (mod 2^64) of both halves and the xor of 128-bit row hashes: '
+           'one changed '
+           'value always shows, other differences escape with a probability of about 2^-64; it is not '
+           'cryptographic (docs/architecture.md, proof before commit). count: row counts only. off: no check.'),
 )
 """The options of the DAGs, the Initiator's scheduling, the alerts and the object store (not Hive settings)."""
 

@@ -63,6 +63,8 @@ from airflow_acid.job.errors import PlanError
 
 PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
+VERIFY_MODES = ("digest", "count", "off")
+"""Values of a compaction's ``verify`` (``[acid] compaction_verify``)."""
 READABLE_PLAN_VERSIONS = (1, 2)
 """Versions :meth:`CompactionPlan.from_json` reads; a version 1 document has no insert-only compactions."""
 EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR, CompactionType.REBALANCE)
@@ -170,6 +172,9 @@ class Compaction:
     """REBALANCE: bucket files to spread the rows over (None: the number of bucket ids in the directory)."""
     order_by: tuple[tuple[str, bool], ...] = ()
     """REBALANCE: (column, descending) pairs the rows are ordered by before new ROW__IDs are given."""
+    verify: str = "digest"
+    """How each unit proves its output (``[acid] compaction_verify``): ``digest`` — row counts and content digests
+    of what it read and of its files read back from storage; ``count`` — row counts only; ``off`` — nothing."""
 
     @property
     def write_id_list(self) -> ValidCompactorWriteIdList:
@@ -254,6 +259,8 @@ class CompactionPlan:
                 raise PlanError(f"{where}: a rebalance compaction is one step on a full-ACID table")
             if (c.number_of_buckets is not None or c.order_by) and c.type is not CompactionType.REBALANCE:
                 raise PlanError(f"{where}: number_of_buckets and order_by are only for a rebalance compaction")
+            if c.verify not in VERIFY_MODES:
+                raise PlanError(f"{where}: verify must be one of {', '.join(VERIFY_MODES)}, got {c.verify!r}")
             if c.number_of_buckets is not None and c.number_of_buckets <= 0:
                 raise PlanError(f"{where}: number_of_buckets must be positive, got {c.number_of_buckets}")
             produced: set[str] = set()
@@ -393,7 +400,8 @@ def _compaction_from(r: _Reader, doc: Any, where: str, version: int = PLAN_VERSI
         job_conf=r.mapping(obj, "job_conf", where), table_properties=r.mapping(obj, "table_properties", where),
         insert_only=version >= 2 and r.get(obj, "insert_only", bool, where, optional=True, default=False),
         number_of_buckets=r.get(obj, "number_of_buckets", int, where, optional=True),
-        order_by=_order_by_from(r, obj, where))
+        order_by=_order_by_from(r, obj, where),
+        verify=r.get(obj, "verify", str, where, optional=True, default="digest"))
 
 
 def _order_by_from(r: _Reader, obj: dict[str, Any], where: str) -> tuple[tuple[str, bool], ...]:

@@ -35,6 +35,22 @@ class StepResult:
 
 
 @dataclass
+class OutputCheck:
+    """What one work unit read for one output file and what that file holds when read back from storage: row
+    counts and, under ``compaction_verify = digest``, the content digests (``acid/digest.py``; text form)."""
+
+    unit: str
+    """The compaction unit: ``bucket N`` (``buckets a..b`` for a rebalance, which spreads every bucket)."""
+    step: int
+    output: str
+    """The output directory (``base_N_vC``, ``delta_…``, ``delete_delta_…``)."""
+    rows_read: int
+    rows_written: int
+    read_digest: str | None = None
+    written_digest: str | None = None
+
+
+@dataclass
 class CompactionResult:
     """Per compaction: rows in/out, files and bytes written and read, seconds, executor core-seconds, the Spark
     application, status, error, and the directories created."""
@@ -58,6 +74,10 @@ class CompactionResult:
     """Executor core-seconds of this compaction's tasks (task run time × ``spark.task.cpus``)."""
     app_id: str | None = None
     """The Spark application that ran it (None outside Spark)."""
+    verify: str | None = None
+    """The output check the job made (``digest``, ``count``, ``off``; None: a job that makes none)."""
+    checks: list[OutputCheck] = field(default_factory=list)
+    """One per output file a unit meant to write (see :class:`OutputCheck`)."""
 
 
 @dataclass
@@ -82,7 +102,8 @@ class PlanResult:
         for c in doc["compactions"]:
             steps = [StepResult(**s) for s in c.pop("steps", [])]
             status = JobStatus(c.pop("status", JobStatus.RUNNING))
-            comps.append(CompactionResult(**c, status=status, steps=steps))
+            checks = [OutputCheck(**k) for k in c.pop("checks", [])]
+            comps.append(CompactionResult(**c, status=status, steps=steps, checks=checks))
         return cls(comps, doc.get("seconds", 0.0), app_id=doc.get("app_id"))
 
     def set_app(self, app_id: str | None) -> None:

@@ -225,6 +225,8 @@ class ShowCompactionsRow:
     sparkappid: str | None = None
     coreseconds: float | None = None
     wallseconds: float | None = None
+    digestin: str | None = None
+    digestout: str | None = None
 
     @classmethod
     def columns(cls) -> list[str]:
@@ -249,7 +251,7 @@ class ShowCompactionsRow:
 RUN_COLUMNS = {"filesin": "files_in", "bytesin": "bytes_in", "rowsin": "rows_in", "filesout": "files_out",
                "bytesout": "bytes_out", "rowsout": "rows_out", "deltasbefore": "deltas_before",
                "deltasafter": "deltas_after", "sparkappid": "spark_app_id", "coreseconds": "core_seconds",
-               "wallseconds": "wall_seconds"}
+               "wallseconds": "wall_seconds", "digestin": "digest_in", "digestout": "digest_out"}
 """SHOW COMPACTIONS' extra columns (after Hive's) → :class:`RunFigures` fields."""
 
 

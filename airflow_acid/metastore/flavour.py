@@ -77,6 +77,8 @@ class SchemaProfile:
     """ACID_INITIATOR_DECISIONS exists (always on airflow-acid's own schema)."""
     runs_table: bool = True
     """ACID_COMPACTION_RUNS exists (always on airflow-acid's own schema): run figures are recorded."""
+    run_digest_columns: bool = True
+    """ACID_COMPACTION_RUNS has ACR_DIGEST_IN/OUT (a Hive metastore's table made by an older release has not)."""
     case_insensitive_names: bool = False
     """Names in the transactional tables compare case- and accent-insensitively (Hive's MySQL latin1 tables)."""
     entity_collation: str | None = None
@@ -240,6 +242,8 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
         catalog_columns=catalog_columns,
         decisions_table=DECISIONS_TABLE in names,
         runs_table=RUNS_TABLE in names,
+        run_digest_columns=RUNS_TABLE in names
+        and {c["name"].upper() for c in inspector.get_columns(RUNS_TABLE)} >= {"ACR_DIGEST_IN", "ACR_DIGEST_OUT"},
         case_insensitive_names=ci,
         entity_collation=collation if ci else None,
         dialect=engine.dialect.name,

@@ -43,6 +43,10 @@ class RunFigures:
     """Executor core-seconds: the run time of the job's tasks times the cores each task holds."""
     wall_seconds: float | None = None
     """From the Worker taking the row to its commit (planning, the job, verification)."""
+    digest_in: str | None = None
+    """Content digest (``count:sum:xor``, ``acid/digest.py``) of the rows the final step read at the snapshot."""
+    digest_out: str | None = None
+    """The same of its output files as read back from storage before the commit (equal to ``digest_in``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -52,11 +56,18 @@ _COLUMNS = {"files_in": "ACR_FILES_IN", "bytes_in": "ACR_BYTES_IN", "rows_in": "
             "files_out": "ACR_FILES_OUT", "bytes_out": "ACR_BYTES_OUT", "rows_out": "ACR_ROWS_OUT",
             "deltas_before": "ACR_DELTAS_BEFORE", "deltas_after": "ACR_DELTAS_AFTER", "spark_app_id": "ACR_APP_ID",
             "core_seconds": "ACR_CORE_SECONDS", "wall_seconds": "ACR_WALL_SECONDS"}
+_DIGEST_COLUMNS = {"digest_in": "ACR_DIGEST_IN", "digest_out": "ACR_DIGEST_OUT"}
+"""Added later: a Hive metastore's ACID_COMPACTION_RUNS made by an older release lacks them (not recorded there)."""
 
 
-def _figures(row: sa.Row[Any]) -> RunFigures:
+def _columns(conn: Connection) -> dict[str, str]:
+    """The figure columns this database's ACID_COMPACTION_RUNS has."""
+    return {**_COLUMNS, **_DIGEST_COLUMNS} if profile_of(conn).run_digest_columns else _COLUMNS
+
+
+def _figures(row: sa.Row[Any], columns: dict[str, str]) -> RunFigures:
     mapping = row._mapping
-    return RunFigures(**{attr: mapping[column] for attr, column in _COLUMNS.items()})
+    return RunFigures(**{attr: mapping[column] for attr, column in columns.items()})
 
 
 def delete_figures(conn: Connection, ids: Iterable[int]) -> int:
@@ -103,7 +114,7 @@ class RunHistory:
             conn.execute(sa.delete(ACR).where(ACR.c.ACR_CQ_ID == cq_id))
             conn.execute(sa.insert(ACR).values(
                 ACR_CQ_ID=cq_id, ACR_RECORDED_AT=now_ms(conn),
-                **{column: getattr(figures, attr) for attr, column in _COLUMNS.items()}))
+                **{column: getattr(figures, attr) for attr, column in _columns(conn).items()}))
 
         self.db.run(work, what=f"record figures of compaction {cq_id}")
         return True
@@ -120,9 +131,11 @@ class RunHistory:
 
         def work(conn: Connection) -> dict[int, RunFigures]:
             out: dict[int, RunFigures] = {}
+            columns = _columns(conn)
+            selected = [ACR.c.ACR_CQ_ID, *(ACR.c[c] for c in columns.values())]
             for start in range(0, len(wanted), _CHUNK):
-                rows = conn.execute(sa.select(ACR).where(ACR.c.ACR_CQ_ID.in_(wanted[start:start + _CHUNK])))
-                out.update({int(r.ACR_CQ_ID): _figures(r) for r in rows})
+                rows = conn.execute(sa.select(*selected).where(ACR.c.ACR_CQ_ID.in_(wanted[start:start + _CHUNK])))
+                out.update({int(r.ACR_CQ_ID): _figures(r, columns) for r in rows})
             return out
 
         return self.db.run(work, what="read compaction run figures")

@@ -253,6 +253,8 @@ ACID_COMPACTION_RUNS = Table(
     Column("ACR_APP_ID", String(128)),
     Column("ACR_CORE_SECONDS", Float),
     Column("ACR_WALL_SECONDS", Float),
+    Column("ACR_DIGEST_IN", String(80)),  # rows read at the snapshot: count:sum:xor (acid/digest.py), final step
+    Column("ACR_DIGEST_OUT", String(80)),  # the same of the committed files as read back from storage
 )
 
 # --- catalog (reduced) ------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from airflow_acid.metastore.attempts import CompactionAttempts
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.operators.defaults import compaction_verify
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.retry import compaction_retry_policy, fail_unless_retryable
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
@@ -156,7 +157,7 @@ class AcidCompactionOperator(BaseOperator):
         # is waited for, never submitted a second time (compactor.resume). A first try skips 'working' rows.
         ti = (context or {}).get("ti")
         retry = int(getattr(ti, "try_number", 1) or 1) > 1
-        worker = Worker(metastore, runner=self.job_runner, reattach=retry)
+        worker = Worker(metastore, runner=self.job_runner, reattach=retry, verify=compaction_verify())
         earlier_workers = self._remember_worker(context, worker.worker_id)
         worker.reattach = retry or bool(earlier_workers)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])

@@ -33,6 +33,11 @@ def compaction_batch_size() -> int:
     return acid_config().compaction_batch_size
 
 
+def compaction_verify() -> str:
+    """``[acid] compaction_verify``: how a compaction proves its output before it commits (digest, count, off)."""
+    return acid_config().compaction_verify
+
+
 def compaction_budgets() -> Budgets:
     """The ``[acid]`` compaction budgets (compaction_budget_bytes, …_core_seconds, …_pool_bytes, …_table_bytes,
     compaction_aging)."""

@@ -90,7 +90,8 @@ class _Run:
         self.index = index
         self.task_cpus = task_cpus
         self.c = compaction
-        self.result = CompactionResult(compaction.id, compaction.location, compaction.type.keyword)
+        self.result = CompactionResult(compaction.id, compaction.location, compaction.type.keyword,
+                                       verify=compaction.verify)
         self.storage = storage_for(compaction.location, filesystem)
         self.filesystem = filesystem
         self.tmp = tmp_dir_name(compaction.compactor_txn_id)
@@ -180,7 +181,7 @@ class _Run:
                 continue
             units.append(WorkUnit(self.index, number, bucket, step.type, self.c.location, self.c.write_ids,
                                   self.schema, self.c.orc, "" if self.in_place else self.tmp, step.outputs,
-                                  self.c.insert_only, filesystem=self.filesystem))
+                                  self.c.insert_only, filesystem=self.filesystem, verify=self.c.verify))
         return units
 
     def _rebalance_units(self, number: int, step: CompactionStep, merge: MergePlan) -> list[WorkUnit]:
@@ -194,7 +195,7 @@ class _Run:
         spec = Rebalance(buckets, count, self.c.order_by)
         return [WorkUnit(self.index, number, buckets[0], step.type, self.c.location, self.c.write_ids, self.schema,
                          self.c.orc, "" if self.in_place else self.tmp, step.outputs, False,
-                         filesystem=self.filesystem, rebalance=spec)]
+                         filesystem=self.filesystem, rebalance=spec, verify=self.c.verify)]
 
     def publish(self, number: int, results: list[UnitResult]) -> None:
         """Account for the step's unit results, mark its complete outputs and (where renames are atomic) rename
@@ -212,6 +213,7 @@ class _Run:
             sr.rows_out += r.rows_out
             sr.files += len(r.files)
             sr.bytes += sum(f.bytes for f in r.files)
+            self.result.checks.extend(r.checks)
         has_files = {f.directory for r in results for f in r.files}
         for out in step.outputs:
             if out not in written:

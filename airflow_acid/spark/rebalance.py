@@ -32,6 +32,7 @@ from airflow_acid.acid.merge import BucketPlan, MergePlan, iter_plan_batches
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.errors import AcidInputError
 from airflow_acid.job.plan import OrcSettings
+from airflow_acid.spark.output_check import Expected
 
 
 @dataclass(frozen=True)
@@ -108,9 +109,12 @@ def rebalanced_events(table: pa.Table, row_schema: pa.Schema, number_of_buckets:
 
 
 def write_rebalanced(storage: Storage, spec: Rebalance, directory: str, write_ids: ValidCompactorWriteIdList,
-                     row_schema: pa.Schema, orc: OrcSettings) -> list[RebalancedFile]:
-    """Read, order and spread the rows; write ``<directory>/bucket_0000b`` for every bucket that got rows."""
+                     row_schema: pa.Schema, orc: OrcSettings, expected: Expected | None = None) -> list[RebalancedFile]:
+    """Read, order and spread the rows; write ``<directory>/bucket_0000b`` for every bucket that got rows
+    (``expected`` gets the rows read, without their old ROW__IDs)."""
     table = _merged_rows(storage, spec, write_ids, row_schema)
+    if expected is not None:
+        expected.add_merged(table, row_schema)
     written = []
     for b, events in enumerate(rebalanced_events(table, row_schema, spec.number_of_buckets, spec.order_by)):
         if events.num_rows == 0:

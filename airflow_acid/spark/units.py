@@ -17,6 +17,10 @@ deltas → ``<tmp>/delta_a_b_vC/bucket_N``, delete events
   getAcidState order, files by name) → ``<tmp>/<output>/00000N_0``, a plain ORC file with the table's columns
   (no ACID columns, no ``hive.acid.*`` metadata), as Hive's MM compactors write (docs/hive-acid.md#compaction-output-rows).
 
+Unless the compaction's ``verify`` is ``off``, a unit also proves its output (``spark/output_check.py``): it digests
+the rows it hands each writer and, once the writers closed, the files read back from storage; the pairs travel in
+:attr:`UnitResult.checks` to the Worker, which commits only when they agree.
+
 A unit never raises: failures come back as :class:`UnitResult` with ``error`` set, so one bad partition does not
 fail the other compactions of the application.
 """
@@ -27,6 +31,7 @@ import os
 import posixpath
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -51,7 +56,7 @@ from airflow_acid.acid.event_schema import (
 )
 from airflow_acid.acid.event_writer import FileKind
 from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter, sort_keys_order, write_acid_orc
-from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.merge import (
     BucketPlan,
     DataSource,
@@ -63,6 +68,8 @@ from airflow_acid.acid.merge import (
 from airflow_acid.acid.timestamps import wide_schema
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.plan import OrcSettings
+from airflow_acid.job.result import OutputCheck
+from airflow_acid.spark.output_check import Content, Expected
 from airflow_acid.spark.plain_orc_writer import PlainOrcFileWriter
 from airflow_acid.spark.rebalance import Rebalance, write_rebalanced
 
@@ -93,6 +100,16 @@ class WorkUnit:
     ``FSSPEC_<PROTOCOL>`` environment a Spark executor gets, see ``acid/storage_options.py``)."""
     rebalance: Rebalance | None = None
     """A REBALANCE unit: every bucket of the step (``bucket`` is the first), spread over N files."""
+    verify: str = "digest"
+    """The proof of the output (``Compaction.verify``): ``digest``, ``count`` or ``off`` (see ``output_check``)."""
+
+    @property
+    def label(self) -> str:
+        """The compaction unit as messages name it: ``bucket N``, or ``buckets a..b`` for a rebalance."""
+        if self.rebalance is None:
+            return f"bucket {self.bucket.bucket_id}"
+        ids = sorted(b.bucket_id for b in self.rebalance.buckets)
+        return f"buckets {ids[0]}..{ids[-1]}" if len(ids) > 1 else f"bucket {ids[0]}"
 
     @property
     def estimated_bytes(self) -> int:
@@ -122,6 +139,12 @@ class UnitResult:
     files: tuple[OutputFile, ...]
     seconds: float
     error: str | None = None
+    checks: tuple[OutputCheck, ...] = ()
+    """Per output directory: rows (and digests) read against the files read back (``output_check``)."""
+
+
+AfterWrite = Callable[[Storage, "WorkUnit", tuple[str, ...]], None]
+"""Test seam: called with the paths a unit wrote, after its writers closed and before they are read back."""
 
 
 def _rows_in(storage, sources: tuple[DataSource, ...]) -> int:
@@ -172,7 +195,7 @@ def merged_events(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdL
 
 
 def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind, write_ids: ValidCompactorWriteIdList,
-                        *, apply_deletes: bool) -> OutputFile | None:
+                        *, apply_deletes: bool, expected: Expected | None = None) -> OutputFile | None:
     """Stream the merged rows of the unit's bucket into its output file, batch by batch (no whole-bucket copy).
 
     The merge yields rows in key order for every layout Hive produces; if it ever does not, the streamed writer is
@@ -186,11 +209,15 @@ def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind,
         for batch in iter_plan_batches(storage, plan, write_ids, schema=unit.row_schema, include_row_ids=True):
             if writer is None:
                 writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=unit.orc, spool=True)
+            if expected is not None:
+                expected.add_merged(batch, unit.row_schema)
             writer.write(_events_from_merged(batch, unit.row_schema))
     except UnsortedEventsError:
         writer = None  # free its buffers before the bucket is read again
         events = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=apply_deletes)
-        return _write(storage, unit, directory, events, kind)
+        if expected is not None:
+            expected.builder.reset()
+        return _write(storage, unit, directory, events, kind, expected)
     if writer is None or writer.rows == 0:
         return None
     written = writer.close()
@@ -222,7 +249,10 @@ def delete_events_of(storage, bucket: BucketPlan, write_ids: ValidCompactorWrite
     return _sorted(pa.concat_tables(parts).combine_chunks())
 
 
-def _write(storage, unit: WorkUnit, directory: str, events: pa.Table, kind: FileKind) -> OutputFile | None:
+def _write(storage, unit: WorkUnit, directory: str, events: pa.Table, kind: FileKind,
+           expected: Expected | None = None) -> OutputFile | None:
+    if expected is not None:
+        expected.add_events(events)
     if events.num_rows == 0:
         return None
     name = names.format_bucket_file(unit.bucket.bucket_id)
@@ -231,7 +261,7 @@ def _write(storage, unit: WorkUnit, directory: str, events: pa.Table, kind: File
 
 
 def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
-                      write_ids: ValidCompactorWriteIdList) -> OutputFile | None:
+                      write_ids: ValidCompactorWriteIdList, expected: Expected | None = None) -> OutputFile | None:
     """An insert-only bucket: its plain files' rows in plan order, as one plain ORC file ``<directory>/00000N_0``."""
     acid = [s.path for s in unit.bucket.data if s.kind is SourceKind.EVENTS] + [s.path for s in unit.bucket.deletes]
     if acid:
@@ -242,6 +272,8 @@ def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
     writer = PlainOrcFileWriter(storage, posixpath.join(unit.tmp_dir, directory, name), unit.row_schema, kind=kind,
                                 orc=unit.orc)
     for batch in iter_plan_batches(storage, MergePlan((unit.bucket,)), write_ids, schema=unit.row_schema):
+        if expected is not None:
+            expected.add_plain(batch)
         writer.write(batch)
     if writer.rows == 0:
         return None
@@ -249,53 +281,84 @@ def write_plain_union(storage, unit: WorkUnit, directory: str, kind: FileKind,
     return OutputFile(directory, name, written.rows, written.bytes)
 
 
-def run_unit(unit: WorkUnit) -> UnitResult:
+def run_unit(unit: WorkUnit, after_write: AfterWrite | None = None) -> UnitResult:
     """Execute one unit (raises on failure; see :func:`execute_unit`); once more with timestamps in the wide form
     when the bucket holds one outside 1677–2262 (``acid/timestamps.py``: every value kept to the nanosecond;
     nothing is stored before a writer closes)."""
     start = time.monotonic()
     try:
-        return _run_unit(unit, start)
+        return _run_unit(unit, start, after_write)
     except TimestampRangeError:
         if unit.row_schema == wide_schema(unit.row_schema):
             raise
-        return _run_unit(replace(unit, row_schema=wide_schema(unit.row_schema)), start)
+        return _run_unit(replace(unit, row_schema=wide_schema(unit.row_schema)), start, after_write)
 
 
-def _run_unit(unit: WorkUnit, start: float) -> UnitResult:
+def _expect(unit: WorkUnit, directory: str, content: Content) -> Expected | None:
+    if unit.verify == "off":
+        return None
+    staged = posixpath.join(unit.tmp_dir, directory) if unit.tmp_dir else directory
+    return Expected(unit.label, unit.step, directory, staged, content, hashing=unit.verify == "digest")
+
+
+def _run_unit(unit: WorkUnit, start: float, after_write: AfterWrite | None = None) -> UnitResult:
     storage = storage_for(unit.location, unit.filesystem).reading_once()  # row counts, then the merge: one GET each
     write_ids = ValidCompactorWriteIdList.from_string(unit.write_ids)
     buckets = unit.rebalance.buckets if unit.rebalance is not None else (unit.bucket,)
     rows_in = sum(_rows_in(storage, b.data) + _rows_in(storage, b.deletes) for b in buckets)
     files: list[OutputFile | None] = []  # None: a writer with no rows wrote no file
+    expected: list[Expected | None] = []
     if unit.rebalance is not None:
         (base,) = unit.outputs
+        expected.append(_expect(unit, base, Content.ROWS))
         files.extend(OutputFile(base, f.name, f.rows, f.bytes) for f in write_rebalanced(
-            storage, unit.rebalance, posixpath.join(unit.tmp_dir, base), write_ids, unit.row_schema, unit.orc))
+            storage, unit.rebalance, posixpath.join(unit.tmp_dir, base), write_ids, unit.row_schema, unit.orc,
+            expected[-1]))
     elif unit.insert_only:
         kind = FileKind.DELTA if unit.type is CompactionType.MINOR else FileKind.BASE
-        files.append(write_plain_union(storage, unit, unit.outputs[0], kind, write_ids))
+        expected.append(_expect(unit, unit.outputs[0], Content.PLAIN))
+        files.append(write_plain_union(storage, unit, unit.outputs[0], kind, write_ids, expected[-1]))
     elif unit.type is CompactionType.MINOR:
         delta, delete_delta = unit.outputs
-        files.append(write_merged_events(storage, unit, delta, FileKind.DELTA, write_ids, apply_deletes=False))
+        expected += [_expect(unit, delta, Content.INSERTS), _expect(unit, delete_delta, Content.DELETES)]
+        files.append(write_merged_events(storage, unit, delta, FileKind.DELTA, write_ids, apply_deletes=False,
+                                         expected=expected[0]))
         deletes = delete_events_of(storage, unit.bucket, write_ids, unit.row_schema)
-        files.append(_write(storage, unit, delete_delta, deletes, FileKind.DELTA))
+        files.append(_write(storage, unit, delete_delta, deletes, FileKind.DELTA, expected[1]))
     else:
         (base,) = unit.outputs
-        files.append(write_merged_events(storage, unit, base, FileKind.BASE, write_ids, apply_deletes=True))
+        expected.append(_expect(unit, base, Content.INSERTS))
+        files.append(write_merged_events(storage, unit, base, FileKind.BASE, write_ids, apply_deletes=True,
+                                         expected=expected[0]))
     written = tuple(f for f in files if f is not None)
+    checks = _check_outputs(unit, written, [e for e in expected if e is not None], after_write)
     delay = float(os.environ.get(FAULT_DELAY_ENV, "0") or 0)
     if delay > 0 and written:
         time.sleep(delay)
     return UnitResult(unit.compaction, unit.step, unit.bucket.bucket_id, rows_in, sum(f.rows for f in written),
-                      written, time.monotonic() - start)
+                      written, time.monotonic() - start, checks=checks)
 
 
-def execute_unit(unit: WorkUnit) -> UnitResult:
+def _check_outputs(unit: WorkUnit, written: tuple[OutputFile, ...], expected: list[Expected],
+                   after_write: AfterWrite | None) -> tuple[OutputCheck, ...]:
+    """Read the unit's files back through a fresh handle on the store and pair them with what the unit read."""
+    if after_write is not None:
+        after_write(storage_for(unit.location, unit.filesystem), unit,
+                    tuple(posixpath.join(unit.tmp_dir, f.directory, f.name) for f in written))
+    if not expected:
+        return ()
+    by_dir = {e.directory: e for e in expected}
+    for f in written:
+        by_dir[f.directory].names.append(f.name)
+    fresh = storage_for(unit.location, unit.filesystem)
+    return tuple(e.check(fresh) for e in expected if e.names or e.builder.digest.count)
+
+
+def execute_unit(unit: WorkUnit, after_write: AfterWrite | None = None) -> UnitResult:
     """Execute one unit; any error is returned in the result (message names the file when the format layer did)."""
     start = time.monotonic()
     try:
-        return run_unit(unit)
+        return run_unit(unit, after_write)
     except AcidFileError as exc:
         error = str(exc)
     except Exception as exc:  # noqa: BLE001 - reported per compaction, never lost

@@ -312,6 +312,17 @@ def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine
         second = compact(ms)
         (row,) = ms.compactions.show_compactions(id=second)
         assert (row.filesin, row.rowsout, row.deltasbefore, row.deltasafter) == (3, 4, 2, 0)  # base + 2 deltas
+        assert row.digestin == row.digestout and row.digestin.startswith("4:")
+    with engine.begin() as conn:  # the table as an older release created it: no digest columns
+        for column in ("ACR_DIGEST_IN", "ACR_DIGEST_OUT"):
+            conn.exec_driver_sql(f"ALTER TABLE ACID_COMPACTION_RUNS DROP COLUMN {column}"
+                                 if engine.dialect.name == "mysql"
+                                 else f'ALTER TABLE "ACID_COMPACTION_RUNS" DROP COLUMN "{column}"')
+    with Metastore(hive_42_url, CONF) as ms:
+        assert ms.profile.runs_table and not ms.profile.run_digest_columns
+        third = compact(ms)  # figures recorded, digests not (the compaction is still proven)
+        (row,) = ms.compactions.show_compactions(id=third)
+        assert row.filesin is not None and row.digestin is None and ms.runs.get(second) is not None
     with engine.begin() as conn:  # leave the shared database as Hive made it for the next tests
         for name in ("ACID_COMPACTION_RUNS", "ACID_INITIATOR_DECISIONS"):
             conn.exec_driver_sql(f"DROP TABLE {name}" if engine.dialect.name == "mysql" else f'DROP TABLE "{name}"')

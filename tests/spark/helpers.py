@@ -104,6 +104,15 @@ def check_acid_output(loc: str, directory: str) -> int:
 
 
 def run_inprocess(*compactions: Compaction):
+    """Run the plan in-process; every succeeded compaction's units must have proven their output (the digest of the
+    rows read equals that of the files read back)."""
+    from airflow_acid.job.result import JobStatus
     from airflow_acid.spark.driver import execute_plan
 
-    return execute_plan(CompactionPlan(tuple(compactions)))
+    result = execute_plan(CompactionPlan(tuple(compactions)))
+    for c in result.compactions:
+        if c.status is JobStatus.SUCCEEDED and c.verify == "digest":
+            assert c.files == 0 or c.checks, c
+            for check in c.checks:
+                assert check.read_digest == check.written_digest and check.rows_read == check.rows_written, check
+    return result

@@ -70,6 +70,11 @@ def _check_two_partitions(p1: Path, p2: Path, txn: int, result, before1, before2
     # run figures: the Spark application and the executor core-seconds of each compaction's tasks
     assert result.app_id and {c.app_id for c in result.compactions} == {result.app_id}
     assert all(c.core_seconds > 0 and c.files_in > 0 and c.bytes_in > 0 for c in result.compactions)
+    # proof before commit: each executor digested what it read and its files read back, and they agree
+    for c in result.compactions:
+        assert c.verify == "digest" and c.checks, c
+        assert all(k.read_digest == k.written_digest and k.rows_read == k.rows_written for k in c.checks), c.checks
+    assert sum(k.rows_written for k in by_id["p2"].checks) == 23000
 
 
 def test_plan_in_a_shared_session(spark, interop, tmp_path):
