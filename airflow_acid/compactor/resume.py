@@ -27,7 +27,7 @@ from airflow_acid.acid.codes import TxnState
 from airflow_acid.compactor.errors import CompactionAttemptError, describe_error
 from airflow_acid.compactor.messages import WorkerOutcome
 from airflow_acid.job.result import PlanResult
-from airflow_acid.job.runner import ResumableRunner, job_key
+from airflow_acid.job.runner import ResumableRunner, attempt_key, job_key
 from airflow_acid.metastore.attempts import CompactionAttempts, RunningAttempt
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.heartbeat import Heartbeater
@@ -143,7 +143,7 @@ def _reattach(worker: Worker, job: _Job, attempt: RunningAttempt) -> PlanResult:
                                      f"Spark application {attempt.job_id} may still be running")
     txn_id = attempt.txn_id
     assert txn_id is not None
-    key = f"cq{attempt.cq_id}-txn{txn_id}"
+    key = attempt_key(attempt.cq_id, txn_id, job.location or "")
     plan, result = runner.reattach(key, _application_id(attempt.job_id))
     compaction = next((c for c in plan.compactions if job_key(c) == key), None)
     if compaction is None or compaction.location.rstrip("/") != (job.location or "").rstrip("/"):

@@ -6,6 +6,7 @@ inside.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -35,9 +36,16 @@ class Runner(Protocol):
 
 
 def job_key(compaction: Compaction) -> str:
-    """The key of one compaction attempt, ``cq<row id>-txn<C>``: unique (C is never reused) and known to whoever
-    later finds the row 'working' (CQ_ID, CQ_TXN_ID), so a retried task can find the job the attempt started."""
-    return f"cq{compaction.id}-txn{compaction.compactor_txn_id}"
+    """The key of one compaction attempt (:func:`attempt_key` of its row, compactor transaction and location)."""
+    return attempt_key(compaction.id, compaction.compactor_txn_id, compaction.location)
+
+
+def attempt_key(cq_id: object, txn_id: object, location: str) -> str:
+    """``cq<row id>-txn<C>-<location hash>``: known to whoever later finds the row 'working' (CQ_ID, CQ_TXN_ID, the
+    table's location), so a retried task can find the job the attempt started. Row and transaction ids are unique
+    within one metastore only; the location's hash keeps the jobs of two metastores on one host apart."""
+    place = hashlib.sha256(location.rstrip("/").encode()).hexdigest()[:12]
+    return f"cq{cq_id}-txn{txn_id}-{place}"
 
 
 @runtime_checkable

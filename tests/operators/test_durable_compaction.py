@@ -28,6 +28,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.resume import resume_rows
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.job.errors import PlanError
+from airflow_acid.job.runner import attempt_key
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.attempts import CompactionAttempts
 from airflow_acid.metastore.conf import MetastoreConf
@@ -113,10 +114,12 @@ def test_killed_task_process_then_retry_reattaches_to_its_spark_application(empt
             os.killpg(submit_pid, signal.SIGKILL)
     assert [o["status"] for o in outcomes] == ["compacted", "compacted"], outcomes
     assert retry_runner.jobs == [], "the retry submitted a Spark application of its own"
-    first = f"acid-cq{cqs[0]}-txn{txns[0]}"
+    plan = json.loads(next(workdir.glob("acid-*/plan.json")).read_text())
+    planned = {str(c["id"]): c["location"] for c in plan["compactions"]}
+    first, second = (f"acid-{attempt_key(cq, txn, planned[str(cq)])}" for cq, txn in zip(cqs, txns))
     assert sorted(p.name for p in workdir.iterdir() if p.name.startswith("acid-")) == \
-        sorted([first, f"acid-cq{cqs[1]}-txn{txns[1]}"])  # one job directory, linked from the second row's key
-    assert os.readlink(workdir / f"acid-cq{cqs[1]}-txn{txns[1]}") == first
+        sorted([first, second])  # one job directory, linked from the second row's key
+    assert os.readlink(workdir / second) == first
     assert [p.name for p in workdir.glob("acid-*/application_id")] == ["application_id"] * 2
     assert json.loads((workdir / first / "result.json").read_text())["app_id"] == app_id
     for cq, txn, table in zip(cqs, txns, ("db.t", "db.u")):
@@ -213,3 +216,16 @@ def test_a_broken_task_log_does_not_fail_a_running_job(acid_wh, monkeypatch, tmp
     [outcome] = AcidCompactionOperator(task_id="c", compaction=cq, runner=runner).execute({})
     assert outcome["status"] == "compacted", outcome["message"]
     assert rows(acid_wh, "db.t") == before
+
+
+def test_two_metastores_on_one_host_keep_their_jobs_apart(tmp_path):
+    """Row and transaction ids repeat across metastores (two warehouses, parallel test runs): the job directory's
+    key carries the location too, so one job never replaces another's files (CI caught two runs colliding)."""
+    from airflow_acid.spark.job_dirs import create_job_dir
+
+    one, two = attempt_key(4, 25, "/a/warehouse/sales/ds=1"), attempt_key(4, 25, "/b/warehouse/sales/ds=1")
+    assert one != two and attempt_key(4, 25, "/a/warehouse/sales/ds=1/") == one
+    first = create_job_dir(str(tmp_path), [one])
+    (Path(first.path) / "plan.json").write_text("{}")
+    create_job_dir(str(tmp_path), [two])
+    assert (Path(first.path) / "plan.json").read_text() == "{}"
