@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from airflow_acid.client.table_schema import split_top_level
+
 EPOCH = dt.datetime(1970, 1, 1)
 NS_MIN, NS_MAX = -(2**63), 2**63 - 1
 """The span of Arrow's timestamp[ns] (int64 nanoseconds since the epoch): 1677-09-21 … 2262-04-11 23:47:16.854775807."""
@@ -263,25 +265,12 @@ def canonical(value: Any, typ: str) -> Any:
     if typ.startswith("array<"):
         return [canonical(v, typ[6:-1]) for v in value]
     if typ.startswith("map<"):
-        _k, vt = _split(typ[4:-1])
+        _k, vt = split_top_level(typ[4:-1])
         return Pairs(tuple((k, canonical(v, vt)) for k, v in (value.items() if isinstance(value, dict) else value)))
     if typ.startswith("struct<"):
-        fields = dict(f.split(":", 1) for f in _split(typ[7:-1]))
+        fields = dict(f.split(":", 1) for f in split_top_level(typ[7:-1]))
         return {name: canonical(value.get(name), t) for name, t in fields.items()}
     return value
-
-
-def _split(text: str) -> list[str]:
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        if ch in "<(":
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    return [*parts, text[start:]]
 
 
 def float_bits(value: float) -> str:
@@ -353,10 +342,10 @@ def _from_python(value: Any, t: pa.DataType, typ: str) -> Any:
     if pa.types.is_list(t):
         return [_from_python(v, t.value_type, typ[6:-1]) for v in value]
     if pa.types.is_map(t):
-        _k, vt = _split(typ[4:-1])
+        _k, vt = split_top_level(typ[4:-1])
         return Pairs(tuple((k, _from_python(v, t.item_type, vt)) for k, v in value))
     if pa.types.is_struct(t):
-        fields = dict(f.split(":", 1) for f in _split(typ[7:-1]))
+        fields = dict(f.split(":", 1) for f in split_top_level(typ[7:-1]))
         return {f.name: _from_python(value[f.name], f.type, fields[f.name]) for f in t}
     if typ.startswith(("array<", "map<", "struct<")) or pa.types.is_string(t) or pa.types.is_binary(t):
         return value

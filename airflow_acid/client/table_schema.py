@@ -35,7 +35,7 @@ _SIMPLE = {
 }
 
 
-def _split_top(text: str) -> list[str]:
+def split_top_level(text: str) -> list[str]:
     """Split on commas that are not nested inside <> or ()."""
     parts, depth, start = [], 0, 0
     for i, ch in enumerate(text):
@@ -65,11 +65,11 @@ def arrow_type(hive_type: str) -> pa.DataType:
     if low.startswith("array<") and low.endswith(">"):
         return pa.list_(arrow_type(t[6:-1]))
     if low.startswith("map<") and low.endswith(">"):
-        key, value = _split_top(t[4:-1])
+        key, value = split_top_level(t[4:-1])
         return pa.map_(arrow_type(key), arrow_type(value))
     if low.startswith("struct<") and low.endswith(">"):
         fields = []
-        for part in _split_top(t[7:-1]):
+        for part in split_top_level(t[7:-1]):
             name, _, typ = part.partition(":")
             fields.append(pa.field(name.strip().strip("`"), arrow_type(typ)))
         return pa.struct(fields)
@@ -87,11 +87,11 @@ def arrow_field(name: str, hive_type: str) -> pa.Field:
     if low.startswith("array<") and low.endswith(">"):
         return pa.field(name, pa.list_(arrow_field("item", t[6:-1])))
     if low.startswith("map<") and low.endswith(">"):
-        key, value = _split_top(t[4:-1])
+        key, value = split_top_level(t[4:-1])
         return pa.field(name, pa.map_(arrow_field("key", key).with_nullable(False), arrow_field("value", value)))
     if low.startswith("struct<") and low.endswith(">"):
         fields = []
-        for part in _split_top(t[7:-1]):
+        for part in split_top_level(t[7:-1]):
             child, _, typ = part.partition(":")
             fields.append(arrow_field(child.strip().strip("`"), typ))
         return pa.field(name, pa.struct(fields))
