@@ -9,6 +9,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
+from airflow_acid.airflow_compat import airflow_stats
 from airflow_acid.services.metrics import Level, MetricKind, MetricsReport
 
 log = logging.getLogger(__name__)
@@ -18,7 +19,7 @@ def emit_metrics(report: MetricsReport, logger: Any = None) -> None:
     """Gauges with ``stats.gauge``, counters with ``stats.incr``, timers (ms) with ``stats.timing``; each sample's
     tags go along (StatsD drops them unless InfluxDB/Datadog tagging is on; OpenTelemetry keeps them). A metrics
     backend that fails never fails the task."""
-    from airflow.sdk.observability import stats
+    stats = airflow_stats()
 
     out = logger or log
     for sample in report.samples:

@@ -13,8 +13,8 @@ from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import DAG, Param, task
-from airflow.sdk.exceptions import AirflowSkipException
 
+from airflow_acid.airflow_compat import AirflowSkipException
 from airflow_acid.operators.compaction import COMPACTED_TABLES, AcidCompactionOperator
 from airflow_acid.operators.defaults import (
     START_DATE,

@@ -57,7 +57,8 @@ def _weight(position: int, word: int, seed: int) -> np.uint64:
     """An odd 64-bit weight for word ``word`` of the value at ``position`` (column or struct field) under ``seed``."""
     first = _fmix(np.array([((position + 1) * int(_GOLDEN) & _MASK64) ^ seed], dtype=np.uint64))
     second = _fmix(first ^ _U((word + 1) * int(_RADIX_BYTES) & _MASK64))
-    return _U(second[0] | _U(1))
+    weight: np.uint64 = _U(second[0] | _U(1))
+    return weight
 
 
 class _Powers:

@@ -8,7 +8,6 @@ the compactor's pre-commit verification both use it (docs/operations.md#layout-c
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,12 +18,13 @@ from airflow_acid.acid.errors import AcidFileError, AcidNameError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file
 from airflow_acid.acid.event_schema import AcidKey
 from airflow_acid.acid.fs import ListedFile, Storage
+from airflow_acid.pycompat import StrEnum
 
 _COPY_RE = re.compile(r"_copy_[0-9]+$")
 _MARKERS = (names.ORC_ACID_VERSION_FILE, names.METADATA_ACID_FILE)
 
 
-class Severity(enum.StrEnum):
+class Severity(StrEnum):
     """How bad a finding is: an ERROR makes some engine return wrong rows (or fail); a WARNING is a layout Hive
     reads correctly that another reader, or a later change to the directory, can get wrong."""
 
@@ -32,7 +32,7 @@ class Severity(enum.StrEnum):
     WARNING = "warning"
 
 
-class Problem(enum.StrEnum):
+class Problem(StrEnum):
     """What is wrong with a file or directory (the ``code`` of a finding)."""
 
     DELETE_DELTA_ATTEMPT_SUFFIX = "delete-delta-attempt-suffix"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Self
+from typing import ClassVar
 
 from airflow_acid.acid.errors import OrcSettingsError
 from airflow_acid.acid.event_writer import (
@@ -17,6 +17,7 @@ from airflow_acid.acid.event_writer import (
     DEFAULT_ROW_INDEX_STRIDE,
     DEFAULT_STRIPE_SIZE,
 )
+from airflow_acid.pycompat import Self
 
 ORC_COMPRESSIONS = ("NONE", "ZLIB", "SNAPPY", "ZSTD")
 """Compressions both pyarrow's ORC writer and the readers of this project support."""

@@ -15,9 +15,9 @@ import bisect
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Self
 
 from airflow_acid.acid.errors import SnapshotFormatError
+from airflow_acid.pycompat import Self
 
 LONG_MAX = 9223372036854775807
 """Java's Long.MAX_VALUE: Hive's marker for "nothing open"."""

@@ -22,7 +22,6 @@ Each cycle first deletes the output of undone compactions that no open transacti
 
 from __future__ import annotations
 
-import enum
 import logging
 import posixpath
 import time
@@ -52,13 +51,14 @@ from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
+from airflow_acid.pycompat import StrEnum
 
 log = logging.getLogger(__name__)
 
 NO_CLEANUP = "no_cleanup"
 
 
-class CleanerStatus(enum.StrEnum):
+class CleanerStatus(StrEnum):
     """What the Cleaner did with one row or entity (``CleanerEntry.status``)."""
 
     CLEANED = "cleaned"

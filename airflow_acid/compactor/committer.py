@@ -4,7 +4,6 @@ this attempt, and the run's figures stored (see docs/architecture.md for the pat
 
 from __future__ import annotations
 
-import enum
 import logging
 import posixpath
 from collections.abc import Iterable, Sequence
@@ -28,11 +27,12 @@ from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.runs import RunFigures
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.pycompat import StrEnum
 
 log = logging.getLogger(__name__)
 
 
-class RowOwner(enum.StrEnum):
+class RowOwner(StrEnum):
     """Who holds a queue row an attempt claimed (:meth:`Committer.owner`)."""
 
     OURS = "ours"

@@ -10,13 +10,13 @@ message, each with ``to_xcom()`` (a JSON-friendly dict, the keys DAGs and XCom c
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.partitions import entity_name
+from airflow_acid.pycompat import StrEnum
 
 if TYPE_CHECKING:
     from airflow_acid.compactor.cleaner import CleanerEntry, CleanerReport
@@ -59,7 +59,7 @@ class QueuedCompaction:
                    data.get("pool"), data.get("reason"))
 
 
-class WorkerStatus(enum.StrEnum):
+class WorkerStatus(StrEnum):
     """What the Worker did with one row (``WorkerOutcome.status``)."""
 
     COMPACTED = "compacted"

@@ -11,7 +11,6 @@ Cleaner cycle. Until then neither the Cleaner nor the aborted-write cleanup touc
 
 from __future__ import annotations
 
-import enum
 import logging
 import posixpath
 from dataclasses import dataclass, field
@@ -24,11 +23,12 @@ from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.undo import UndoneCompaction
+from airflow_acid.pycompat import StrEnum
 
 log = logging.getLogger(__name__)
 
 
-class RemovalStatus(enum.StrEnum):
+class RemovalStatus(StrEnum):
     """What became of an undone compaction's output."""
 
     REMOVED = "removed"

@@ -18,9 +18,9 @@ from typing import Any
 
 import sqlalchemy as sa
 from airflow.sdk import BaseHook
-from airflow.sdk.exceptions import AirflowNotFoundException
 
 from airflow_acid.acid.storage_options import StorageOptions, protocols_for
+from airflow_acid.airflow_compat import AirflowNotFoundException
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.hooks.errors import AcidMetastoreConnectionError
 from airflow_acid.metastore import Metastore

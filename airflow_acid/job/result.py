@@ -5,14 +5,15 @@ Part of the job contract (``airflow_acid.job``): the Spark job produces it, the 
 
 from __future__ import annotations
 
-import enum
 import json
 from dataclasses import asdict, dataclass, field
+
+from airflow_acid.pycompat import StrEnum
 
 RESULT_VERSION = 1
 
 
-class JobStatus(enum.StrEnum):
+class JobStatus(StrEnum):
     """``status`` of one compaction in a result document."""
 
     SUCCEEDED = "succeeded"

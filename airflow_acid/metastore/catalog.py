@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from typing_extensions import Unpack
 
 from airflow_acid.metastore import column_changes
 from airflow_acid.metastore.conf import MetastoreConf
@@ -807,7 +808,7 @@ def _require_table_id(conn: Connection, database: str, name: str) -> int:
     return tbl_id
 
 
-def _partition_row(conn: Connection, tbl_id: int, part_name: str) -> sa.Row[*tuple[Any, ...]] | None:
+def _partition_row(conn: Connection, tbl_id: int, part_name: str) -> sa.Row[Unpack[tuple[Any, ...]]] | None:
     return conn.execute(sa.select(PARTITIONS.c.PART_ID, PARTITIONS.c.SD_ID).where(
         PARTITIONS.c.TBL_ID == tbl_id, PARTITIONS.c.PART_NAME == part_name)).first()
 
@@ -859,7 +860,7 @@ def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: s
 
 
 def _find_partition(conn: Connection, database: str, table: str, spec: Mapping[str, object] | str,
-                    ) -> tuple[TableInfo, int, str, sa.Row[*tuple[Any, ...]] | None]:
+                    ) -> tuple[TableInfo, int, str, sa.Row[Unpack[tuple[Any, ...]]] | None]:
     """(table info, table id, partition name, PARTITIONS row or None) for a spec of an existing table."""
     info = _load_table(conn, database, table)
     part_name = _name_of(info, spec)

@@ -23,6 +23,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from typing_extensions import Unpack
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
@@ -144,7 +145,7 @@ _INFO_COLUMNS = {
 }
 
 
-def compaction_info(row: sa.Row[*tuple[Any, ...]], prefix: str) -> CompactionInfo:
+def compaction_info(row: sa.Row[Unpack[tuple[Any, ...]]], prefix: str) -> CompactionInfo:
     """A queue (``prefix`` "CQ") or history ("CC") row as a :class:`CompactionInfo`."""
     mapping = row._mapping
     kwargs = {attr: mapping[f"{prefix}_{col}"] for col, attr in _INFO_COLUMNS.items() if f"{prefix}_{col}" in mapping}
@@ -420,8 +421,8 @@ class CompactionQueue:
         active = (CompactionState.INITIATED.value, CompactionState.WORKING.value,
                   CompactionState.READY_FOR_CLEANING.value)
 
-        def scheduled(conn: Connection) -> list[sa.Row[*tuple[Any, ...]]]:
-            rows: list[sa.Row[*tuple[Any, ...]]] = []
+        def scheduled(conn: Connection) -> list[sa.Row[Unpack[tuple[Any, ...]]]]:
+            rows: list[sa.Row[Unpack[tuple[Any, ...]]]] = []
             for start in range(0, len(tables), _CHUNK):
                 chunk = tables[start:start + _CHUNK]
                 rows += conn.execute(

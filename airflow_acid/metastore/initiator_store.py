@@ -20,6 +20,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from typing_extensions import Unpack
 
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore import hive_mutex
@@ -511,7 +512,7 @@ class InitiatorStore:
         return self.db.run(work, what="list Initiator decisions")
 
 
-def _record(row: sa.Row[*tuple[Any, ...]]) -> InitiatorDecisionRecord:
+def _record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRecord:
     return InitiatorDecisionRecord(
         database=row.AID_DATABASE, table=row.AID_TABLE, partition=row.AID_PARTITION, outcome=Outcome(row.AID_OUTCOME),
         reason=row.AID_REASON, decided_at=row.AID_DECIDED_AT,

@@ -18,6 +18,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from typing_extensions import Unpack
 
 from airflow_acid.acid.codes import DataOperation, LockState, LockType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
@@ -212,7 +213,7 @@ def _overlap_condition(req: sa.FromClause, ex: sa.FromClause) -> sa.ColumnElemen
     )
 
 
-def find_blocker(conn: Connection, lock_id: int) -> sa.Row[*tuple[Any, ...]] | None:
+def find_blocker(conn: Connection, lock_id: int) -> sa.Row[Unpack[tuple[Any, ...]]] | None:
     """The earliest lock (smaller id, acquired or waiting) that conflicts with a component of ``lock_id``.
 
     Returns a row with the blocking lock's columns plus REQ_INT_ID / REQ_TYPE of the blocked component, or None.
@@ -496,7 +497,7 @@ class LockManager:
         return self.db.run(work, what="show locks")
 
     @staticmethod
-    def _show_row(r: sa.Row[*tuple[Any, ...]], extended: bool) -> ShowLocksRow:
+    def _show_row(r: sa.Row[Unpack[tuple[Any, ...]]], extended: bool) -> ShowLocksRow:
         blocked = (f"{r.HL_BLOCKEDBY_EXT_ID}.{r.HL_BLOCKEDBY_INT_ID}"
                    if r.HL_BLOCKEDBY_EXT_ID is not None else None)
         return ShowLocksRow(

@@ -7,7 +7,6 @@ Every public method is one database transaction (``Database.run``), re-run as a 
 
 from __future__ import annotations
 
-import enum
 import functools
 import logging
 from collections.abc import Iterable, Sequence
@@ -16,6 +15,7 @@ from typing import Any, overload
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
+from typing_extensions import Unpack
 
 from airflow_acid.acid.codes import OperationType, TxnState, TxnType, UpdateDelete
 from airflow_acid.metastore.conf import MetastoreConf
@@ -42,6 +42,7 @@ from airflow_acid.metastore.schema import (
     TXNS,
     WRITE_SET,
 )
+from airflow_acid.pycompat import StrEnum
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,7 @@ def _is_update_or_delete(column: sa.ColumnElement[str]) -> sa.ColumnElement[bool
     return sa.or_(*(column == value for value in _UPDATE_DELETE))
 
 
-class AbortReason(enum.StrEnum):
+class AbortReason(StrEnum):
     """Why a transaction was aborted; stored in TXNS.TXN_META_INFO (Hive's TxnErrorMsg names)."""
 
     USER = "ABORT_USER"
@@ -277,11 +278,11 @@ def min_open_txn_watermark(conn: Connection, opentxn_timeout_ms: int, now: int |
     return min(candidates)
 
 
-def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row[*tuple[Any, ...]] | None:
+def _txn_row(conn: Connection, txn_id: int, *, lock: bool) -> sa.Row[Unpack[tuple[Any, ...]]] | None:
     return conn.execute(_TXN_ROW_LOCKED if lock else _TXN_ROW, {"txn_id": txn_id}).first()
 
 
-def _not_open_error(txn_id: int, row: sa.Row[*tuple[Any, ...]] | None, action: str) -> TxnStateError:
+def _not_open_error(txn_id: int, row: sa.Row[Unpack[tuple[Any, ...]]] | None, action: str) -> TxnStateError:
     """The error for acting on a txn that is missing, committed or aborted (Hive's raiseTxnUnexpectedState)."""
     if row is None:
         return NoSuchTxnError(
@@ -658,7 +659,7 @@ class TxnStore:
         return outcome
 
     def _commit(self, conn: Connection, txn_id: int) -> CommitResult | _Conflict:
-        facts: sa.Row[*tuple[Any, ...]]
+        facts: sa.Row[Unpack[tuple[Any, ...]]]
         if runs_alone(conn):  # the txn's row and what it holds, in one statement
             row = conn.execute(_txn_row_and_commit_facts(conn.dialect.name), {"txn_id": txn_id}).first()
             if row is None or row.TXN_STATE != TxnState.OPEN.value:
@@ -722,7 +723,7 @@ class TxnStore:
         return CommitResult(txn_id=txn_id, commit_id=commit_id, txn_type=txn_type)
 
     @staticmethod
-    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row[*tuple[Any, ...]] | None:
+    def _find_conflict(conn: Connection, txn_id: int) -> sa.Row[Unpack[tuple[Any, ...]]] | None:
         """A committed update/delete on a partition this txn updated/deleted, committed after this txn began."""
         cur = (
             sa.select(TXN_COMPONENTS.c.TC_DATABASE, TXN_COMPONENTS.c.TC_TABLE, TXN_COMPONENTS.c.TC_PARTITION,

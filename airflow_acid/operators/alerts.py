@@ -10,8 +10,8 @@ from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseOperator, Context
-from airflow.sdk.exceptions import AirflowFailException
 
+from airflow_acid.airflow_compat import AirflowFailException
 from airflow_acid.config import BacklogLimits
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook

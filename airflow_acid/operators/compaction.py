@@ -11,9 +11,9 @@ from functools import cached_property
 from typing import Any
 
 from airflow.sdk import Asset, AssetAlias, BaseOperator, Context
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from airflow_acid.acid.codes import CompactionState
+from airflow_acid.airflow_compat import AirflowException, AirflowFailException, AirflowSkipException
 from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.compactor.messages import QueuedCompaction, WorkerOutcome, WorkerStatus
 from airflow_acid.compactor.worker import Worker

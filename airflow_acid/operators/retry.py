@@ -13,8 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from airflow.sdk.exceptions import AirflowFailException
-
+from airflow_acid.airflow_compat import AirflowFailException
 from airflow_acid.errors import AcidUserError
 
 log = logging.getLogger(__name__)

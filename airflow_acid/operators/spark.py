@@ -25,8 +25,8 @@ from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 from airflow.sdk import BaseHook
-from airflow.sdk.exceptions import AirflowNotFoundException
 
+from airflow_acid.airflow_compat import AirflowNotFoundException
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import PlanResult
 from airflow_acid.job.runner import job_key

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from html import escape
 from typing import Any
 
@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.plugins.templating import state_class as _state_css
+from airflow_acid.pycompat import UTC
 
 WIDTH = 900
 LABEL_W = 190

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 
-from airflow.sdk.exceptions import AirflowNotFoundException
 from fastapi import FastAPI, Request, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from airflow_acid.airflow_compat import AirflowNotFoundException
 from airflow_acid.errors import AcidUnavailableError, AcidUserError
 from airflow_acid.hooks.errors import AcidMetastoreConnectionError
 from airflow_acid.hooks.metastore import AcidMetastoreHook

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from airflow_acid.plugins import URL_PREFIX
+from airflow_acid.pycompat import UTC
 
 HERE = Path(__file__).parent
 

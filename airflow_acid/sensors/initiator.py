@@ -12,8 +12,8 @@ from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
-from airflow.sdk.exceptions import AirflowException
 
+from airflow_acid.airflow_compat import AirflowException
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.config import Budgets

@@ -9,8 +9,8 @@ from functools import cached_property
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator, Context, PokeReturnValue
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+from airflow_acid.airflow_compat import AirflowException, AirflowFailException
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook

@@ -183,7 +183,7 @@ def _when(ms_value: int | None, now_ms: int) -> str:
     """``at 2024-01-01 10:00:00 UTC (5 min ago)``."""
     if ms_value is None:
         return "at an unknown time"
-    stamp = dt.datetime.fromtimestamp(ms_value / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    stamp = dt.datetime.fromtimestamp(ms_value / 1000, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     return f"at {stamp} ({_ago(ms_value, now_ms)})"
 
 

@@ -8,7 +8,6 @@ samples through Airflow's metrics interface (StatsD / OpenTelemetry, as configur
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,12 +19,13 @@ from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.metrics import AcidMetricsData, MetricsStore, OldestRow
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.pycompat import StrEnum
 
 PREFIX = "acid"
 """Every name is sent as ``acid.<name>`` (after Airflow's own ``[metrics] statsd_prefix``)."""
 
 
-class MetricKind(enum.StrEnum):
+class MetricKind(StrEnum):
     GAUGE = "gauge"
     COUNTER = "counter"
     TIMER = "timer"
@@ -131,7 +131,7 @@ class Sample:
         return f"{PREFIX}.{self.name}" + (f".{self.suffix}" if self.suffix else "")
 
 
-class Level(enum.StrEnum):
+class Level(StrEnum):
     WARNING = "warning"
     ERROR = "error"
 

@@ -36,7 +36,7 @@ def _column(c: ColumnInfo) -> Row:
 def _time(ms: int | None) -> str:
     if not ms:
         return "UNKNOWN"
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%a %b %d %H:%M:%S UTC %Y")
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc).strftime("%a %b %d %H:%M:%S UTC %Y")
 
 
 def _params(title: str, params: dict[str, str]) -> list[Row]:
