@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import enum
 import sys
+from typing import TYPE_CHECKING, Any
 
 if sys.version_info >= (3, 11):
     from enum import StrEnum
@@ -15,7 +16,10 @@ if sys.version_info >= (3, 11):
 
     UTC = datetime.UTC
 else:
-    from typing_extensions import Self
+    if TYPE_CHECKING:
+        from typing_extensions import Self
+    else:  # only ever in annotations, which are never evaluated here; executors may lack typing_extensions
+        Self = Any
 
     UTC = datetime.timezone.utc
 

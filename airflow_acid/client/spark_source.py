@@ -39,22 +39,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceArrowWriter,
-    DataSourceReader,
-    EqualTo,
-    Filter,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    InputPartition,
-    IsNotNull,
-    IsNull,
-    LessThan,
-    LessThanOrEqual,
-    WriterCommitMessage,
-)
+try:
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        InputPartition,
+        WriterCommitMessage,
+    )
+except ImportError as exc:  # Spark 3.5: no Python Data Source API
+    import pyspark
+
+    raise ImportError(
+        f"the hive_acid data source needs Spark 4.0 or later (the Python Data Source API); this is pyspark "
+        f"{pyspark.__version__}. On Spark 3.5 read a table with airflow_acid.client.pyspark_reader.read_acid(spark, "
+        "warehouse, 'db.table') and write with AcidWarehouse transactions") from exc
 from pyspark.sql.types import StructType
 
 from airflow_acid.acid import names
@@ -69,6 +68,7 @@ from airflow_acid.metastore.partitions import make_partition_name
 
 if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.datasource import Filter
 
     from airflow_acid.client.warehouse import AcidWarehouse
     from airflow_acid.metastore.catalog import TableInfo
@@ -128,6 +128,10 @@ class AcidDataSource(DataSource):
 
     conf_defaults: dict[str, str] = {}
     """Spark conf ``spark.airflow_acid.*`` captured by :func:`register` (options win)."""
+    prune_partitions: bool = False
+    """Whether readers take pushed filters to prune partitions: set by :func:`register`, which turns on the session's
+    filter pushdown; the source Spark registers by itself (:mod:`pyspark_hive_acid`) cannot know that setting, and
+    Spark refuses a reader with ``pushFilters`` while it is off."""
 
     @classmethod
     def name(cls) -> str:
@@ -141,7 +145,8 @@ class AcidDataSource(DataSource):
             return from_arrow_schema(output_schema(wh, info, self.options))
 
     def reader(self, schema: StructType) -> AcidReader:
-        return AcidReader(dict(self.options), dict(self.conf_defaults), schema)
+        reader = PruningAcidReader if self.prune_partitions else AcidReader
+        return reader(dict(self.options), dict(self.conf_defaults), schema)
 
     def writer(self, schema: StructType, overwrite: bool) -> AcidWriter:
         return AcidWriter(dict(self.options), dict(self.conf_defaults), schema, overwrite)
@@ -153,7 +158,8 @@ def register(spark: SparkSession) -> None:
     is refused without it)."""
     defaults = {key: value for key in ("metastore_url", "warehouse")
                 if (value := spark.conf.get(CONF_PREFIX + key, None))}
-    source = type("AcidDataSource", (AcidDataSource,), {"conf_defaults": defaults, "__module__": __name__})
+    source = type("AcidDataSource", (AcidDataSource,), {"conf_defaults": defaults, "prune_partitions": True,
+                                                        "__module__": __name__})
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # partition pruning (Spark 4.1+, off by default)
     spark.dataSource.register(source)
 
@@ -161,12 +167,22 @@ def register(spark: SparkSession) -> None:
 # --- reads ------------------------------------------------------------------------------------------------------
 
 
-_COMPARISONS = {GreaterThan: lambda a, b: a > b, GreaterThanOrEqual: lambda a, b: a >= b,
-                LessThan: lambda a, b: a < b, LessThanOrEqual: lambda a, b: a <= b}
-
-
 def _partition_matches(filters: Sequence[Filter], values: Mapping[str, Any]) -> bool:
-    """Whether a partition (typed key values) can hold rows passing every pushed filter on partition columns."""
+    """Whether a partition (typed key values) can hold rows passing every pushed filter on partition columns.
+    (Filters reach readers from Spark 4.1 on, which has the filter classes; Spark 4.0 pushes none.)"""
+    from pyspark.sql.datasource import (
+        EqualTo,
+        GreaterThan,
+        GreaterThanOrEqual,
+        In,
+        IsNotNull,
+        IsNull,
+        LessThan,
+        LessThanOrEqual,
+    )
+
+    comparisons = {GreaterThan: lambda a, b: a > b, GreaterThanOrEqual: lambda a, b: a >= b,
+                   LessThan: lambda a, b: a < b, LessThanOrEqual: lambda a, b: a <= b}
     lowered = {k.lower(): v for k, v in values.items()}
     for f in filters:
         attribute: tuple[str, ...] = tuple(getattr(f, "attribute", ()))
@@ -186,7 +202,7 @@ def _partition_matches(filters: Sequence[Filter], values: Mapping[str, Any]) -> 
             ok = value in f.value
         else:
             try:
-                ok = _COMPARISONS[type(f)](value, getattr(f, "value"))  # noqa: B009 - not every Filter has one
+                ok = comparisons[type(f)](value, getattr(f, "value"))  # noqa: B009 - not every Filter has one
             except (KeyError, TypeError):
                 ok = True
         if not ok:
@@ -236,11 +252,6 @@ class AcidReader(DataSourceReader):
         self.defaults = defaults
         self.schema = schema
         self.partition_filters: list[Filter] = []
-
-    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
-        """Keep the filters for partition pruning; Spark still applies each one to the rows."""
-        self.partition_filters = list(filters)
-        yield from filters
 
     def partitions(self) -> Sequence[InputPartition]:
         from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList
@@ -293,6 +304,16 @@ class AcidReader(DataSourceReader):
             if beat is not None:
                 beat.maybe()
             yield _conform_batch(batch, spark_arrow, row_id)
+
+
+class PruningAcidReader(AcidReader):
+    """An :class:`AcidReader` that keeps pushed filters to prune partitions (Spark 4.1+ with
+    ``spark.sql.python.filterPushdown.enabled``, which :func:`register` turns on)."""
+
+    def pushFilters(self, filters: list[Filter]) -> Iterator[Filter]:
+        """Keep the filters for partition pruning; Spark still applies each one to the rows."""
+        self.partition_filters = list(filters)
+        yield from filters
 
 
 def _conform_batch(batch: pa.RecordBatch, target: pa.Schema, row_id: bool) -> pa.RecordBatch:
