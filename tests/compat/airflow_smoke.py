@@ -1,0 +1,43 @@
+"""Run inside an Airflow environment of the matrix: the provider registers, the plugin loads, every DAG file parses
+with no import error, and the console answers through Airflow's own API app. Prints one JSON line of findings.
+
+Usage: python airflow_smoke.py DAGS_FOLDER
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def smoke(dags_folder: str) -> dict[str, object]:
+    """The findings (imports inside: this file runs in the matrix's environments, not the suite's)."""
+    import airflow
+    import pyspark
+    from airflow import plugins_manager
+    from airflow.api_fastapi.app import create_app
+    from airflow.models.dagbag import DagBag
+    from airflow.providers_manager import ProvidersManager
+    from fastapi.testclient import TestClient
+
+    started = time.monotonic()
+    found: dict[str, object] = {"python": sys.version.split()[0], "airflow": airflow.__version__,
+                                "pyspark": pyspark.__version__}
+    found["provider"] = "airflow-acid" in ProvidersManager().providers
+    plugins_manager.ensure_plugins_loaded()
+    found["plugin"] = [p.name for p in (plugins_manager.plugins or []) if p.name == "airflow_acid"]
+    found["plugin_errors"] = {k: str(v) for k, v in (plugins_manager.import_errors or {}).items()}
+    bag = DagBag(dags_folder, include_examples=False)
+    found["dags"] = sorted(bag.dags)
+    found["dag_errors"] = {k: v[-1500:] for k, v in bag.import_errors.items()}
+    client = TestClient(create_app())
+    found["console_anonymous"] = client.get("/acid/", follow_redirects=False).status_code
+    token = client.get("/auth/token").json()["access_token"]  # [core] simple_auth_manager_all_admins
+    found["console"] = client.get("/acid/", headers={"Authorization": f"Bearer {token}"}).status_code
+    found["seconds"] = round(time.monotonic() - started, 1)
+    return found
+
+
+if __name__ == "__main__":
+    print("SMOKE " + json.dumps(smoke(sys.argv[1])))

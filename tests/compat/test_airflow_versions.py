@@ -1,0 +1,101 @@
+"""The provider on the oldest and the newest declared Airflow (tests/compat/combos.py), each in its own cached
+environment: provider, plugin, the four DAGs, the console, then ``airflow dags test acid_compaction`` and
+``acid_cleanup`` on a tiny warehouse — compaction runs on the environment's own Spark (3.5 on the oldest)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pytest
+
+from airflow_acid import AcidWarehouse
+from tests.compat.combos import NEWEST_AIRFLOW, OLDEST_AIRFLOW
+from tests.compat.venvs import REPO, Combo, compat_venv
+
+pytestmark = pytest.mark.slow
+
+DAG_IDS = ["acid_cleanup", "acid_compaction", "acid_housekeeping", "acid_manual_compaction"]
+TABLES = ["emp", "sales", "events"]
+
+
+def _tiny_warehouse(acid: Path) -> dict[str, list[dict]]:
+    """Three tables with three deltas each (full ACID with a delete, partitioned, insert-only); their rows."""
+    with AcidWarehouse(f"sqlite:///{acid}/metastore.db", str(acid / "warehouse")) as wh:
+        wh.create_table("emp", [("id", "int"), ("name", "string")])
+        wh.create_table("sales", [("id", "int"), ("amount", "int")], partition_by=[("ds", "string")])
+        wh.create_table("events", [("id", "int")], transactional_properties="insert_only")
+        for i in range(3):
+            with wh.transaction() as txn:
+                txn.insert("emp", [(i, f"n{i}")])
+                txn.insert("sales", [(i, 10 * i)], partition={"ds": "2024-01-01"})
+                txn.insert("events", [(i,)])
+        with wh.transaction() as txn:
+            txn.delete("emp", where=pc.field("id") == 1)
+        return {t: sorted(wh.read(t).to_pylist(), key=str) for t in TABLES}
+
+
+def _dirs(warehouse: Path) -> list[str]:
+    return sorted(str(p.relative_to(warehouse)) for p in warehouse.rglob("*") if p.is_dir()
+                  and p.name.startswith(("base_", "delta_", "delete_delta_")))
+
+
+def _run(args: list[str], env: dict[str, str], log: Path, timeout: float) -> float:
+    started = time.monotonic()
+    with open(log, "wb") as out:
+        done = subprocess.run(args, env=env, stdout=out, stderr=subprocess.STDOUT, timeout=timeout)
+    text = log.read_text(errors="replace")
+    assert done.returncode == 0, f"{' '.join(args[1:])} failed:\n{text[-5000:]}"
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("combo", [OLDEST_AIRFLOW, NEWEST_AIRFLOW], ids=lambda c: c.name)
+def test_provider_dags_console_and_compaction(combo: Combo, tmp_path, record_property):
+    timings: dict[str, float] = {}
+    started = time.monotonic()
+    venv = compat_venv(combo)
+    timings["venv"] = time.monotonic() - started
+    bin_dir = venv / "bin"
+    acid, home = tmp_path / "acid", tmp_path / "airflow"
+    acid.mkdir()
+    home.mkdir()
+    before = _tiny_warehouse(acid)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "PYSPARK", "SPARK_", "VIRTUAL_ENV"))}
+    env.update({"AIRFLOW_HOME": str(home), "AIRFLOW_ACID_HOME": str(acid), "PATH": f"{bin_dir}:{env.get('PATH', '')}",
+                "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"), "AIRFLOW__CORE__LOAD_EXAMPLES": "false",
+                "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "True", "SPARK_LOCAL_IP": "127.0.0.1",
+                "AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.NUM.THRESHOLD": "1"})
+    airflow = [str(bin_dir / "airflow")]
+
+    timings["db migrate"] = _run([*airflow, "db", "migrate"], env, tmp_path / "migrate.log", 300)
+    smoke_log = tmp_path / "smoke.log"
+    timings["provider, plugin, DAGs, console"] = _run(
+        [str(bin_dir / "python"), str(Path(__file__).with_name("airflow_smoke.py")), str(REPO / "dags")],
+        env, smoke_log, 300)
+    line = next(ln for ln in smoke_log.read_text().splitlines() if ln.startswith("SMOKE "))
+    found = json.loads(line.removeprefix("SMOKE "))
+    assert found["provider"], found
+    assert found["plugin"] == ["airflow_acid"] and not found["plugin_errors"], found
+    assert found["dags"] == DAG_IDS and not found["dag_errors"], found["dag_errors"]
+    assert found["console_anonymous"] in (302, 303, 307, 401, 403), found  # the console needs a login ...
+    assert found["console"] == 200, found  # ... and answers with one
+
+    for dag in ("acid_compaction", "acid_cleanup"):
+        log = tmp_path / f"{dag}.log"
+        timings[f"dags test {dag}"] = _run([*airflow, "dags", "test", dag], env, log, 600)
+        assert "state=success" in log.read_text(errors="replace").split("DagRun Finished")[-1], log.read_text()[-3000:]
+
+    # every table compacted to a base (the Initiator's threshold is one delta), the deltas cleaned, the rows kept
+    dirs = _dirs(acid / "warehouse")
+    assert [d.rsplit("/", 1)[0] for d in dirs] == ["emp", "events", "sales/ds=2024-01-01"], dirs
+    assert all(d.rsplit("/", 1)[1].startswith("base_") for d in dirs), dirs
+    with AcidWarehouse(f"sqlite:///{acid}/metastore.db", str(acid / "warehouse"), init=False) as wh:
+        assert {t: sorted(wh.read(t).to_pylist(), key=str) for t in TABLES} == before
+    timings["total"] = time.monotonic() - started
+    record_property("timings", {k: round(v, 1) for k, v in timings.items()})
+    print(f"{combo.name} ({found['python']}, Airflow {found['airflow']}, pyspark {found['pyspark']}):",
+          ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
