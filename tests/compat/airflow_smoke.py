@@ -26,8 +26,10 @@ def smoke(dags_folder: str) -> dict[str, object]:
                                 "pyspark": pyspark.__version__}
     found["provider"] = "airflow-acid" in ProvidersManager().providers
     plugins_manager.ensure_plugins_loaded()
-    found["plugin"] = [p.name for p in (plugins_manager.plugins or []) if p.name == "airflow_acid"]
-    found["plugin_errors"] = {k: str(v) for k, v in (plugins_manager.import_errors or {}).items()}
+    found["plugin"] = [p["name"] for p in plugins_manager.get_plugin_info() if p["name"] == "airflow_acid"]
+    errors = (plugins_manager.get_import_errors() if hasattr(plugins_manager, "get_import_errors")  # 3.3
+              else plugins_manager.import_errors)
+    found["plugin_errors"] = {k: str(v) for k, v in (errors or {}).items()}
     bag = DagBag(dags_folder, include_examples=False)
     found["dags"] = sorted(bag.dags)
     found["dag_errors"] = {k: v[-1500:] for k, v in bag.import_errors.items()}
