@@ -40,7 +40,7 @@ def _free_port() -> int:
 
 
 def _spark_env(bin_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "VIRTUAL_ENV"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK", "SPARK_", "VIRTUAL_ENV", "PYTHON"))}
     env.update({"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "SPARK_LOCAL_IP": "127.0.0.1",
                 "PYSPARK_PYTHON": str(bin_dir / "python"), "PYSPARK_DRIVER_PYTHON": str(bin_dir / "python")})
     return env
