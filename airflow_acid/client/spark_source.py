@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+
 try:
     from pyspark.sql.datasource import (
         DataSource,

@@ -31,6 +31,7 @@ from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import PlanResult
 from airflow_acid.job.runner import job_key
 from airflow_acid.spark.errors import SparkSubmitError
+from airflow_acid.spark.installation import pyspark_installation
 from airflow_acid.spark.job_dirs import (
     DEFAULT_MASTER_UI_PORT,
     JobDir,
@@ -125,6 +126,7 @@ class SparkSubmitHookRunner:
                     on_application: Callable[[str], None] | None) -> PlanResult:
         """Run the plan; ``on_application(application_id)`` is called once its Spark application started. The job's
         directory is named after its compactions' job keys, so :meth:`reattach` finds it from the queue row."""
+        check_pyspark_installation()
         self.jobs.append(job_name)
         job_dir = create_job_dir(self.job_base, [job_key(c) for c in plan.compactions] or [_unsafe(job_name)])
         Path(job_dir.plan_path).write_text(plan.to_json())
@@ -250,6 +252,17 @@ class SparkSubmitHookRunner:
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def check_pyspark_installation() -> None:
+    """Refuse to submit with pyspark's Python files and jars of different feature releases (pyspark-client
+    overwrote them, :mod:`airflow_acid.spark.installation`); a patch-level difference is only logged."""
+    installation = pyspark_installation()
+    if installation is None or installation.consistent:
+        return
+    if not installation.same_minor:
+        raise SparkSubmitError(installation.problem())
+    log.warning("%s", installation.problem())
 
 
 def default_spark_options() -> SparkSubmitOptions:
