@@ -289,9 +289,7 @@ class AcidReader(DataSourceReader):
             wh.close()
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
-        spark_arrow = to_arrow_schema(self.schema, timezone="UTC")
+        spark_arrow = _arrow_schema_of(self.schema)
         doc = json.loads(partition.value)
         if doc.get("empty"):
             return
@@ -315,6 +313,18 @@ class PruningAcidReader(AcidReader):
         """Keep the filters for partition pruning; Spark still applies each one to the rows."""
         self.partition_filters = list(filters)
         yield from filters
+
+
+def _arrow_schema_of(schema: StructType) -> pa.Schema:
+    """Spark's Arrow schema of ``schema`` with UTC timestamps (``timezone="UTC"`` from Spark 4.1 on; Spark 4.0's
+    ``timestamp_utc`` defaults to UTC)."""
+    import inspect
+
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)
 
 
 def _conform_batch(batch: pa.RecordBatch, target: pa.Schema, row_id: bool) -> pa.RecordBatch:
