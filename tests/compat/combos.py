@@ -10,6 +10,8 @@ OLDEST_AIRFLOW = Combo("airflow-oldest", "3.10", (
     # the oldest Spark provider setup.cfg allows: pyspark (3.5) itself, no pyspark-client
     "apache-airflow-providers-apache-spark==5.3.*",
     "pyspark==3.5.*",
+    # Spark 3.5's mapInArrow (the plain read helper) refuses to run without pandas; Spark 4 does not need it
+    "pandas>=1.5",
 ))
 NEWEST_AIRFLOW = Combo("airflow-newest", "3.13", (
     "apache-airflow>=3.1,<4",
