@@ -6,6 +6,8 @@ one place that reads driver errors; everything above the metastore catches
 
 from __future__ import annotations
 
+import sqlite3
+
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 
 from airflow_acid.metastore.errors import (
@@ -56,10 +58,22 @@ def mysql_errno(orig: BaseException | None) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
+_SQLITE_MESSAGES = (("no such table", 1), ("no such column", 1), ("database is locked", 5),
+                    ("database table is locked", 6), ("unable to open database file", 14),
+                    ("file is not a database", 26))
+"""Python 3.10's sqlite3 errors carry no result code: the primary code their message stands for."""
+
+
 def sqlite_code(orig: BaseException | None) -> int | None:
-    """The primary SQLite result code of an sqlite3 error (Python 3.11+), else None."""
+    """The primary SQLite result code of an sqlite3 error (``sqlite_errorcode``, Python 3.11+; on 3.10 inferred from
+    the message of the errors this module tells apart), else None."""
     code = getattr(orig, "sqlite_errorcode", None)
-    return code & 0xFF if isinstance(code, int) else None
+    if isinstance(code, int):
+        return code & 0xFF
+    if isinstance(orig, sqlite3.Error) and not hasattr(orig, "sqlite_errorcode"):
+        text = str(orig).lower()
+        return next((known for message, known in _SQLITE_MESSAGES if text.startswith(message)), None)
+    return None
 
 
 def is_transient(exc: BaseException) -> bool:
