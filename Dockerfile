@@ -7,8 +7,10 @@
 # executors (pyarrow, pyorc, fsspec, airflow_acid's dependencies). Here driver and executors share the Spark
 # release, the Python build and the interpreter path the driver hands out as spark.pyspark.python.
 #
-# Versions follow setup.cfg (apache-airflow>=3.3,<3.4, pyspark==4.2.0, Python 3.11); tests/test_deployment.py
-# fails when one side is bumped alone, and the build itself fails if pip moved Airflow or mixed Spark releases.
+# Versions follow setup.cfg (Airflow and pyspark ranges, Python minors; the test extra's pyspark pin is this
+# image's Spark); tests/test_deployment.py fails when one side is bumped alone, and the build itself fails if pip
+# moved Airflow or mixed Spark releases. pyspark and the Spark provider's pyspark-client are both pinned to
+# SPARK_VERSION here: a release mix overwrites pyspark's Python files.
 ARG AIRFLOW_VERSION=3.3.2
 ARG PYTHON_VERSION=3.11
 FROM apache/airflow:${AIRFLOW_VERSION}-python${PYTHON_VERSION}
@@ -44,12 +46,15 @@ COPY --chown=airflow:0 setup.cfg ./
 RUN python -c 'import configparser; c = configparser.ConfigParser(); c.read("setup.cfg"); \
 print(c["options"]["install_requires"]); print(c["options.extras_require"]["postgres"])' > /tmp/requirements.txt \
     && pip install --no-cache-dir "apache-airflow==${AIRFLOW_VERSION}" -r /tmp/requirements.txt \
+       "pyspark==${SPARK_VERSION}" "pyspark-client==${SPARK_VERSION}" \
     && rm /tmp/requirements.txt
 
 # The package itself (its entry points register the provider and the UI plugin), then the deployment scripts.
 COPY --chown=airflow:0 pyproject.toml README.md ./
 COPY --chown=airflow:0 airflow_acid ./airflow_acid
+COPY --chown=airflow:0 pyspark_hive_acid ./pyspark_hive_acid
 RUN pip install --no-cache-dir "apache-airflow==${AIRFLOW_VERSION}" "/opt/airflow-acid[postgres]" \
+       "pyspark==${SPARK_VERSION}" "pyspark-client==${SPARK_VERSION}" \
     && rm -rf build airflow_acid.egg-info
 COPY --chown=airflow:0 deploy/airflow ./deploy/airflow
 

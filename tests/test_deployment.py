@@ -190,9 +190,16 @@ def test_dockerfile_versions_follow_setup_cfg():
     assert base == f"apache/airflow:{args['AIRFLOW_VERSION']}-python{args['PYTHON_VERSION']}"
     # Airflow: the image's release satisfies setup.cfg's range (a bump of either side alone fails here).
     assert Version(args["AIRFLOW_VERSION"]) in reqs["apache-airflow"].specifier, (args, reqs["apache-airflow"])
-    # Spark: the build checks that pyspark (Python files and jars) is this release; setup.cfg pins both wheels to it.
+    # Spark: the build installs pyspark and pyspark-client of this release (and checks Python files and jars); it is
+    # in setup.cfg's range and is the suite's own Spark (the test extra's pins).
+    assert Version(args["SPARK_VERSION"]) in reqs["pyspark"].specifier, (reqs["pyspark"], args)
+    text = (REPO / "Dockerfile").read_text()
     for name in ("pyspark", "pyspark-client"):
-        assert str(reqs[name].specifier) == f"=={args['SPARK_VERSION']}", (name, reqs[name], args)
+        assert text.count(f'"{name}==${{SPARK_VERSION}}"') == 2, name  # both pip installs
+    test_pins = {r.name.lower(): r for r in (Requirement(line) for line in
+                 setup_cfg()["options.extras_require"]["test"].splitlines() if line.strip())}
+    for name in ("pyspark", "pyspark-client"):
+        assert str(test_pins[name].specifier) == f"=={args['SPARK_VERSION']}", (name, test_pins[name], args)
     # Python: the image's minor is the one setup.cfg declares (driver and executors use this same image).
     cfg = setup_cfg()
     minors = re.findall(r"Programming Language :: Python :: (3\.\d+)", cfg["metadata"]["classifiers"])
