@@ -17,10 +17,9 @@ from airflow_acid.acid.event_writer import (
     DEFAULT_ROW_INDEX_STRIDE,
     DEFAULT_STRIPE_SIZE,
 )
+from airflow_acid.acid.orc_rules import ORC_COMPRESSIONS, compression_problem
 
-ORC_COMPRESSIONS = ("NONE", "ZLIB", "SNAPPY", "ZSTD")
-"""Compressions both pyarrow's ORC writer and the readers of this project support."""
-
+__all__ = ["ORC_COMPRESSIONS", "OrcSettings"]
 
 
 @dataclass(frozen=True)
@@ -37,9 +36,10 @@ class OrcSettings:
     """Exception raised for invalid values (a subclass may report them in its own terms)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.compression, str) or self.compression.upper() not in ORC_COMPRESSIONS:
-            raise self.error(f"ORC compression {self.compression!r} is not supported; "
-                             f"use one of {list(ORC_COMPRESSIONS)} (table property orc.compress)")
+        problem = compression_problem(self.compression)
+        if problem is not None:
+            raise self.error(f"table property orc.compress={self.compression!r} {problem}"
+                             if not problem.startswith("LZO") else f"table property orc.compress: {problem}")
         object.__setattr__(self, "compression", self.compression.upper())
         for name in ("stripe_size", "buffer_size", "base_delta_ratio"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:
