@@ -35,8 +35,12 @@ from airflow_acid.metastore.store import Metastore
 from airflow_acid.services.errors import CompactionWaitTimeout
 from airflow_acid.version import __version__
 
-FIRST_POLL_S = 2.0
-"""Hive's first sleep of AND WAIT; each later sleep doubles, capped at hive.compactor.wait.timeout."""
+FIRST_POLL_S = 0.25
+"""The first sleep of AND WAIT; each later sleep doubles, capped at :data:`MAX_POLL_S`."""
+MAX_POLL_S = 4.0
+"""The longest sleep between two checks of AND WAIT, so a finished compaction is reported within a few seconds
+(Hive's doubling up to hive.compactor.wait.timeout reported one minutes after it ended). A smaller
+hive.compactor.wait.timeout lowers it further."""
 WAITING_STATES = (CompactionState.INITIATED, CompactionState.WORKING)
 
 
@@ -149,11 +153,12 @@ def wait_for_compactions(metastore: Metastore, ids: Iterable[int], *, first_poll
                          clock: Callable[[], float] = time.monotonic) -> dict[int, CompactionInfo]:
     """Poll until no compaction in ``ids`` is 'initiated' or 'working'; their final rows by id.
 
-    Sleeps ``first_poll_s`` then doubles, each sleep capped at ``max_poll_s`` (default hive.compactor.wait.timeout).
+    Sleeps ``first_poll_s`` then doubles, each sleep capped at ``max_poll_s`` (default: :data:`MAX_POLL_S`, or
+    hive.compactor.wait.timeout when that is shorter).
     ``timeout_s`` None waits as long as it takes (Hive); otherwise CompactionWaitTimeout when it runs out.
     """
     wanted = list(dict.fromkeys(int(i) for i in ids))
-    cap = max_poll_s if max_poll_s is not None else metastore.conf.wait_timeout_ms / 1000
+    cap = max_poll_s if max_poll_s is not None else min(MAX_POLL_S, metastore.conf.wait_timeout_ms / 1000)
     start, delay = clock(), first_poll_s
     while True:
         rows = {i: metastore.compactions.get(i) for i in wanted}
@@ -170,5 +175,5 @@ def wait_for_compactions(metastore: Metastore, ids: Iterable[int], *, first_poll
         delay *= 2
 
 
-__all__ = ["FIRST_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "parse_compaction_type",
+__all__ = ["FIRST_POLL_S", "MAX_POLL_S", "CompactionWaitTimeout", "RequestedCompaction", "parse_compaction_type",
            "request_compaction", "wait_for_compactions"]
