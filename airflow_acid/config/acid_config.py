@@ -18,7 +18,7 @@ from airflow_acid.config.alert_limits import BacklogLimits
 from airflow_acid.config.budgets import Budgets, budgets_from_mapping
 from airflow_acid.config.hive import settings_from_mapping
 from airflow_acid.config.options import ACID_SECTION, DAG_OPTION_NAMES, DEFAULT_POOL
-from airflow_acid.job.plan import VERIFY_MODES
+from airflow_acid.job.verify import VERIFY_MODES
 from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
 from airflow_acid.metastore.errors import InvalidSettingError
 

@@ -60,11 +60,10 @@ from airflow_acid.acid.names import LONG_MIN, DeltaDir
 from airflow_acid.acid.orc_tail import column_char_types, read_tail
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.errors import PlanError
+from airflow_acid.job.verify import VERIFY_MODES
 
 PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
-VERIFY_MODES = ("digest", "count", "off")
-"""Values of a compaction's ``verify`` (``[acid] compaction_verify``)."""
 READABLE_PLAN_VERSIONS = (1, 2)
 """Versions :meth:`CompactionPlan.from_json` reads; a version 1 document has no insert-only compactions."""
 EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR, CompactionType.REBALANCE)
