@@ -37,11 +37,12 @@ from airflow_acid.job.plan import (
     compaction_type,
     not_enough_reason,
 )
-from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
+from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.metastore.table_properties import COMPACTOR_THRESHOLD_PREFIX
 
 DEFAULT_MAX_NUM_DELTA = 500
 

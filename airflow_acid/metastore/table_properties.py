@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from airflow_acid.acid.orc_rules import buffer_size_problem, compression_problem, row_index_stride_problem
 from airflow_acid.metastore.conf import MetastoreConf
@@ -30,12 +30,16 @@ BOOLEAN_PROPERTIES = (NO_AUTO_COMPACTION, NO_CLEANUP)
 """Switches Hive reads as booleans; only 'true' and 'false' (any case) are accepted, so a typo is not read as false."""
 _INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.delta")
 
-ORC_SIZE_RULES = {
+def _positive(value: int) -> str | None:
+    return None if value > 0 else "must be a positive integer"
+
+
+ORC_SIZE_RULES: dict[str, Callable[[int], str | None]] = {
     "orc.compress.size": buffer_size_problem,
     "orc.row.index.stride": row_index_stride_problem,
-    "orc.stripe.size": lambda v: None if v > 0 else "must be a positive number of bytes",
-    "orc.base.delta.ratio": lambda v: None if v > 0 else "must be a positive integer",
-    "hive.exec.orc.base.delta.ratio": lambda v: None if v > 0 else "must be a positive integer",
+    "orc.stripe.size": _positive,
+    "orc.base.delta.ratio": _positive,
+    "hive.exec.orc.base.delta.ratio": _positive,
 }
 """The integer ``orc.*`` properties the writers honour, each with its rule."""
 ORC_KEYS = ("orc.compress", *ORC_SIZE_RULES)

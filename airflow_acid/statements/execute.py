@@ -292,7 +292,8 @@ def _dml(method: str) -> Callable[[StatementExecutor, Any], Result]:
 
         dml = DmlExecutor(ex.warehouse)
         dml.compile(s)  # before the transaction opens: a refused statement leaves none behind
-        return getattr(dml, method)(s)
+        result: Result = getattr(dml, method)(s)
+        return result
 
     return run
 

@@ -128,13 +128,15 @@ def test_unsupported_statements_name_what_and_point_to_help(text, names):
 @pytest.mark.parametrize("text, names", [
     ("ALTER TABLE t COMPACT major", "line 1:22 cannot recognize input near 'major' '<EOF>' '<EOF>'; expecting the "
                                     "compaction type in quotes after COMPACT: 'major', 'minor' or 'rebalance'"),
-    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW' '<EOF>' '<EOF>'; expecting CLUSTERED INTO <n> BUCKETS, AND WAIT, POOL '<name>', "
+    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW' '<EOF>' '<EOF>'; expecting CLUSTERED INTO <n> BUCKETS, "
+                                          "AND WAIT, POOL '<name>', "
                                           "WITH OVERWRITE TBLPROPERTIES (…) or ORDER BY … after COMPACT 'major'"),
     ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 2", "expecting BUCKETS after CLUSTERED INTO <n>"),
     ("ALTER TABLE t COMPACT 'minor' ORDER BY a", "ORDER BY is only allowed for a 'rebalance' compaction, not 'minor'"),
     ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 0 BUCKETS", "needs a positive number of buckets, not 0"),
     ("SHOW COMPACTIONS COMPACTIONID 5", "expecting '=' after COMPACTIONID"),
-    ("SHOW COMPACTIONS WHERE state='failed'", "line 1:17 cannot recognize input near 'WHERE' 'state' '='; expecting COMPACTIONID=<id>, DATABASE <name>, a table "
+    ("SHOW COMPACTIONS WHERE state='failed'", "line 1:17 cannot recognize input near 'WHERE' 'state' '='; "
+                                              "expecting COMPACTIONID=<id>, DATABASE <name>, a table "
                                               "name, POOL, TYPE, STATUS, ORDER BY or LIMIT"),
     ("SHOW COMPACTIONS POOL etl", "expecting the pool in quotes after POOL"),
     ("SHOW COMPACTIONS LIMIT many", "expected a row count after LIMIT, found 'many'"),
