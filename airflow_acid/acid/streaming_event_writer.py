@@ -32,6 +32,7 @@ from airflow_acid.acid.event_writer import (
     EventFileWriter,
     FileKind,
     FlushLengthFile,
+    OrcWriteOptions,
     aborting_on_error,
     acid_metadata,
     check_event_batch,
@@ -73,7 +74,8 @@ class StreamingEventFileWriter:
         self.file_name = names.format_bucket_file(bucket_id)
         self.path = self._dir.url(self.file_name)
         self.row_schema = row_schema
-        self._options = writer_options(orc or OrcSettings(), FileKind.DELTA)
+        self._orc = orc or OrcSettings()
+        self._options = writer_options(self._orc, FileKind.DELTA)
         self._stripe_bytes = self._options["stripe_size"]
         self._piece_min_rows = piece_min_rows()
         self._pending: list[pa.Table] = []
@@ -178,8 +180,12 @@ class StreamingEventFileWriter:
             return
         events = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
         if not self._started and events.num_rows < self._piece_min_rows:
+            ratio = self._orc.base_delta_ratio  # the table's ORC settings, as for pyarrow-written stripes
+            options = OrcWriteOptions(stripe_size=max(1, self._orc.stripe_size // ratio),
+                                      buffer_size=max(1, self._orc.buffer_size // ratio),
+                                      compression=self._orc.compression, row_index_stride=self._orc.row_index_stride)
             self._row_writer = EventFileWriter(self._dir, self.bucket_id, self.row_schema, kind=FileKind.DELTA,
-                                               streaming=True)
+                                               options=options, streaming=True)
         if self._row_writer is not None:
             self._row_writer.write(events)
             self._last_key = self._pending_last
