@@ -9,6 +9,7 @@ from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.services import CompactionWaitTimeout, request_compaction, wait_for_compactions
+from airflow_acid.services.compact import FIRST_POLL_S, MAX_POLL_S
 from airflow_acid.spark.runners import LocalRunner
 from tests.services.support import COLUMNS, inserts, unique
 
@@ -89,3 +90,24 @@ def test_wait_gives_up_after_the_timeout(wh):
                              sleep=sleeps.append, clock=lambda: next(clock))
     assert err.value.pending == [queued.compaction_id] and sleeps == [1.0, 1.5]
     assert wh.metastore.compactions.get(queued.compaction_id).state is CompactionState.INITIATED
+
+
+def test_wait_checks_often_enough_to_report_a_finished_compaction_within_seconds(wh):
+    """AND WAIT's default polling: short first, doubling, never more than MAX_POLL_S between checks (Hive's cap,
+    hive.compactor.wait.timeout = 300 s, reported minutes after the compaction ended)."""
+    table = f"ops.{unique('cmp')}"
+    wh.create_table(table, COLUMNS)
+    inserts(wh, table, batches=2)
+    pool = unique("pool")
+    [queued] = request_compaction(wh, table, compaction_type="major", pool=pool)
+    sleeps: list[float] = []
+
+    def worker_runs_late(seconds: float) -> None:
+        sleeps.append(seconds)
+        if len(sleeps) == 9:
+            Worker(wh.metastore, runner=LocalRunner()).run_next(pool)
+
+    final = wait_for_compactions(wh.metastore, [queued.compaction_id], sleep=worker_runs_late)
+    assert sleeps[0] == FIRST_POLL_S <= 0.5 and max(sleeps) == MAX_POLL_S <= 5.0
+    assert sleeps[:5] == [FIRST_POLL_S * 2 ** i for i in range(5)] and sleeps[-1] == MAX_POLL_S
+    assert final[queued.compaction_id].state is CompactionState.READY_FOR_CLEANING
