@@ -175,15 +175,21 @@ class StreamingEventFileWriter:
             raise storage_error(self.path, exc) from exc
         return length
 
+    def _row_writer_options(self) -> OrcWriteOptions:
+        """The table's ORC settings for pyorc's delta writer, as for pyarrow-written stripes: its compression and
+        row index always, stripe and buffer sizes where the table sets them (else the writer's delta defaults)."""
+        orc, default, ratio = self._orc, OrcSettings(), self._orc.base_delta_ratio
+        sizes = {name: max(1, getattr(orc, name) // ratio) for name in ("stripe_size", "buffer_size")
+                 if getattr(orc, name) != getattr(default, name)}
+        return OrcWriteOptions.delta(ratio, compression=orc.compression, row_index_stride=orc.row_index_stride,
+                                     **sizes)
+
     def _append_pending(self) -> None:
         if not self._pending:
             return
         events = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
         if not self._started and events.num_rows < self._piece_min_rows:
-            ratio = self._orc.base_delta_ratio  # the table's ORC settings, as for pyarrow-written stripes
-            options = OrcWriteOptions(stripe_size=max(1, self._orc.stripe_size // ratio),
-                                      buffer_size=max(1, self._orc.buffer_size // ratio),
-                                      compression=self._orc.compression, row_index_stride=self._orc.row_index_stride)
+            options = self._row_writer_options()
             self._row_writer = EventFileWriter(self._dir, self.bucket_id, self.row_schema, kind=FileKind.DELTA,
                                                options=options, streaming=True)
         if self._row_writer is not None:
