@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from airflow_acid.cli.commands import main
+from airflow_acid.cli.shell import CONTINUATION
 from tests.services.support import COLUMNS, unique
 
 PREAMBLE = """-- as Hive's ACID qtests start
@@ -152,3 +153,42 @@ def test_the_shell_is_one_process(tmp_path):
     assert answers[-1][0]["rows"] == [{"n": 3}]
     transactions = {int(m.split("transaction ")[1].split(",")[0]) for a in answers[1:4] for m in a[0]["messages"]}
     assert len(transactions) == 3
+
+
+def test_the_interactive_shell_on_a_terminal(tmp_path):
+    """On a pseudo-terminal: the prompt, a statement typed over two lines, !quit, and the history kept."""
+    import pty
+    import select
+
+    home = tmp_path / "home"
+    env = {**os.environ, "AIRFLOW_ACID_HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "TERM": "dumb"}
+    env.pop("AIRFLOW_ACID_METASTORE_URL", None)
+    master, slave = pty.openpty()
+    process = subprocess.Popen([sys.executable, "-c", "from airflow_acid.cli import main; main()", "sql"],
+                               stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    seen = b""
+
+    def read_until(marker: bytes, timeout: float = 120.0) -> None:
+        """Wait for ``marker`` in what the process wrote since the last marker."""
+        nonlocal seen
+        while marker not in seen:
+            ready, _, _ = select.select([master], [], [], timeout)
+            assert ready, f"no {marker!r} in {seen[-2000:]!r}"
+            seen += os.read(master, 65536)
+        seen = seen[seen.index(marker) + len(marker):]
+
+    try:
+        read_until(b"airflow-acid> ")
+        os.write(master, b"SHOW\n")
+        read_until(CONTINUATION.encode())  # the statement goes on until its ';'
+        os.write(master, b"TRANSACTIONS;\n")
+        read_until(b"lastheartbeattime")
+        read_until(b"airflow-acid> ")
+        os.write(master, b"!quit\n")
+        assert process.wait(timeout=60) == 0
+    finally:
+        process.kill()
+        os.close(master)
+    assert "SHOW" in (home / "sql_history").read_text()
