@@ -18,8 +18,15 @@ from pydantic import BaseModel, Field
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.compactions import ShowCompactionsRow
+from airflow_acid.plugins.audit import audited
 from airflow_acid.plugins.routes import Filters, WarehouseDep
-from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
+from airflow_acid.plugins.security import (
+    allowed_actions,
+    authenticated,
+    csrf_protected,
+    may_request_compaction,
+    user_may_request,
+)
 from airflow_acid.plugins.templating import render
 from airflow_acid.services import request_compaction, undo_compaction
 
@@ -99,7 +106,8 @@ def request_compaction_json(body: CompactionRequestBody, user: GetUserDep, wareh
     return {"accepted": any(r.compaction_id is not None for r in results), "results": [r.to_dict() for r in results]}
 
 
-@router.post("/api/compactions/{compaction_id}/undo", dependencies=[may_request_compaction, csrf_protected])
+@router.post("/api/compactions/{compaction_id}/undo",
+             dependencies=[may_request_compaction, csrf_protected, audited("undo_compaction")])
 def undo_compaction_json(compaction_id: Annotated[int, Path(ge=1)], user: GetUserDep,
                          warehouse: WarehouseDep) -> dict[str, Any]:
     """Undo a 'ready for cleaning' compaction inside its window; ``undone`` is false with the reason when refused
@@ -113,4 +121,5 @@ def compactions_page(request: Request, user: GetUserDep, filters: Annotated[Comp
     queue, history = queue_and_history(warehouse, filters)
     return render(request, "compactions.html", {
         "filters": filters, "states": STATES, "types": TYPES, "queue": queue, "history": history,
-        "may_request": user_may_request(request, user), "request_defaults": filters})
+        "may_request": user_may_request(request, user), "request_defaults": filters,
+        "acting": allowed_actions(request, user)})
