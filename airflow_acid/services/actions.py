@@ -285,10 +285,13 @@ def abort_transaction(metastore: Metastore, txn_id: int, *, user: str) -> TxnAbo
         return TxnAbortResult(impact.txn_id, False, f"transaction {impact.txn_id} ended meanwhile ({now}): there is "
                                                     "nothing to abort", impact.to_dict())
     log.info("transaction %s (%s@%s) aborted by %s", impact.txn_id, impact.user, impact.host, user)
-    released = [f"{len(impact.cleanings)} cleanup(s)"] if impact.cleanings else []
+    free = [c for c in impact.cleanings if not c.other_blockers]
+    released = [f"{len(free)} cleanup(s)"] if free else []
     released += [f"{len(impact.locks)} lock(s)"] if impact.locks else []
     released += [f"{len(impact.waiting_locks)} waiting lock(s)"] if impact.waiting_locks else []
     tail = f"; released {', '.join(released)}" if released else ""
+    if len(free) < len(impact.cleanings):
+        tail += f"; {len(impact.cleanings) - len(free)} cleanup(s) still wait for other transactions"
     return TxnAbortResult(impact.txn_id, True, f"transaction {impact.txn_id} ({impact.user}@{impact.host}) is "
                                                f"aborted by {user}{tail}", impact.to_dict())
 
