@@ -870,10 +870,10 @@ class TxnStore:
                     ops.append(op)
                 if write_id is None and r.TC_WRITEID is not None:
                     found[(r.TC_DATABASE, r.TC_TABLE)] = (parts, ops, int(r.TC_WRITEID))
-            for r in conn.execute(sa.select(t2w.c.T2W_DATABASE, t2w.c.T2W_TABLE, t2w.c.T2W_WRITEID)
+            for w in conn.execute(sa.select(t2w.c.T2W_DATABASE, t2w.c.T2W_TABLE, t2w.c.T2W_WRITEID)
                                   .where(t2w.c.T2W_TXNID == int(txn_id))):
-                parts, ops, _ = found.get((r.T2W_DATABASE, r.T2W_TABLE), ([], [], None))
-                found[(r.T2W_DATABASE, r.T2W_TABLE)] = (parts, ops, int(r.T2W_WRITEID))
+                parts, ops, _ = found.get((w.T2W_DATABASE, w.T2W_TABLE), ([], [], None))
+                found[(w.T2W_DATABASE, w.T2W_TABLE)] = (parts, ops, int(w.T2W_WRITEID))
             return [TxnWrite(db, table, tuple(parts), tuple(ops), write_id)
                     for (db, table), (parts, ops, write_id) in sorted(found.items(), key=lambda i: (i[0][0],
                                                                                                    i[0][1] or ""))]
