@@ -10,13 +10,23 @@ from urllib.parse import urlsplit
 
 from airflow.api_fastapi.auth.managers.models.base_user import BaseUser
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
-from airflow.api_fastapi.core_api.security import requires_access_dag, requires_authenticated
+from airflow.api_fastapi.core_api.security import GetUserDep, requires_access_dag
 from fastapi import Depends, HTTPException, Request, status
 
 MANUAL_DAG_ID = "acid_manual_compaction"
 HOUSEKEEPING_DAG_ID = "acid_housekeeping"
 
-authenticated = Depends(requires_authenticated())
+USER_STATE = "acid_user"
+"""``request.state`` attribute holding the logged-in user (the pages' action buttons depend on who it is)."""
+
+
+def _logged_in(request: Request, user: GetUserDep) -> None:
+    """Airflow's ``requires_authenticated()`` (the user dependency answers 401 without a login), keeping the user on
+    the request for :func:`page_actions`."""
+    setattr(request.state, USER_STATE, user)
+
+
+authenticated = Depends(_logged_in)
 """Any logged-in Airflow user (the UI's ``_token`` cookie or an ``Authorization: Bearer`` token)."""
 
 _may_run_manual_dag = requires_access_dag("POST", DagAccessEntity.RUN, MANUAL_DAG_ID)
@@ -75,7 +85,11 @@ def same_origin_json(request: Request) -> None:
 csrf_protected = Depends(same_origin_json)
 
 
-def allowed_actions(request: Request, user: BaseUser) -> dict[str, bool]:
-    """Which action buttons a page shows ``user`` (the ``acting`` template variable): ``compactions`` (abort,
-    requeue, undo) and ``transactions`` (abort). The routes check again: a hidden button is no permission."""
+def page_actions(request: Request) -> dict[str, bool]:
+    """Which action buttons a page shows its user (the ``acting`` template variable): ``compactions`` (abort,
+    requeue, undo) and ``transactions`` (abort); none without a logged-in user. The routes check again: a hidden
+    button is no permission."""
+    user = getattr(request.state, USER_STATE, None)
+    if user is None:
+        return {"compactions": False, "transactions": False}
     return {"compactions": user_may_request(request, user), "transactions": user_may_abort_transactions(request, user)}

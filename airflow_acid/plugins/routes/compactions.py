@@ -20,13 +20,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.plugins.audit import audited
 from airflow_acid.plugins.routes import Filters, WarehouseDep
-from airflow_acid.plugins.security import (
-    allowed_actions,
-    authenticated,
-    csrf_protected,
-    may_request_compaction,
-    user_may_request,
-)
+from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
 from airflow_acid.plugins.templating import render
 from airflow_acid.services import request_compaction, undo_compaction
 
@@ -121,5 +115,4 @@ def compactions_page(request: Request, user: GetUserDep, filters: Annotated[Comp
     queue, history = queue_and_history(warehouse, filters)
     return render(request, "compactions.html", {
         "filters": filters, "states": STATES, "types": TYPES, "queue": queue, "history": history,
-        "may_request": user_may_request(request, user), "request_defaults": filters,
-        "acting": allowed_actions(request, user)})
+        "may_request": user_may_request(request, user), "request_defaults": filters})

@@ -14,7 +14,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.settings import table_thresholds
 from airflow_acid.plugins.charts import figures_chart, history_chart, partition_chart
 from airflow_acid.plugins.routes import Filters, WarehouseDep
-from airflow_acid.plugins.security import allowed_actions, authenticated, user_may_request
+from airflow_acid.plugins.security import authenticated, user_may_request
 from airflow_acid.plugins.templating import render
 from airflow_acid.services import explain, table_health, warehouse_health
 
@@ -78,7 +78,7 @@ def table_page(request: Request, user: GetUserDep, database: str, table: str,
                                            limits["delta_pct_threshold"]),
         "history_chart": history_chart(history),
         "figures_chart": figures_chart(history),
-        "may_request": user_may_request(request, user), "acting": allowed_actions(request, user),
+        "may_request": user_may_request(request, user),
         "request_defaults": {"database": info_db, "table": info_table, "partition": where.partition}})
 
 

@@ -16,7 +16,7 @@ from airflow_acid.plugins.routes import WarehouseDep
 from airflow_acid.plugins.routes.compactions import CompactionFilters, queue_and_history
 from airflow_acid.plugins.routes.health import HealthFilters
 from airflow_acid.plugins.routes.transactions import txn_dict
-from airflow_acid.plugins.security import allowed_actions, authenticated, user_may_request
+from airflow_acid.plugins.security import authenticated, user_may_request
 from airflow_acid.plugins.summary import cleanup_blockers, overview
 from airflow_acid.plugins.templating import render
 
@@ -37,16 +37,14 @@ def overview_page(request: Request, user: GetUserDep, filters: Annotated[HealthF
     queue, _ = queue_and_history(warehouse, CompactionFilters(database=filters.database, limit=1))
     return render(request, "overview.html", {
         **overview(warehouse, filters.database), "queue_rows": queue[:RECENT], "queue_total": len(queue),
-        "may_request": user_may_request(request, user), "request_defaults": {"database": filters.database},
-        "acting": allowed_actions(request, user)})
+        "may_request": user_may_request(request, user), "request_defaults": {"database": filters.database}})
 
 
 @router.get("/dag/{dag_id}", response_class=HTMLResponse)
 def dag_page(request: Request, user: GetUserDep, dag_id: str) -> HTMLResponse:
     """The "ACID" tab of a DAG page (Airflow 3.3 shows it on every DAG; only the acid_* DAGs get content, and only
     they open the metastore)."""
-    context: dict[str, Any] = {"dag_id": dag_id, "acid_dag": dag_id in ACID_DAG_IDS,
-                               "acting": allowed_actions(request, user)}
+    context: dict[str, Any] = {"dag_id": dag_id, "acid_dag": dag_id in ACID_DAG_IDS}
     if not context["acid_dag"]:
         return render(request, "dag.html", context)
     warehouse = get_warehouse(request)

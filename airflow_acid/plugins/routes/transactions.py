@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated, Any
 
-from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
@@ -14,7 +13,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.locks import ShowLocksRow
 from airflow_acid.metastore.txns import TxnInfo
 from airflow_acid.plugins.routes import Filters, WarehouseDep
-from airflow_acid.plugins.security import allowed_actions, authenticated
+from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import render
 
 router = APIRouter(dependencies=[authenticated])
@@ -50,8 +49,8 @@ def locks_json(filters: Annotated[LockFilters, Query()], warehouse: WarehouseDep
 
 
 @router.get("/transactions", response_class=HTMLResponse)
-def transactions_page(request: Request, user: GetUserDep, filters: Annotated[LockFilters, Query()],
+def transactions_page(request: Request, filters: Annotated[LockFilters, Query()],
                       warehouse: WarehouseDep) -> HTMLResponse:
     return render(request, "transactions.html", {
         "transactions": [txn_dict(t) for t in warehouse.metastore.txns.show_transactions()],
-        "locks": show_locks(warehouse, filters), "filters": filters, "acting": allowed_actions(request, user)})
+        "locks": show_locks(warehouse, filters), "filters": filters})
