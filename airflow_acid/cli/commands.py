@@ -735,3 +735,115 @@ def undo(compaction_id: int, metastore_url: str | None, warehouse: Path | str | 
     _say(result.message, "green")
     for path in result.removed:
         _say(f"deleted {path}", "dim")
+
+
+def _cli_user() -> str:
+    """How the metastore names a CLI user (``cli:<login>``, as undo does)."""
+    import getpass
+
+    return f"cli:{getpass.getuser()}"
+
+
+@compaction.command("abort")
+@click.argument("compaction_id", type=int, metavar="ID")
+@warehouse_options
+@_handles_errors
+def abort_compaction_command(compaction_id: int, metastore_url: str | None, warehouse: Path | str | None,
+                             as_json: bool, flavour: str = "auto") -> None:
+    """Abort compaction ID while it is 'initiated' or 'working' (Hive's ABORT COMPACTIONS, which stops at
+    'initiated', plus running ones): it moves to the history as 'aborted'; a working one's compactor transaction is
+    aborted, so its Spark job can never commit. Refused (exit code 1, with the reason) for a 'ready for cleaning'
+    compaction (use 'compaction undo') or a finished one."""
+    from airflow_acid.services import abort_compaction
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        result = abort_compaction(wh.metastore, compaction_id, user=_cli_user())
+    _action_answer(result.to_dict(), result.aborted, result.message, as_json, "abort refused")
+
+
+@compaction.command("requeue")
+@click.argument("compaction_id", type=int, metavar="ID")
+@warehouse_options
+@_handles_errors
+def requeue_compaction_command(compaction_id: int, metastore_url: str | None, warehouse: Path | str | None,
+                               as_json: bool, flavour: str = "auto") -> None:
+    """Queue 'failed' or 'refused' compaction ID again: a new 'initiated' compaction of the same table/partition,
+    type, pool and properties. Refused (exit code 1, with the reason) for another state, a table or partition that
+    is gone, or while a compaction of it is already scheduled (Hive's rule)."""
+    import getpass
+    import socket
+
+    from airflow_acid.services import requeue_compaction
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        result = requeue_compaction(wh.metastore, compaction_id,
+                                    initiator_id=f"{socket.gethostname()}-cli:{getpass.getuser()}"[:128])
+    _action_answer(result.to_dict(), result.requeued, result.message, as_json, "requeue refused")
+
+
+def _action_answer(answer: dict[str, Any], done: bool, message: str, as_json: bool, refused: str) -> None:
+    """Print an action's answer (JSON, or its message); a refusal exits with 1."""
+    if as_json:
+        _echo_json(answer)
+        if not done:
+            raise click.exceptions.Exit(1)
+        return
+    if not done:
+        raise _Failure(f"{refused}: {message}")
+    _say(message, "green")
+
+
+@main.group()
+def transaction() -> None:
+    """Act on one transaction."""
+
+
+@transaction.command("abort")
+@click.argument("txn_id", type=int, metavar="ID")
+@click.option("--dry-run", is_flag=True, help="Only show what the transaction blocks and what aborting it does.")
+@warehouse_options
+@_handles_errors
+def abort_transaction_command(txn_id: int, dry_run: bool, metastore_url: str | None, warehouse: Path | str | None,
+                              as_json: bool, flavour: str = "auto") -> None:
+    """Abort open transaction ID (ABORT TRANSACTIONS), showing first what it blocks: cleanups waiting for it, the
+    locks it holds and those waiting behind them, the compaction it belongs to, the tables it writes. Refused (exit
+    code 1) when it is not open."""
+    from airflow_acid.services import abort_transaction, transaction_blocking
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        impact = transaction_blocking(wh.metastore, txn_id)
+        if dry_run:
+            if as_json:
+                _echo_json(impact.to_dict())
+                return
+            _show_impact(impact, "aborting it would")
+            return
+        result = abort_transaction(wh.metastore, txn_id, user=_cli_user())
+    if as_json:
+        _echo_json(result.to_dict())
+        if not result.aborted:
+            raise click.exceptions.Exit(1)
+        return
+    if not result.aborted:
+        raise _Failure(f"abort refused: {result.message}")
+    _show_impact(impact, "aborting it")
+    _say(result.message, "green")
+
+
+def _show_impact(impact: Any, heading: str) -> None:
+    """What a transaction blocks, as tables, then the consequences of aborting it."""
+    _say(f"transaction {impact.txn_id} ({impact.state}, {impact.txn_type}) of {impact.user}@{impact.host}", "bold")
+    if impact.cleanings:
+        _show(_table("cleanups waiting for it", ["compaction", "table/partition", "why", "also waits for"],
+                     [[c.compaction_id, c.entity, c.why, ", ".join(map(str, c.other_blockers))]
+                      for c in impact.cleanings]))
+    if impact.locks:
+        _show(_table("locks it holds or waits for", ["lock", "resource", "type", "state"],
+                     [[lk["lockid"], lk["resource"], lk["lock_type"], lk["lock_state"]] for lk in impact.locks]))
+    if impact.waiting_locks:
+        _show(_table("locks waiting behind its locks", ["lock", "resource", "type", "txn", "user"],
+                     [[lk["lockid"], lk["resource"], lk["lock_type"], lk["txn_id"], lk["user"]]
+                      for lk in impact.waiting_locks]))
+    _say(f"{heading}:")
+    for line in impact.consequences:
+        _say(f"  - {line}")

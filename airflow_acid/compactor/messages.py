@@ -73,6 +73,9 @@ class WorkerStatus(enum.StrEnum):
     """C aborted, its output removed, row 'failed' (or left for the worker timeout when the metastore was down)."""
     REVOKED = "revoked"
     """The row was revoked and claimed by another worker while this one ran: output discarded, C aborted."""
+    ABORTED = "aborted"
+    """An operator aborted the row while this worker ran (ABORT COMPACTIONS, the console, ``airflow-acid compaction
+    abort``): C aborted, output discarded, the row is 'aborted' in the history."""
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.metastore.txns import AbortReason
@@ -423,11 +423,31 @@ class Worker:
                                                                  f"{describe_error(exc)})")
 
     def _lost(self, job: _Job) -> None:
+        if self._aborted_by_operator(job):
+            return
         message = (f"compaction {job.info.id} of {job.entity} was revoked (hive.compactor.worker.timeout) and "
                    f"claimed again while this worker ran; transaction {job.txn_id} aborted and its output discarded")
         log.warning("%s", message)
         notes = self._abort_and_discard(job)
         job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
+
+    def _aborted_by_operator(self, job: _Job, notes: str | None = None) -> bool:
+        """If an operator aborted the row while this worker ran (it is 'aborted' in the history): abort C, discard
+        the output, and make that the outcome. The abort already aborted C when the row recorded it, which is how
+        the attempt cannot commit: marking the row compacted found no 'working' row with C."""
+        try:
+            info = self.metastore.compactions.get(job.info.id)
+        except MetastoreError:  # unknown (gone, database down): the caller reports what it knows
+            return False
+        if info.state is not CompactionState.ABORTED:
+            return False
+        message = (f"compaction {job.info.id} of {job.entity} was aborted while this worker ran "
+                   f"({info.error_message or 'aborted'}); the job's output is discarded and never committed")
+        log.warning("%s", message)
+        if notes is None:
+            notes = self._abort_and_discard(job)
+        job.outcome = self._outcome(job, WorkerStatus.ABORTED, message + notes)
+        return True
 
     def _fail(self, job: _Job, message: str) -> None:
         """Abort C, remove its output, move the row to 'failed' — each step best effort, reported in the outcome."""
@@ -440,6 +460,8 @@ class Worker:
             elif owner is RowOwner.OTHER:
                 notes += "; the row was revoked and claimed again, so it is left to that worker"
                 job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
+                return
+            elif self._aborted_by_operator(job, notes):
                 return
             else:
                 notes += "; the row had already left the queue"

@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
 from airflow_acid.plugins import URL_PREFIX
+from airflow_acid.plugins.security import page_actions
 
 HERE = Path(__file__).parent
 
@@ -74,7 +75,9 @@ def roots(request: Request) -> tuple[str, str]:
 
 
 def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    """Render ``templates/<name>`` with ``root``, ``airflow_base`` and the current ``path`` added."""
+    """Render ``templates/<name>`` with ``root``, ``airflow_base``, the current ``path`` and ``acting`` (the action
+    buttons the user may see, :func:`~airflow_acid.plugins.security.page_actions`) added."""
     root, airflow = roots(request)
-    page = {"root": root, "airflow_base": airflow, "path": request.url.path, **context}
+    page = {"root": root, "airflow_base": airflow, "path": request.url.path, "acting": page_actions(request),
+            **context}
     return templates.TemplateResponse(request, name, page, status_code=status_code)

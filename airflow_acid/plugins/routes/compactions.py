@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.compactions import ShowCompactionsRow
+from airflow_acid.plugins.audit import audited
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
 from airflow_acid.plugins.templating import render
@@ -99,7 +100,8 @@ def request_compaction_json(body: CompactionRequestBody, user: GetUserDep, wareh
     return {"accepted": any(r.compaction_id is not None for r in results), "results": [r.to_dict() for r in results]}
 
 
-@router.post("/api/compactions/{compaction_id}/undo", dependencies=[may_request_compaction, csrf_protected])
+@router.post("/api/compactions/{compaction_id}/undo",
+             dependencies=[may_request_compaction, csrf_protected, audited("undo_compaction")])
 def undo_compaction_json(compaction_id: Annotated[int, Path(ge=1)], user: GetUserDep,
                          warehouse: WarehouseDep) -> dict[str, Any]:
     """Undo a 'ready for cleaning' compaction inside its window; ``undone`` is false with the reason when refused
