@@ -227,6 +227,12 @@ class ShowCompactionsRow:
     wallseconds: float | None = None
     digestin: str | None = None
     digestout: str | None = None
+    # the Airflow task instance that ran it (recorded when the Worker claimed the row)
+    dagid: str | None = None
+    runid: str | None = None
+    taskid: str | None = None
+    mapindex: int | None = None
+    trynumber: int | None = None
 
     @classmethod
     def columns(cls) -> list[str]:
@@ -251,7 +257,9 @@ class ShowCompactionsRow:
 RUN_COLUMNS = {"filesin": "files_in", "bytesin": "bytes_in", "rowsin": "rows_in", "filesout": "files_out",
                "bytesout": "bytes_out", "rowsout": "rows_out", "deltasbefore": "deltas_before",
                "deltasafter": "deltas_after", "sparkappid": "spark_app_id", "coreseconds": "core_seconds",
-               "wallseconds": "wall_seconds", "digestin": "digest_in", "digestout": "digest_out"}
+               "wallseconds": "wall_seconds", "digestin": "digest_in", "digestout": "digest_out",
+               "dagid": "dag_id", "runid": "run_id", "taskid": "task_id", "mapindex": "map_index",
+               "trynumber": "try_number"}
 """SHOW COMPACTIONS' extra columns (after Hive's) → :class:`RunFigures` fields."""
 
 
