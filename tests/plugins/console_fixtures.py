@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 from tests.plugins.console_support import (
+    SPARK_UI_URL,
     USERS,
     Scene,
     acid_connection,
@@ -105,6 +106,7 @@ def scene(empty_db_url, tmp_path, monkeypatch, acid_host) -> Scene:
     location = tmp_path / "warehouse"
     monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", acid_connection(empty_db_url, location))
     monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT", "0")
+    monkeypatch.setenv("AIRFLOW__ACID__SPARK_UI_URL", SPARK_UI_URL)
     built = build_scene(empty_db_url, location)
     yield built
     close_console_warehouses(acid_host)

@@ -4,6 +4,7 @@ the ``airflow_server`` fixture of console_fixtures.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -26,6 +27,7 @@ from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.locks import LockComponent
+from airflow_acid.metastore.runs import TaskIdentity
 from airflow_acid.spark.runners import LocalRunner
 
 BIN = Path(sys.executable).parent
@@ -34,6 +36,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 SERVER_START_S = 90
 STEP_MS = 20_000
 USERS = {"admin": "ADMIN", "viewer": "VIEWER"}
+TASK = TaskIdentity("acid_compaction", "scheduled__2024-01-02T00:00:00+00:00", "compact", 0, 1)
+"""The Airflow task instance that ran the scene's compaction."""
+SPARK_APP_ID = "local-1704153600000"
+SPARK_UI_URL = "http://spark-history.example:18080/history/{app_id}/jobs/"
 SIMPLE_AUTH_MANAGER = "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
 
 
@@ -79,8 +85,9 @@ def _insert(wh: AcidWarehouse, table: str, rows: list[tuple], partition: dict | 
 def build_scene(metastore_url: str, location: Path) -> Scene:
     """Two tables in every state the console shows.
 
-    ``default.sales`` (partitioned by ds): ds=2024-01-01 got three deltas, a MAJOR compaction (run in-process) that
-    waits for cleaning because a reader opened a transaction before it committed, then two new deltas on top of
+    ``default.sales`` (partitioned by ds): ds=2024-01-01 got three deltas, a MAJOR compaction (run in-process, as
+    if by the Airflow task ``TASK`` and Spark application ``SPARK_APP_ID``) that waits for cleaning because a reader
+    opened a transaction before it committed, then two new deltas on top of
     the base; ds=2024-01-02 has one delta and an aborted write. ``default.customers``: two deltas and a queued MAJOR
     compaction; the reader's transaction holds a shared-read lock on it.
     """
@@ -98,8 +105,10 @@ def build_scene(metastore_url: str, location: Path) -> Scene:
     ms.locks.lock([LockComponent("default", "customers", lock_type=LockType.SHARED_READ,
                                  operation=OperationType.SELECT)], txn_id=reader, user="analyst", host="bi-host")
     compacted = ms.compactions.enqueue("default", "sales", "ds=2024-01-01", CompactionType.MAJOR)
-    outcome = Worker(ms, runner=LocalRunner(), worker_id="testhost-7").run_next()
+    outcome = Worker(ms, runner=LocalRunner(), worker_id="testhost-7", task=TASK).run_next()
     assert (outcome.compaction_id, outcome.status) == (compacted.id, WorkerStatus.COMPACTED), outcome.message
+    # the in-process runner is no Spark application: give the run the id a Spark job records
+    ms.runs.record(compacted.id, dataclasses.replace(ms.runs.get(compacted.id), spark_app_id=SPARK_APP_ID))
     for i in range(2):
         _insert(wh, "sales", [(i + 200, i)], {"ds": "2024-01-01"})
     aborted = wh.transaction()
@@ -184,7 +193,8 @@ def running_api_server(folder: Path) -> Iterator[AirflowServer]:
     env = {**os.environ, **auth_env(home, {"admin": password, "viewer": "acid-viewer-pw"}),
            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"), "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
            "AIRFLOW_CONN_ACID_METASTORE_DEFAULT": acid_connection(metastore, folder / "warehouse"),
-           "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+           "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0", "AIRFLOW__ACID__SPARK_UI_URL": SPARK_UI_URL,
+           "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     migrate_airflow_db(env)
     # the acid_* DAGs must be in the database for Airflow's REST API to start them (no dag-processor here)
     subprocess.run([str(BIN / "airflow"), "dags", "reserialize"], env=env, capture_output=True, check=True, timeout=300)
