@@ -45,7 +45,7 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
             form.locator("select[name=type]").select_option("minor")
             form.get_by_role("button", name="Queue compaction").click()
             expect(form.locator(".result")).to_contain_text("MINOR compaction")
-            queued = page.locator("#queue tbody tr", has_text="MINOR")
+            queued = page.locator("#queue tbody.compaction > tr:first-child", has_text="MINOR")
             expect(queued).to_contain_text("ds=2024-01-01")
             expect(queued.locator(".badge")).to_have_text("initiated")
             page.screenshot(path=shots / "03-queued.png", full_page=True)
@@ -62,7 +62,7 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
             page.get_by_role("link", name="Compactions").click()
             page.locator("select[name=state]").select_option("initiated")  # filters submit on change
             page.wait_for_url(re.compile(r"state=initiated"))
-            expect(page.locator("#queue tbody tr")).to_have_count(2)
+            expect(page.locator("#queue tbody.compaction")).to_have_count(2)
             page.screenshot(path=shots / "05-compactions.png", full_page=True)
             page.get_by_role("link", name="Transactions & locks").click()
             expect(page.locator("main")).to_contain_text("analyst")
