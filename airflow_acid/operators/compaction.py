@@ -28,6 +28,7 @@ from airflow_acid.operators.defaults import compaction_verify
 from airflow_acid.operators.lineage import inject_parent_job_info_default, operator_lineage, parent_job_spark_conf
 from airflow_acid.operators.retry import compaction_retry_policy, fail_unless_retryable
 from airflow_acid.operators.spark import SparkSubmitHookRunner, default_spark_options
+from airflow_acid.operators.task_identity import task_identity
 from airflow_acid.services.compact import FIRST_POLL_S, request_compaction, wait_for_compactions
 from airflow_acid.services.errors import CompactionWaitTimeout
 from airflow_acid.services.lineage import compaction_datasets
@@ -157,7 +158,8 @@ class AcidCompactionOperator(BaseOperator):
         # is waited for, never submitted a second time (compactor.resume). A first try skips 'working' rows.
         ti = (context or {}).get("ti")
         retry = int(getattr(ti, "try_number", 1) or 1) > 1
-        worker = Worker(metastore, runner=self.job_runner, reattach=retry, verify=compaction_verify())
+        worker = Worker(metastore, runner=self.job_runner, reattach=retry, verify=compaction_verify(),
+                        task=task_identity(context))
         earlier_workers = self._remember_worker(context, worker.worker_id)
         worker.reattach = retry or bool(earlier_workers)
         wanted = ([] if self.compactions in (None, "") else [_compaction_id(c) for c in self.compactions])

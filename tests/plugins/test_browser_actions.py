@@ -11,12 +11,8 @@ import pytest
 
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.metastore import Metastore
-from tests.plugins import test_browser as browser_support
+from tests.plugins.console_support import CHROMIUM, STEP_MS, require_chromium
 
-# The api-server fixture lives in test_browser.py on this branch; once the browser fixtures are shared
-# (tests/plugins/console_fixtures.py) this line goes and the shared ``airflow_server`` is used as is.
-airflow_server = browser_support.airflow_server
-CHROMIUM, STEP_MS = browser_support.CHROMIUM, browser_support.STEP_MS
 VIEWER_PASSWORD = "acid-viewer-pw"
 
 
@@ -41,7 +37,7 @@ def _confirm(page, title: str, expected: str, button: str) -> None:
 
 @pytest.mark.slow
 def test_actions_in_the_browser(airflow_server, tmp_path, artifacts_dir):
-    browser_support._require_chromium()
+    require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     base, password, _ = airflow_server
