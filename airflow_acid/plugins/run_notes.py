@@ -4,7 +4,7 @@ Grid view and returned by the REST API (``GET /api/v2/dags/{dag_id}/dagRuns/{run
 
 Airflow 3.3 gives a running task no way to set its run's note (the task SDK has no database access and the
 execution API no note endpoint), so this is a listener: the scheduler (or ``airflow dags test``) calls it with the
-run it just finished, in its own database session. A note someone already wrote is kept.
+run it just finished. A note someone already wrote is kept.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _outcome_lines(dag_run: Any, session: Any) -> list[str]:
     rows = session.scalars(select(XComModel).where(XComModel.dag_id == dag_run.dag_id,
                                                    XComModel.run_id == dag_run.run_id,
                                                    XComModel.key == OUTCOME_XCOM_KEY)
-                           .order_by(XComModel.task_id, XComModel.map_index)).all()
+                           .order_by(XComModel.timestamp, XComModel.task_id, XComModel.map_index)).all()
     lines: list[str] = []
     for row in rows:
         value = XComModel.deserialize_value(row)
@@ -52,11 +52,26 @@ def _outcome_lines(dag_run: Any, session: Any) -> list[str]:
 
 
 def write_outcome_note(dag_run: Any) -> None:
-    """Set ``dag_run.note`` from its outcome XComs (no XCom, or a note already there: nothing changes)."""
+    """Set the run's note from its outcome XComs (no XCom, or a note already there: nothing changes). The scheduler
+    hands over a run bound to its session (the note is committed with the run's new state); ``airflow dags test``
+    a detached one, which is then loaded in a session of its own."""
     from sqlalchemy.orm import object_session
 
     session = object_session(dag_run)
-    if session is None or dag_run.note:
+    if session is not None:
+        _write_note(dag_run, session)
+        return
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+
+    with create_session() as own:
+        run = own.get(DagRun, dag_run.id)
+        if run is not None:
+            _write_note(run, own)
+
+
+def _write_note(dag_run: Any, session: Any) -> None:
+    if dag_run.note:
         return
     note = outcome_note(_outcome_lines(dag_run, session))
     if note:
