@@ -9,6 +9,8 @@ The names below are imported on first use: importing one submodule (as the DAG f
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,8 +45,24 @@ __all__ = ["CheckResult", "CompactionWaitTimeout", "Explanation", "LastCompactio
 
 
 def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` on first use."""
+    """Import the submodule that defines ``name`` on first use (then the name is an ordinary attribute)."""
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'airflow_acid.services' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"airflow_acid.services.{module}"), name)
+    value = getattr(importlib.import_module(f"airflow_acid.services.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+class _Services(types.ModuleType):
+    """The package keeps its names when a submodule of the same name is imported: ``services.explain`` is the
+    function, as it was before the names became lazy, not the ``services/explain.py`` module the import system would
+    bind there (that module stays in ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _MODULE_OF and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Services
