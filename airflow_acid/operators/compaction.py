@@ -313,18 +313,18 @@ class AcidRequestCompactionOperator(BaseOperator):
             raise self._fail(context, f"compaction of {self.table} not queued: {exc}") from None
         queued: list[CompactionInfo] = []
         messages: list[str] = []
+        outcome: list[str] = []
         for r in results:
             if r.compaction_id is not None:
                 queued.append(metastore.compactions.get(r.compaction_id))
+                outcome.append(f"compaction {r.compaction_id} of {r.entity} ({r.type}): queued")
                 self.log.info("queued compaction %s: %s %s", r.compaction_id, r.type, r.entity)
             else:
                 messages.append(f"{r.entity}: {r.message}")
                 self.log.warning("compaction of %s not queued (%s): %s", r.entity, r.state, r.message)
         if not queued:
             raise self._nothing_queued(context, results)
-        record_outcome(context, [f"compaction {q.id} of {r.entity} ({q.type.display}): queued"
-                                 for q, r in zip(queued, [r for r in results if r.compaction_id is not None])],
-                       self.log)
+        record_outcome(context, outcome, self.log)
         result = {"compactions": [QueuedCompaction.of(q).to_xcom() for q in queued], "messages": messages}
         if _flag(self.wait):
             result["states"] = self._wait(context, metastore, [q.id for q in queued])
