@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from typing import ClassVar, Self
 
 from airflow_acid.acid.errors import OrcSettingsError
-from airflow_acid.acid.event_writer import (
-    BASE_DELTA_RATIO,
-    DEFAULT_BUFFER_SIZE,
-    DEFAULT_ROW_INDEX_STRIDE,
-    DEFAULT_STRIPE_SIZE,
-)
 from airflow_acid.acid.orc_rules import ORC_COMPRESSIONS, compression_problem
+
+KiB = 1024
+MiB = 1024 * KiB
+DEFAULT_STRIPE_SIZE = 64 * MiB
+DEFAULT_BUFFER_SIZE = 256 * KiB
+DEFAULT_ROW_INDEX_STRIDE = 10000
+BASE_DELTA_RATIO = 8
+"""``orc.base.delta.ratio``: delta files use stripe and buffer sizes divided by this."""
 
 __all__ = ["ORC_COMPRESSIONS", "OrcSettings"]
 

@@ -174,6 +174,8 @@ class EnqueueResult:
     id: int
     state: CompactionState
     message: str | None = None
+    existing_id: int | None = None
+    """Refused because this compaction is already scheduled (Hive's "already scheduled with state=…")."""
 
     @property
     def accepted(self) -> bool:
@@ -397,7 +399,7 @@ class CompactionQueue:
                 message = f"Compaction is already scheduled with state='{state.display}' and id={existing.CQ_ID}"
                 log.info("not queueing %s compaction of %s.%s%s: %s", type.display, db, table,
                          f"/{partition}" if partition else "", message)
-                return EnqueueResult(-1, CompactionState.REFUSED, message)
+                return EnqueueResult(-1, CompactionState.REFUSED, message, existing_id=int(existing.CQ_ID))
             cq_id = next_compaction_id(conn)
             profile = profile_of(conn)
             conn.execute(sa.insert(profile.writable(CQ)).values(profile.with_extras(CQ, dict(

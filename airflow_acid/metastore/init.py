@@ -6,7 +6,9 @@ No alembic.ini: the configuration is built here, with the package's ``migrations
 from __future__ import annotations
 
 import ast
+import functools
 import logging
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +36,9 @@ log = logging.getLogger(__name__)
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 INITIAL_REVISION = "0001"
 _MIGRATION_LOCK = "airflow_acid_schema_migration"
+_CURRENT: set[str] = set()
+"""Databases (by URL) found at the head revision in this process: checked once, never migrated again."""
+_CURRENT_LOCK = threading.Lock()
 
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
@@ -49,6 +54,7 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
     return cfg
 
 
+@functools.cache
 def head_revision() -> str:
     """The newest migration in the package: the one revision no other names as its ``down_revision``, read from
     the migration files' assignments (every command checks it; loading Alembic for it took most of a second).
@@ -116,6 +122,21 @@ def init_schema(db: Database) -> None:
     upgrade(db, "head")
     db.forget_profile()
     db.run(seed, what="seed metastore")
+
+
+def ensure_schema(db: Database) -> bool:
+    """Bring the database to the current schema once per process: a cheap revision check (one query) each time a
+    process first meets the database, a migration only when it is behind. Returns True when it migrated (and
+    logged it); False when the schema was already current — which is silent, so tasks do not log an upgrade each."""
+    key = db.engine.url.render_as_string(hide_password=False)
+    with _CURRENT_LOCK:
+        if key in _CURRENT:
+            return False
+        migrated = current_revision(db) != head_revision()
+        if migrated:
+            init_schema(db)
+        _CURRENT.add(key)
+    return migrated
 
 
 def refuse_hive(database: Database, what: str) -> None:

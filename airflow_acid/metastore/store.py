@@ -78,6 +78,13 @@ class Metastore:
         init_schema(self.db)
         return self
 
+    def ensure_schema(self) -> bool:
+        """:meth:`init` only when this process has not yet seen the schema at the current revision (one revision
+        query the first time, nothing after); True when it migrated."""
+        from airflow_acid.metastore.init import ensure_schema
+
+        return ensure_schema(self.db)
+
     @property
     def profile(self) -> SchemaProfile:
         """The kind of metastore database (airflow-acid's own or Hive's) and the schema facts that matter."""

@@ -35,8 +35,8 @@ PAGES = ("/acid/", "/acid/compactions", "/acid/transactions", "/acid/plan", "/ac
          "/acid/tables/default/customers", "/acid/tables/default/sales/why?partition=ds%3D2024-01-01",
          "/acid/tables/default/customers/why", "/acid/dag/acid_compaction", "/acid/dag/acid_manual_compaction",
          "/acid/dag/acid_cleanup", "/acid/dag/acid_housekeeping", "/acid/dag/some_other_dag")
-REFUSED = {"table": "sales", "partition": "ds=2024-01-03", "type": "major", "wait": True}
-"""A MAJOR of a partition with one delta and no base: the Worker refuses it ("nothing to compact")."""
+REFUSED = {"table": "sales", "partition": "ds=2024-01-03", "type": "major", "wait": True, "queue_anyway": True}
+"""A MAJOR of a partition with one delta and no base, queued anyway: the Worker refuses it ("nothing to compact")."""
 
 
 DOC_IMAGES = {"01-overview-paused.png": "overview-paused.png", "02-compaction-details.png": "compaction-details.png",
@@ -228,8 +228,6 @@ def test_a_refused_manual_request_shows_its_compaction_refused_with_the_reason(a
     page.screenshot(path=shots / "05-refused.png")
 
 
-@pytest.mark.xfail(strict=True, reason="a refused compaction fails its task only with the outcomes branch (issue 31 "
-                                       "item 1); remove this mark once it is merged")
 def test_a_refused_manual_request_is_not_a_green_run(airflow_server, page, refused_run):
     from playwright.sync_api import expect
 
@@ -237,5 +235,7 @@ def test_a_refused_manual_request_is_not_a_green_run(airflow_server, page, refus
     row.locator("button.disclose").click()
     expect(row.locator("tr.details a.task-log + .badge")).to_have_text("failed", timeout=2000)
     runs = _api(page, "GET", "/api/v2/dags/acid_manual_compaction/dagRuns")["body"]["dag_runs"]
-    assert runs and all(r["state"] != "success" for r in runs), (
+    assert runs and all(r["state"] == "failed" for r in runs), (
         [(r["dag_run_id"], r["state"]) for r in runs], refused_run.stdout[-3000:])
+    assert refused_run.returncode != 0
+    assert any("refused" in (r.get("note") or "") for r in runs), [r.get("note") for r in runs]

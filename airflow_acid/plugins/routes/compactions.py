@@ -4,8 +4,6 @@ compaction inside its delayed-cleanup window (:func:`undo_compaction`)."""
 
 from __future__ import annotations
 
-import re
-import socket
 from collections.abc import Iterable
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
@@ -29,7 +27,7 @@ from airflow_acid.plugins.dag_state import dag_states
 from airflow_acid.plugins.routes import Filters, WarehouseDep
 from airflow_acid.plugins.security import authenticated, csrf_protected, may_request_compaction, user_may_request
 from airflow_acid.plugins.templating import render, roots
-from airflow_acid.services import request_compaction, undo_compaction
+from airflow_acid.services import request_compaction, requester_id, undo_compaction
 
 STATES = [s.display for s in CompactionState]
 TYPES = [t.display.lower() for t in CompactionType]
@@ -78,6 +76,8 @@ class CompactionRequestBody(BaseModel):
     table: str = Field(..., min_length=1, max_length=256)
     partition: str | None = Field(None, description="Hive partition name, e.g. ds=2024-01-01 (empty: whole table)")
     type: Literal["minor", "major"] = "major"
+    queue_anyway: bool = Field(False, description="queue even what the Worker would refuse (nothing to compact), as "
+                                                  "Hive does; by default such a request is not queued")
 
 
 def time_range_ms(text: str, *, end: bool) -> int:
@@ -150,7 +150,7 @@ def sort_links(request: Request, order_by: str | None) -> dict[str, dict[str, st
 
 def initiator_id(user: str) -> str:
     """``<host>-ui:<user>``: SHOW COMPACTIONS splits it into initiator host and id, naming who asked."""
-    return f"{socket.gethostname()}-ui:{re.sub(r'[^A-Za-z0-9_.@:]', '_', user)}"[:128]
+    return requester_id("ui", user)
 
 
 @router.get("/api/compactions")
@@ -166,9 +166,11 @@ def compactions_json(request: Request, filters: Annotated[CompactionFilters, Que
 
 @router.post("/api/compactions", dependencies=[may_request_compaction, csrf_protected])
 def request_compaction_json(body: CompactionRequestBody, user: GetUserDep, warehouse: WarehouseDep) -> dict[str, Any]:
-    """Queue a compaction; ``accepted`` is false when Hive's rules refused it (the messages say why)."""
+    """Queue a compaction; ``accepted`` is false when Hive's rules refused it or the Worker would refuse it (nothing
+    to compact; ``queue_anyway`` queues it regardless) — the messages say why."""
     results = request_compaction(warehouse, f"{body.database}.{body.table}", (body.partition or "").strip() or None,
-                                 body.type, initiator_id=initiator_id(user.get_name()))
+                                 body.type, initiator_id=initiator_id(user.get_name()),
+                                 queue_anyway=body.queue_anyway)
     return {"accepted": any(r.compaction_id is not None for r in results), "results": [r.to_dict() for r in results],
             "dags": [s.to_dict() for s in dag_states(("acid_compaction",))]}
 
