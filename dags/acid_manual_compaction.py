@@ -1,6 +1,11 @@
 """acid_manual_compaction: ALTER TABLE … [PARTITION …] COMPACT 'minor'|'major' [WITH OVERWRITE TBLPROPERTIES …]
 from a trigger form. With *wait* on, the compaction runs in this DAG run; otherwise it is only queued and the
-acid_compaction DAG picks it up."""
+acid_compaction DAG picks it up.
+
+The outcome is the run's state and note: a request the Worker would refuse (nothing to compact) is not queued and
+fails ``request`` (unless *queue anyway*); a compaction the Worker refused or that failed fails ``compact``; a
+compaction already scheduled skips the run's tasks, naming its id. The note (Grid view, REST API) says which.
+Kept cheap to parse: the operators import the compactor when a task runs."""
 
 from __future__ import annotations
 
@@ -35,6 +40,9 @@ with DAG(
                             description="compactor.<spark conf> or tblprops.<table property> keys"),
         "wait": Param(True, type="boolean", title="Run now and wait",
                       description="Run the compaction in this DAG run (otherwise only queue it)"),
+        "queue_anyway": Param(False, type="boolean", title="Queue anyway",
+                              description="Queue even a compaction the Worker would refuse (nothing to compact, e.g. "
+                                          "MINOR on fewer than two deltas), as Hive's ALTER TABLE … COMPACT does"),
     },
 ) as dag:
     request = AcidRequestCompactionOperator(
@@ -43,6 +51,7 @@ with DAG(
         partition="{{ params.partition }}",
         compaction_type="{{ params.type }}",
         properties="{{ params.properties }}",
+        queue_anyway="{{ params.queue_anyway }}",
     )
 
     @task

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 
 import fsspec
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.orc as po
 import pyorc
 
@@ -199,6 +198,8 @@ class OrcDataFile:
 
     def _scan(self, selection: list[str] | None) -> Iterator[pa.RecordBatch]:
         assert self._source is not None, "checked by _streams"
+        import pyarrow.dataset as ds  # loads pandas: only when a file is scanned
+
         fragment = ds.OrcFileFormat().make_fragment(self._source)
         batches = fragment.to_batches(columns=selection, batch_size=SCAN_BATCH_ROWS, batch_readahead=SCAN_READAHEAD,
                                       fragment_readahead=1, use_threads=False)

@@ -37,17 +37,16 @@ from airflow_acid.acid.event_schema import (
 )
 from airflow_acid.acid.fs import Storage, storage_for
 from airflow_acid.acid.hive_chars import with_hive_chars
+from airflow_acid.acid.orc_settings import (  # the ORC defaults live with the settings (no pyarrow there)
+    BASE_DELTA_RATIO,
+    DEFAULT_BUFFER_SIZE,
+    DEFAULT_ROW_INDEX_STRIDE,
+    DEFAULT_STRIPE_SIZE,
+    KiB,
+)
 from airflow_acid.acid.orc_tail import TailFinishingStream
 from airflow_acid.acid.orc_values import CONVERTERS, column_values
 from airflow_acid.acid.timestamps import check_storable, keep_timestamp_forms
-
-KiB = 1024
-MiB = 1024 * KiB
-DEFAULT_STRIPE_SIZE = 64 * MiB
-DEFAULT_BUFFER_SIZE = 256 * KiB
-DEFAULT_ROW_INDEX_STRIDE = 10000
-BASE_DELTA_RATIO = 8
-"""``orc.base.delta.ratio``: delta files use stripe and buffer sizes divided by this."""
 
 ACID_VERSION_KEY = "hive.acid.version"
 KEY_INDEX_KEY = "hive.acid.key.index"

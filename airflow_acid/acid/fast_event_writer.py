@@ -30,7 +30,7 @@ from airflow_acid.acid.orc_tail import finished_tail, read_tail
 
 _MEMORY_BLOCK = 64 * 1024
 """The ORC C++ writer needs the compression block to be a multiple of this."""
-_PYARROW_COMPRESSION = {"NONE": "uncompressed", "ZLIB": "zlib", "SNAPPY": "snappy", "ZSTD": "zstd"}
+_PYARROW_COMPRESSION = {"NONE": "uncompressed", "ZLIB": "zlib", "SNAPPY": "snappy", "LZ4": "lz4", "ZSTD": "zstd"}
 _COPY_CHUNK = 8 << 20
 
 
@@ -56,6 +56,11 @@ def writer_options(orc: OrcSettings, kind: FileKind) -> dict[str, Any]:
     return {"compression": _PYARROW_COMPRESSION[orc.compression], "stripe_size": max(1, orc.stripe_size // ratio),
             "compression_block_size": buffer, "row_index_stride": orc.row_index_stride,
             "dictionary_key_size_threshold": 0.0 if kind is FileKind.DELTA else 0.8}
+
+
+def pyarrow_compression(orc: OrcSettings) -> str:
+    """pyarrow's name of the settings' ORC compression."""
+    return _PYARROW_COMPRESSION[orc.compression]
 
 
 def sort_keys_order(events: pa.Table) -> np.ndarray | None:

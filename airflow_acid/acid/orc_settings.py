@@ -11,17 +11,18 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from airflow_acid.acid.errors import OrcSettingsError
-from airflow_acid.acid.event_writer import (
-    BASE_DELTA_RATIO,
-    DEFAULT_BUFFER_SIZE,
-    DEFAULT_ROW_INDEX_STRIDE,
-    DEFAULT_STRIPE_SIZE,
-)
+from airflow_acid.acid.orc_rules import ORC_COMPRESSIONS, compression_problem
 from airflow_acid.pycompat import Self
 
-ORC_COMPRESSIONS = ("NONE", "ZLIB", "SNAPPY", "ZSTD")
-"""Compressions both pyarrow's ORC writer and the readers of this project support."""
+KiB = 1024
+MiB = 1024 * KiB
+DEFAULT_STRIPE_SIZE = 64 * MiB
+DEFAULT_BUFFER_SIZE = 256 * KiB
+DEFAULT_ROW_INDEX_STRIDE = 10000
+BASE_DELTA_RATIO = 8
+"""``orc.base.delta.ratio``: delta files use stripe and buffer sizes divided by this."""
 
+__all__ = ["ORC_COMPRESSIONS", "OrcSettings"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,10 @@ class OrcSettings:
     """Exception raised for invalid values (a subclass may report them in its own terms)."""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.compression, str) or self.compression.upper() not in ORC_COMPRESSIONS:
-            raise self.error(f"ORC compression {self.compression!r} is not supported; "
-                             f"use one of {list(ORC_COMPRESSIONS)} (table property orc.compress)")
+        problem = compression_problem(self.compression)
+        if problem is not None:
+            raise self.error(f"table property orc.compress={self.compression!r} {problem}"
+                             if not problem.startswith("LZO") else f"table property orc.compress: {problem}")
         object.__setattr__(self, "compression", self.compression.upper())
         for name in ("stripe_size", "buffer_size", "base_delta_ratio"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) <= 0:

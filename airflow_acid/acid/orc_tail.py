@@ -135,8 +135,50 @@ def _decompress_chunk(kind: int, chunk: bytes, block_size: int) -> bytes:
     if kind == _ZSTD:
         data = pa.Codec("zstd").decompress(chunk, decompressed_size=_zstd_length(chunk), asbytes=True)
         return data
-    raise OrcTailError(f"ORC compression kind {kind} (LZO/LZ4) is not supported for tail rewriting; "
-                       "use NONE, ZLIB, SNAPPY or ZSTD")
+    if kind == _LZ4:
+        return lz4_block_decompress(chunk, block_size)
+    raise OrcTailError(f"ORC compression kind {kind} (LZO) is not supported for tail rewriting; "
+                       "use NONE, ZLIB, SNAPPY, LZ4 or ZSTD")
+
+
+def lz4_block_decompress(chunk: bytes, limit: int) -> bytes:
+    """One raw LZ4 block (ORC's LZ4 chunks carry no size; pyarrow's raw codec needs the exact size first), at most
+    ``limit`` bytes out. Only tails and footers go through it, so plain Python is fast enough."""
+    out = bytearray()
+    pos, end = 0, len(chunk)
+    while pos < end:
+        token = chunk[pos]
+        pos += 1
+        length = token >> 4
+        if length == 15:
+            while True:
+                extra = chunk[pos]
+                pos += 1
+                length += extra
+                if extra != 255:
+                    break
+        out += chunk[pos:pos + length]
+        pos += length
+        if pos >= end:  # the last sequence has literals only
+            break
+        offset = chunk[pos] | chunk[pos + 1] << 8
+        pos += 2
+        if offset == 0 or offset > len(out):
+            raise OrcTailError("malformed LZ4 chunk: a match points before the start of the data")
+        match = (token & 15) + 4
+        if token & 15 == 15:
+            while True:
+                extra = chunk[pos]
+                pos += 1
+                match += extra
+                if extra != 255:
+                    break
+        start = len(out) - offset
+        for i in range(match):  # matches may overlap their own output
+            out.append(out[start + i])
+        if len(out) > limit:
+            raise OrcTailError(f"malformed LZ4 chunk: it holds more than the file's block size ({limit} bytes)")
+    return bytes(out)
 
 
 def _decompress(kind: int, data: bytes, block_size: int) -> bytes:

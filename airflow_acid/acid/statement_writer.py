@@ -26,7 +26,7 @@ from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_schema import BUCKET, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, conform_events, sort_events, write_acid_version_file
-from airflow_acid.acid.fast_event_writer import write_acid_orc
+from airflow_acid.acid.fast_event_writer import pyarrow_compression, write_acid_orc
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.orc_file_builder import write_orc_bytes
 from airflow_acid.acid.orc_settings import OrcSettings
@@ -80,9 +80,10 @@ class StatementFiles:
 def write_statement(location: str, write_id: int, statement_id: int, row_schema: pa.Schema, *,
                     inserts: pa.Table | None = None, deletes: pa.Table | None = None,
                     bucket_of: BucketAssigner | None = None,
-                    filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1) -> StatementFiles:
+                    filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1,
+                    orc: OrcSettings = STATEMENT_ORC) -> StatementFiles:
     """Write the events of one statement under ``location``; ``deletes`` holds ROW__ID columns
-    (originalTransaction, bucket, rowId) of the rows to delete.
+    (originalTransaction, bucket, rowId) of the rows to delete; ``orc`` the table's ORC settings (orc.compress …).
 
     ``max_writers`` > 1 writes the bucket files on that many threads (the ORC writer runs without the GIL); an
     unbucketed insert of more than :data:`WRITER_MIN_BYTES` per writer is then split into contiguous slices written
@@ -96,20 +97,21 @@ def write_statement(location: str, write_id: int, statement_id: int, row_schema:
         for bucket_id, rows in _insert_buckets(inserts, bucket_of, max_writers):
             prop = bucket_codec.encode(bucket_id, statement_id)
             jobs.append(functools.partial(_write_insert_bucket, posixpath.join(location, delta), bucket_id, rows,
-                                          write_id, prop, row_schema, filesystem, FileKind.DELTA))
+                                          write_id, prop, row_schema, filesystem, FileKind.DELTA, orc))
     if deletes is not None and n_del:
         delete_delta = names.format_delta(write_id, write_id, statement_id, delete=True)
         bucket_ids = bucket_codec.bucket_ids_of(deletes.column(BUCKET).to_numpy())
         for bucket_id in np.unique(bucket_ids):
             keys = deletes.filter(pa.array(bucket_ids == bucket_id))
             jobs.append(functools.partial(_write_delete_bucket, posixpath.join(location, delete_delta),
-                                          int(bucket_id), keys, write_id, row_schema, filesystem))
+                                          int(bucket_id), keys, write_id, row_schema, filesystem, orc))
     return StatementFiles(delta, delete_delta, tuple(_run(jobs, max_writers)), n_ins, n_del)
 
 
 def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Table, *,
                bucket_of: BucketAssigner | None = None, statement_id: int = 0,
-               filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1) -> StatementFiles:
+               filesystem: fsspec.AbstractFileSystem | None = None, max_writers: int = 1,
+               orc: OrcSettings = STATEMENT_ORC) -> StatementFiles:
     """INSERT OVERWRITE: ``base_W`` (no visibility suffix, no ``_metadata_acid``: not a compacted base) holding
     ``rows`` as insert events of write id W, one ``bucket_N`` file per bucket (docs/hive-acid.md#who-writes-what);
     ``statement_id`` goes into the bucket property (distinct writers of one bucket keep distinct ROW__IDs). With no rows the
@@ -120,7 +122,7 @@ def write_base(location: str, write_id: int, row_schema: pa.Schema, rows: pa.Tab
     base = names.format_base(write_id)
     jobs: list[Callable[[], str]] = [
         functools.partial(_write_insert_bucket, posixpath.join(location, base), bucket_id, part, write_id,
-                          bucket_codec.encode(bucket_id, statement_id), row_schema, filesystem, FileKind.BASE)
+                          bucket_codec.encode(bucket_id, statement_id), row_schema, filesystem, FileKind.BASE, orc)
         for bucket_id, part in _insert_buckets(rows, bucket_of, max_writers)]
     return StatementFiles(base, None, tuple(_run(jobs, max_writers)), rows.num_rows, 0)
 
@@ -152,14 +154,16 @@ def _run(jobs: list[Callable[[], str]], max_writers: int) -> list[str]:
 
 
 def _write_insert_bucket(directory: str, bucket_id: int, rows: Callable[[], pa.Table], write_id: int, prop: int,
-                         row_schema: pa.Schema, filesystem: fsspec.AbstractFileSystem | None, kind: FileKind) -> str:
+                         row_schema: pa.Schema, filesystem: fsspec.AbstractFileSystem | None, kind: FileKind,
+                         orc: OrcSettings = STATEMENT_ORC) -> str:
     return _write_bucket(directory, bucket_id, insert_events(rows().select(row_schema.names), write_id, prop),
-                         row_schema, filesystem, kind=kind)
+                         row_schema, filesystem, kind=kind, orc=orc)
 
 
 def _write_delete_bucket(directory: str, bucket_id: int, keys: pa.Table, write_id: int, row_schema: pa.Schema,
-                         filesystem: fsspec.AbstractFileSystem | None) -> str:
-    return _write_bucket(directory, bucket_id, delete_events(keys, write_id, row_schema), row_schema, filesystem)
+                         filesystem: fsspec.AbstractFileSystem | None, orc: OrcSettings = STATEMENT_ORC) -> str:
+    return _write_bucket(directory, bucket_id, delete_events(keys, write_id, row_schema), row_schema, filesystem,
+                         orc=orc)
 
 
 def write_truncated_base(location: str, write_id: int, *,
@@ -177,7 +181,8 @@ def write_truncated_base(location: str, write_id: int, *,
 
 
 def write_insert_only(directory: str, rows: pa.Table, *, bucket_of: BucketAssigner | None = None,
-                      writer_id: int = 0, filesystem: fsspec.AbstractFileSystem | None = None) -> list[str]:
+                      writer_id: int = 0, filesystem: fsspec.AbstractFileSystem | None = None,
+                      orc: OrcSettings = STATEMENT_ORC) -> list[str]:
     """Insert-only (MM) tables: plain ORC files (no ACID columns) named like Hive's ``00000N_0`` in ``directory``
     (a ``delta_W_W_S`` or ``base_W``), one per bucket — or, unbucketed, one named by ``writer_id`` (Hive's writer
     task id); footers mark the proleptic Gregorian calendar. Returns the files' URLs."""
@@ -186,7 +191,7 @@ def write_insert_only(directory: str, rows: pa.Table, *, bucket_of: BucketAssign
     written = []
     for bucket in np.unique(buckets):
         part = rows.filter(pa.array(buckets == bucket))
-        data = write_orc_bytes(part, {"compression": "zlib"})
+        data = write_orc_bytes(part, {"compression": pyarrow_compression(orc)})
         start, tail = finished_tail(data)  # the footer marks the proleptic Gregorian calendar
         relative = names.format_original_file(int(bucket))
         storage.write_bytes_atomic(relative, bytes(memoryview(data)[:start]) + tail)
@@ -199,14 +204,15 @@ TRUNCATED_METADATA = b'{"thisFileVersion":"0","dataFormat":"truncated"}'
 
 
 def _write_bucket(directory: str, bucket_id: int, events: pa.Table, row_schema: pa.Schema,
-                  filesystem: fsspec.AbstractFileSystem | None, *, kind: FileKind = FileKind.DELTA) -> str:
+                  filesystem: fsspec.AbstractFileSystem | None, *, kind: FileKind = FileKind.DELTA,
+                  orc: OrcSettings = STATEMENT_ORC) -> str:
     """One ``bucket_N`` file of sorted events plus the directory's ``_orc_acid_version``; returns its URL."""
     storage = storage_for(directory, filesystem)
     relative = names.format_bucket_file(bucket_id)
     path = storage.url(relative)
     events = sort_events(conform_events(events, row_schema, path))
     try:
-        write_acid_orc(storage, relative, events, kind=kind, orc=STATEMENT_ORC)
+        write_acid_orc(storage, relative, events, kind=kind, orc=orc)
         write_acid_version_file(storage)
     except OSError as exc:  # disk full, quota, permissions: name the file, keep the OSError as cause
         storage.remove(relative)

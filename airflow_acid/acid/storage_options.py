@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import fsspec.config
-
 from airflow_acid.acid.errors import StorageOptionsError
 
 ENV_PREFIX = "FSSPEC_"
@@ -163,6 +161,8 @@ class StorageOptions:
 
     def apply(self, protocols: Iterable[str]) -> None:
         """Make every fsspec filesystem of ``protocols`` created from now on in this process use these options."""
+        import fsspec.config  # only when a warehouse opens: reading the configuration stays light
+
         for protocol in protocols:
             kwargs = self.fsspec_kwargs(protocol)
             if kwargs:

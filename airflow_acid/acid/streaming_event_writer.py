@@ -32,6 +32,7 @@ from airflow_acid.acid.event_writer import (
     EventFileWriter,
     FileKind,
     FlushLengthFile,
+    OrcWriteOptions,
     aborting_on_error,
     acid_metadata,
     check_event_batch,
@@ -73,7 +74,8 @@ class StreamingEventFileWriter:
         self.file_name = names.format_bucket_file(bucket_id)
         self.path = self._dir.url(self.file_name)
         self.row_schema = row_schema
-        self._options = writer_options(orc or OrcSettings(), FileKind.DELTA)
+        self._orc = orc or OrcSettings()
+        self._options = writer_options(self._orc, FileKind.DELTA)
         self._stripe_bytes = self._options["stripe_size"]
         self._piece_min_rows = piece_min_rows()
         self._pending: list[pa.Table] = []
@@ -173,13 +175,23 @@ class StreamingEventFileWriter:
             raise storage_error(self.path, exc) from exc
         return length
 
+    def _row_writer_options(self) -> OrcWriteOptions:
+        """The table's ORC settings for pyorc's delta writer, as for pyarrow-written stripes: its compression and
+        row index always, stripe and buffer sizes where the table sets them (else the writer's delta defaults)."""
+        orc, default, ratio = self._orc, OrcSettings(), self._orc.base_delta_ratio
+        sizes = {name: max(1, getattr(orc, name) // ratio) for name in ("stripe_size", "buffer_size")
+                 if getattr(orc, name) != getattr(default, name)}
+        return OrcWriteOptions.delta(ratio, compression=orc.compression, row_index_stride=orc.row_index_stride,
+                                     **sizes)
+
     def _append_pending(self) -> None:
         if not self._pending:
             return
         events = pa.concat_tables(self._pending) if len(self._pending) > 1 else self._pending[0]
         if not self._started and events.num_rows < self._piece_min_rows:
+            options = self._row_writer_options()
             self._row_writer = EventFileWriter(self._dir, self.bucket_id, self.row_schema, kind=FileKind.DELTA,
-                                               streaming=True)
+                                               options=options, streaming=True)
         if self._row_writer is not None:
             self._row_writer.write(events)
             self._last_key = self._pending_last

@@ -245,12 +245,12 @@ def _exit(message: str, code: int) -> None:
 
 
 @contextmanager
-def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, flavour: str | None = None
-                    ) -> Iterator[Any]:
-    """The warehouse and metastore the options name; the embedded default metastore is created on first use, a
-    named one must already have the schema (``airflow-acid init``). A database that cannot be reached raises the
-    metastore's error, which the command prints as one line."""
-    from airflow_acid.client.warehouse import AcidWarehouse
+def _open_metastore(metastore_url: str | None, warehouse: Path | str | None, flavour: str | None = None
+                    ) -> Iterator[tuple[Any, Callable[[Any], Any]]]:
+    """The metastore the options name, and a function opening the warehouse over it when a command needs the
+    files (pyarrow, fsspec and the table format load only then). The embedded default metastore is created on
+    first use, a named one must already have the schema (``airflow-acid init``). A database that cannot be reached
+    raises the metastore's error, which the command prints as one line."""
     from airflow_acid.metastore import Metastore
     from airflow_acid.metastore.init import current_revision, head_revision
 
@@ -272,10 +272,23 @@ def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, fla
         context = click.get_current_context(silent=True)
         pairs = context.meta.get(_STORAGE_META) if context is not None else None
         options = config.storage_options.merged(pairs) if pairs is not None else config.storage_options
-        wh = AcidWarehouse(ms, warehouse, init=False, storage_options=options)
-        yield wh
+
+        def open_warehouse(metastore: Any) -> Any:
+            from airflow_acid.client.warehouse import AcidWarehouse
+
+            return AcidWarehouse(metastore, warehouse, init=False, storage_options=options)
+
+        yield ms, open_warehouse
     finally:
         ms.close()
+
+
+@contextmanager
+def _open_warehouse(metastore_url: str | None, warehouse: Path | str | None, flavour: str | None = None
+                    ) -> Iterator[Any]:
+    """The warehouse and metastore the options name (see :func:`_open_metastore`)."""
+    with _open_metastore(metastore_url, warehouse, flavour) as (ms, open_warehouse):
+        yield open_warehouse(ms)
 
 
 def _echo_json(value: Any) -> None:
@@ -308,53 +321,124 @@ def _say(text: str, style: str | None = None) -> None:
 
 @main.command()
 @click.argument("statement", required=False)
+@click.option("-e", "--execute", "execute", default=None, metavar="SQL",
+              help="Run these ';'-separated statements, like hive -e / beeline -e.")
 @click.option("-f", "--file", "script", type=click.File("r"), default=None,
               help="Read the statements from a file ('-' for stdin), like hive -f.")
+@click.option("--shell", is_flag=True,
+              help="Read statements from stdin one at a time, as the interactive shell does (the default when "
+                   "stdin is a terminal and no statement is given).")
 @click.option("--wait-timeout", type=float, default=None, metavar="SECONDS",
               help="Stop an AND WAIT after this long (the compaction stays queued); default: wait until it ends.")
 @click.option("--vertical", is_flag=True, help="One block of 'column value' lines per row (for wide results).")
 @warehouse_options
 @_handles_errors
-def sql(statement: str | None, script: Any, wait_timeout: float | None, vertical: bool, metastore_url: str | None,
-        warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
+def sql(statement: str | None, execute: str | None, script: Any, shell: bool, wait_timeout: float | None,
+        vertical: bool, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
+        flavour: str = "auto") -> None:
     """Run Hive statements: SELECT, INSERT INTO / OVERWRITE, UPDATE, DELETE, MERGE, TRUNCATE TABLE (each its own
     transaction), SHOW COMPACTIONS / TRANSACTIONS / LOCKS, ALTER TABLE … COMPACT, ABORT TRANSACTIONS / COMPACTIONS,
-    CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES / ADD / REPLACE / CHANGE COLUMNS, DESCRIBE [FORMATTED].
+    CREATE TABLE, ALTER TABLE … SET/UNSET TBLPROPERTIES / ADD / REPLACE / CHANGE COLUMNS, DESCRIBE [FORMATTED];
+    and the session commands SET key=value, SET key, SET, SET -v and help.
 
-    STATEMENT may hold several statements separated by ';'. Without it they are read from --file or stdin.
-    All statements are parsed before the first one runs; they run in order and stop at the first failure.
+    STATEMENT (or -e) may hold several statements separated by ';'; -f reads a script. All statements are parsed
+    before the first one runs; they run in order, in one session, and stop at the first failure. Without any of
+    them, on a terminal, an interactive shell starts (history, statements over several lines ending with ';',
+    !quit or Ctrl-D to leave).
     """
-    from airflow_acid.statements import StatementExecutor, parse_statements
+    from airflow_acid.statements import ScriptRunner, Session, StatementExecutor, parse_script
 
-    if statement is None or statement == "-":
-        stream = script or sys.stdin
-        if statement is None and script is None and stream.isatty():
-            raise _Failure("give a statement, --file FILE, or pipe statements into stdin", 2)
-        statement = stream.read()
-    elif script is not None:
-        raise _Failure("give either a STATEMENT argument or --file, not both", 2)
-    statements = parse_statements(statement)
-    results: list[dict[str, Any]] = []
-    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        executor = StatementExecutor(wh, wait_timeout_s=wait_timeout,
-                                     on_wait=lambda line: err_console.print(Text(line, style="dim")))
+    given = [x for x in (statement, execute, script) if x is not None]
+    if len(given) > 1:
+        raise _Failure("give one of STATEMENT, -e/--execute or -f/--file", 2)
+    if statement == "-":
+        statement, script = None, sys.stdin
+    interactive = shell or (not given and sys.stdin.isatty())
+    items: list[Any] = []
+    if not interactive:
+        text = statement if statement is not None else execute if execute is not None else \
+            (script or sys.stdin).read()
         try:
-            for parsed in statements:
-                result = executor.run(parsed)
-                results.append(result.to_dict())
-                if not as_json:
-                    _print_result(result, vertical)
-                if result.failed:
-                    raise _Failure(f"{result.statement} did not succeed (see above)")
-        except KeyboardInterrupt:
-            raise _Failure("stopped waiting (Ctrl-C); the compaction stays queued — see SHOW COMPACTIONS", 130) \
-                from None
-        finally:
+            items = parse_script(text)
+        except AcidUserError as exc:  # not a script: nothing is opened
+            _statement_failed(exc)
+    with _open_metastore(metastore_url, warehouse, flavour) as (ms, open_warehouse):
+        executor = StatementExecutor(metastore=ms, open_warehouse=open_warehouse, wait_timeout_s=wait_timeout,
+                                     on_wait=lambda line: err_console.print(Text(line, style="dim")))
+        runner = ScriptRunner(executor.run, Session(ms.conf, on_change=executor.reconfigure))
+        if interactive:
+            from airflow_acid.cli.shell import run_shell
+
+            run_shell(lambda text: _run_in_shell(runner, text, as_json, vertical), err_console)
+            return
+        _run_items(runner, items, as_json, vertical)
+
+
+def _statement_failed(exc: AcidUserError) -> None:
+    """Stop with the line Hive's CLI prints (``FAILED: ParseException line 1:7 …``) and the error's exit code."""
+    from airflow_acid.statements import hive_error_line
+
+    err_console.print(Text(hive_error_line(exc), style="red"), soft_wrap=True)
+    raise click.exceptions.Exit(exc.exit_code)
+
+
+def _run_items(runner: Any, items: list[Any], as_json: bool, vertical: bool) -> None:
+    """Run a parsed script and print each result; with ``--json`` print every result at the end, and nothing on
+    stdout when a statement fails (the error goes to stderr), so a consumer never reads half an answer."""
+    results: list[Any] = []
+    try:
+        for item in items:
+            try:
+                result = runner.run(item)
+            except AcidUserError as exc:
+                _statement_failed(exc)
+            results.append(result)
+            _print_warnings(result)
+            if not as_json:
+                _print_result(result, vertical)
+            if result.failed:
+                if as_json:
+                    _echo_json([r.to_dict() for r in results])
+                _failed_line(f"FAILED: {result.statement} did not succeed (see above)", 1)
+    except KeyboardInterrupt:
+        _failed_line("FAILED: stopped waiting (Ctrl-C); the compaction stays queued — see SHOW COMPACTIONS", 130)
+    if as_json:
+        _echo_json([r.to_dict() for r in results])
+
+
+def _run_in_shell(runner: Any, text: str, as_json: bool, vertical: bool) -> None:
+    """One entry of the shell: parse and run it; a failure prints Hive's FAILED line and the shell goes on."""
+    from airflow_acid.statements import hive_error_line, parse_script
+
+    try:
+        for item in parse_script(text):
+            result = runner.run(item)
+            _print_warnings(result)
             if as_json:
-                _echo_json(results)
+                _echo_json([result.to_dict()])
+            else:
+                _print_result(result, vertical)
+    except AcidUserError as exc:
+        err_console.print(Text(hive_error_line(exc), style="red"), soft_wrap=True)
+    except KeyboardInterrupt:
+        err_console.print(Text("stopped (Ctrl-C); a queued compaction stays queued", style="yellow"))
+
+
+def _failed_line(line: str, code: int) -> None:
+    err_console.print(Text(line, style="red"), soft_wrap=True)
+    raise click.exceptions.Exit(code)
+
+
+def _print_warnings(result: Any) -> None:
+    for warning in result.warnings:
+        err_console.print(Text(f"WARNING: {warning}", style="yellow"), soft_wrap=True)
 
 
 def _print_result(result: Any, vertical: bool = False) -> None:
+    if result.columns == ["set"]:  # SET k / SET / SET -v: Hive's plain key=value lines
+        for row in result.text_rows():
+            click.echo(row[0])
+        return
     if result.columns and vertical:
         for number, row in enumerate(result.text_rows(), 1):
             table = _table(f"{result.statement} row {number}", ["column", "value"], list(zip(result.columns, row)))
@@ -651,3 +735,115 @@ def undo(compaction_id: int, metastore_url: str | None, warehouse: Path | str | 
     _say(result.message, "green")
     for path in result.removed:
         _say(f"deleted {path}", "dim")
+
+
+def _cli_user() -> str:
+    """How the metastore names a CLI user (``cli:<login>``, as undo does)."""
+    import getpass
+
+    return f"cli:{getpass.getuser()}"
+
+
+@compaction.command("abort")
+@click.argument("compaction_id", type=int, metavar="ID")
+@warehouse_options
+@_handles_errors
+def abort_compaction_command(compaction_id: int, metastore_url: str | None, warehouse: Path | str | None,
+                             as_json: bool, flavour: str = "auto") -> None:
+    """Abort compaction ID while it is 'initiated' or 'working' (Hive's ABORT COMPACTIONS, which stops at
+    'initiated', plus running ones): it moves to the history as 'aborted'; a working one's compactor transaction is
+    aborted, so its Spark job can never commit. Refused (exit code 1, with the reason) for a 'ready for cleaning'
+    compaction (use 'compaction undo') or a finished one."""
+    from airflow_acid.services import abort_compaction
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        result = abort_compaction(wh.metastore, compaction_id, user=_cli_user())
+    _action_answer(result.to_dict(), result.aborted, result.message, as_json, "abort refused")
+
+
+@compaction.command("requeue")
+@click.argument("compaction_id", type=int, metavar="ID")
+@warehouse_options
+@_handles_errors
+def requeue_compaction_command(compaction_id: int, metastore_url: str | None, warehouse: Path | str | None,
+                               as_json: bool, flavour: str = "auto") -> None:
+    """Queue 'failed' or 'refused' compaction ID again: a new 'initiated' compaction of the same table/partition,
+    type, pool and properties. Refused (exit code 1, with the reason) for another state, a table or partition that
+    is gone, or while a compaction of it is already scheduled (Hive's rule)."""
+    import getpass
+    import socket
+
+    from airflow_acid.services import requeue_compaction
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        result = requeue_compaction(wh.metastore, compaction_id,
+                                    initiator_id=f"{socket.gethostname()}-cli:{getpass.getuser()}"[:128])
+    _action_answer(result.to_dict(), result.requeued, result.message, as_json, "requeue refused")
+
+
+def _action_answer(answer: dict[str, Any], done: bool, message: str, as_json: bool, refused: str) -> None:
+    """Print an action's answer (JSON, or its message); a refusal exits with 1."""
+    if as_json:
+        _echo_json(answer)
+        if not done:
+            raise click.exceptions.Exit(1)
+        return
+    if not done:
+        raise _Failure(f"{refused}: {message}")
+    _say(message, "green")
+
+
+@main.group()
+def transaction() -> None:
+    """Act on one transaction."""
+
+
+@transaction.command("abort")
+@click.argument("txn_id", type=int, metavar="ID")
+@click.option("--dry-run", is_flag=True, help="Only show what the transaction blocks and what aborting it does.")
+@warehouse_options
+@_handles_errors
+def abort_transaction_command(txn_id: int, dry_run: bool, metastore_url: str | None, warehouse: Path | str | None,
+                              as_json: bool, flavour: str = "auto") -> None:
+    """Abort open transaction ID (ABORT TRANSACTIONS), showing first what it blocks: cleanups waiting for it, the
+    locks it holds and those waiting behind them, the compaction it belongs to, the tables it writes. Refused (exit
+    code 1) when it is not open."""
+    from airflow_acid.services import abort_transaction, transaction_blocking
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        impact = transaction_blocking(wh.metastore, txn_id)
+        if dry_run:
+            if as_json:
+                _echo_json(impact.to_dict())
+                return
+            _show_impact(impact, "aborting it would")
+            return
+        result = abort_transaction(wh.metastore, txn_id, user=_cli_user())
+    if as_json:
+        _echo_json(result.to_dict())
+        if not result.aborted:
+            raise click.exceptions.Exit(1)
+        return
+    if not result.aborted:
+        raise _Failure(f"abort refused: {result.message}")
+    _show_impact(impact, "aborting it")
+    _say(result.message, "green")
+
+
+def _show_impact(impact: Any, heading: str) -> None:
+    """What a transaction blocks, as tables, then the consequences of aborting it."""
+    _say(f"transaction {impact.txn_id} ({impact.state}, {impact.txn_type}) of {impact.user}@{impact.host}", "bold")
+    if impact.cleanings:
+        _show(_table("cleanups waiting for it", ["compaction", "table/partition", "why", "also waits for"],
+                     [[c.compaction_id, c.entity, c.why, ", ".join(map(str, c.other_blockers))]
+                      for c in impact.cleanings]))
+    if impact.locks:
+        _show(_table("locks it holds or waits for", ["lock", "resource", "type", "state"],
+                     [[lk["lockid"], lk["resource"], lk["lock_type"], lk["lock_state"]] for lk in impact.locks]))
+    if impact.waiting_locks:
+        _show(_table("locks waiting behind its locks", ["lock", "resource", "type", "txn", "user"],
+                     [[lk["lockid"], lk["resource"], lk["lock_type"], lk["txn_id"], lk["user"]]
+                      for lk in impact.waiting_locks]))
+    _say(f"{heading}:")
+    for line in impact.consequences:
+        _say(f"  - {line}")

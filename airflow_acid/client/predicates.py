@@ -18,7 +18,6 @@ from typing import Any, TypeAlias
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.client.table_schema import cast_to_column, conform_column, python_column
@@ -54,6 +53,8 @@ def check_predicate(expr: pc.Expression | None, schema: pa.Schema, *, table: str
     """Fail early (before any lock or file) when ``expr`` does not apply to ``schema`` or is not boolean."""
     if expr is None:
         return
+    import pyarrow.dataset as ds  # loads pandas: only when a predicate is checked
+
     try:
         result = ds.dataset(schema.empty_table()).to_table(columns={"_": expr}).column("_")
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError, TypeError, KeyError) as exc:
@@ -78,6 +79,8 @@ def project(rows: pa.Table, values: Mapping[str, Any], target: pa.Schema, *, tab
     """Evaluate ``{column: literal | expression}`` over ``rows`` as the ``target`` fields named: a literal is typed
     by its column (as an inserted value is), an expression's result cast to it; char/varchar as Hive stores them."""
     expressions = {name: v for name, v in values.items() if isinstance(v, pc.Expression)}
+    import pyarrow.dataset as ds  # loads pandas: only when values are projected
+
     try:
         out = ds.dataset(rows).to_table(columns=expressions) if rows.num_rows else \
             ds.dataset(rows.schema.empty_table()).to_table(columns=expressions)

@@ -29,6 +29,7 @@ staging directory, and its transaction is aborted by the HouseKeeper after ``hiv
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import posixpath
@@ -60,6 +61,7 @@ from pyspark.sql.types import StructType
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.statement_writer import write_base, write_insert_only, write_statement
 from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
 from airflow_acid.client.pyspark_reader import _plan_units, _unit_batches
@@ -424,6 +426,8 @@ class SparkTxn:
     metastore_url: str
     txn_id: int = 0
     write_id: int = 0
+    orc_properties: dict[str, str] = dataclasses.field(default_factory=dict)
+    """The table's ``orc.*`` properties (compression, sizes): every file the tasks write follows them."""
 
     @property
     def staging(self) -> str:
@@ -440,6 +444,7 @@ class SparkTxn:
                       [k.name for k in info.partition_keys], list(info.bucket_cols),
                       [c.type for c in info.columns if c.name in info.bucket_cols], info.num_buckets,
                       _schema_bytes(wh.io.data_schema(info)), _schema_bytes(wh.io.full_schema(info)), _real_url(wh))
+            txn.orc_properties = {k: v for k, v in info.properties.items() if k.lower().startswith("orc.")}
             ms = wh.metastore
             txn.txn_id = ms.txns.open_txn(user=wh.user, host=wh.host, agent_info=f"airflow-acid spark {what} "
                                                                                    f"{info.full_name}")
@@ -477,6 +482,7 @@ class SparkTxn:
                 f"table {self.table}: a Spark write to an ACID table takes at most {MAX_WRITE_TASKS} statement ids "
                 "(one per task and clause); coalesce the DataFrame")
         data, _full = self.schemas()
+        orc = OrcSettings.from_properties(self.orc_properties)
         bucket_of = (lambda t: assign_buckets(t, self.bucket_cols, self.bucket_types, self.num_buckets)) \
             if self.bucket_cols and self.num_buckets > 0 else None
         root = posixpath.join(self.staging, f"{task:05d}_{attempt}")
@@ -497,16 +503,20 @@ class SparkTxn:
                 dirname = names.format_base(self.write_id) if base else \
                     names.format_delta(self.write_id, self.write_id, statement)
                 if self.insert_only:
-                    write_insert_only(posixpath.join(where, dirname), ins, bucket_of=bucket_of, writer_id=task)
+                    write_insert_only(posixpath.join(where, dirname), ins, bucket_of=bucket_of, writer_id=task,
+                                      orc=orc)
                 elif base and bucket_of is not None:  # several tasks may write one bucket: merged at commit
-                    write_base(where, self.write_id, data, ins, bucket_of=bucket_of, statement_id=task)
+                    write_base(where, self.write_id, data, ins, bucket_of=bucket_of, statement_id=task, orc=orc)
                 elif base:
-                    write_base(where, self.write_id, data, ins, bucket_of=functools.partial(_fill, bucket=task))
+                    write_base(where, self.write_id, data, ins, bucket_of=functools.partial(_fill, bucket=task),
+                               orc=orc)
                 else:
-                    write_statement(where, self.write_id, statement, data, inserts=ins, bucket_of=bucket_of)
+                    write_statement(where, self.write_id, statement, data, inserts=ins, bucket_of=bucket_of,
+                                    orc=orc)
                 dirs.append(dirname)
             if dels is not None:
-                write_statement(where, self.write_id, statement, data, deletes=dels.select(list(KEY_FIELDS)))
+                write_statement(where, self.write_id, statement, data, deletes=dels.select(list(KEY_FIELDS)),
+                                orc=orc)
                 dirs.append(names.format_delta(self.write_id, self.write_id, statement, delete=True))
             for dirname in dirs:
                 staged = posixpath.join(where, dirname)
@@ -558,7 +568,7 @@ class SparkTxn:
                         fs.mv(path, target)
                         moved.append(target)
                 else:
-                    _merge_event_files(fs, staged, final)
+                    _merge_event_files(fs, staged, final, self.orc_properties)
             self._remove_staging(wh)
             ms = wh.metastore
             if info.is_partitioned and written:
@@ -599,7 +609,7 @@ class SparkTxn:
             fs.rm(root, recursive=True)
 
 
-def _merge_event_files(fs: Any, staged: Sequence[str], final: str) -> None:
+def _merge_event_files(fs: Any, staged: Sequence[str], final: str, orc_properties: Mapping[str, str]) -> None:
     """One ``bucket_N`` from several tasks' files of that bucket (an overwrite of a bucketed table). Each task's
     events carry its own statement id in the bucket property, so concatenating the files in task order keeps the
     events sorted and their ROW__IDs distinct; streamed stripe by stripe."""
@@ -608,14 +618,14 @@ def _merge_event_files(fs: Any, staged: Sequence[str], final: str) -> None:
     from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter
     from airflow_acid.acid.fs import Storage
     from airflow_acid.acid.hive_chars import annotated, schema_has_char_types
-    from airflow_acid.acid.orc_settings import OrcSettings
     from airflow_acid.acid.orc_tail import column_char_types, read_file_tail
 
     def key(path: str) -> str:  # the staging directory names start with the zero-padded task number
         return path.split(STAGING_PREFIX, 1)[-1]
 
     out = Storage(fs, posixpath.dirname(final), {})
-    writer = AcidOrcFileWriter(out, posixpath.basename(final), kind=FileKind.BASE, orc=OrcSettings(), spool=True)
+    writer = AcidOrcFileWriter(out, posixpath.basename(final), kind=FileKind.BASE,
+                               orc=OrcSettings.from_properties(orc_properties), spool=True)
     for path in sorted(staged, key=key):
         source = Storage(fs, posixpath.dirname(path), {})
         name = posixpath.basename(path)

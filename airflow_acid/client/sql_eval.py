@@ -25,6 +25,7 @@ from sqlglot.errors import ParseError, TokenError
 from airflow_acid.acid.errors import TimestampFormError
 from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.timestamps import TimestampForm, convert, has_timestamps, in_form
+from airflow_acid.client.engine_errors import engine_message
 from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.client.merge_clauses import (
     MergeClause,
@@ -213,7 +214,7 @@ class Evaluator:
         try:
             return self.con.sql(sql).to_arrow_table()
         except duckdb.Error as exc:
-            raise SchemaMismatchError(f"{what}: {str(exc).splitlines()[0]}") from None
+            raise SchemaMismatchError(f"{what}: {engine_message(exc)}") from None
 
 
 def for_evaluation(rows: pa.Table) -> pa.Table:

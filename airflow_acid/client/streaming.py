@@ -38,6 +38,7 @@ import pyarrow as pa
 from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.streaming_event_writer import StreamingEventFileWriter
 from airflow_acid.client.errors import TransactionClosedError, UnsupportedOperationError
 from airflow_acid.client.table_schema import to_arrow_table
@@ -201,7 +202,8 @@ class StreamingConnection:
             current = self.directory
             assert current is not None, "set once a batch is open, which begin() does first"
             directory = posixpath.join(location, current)
-            writer = StreamingEventFileWriter(directory, bucket, self.schema, filesystem=self._io.filesystem)
+            writer = StreamingEventFileWriter(directory, bucket, self.schema, filesystem=self._io.filesystem,
+                                              orc=OrcSettings.from_properties(self.info.properties))
             self._writers[(location, bucket)] = writer
         return writer
 

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.statement_writer import (
     write_base,
     write_insert_only,
@@ -260,14 +261,14 @@ class Transaction:
             write_statement(target.location, write_id, stmt, schema,
                             inserts=None if inserts is None else inserts.select(schema.names), deletes=deletes,
                             bucket_of=self._io.bucket_assigner(info), filesystem=self._io.filesystem,
-                            max_writers=writer_threads())
+                            max_writers=writer_threads(), orc=OrcSettings.from_properties(info.properties))
         return dirs
 
     def _write_insert_only(self, info: TableInfo, target: PartitionTarget, dirname: str, rows: pa.Table) -> None:
         """Insert-only (MM) tables hold plain ORC files (no ACID columns) named like Hive's ``000000_0``."""
         fs, root = self._io.storage(target.location)
         write_insert_only(posixpath.join(root, dirname), rows, bucket_of=self._io.bucket_assigner(info),
-                          filesystem=fs)
+                          filesystem=fs, orc=OrcSettings.from_properties(info.properties))
 
     def _register(self, info: TableInfo, targets: Sequence[PartitionTarget]) -> None:
         for t in targets:
@@ -493,7 +494,7 @@ class Transaction:
                 else:
                     write_base(target.location, write_id, schema, rows.select(schema.names),
                                bucket_of=self._io.bucket_assigner(info), filesystem=self._io.filesystem,
-                               max_writers=writer_threads())
+                               max_writers=writer_threads(), orc=OrcSettings.from_properties(info.properties))
                 written.append(dirname)
             self._register(info, [t for t, _ in groups])
         return self._record(StatementResult(info.full_name, op_name, write_id, (stmt,),

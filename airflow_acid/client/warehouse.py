@@ -36,7 +36,6 @@ from airflow_acid.client.table_schema import hive_type
 from airflow_acid.client.transaction import Transaction
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import (
-    TRANSACTIONAL_PROPERTIES,
     ColumnInfo,
     PartitionInfo,
     TableInfo,
@@ -46,6 +45,7 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.store import HOME_ENV, default_url
+from airflow_acid.metastore.table_properties import TRANSACTIONAL_PROPERTIES
 
 ColumnsSpec: TypeAlias = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
 

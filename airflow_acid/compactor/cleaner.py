@@ -76,6 +76,11 @@ class CleanerStatus(StrEnum):
     FAILED = "failed"
     """Gave up (max attempts reached, or the compaction's txn was aborted after it was marked compacted)."""
 
+    @property
+    def display(self) -> str:
+        """The status in words (``would clean``), for people."""
+        return self.value.replace("_", " ")
+
 
 @dataclass(frozen=True)
 class Deletion:

@@ -22,6 +22,19 @@ class Rule(str, enum.Enum):
     DELTA_NUM_MAJOR_ONLY = "delta_num_major_only"  # step 6, minor unsupported -> MAJOR
     DELTA_NUM = "delta_num"               # step 6 -> MINOR
 
+    @property
+    def display(self) -> str:
+        """The rule in words, for people (the value is what the decisions table and the JSON API carry)."""
+        return _RULE_WORDS[self]
+
+
+_RULE_WORDS = {
+    Rule.TOO_MANY_ABORTS: "too many aborted transactions", Rule.OLD_ABORT: "an old aborted transaction",
+    Rule.DELTA_PCT: "delta/base size above the threshold", Rule.MULTI_BASE: "more than one base",
+    Rule.BELOW_DELTA_NUM: "below every threshold", Rule.DELTA_NUM_NO_BASE: "many deltas and no base",
+    Rule.DELTA_NUM_MAJOR_ONLY: "many deltas, minor not supported", Rule.DELTA_NUM: "many deltas",
+}
+
 
 @dataclass(frozen=True)
 class DirectoryStats:

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from airflow_acid.compactor.cleaner import CleanerEntry, CleanerReport
 
 
+OUTCOME_XCOM_KEY = "acid_outcome"
+"""XCom key of a compaction or request task's outcome, one sentence per compaction (``compaction 12 of
+db.t/ds=1: refused — …``); the plugin's run-notes listener writes them into the DAG run's note."""
+
+
 def compaction_label(database: str, table: str, partition: str | None, type_name: str) -> str:
     """``db.table/partition MAJOR`` — the mapped task's label in the UI."""
     return f"{entity_name(database, table, partition or None)} {type_name}"
@@ -73,6 +78,9 @@ class WorkerStatus(StrEnum):
     """C aborted, its output removed, row 'failed' (or left for the worker timeout when the metastore was down)."""
     REVOKED = "revoked"
     """The row was revoked and claimed by another worker while this one ran: output discarded, C aborted."""
+    ABORTED = "aborted"
+    """An operator aborted the row while this worker ran (ABORT COMPACTIONS, the console, ``airflow-acid compaction
+    abort``): C aborted, output discarded, the row is 'aborted' in the history."""
 
 
 @dataclass(frozen=True)

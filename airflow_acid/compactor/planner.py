@@ -37,11 +37,12 @@ from airflow_acid.job.plan import (
     compaction_type,
     not_enough_reason,
 )
-from airflow_acid.metastore.catalog import COMPACTOR_THRESHOLD_PREFIX, TableInfo
+from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.partitions import entity_name
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.metastore.table_properties import COMPACTOR_THRESHOLD_PREFIX
 
 DEFAULT_MAX_NUM_DELTA = 500
 
@@ -256,7 +257,15 @@ class CompactionPreview:
     estimate: CompactionEstimate | None = None
     nothing_to_do: str | None = None
     """The Worker would find nothing to compact (and why)."""
+    cleaner_has_work: bool = False
+    """With ``nothing_to_do``: obsolete or aborted directories exist, so the Worker would hand the row to the
+    Cleaner ('ready for cleaning') instead of refusing it."""
     error: str | None = None
+
+    @property
+    def worker_would_refuse(self) -> bool:
+        """The Worker would mark this compaction 'refused' (nothing to compact and nothing for the Cleaner)."""
+        return self.nothing_to_do is not None and not self.cleaner_has_work
 
     @property
     def name(self) -> str:
@@ -296,6 +305,7 @@ def preview_compaction(metastore: Metastore, database: str, table: str, partitio
                                   insert_only=info.is_insert_only)
         if isinstance(plan, NothingToCompact):
             preview.nothing_to_do = plan.reason + ("; only the Cleaner has work" if plan.cleaner_has_work else "")
+            preview.cleaner_has_work = plan.cleaner_has_work
             return preview
         preview.steps = [{"type": s.type.display, "inputs": [*([s.base] if s.base else []), *s.original_files,
                                                               *s.deltas], "outputs": list(s.outputs)}

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from airflow_acid.acid.digest import RowDigest
 from airflow_acid.compactor.errors import OutputVerificationError
-from airflow_acid.job.plan import VERIFY_MODES, Compaction
+from airflow_acid.job.plan import Compaction
 from airflow_acid.job.result import CompactionResult, OutputCheck
+from airflow_acid.job.verify import VERIFY_MODES
 
 
 def verify_proof(compaction: Compaction, result: CompactionResult) -> None:

@@ -70,6 +70,7 @@ def resume_rows(worker: Worker, cq_ids: Sequence[int], *, wait_s: float | None =
         if found.txn_id is None:  # the worker died before it opened C for the row: no job was started
             outcomes.append(worker.compact(cq_id))
             continue
+        worker.record_task(cq_id)
         outcomes.append(_finish_adopted(worker, found))
     return outcomes, why
 

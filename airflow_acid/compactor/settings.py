@@ -16,6 +16,8 @@ from typing import Any
 from airflow_acid.compactor.errors import CompactorSettingsError
 from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.errors import InvalidInputError
+from airflow_acid.metastore.table_properties import check_property
 
 THRESHOLD_PREFIX = "compactorthreshold."
 DELTA_NUM_KEY = MetastoreConf.key_of("delta_num_threshold")  # hive.compactor.delta.num.threshold
@@ -127,6 +129,11 @@ def validate_request_properties(request_properties: Mapping[str, Any], *, table:
         lowered = name.lower()
         if key.startswith(TBLPROPS_PREFIX) and lowered.startswith(THRESHOLD_PREFIX):
             parse_threshold(table, key, text, integer=lowered.endswith(_INTEGER_THRESHOLDS))
+        elif key.startswith(TBLPROPS_PREFIX):
+            try:  # a table property for this compaction only follows the table property's rule
+                check_property(table, name, text)
+            except InvalidInputError as exc:
+                raise CompactorSettingsError(f"request property {key}: {exc}") from None
         result[key] = text
     return result
 

@@ -40,9 +40,10 @@ from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.compactions import NOTHING_TO_COMPACT, CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.errors import InvalidInputError, MetastoreError, NoSuchObjectError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
+from airflow_acid.metastore.runs import TaskIdentity
 from airflow_acid.metastore.txns import AbortReason
 from airflow_acid.version import __version__
 
@@ -102,13 +103,15 @@ class Worker:
     is written to CQ_WORKER_ID when this worker claims rows; ``filesystem`` is an fsspec filesystem for table
     locations that are plain paths on a non-local filesystem (the runner gets it too, or refuses it: see
     :func:`~airflow_acid.job.runner.bind_filesystem`). ``verify`` is ``[acid] compaction_verify`` (``digest``,
-    ``count``, ``off``: how each unit's output is proven before C commits, see ``compactor/proof.py``).
+    ``count``, ``off``: how each unit's output is proven before C commits, see ``compactor/proof.py``). ``task`` is
+    the Airflow task instance this worker runs in (the operator's), recorded with each row it runs so the console
+    links a compaction to its task log.
     """
 
     def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, runner: Runner,
                  host: str | None = None, worker_id: str | None = None,
                  filesystem: fsspec.AbstractFileSystem | None = None, reattach: bool = False,
-                 verify: str = "digest") -> None:
+                 verify: str = "digest", task: TaskIdentity | None = None) -> None:
         self.metastore = metastore
         self.verify = verify
         """``[acid] compaction_verify``: how the job proves each unit's output before C commits (compactor/proof.py)."""
@@ -123,6 +126,7 @@ class Worker:
         self._heartbeater: Heartbeater | None = None
         self.reattach = reattach
         """claim_and_compact takes over rows left 'working' by a worker that died (compactor.resume)."""
+        self.task = task
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -194,8 +198,19 @@ class Worker:
 
     # --- the run -----------------------------------------------------------------------------------------
 
+    def record_task(self, cq_id: int) -> None:
+        """Record :attr:`task` with the row's run figures (best effort: a link for people, never a reason to fail)."""
+        if self.task is None:
+            return
+        try:
+            self.metastore.runs.record_task(cq_id, self.task)
+        except Exception as exc:  # noqa: BLE001 - reporting only
+            log.warning("compaction %s: recording its Airflow task failed: %s", cq_id, describe_error(exc))
+
     def _run(self, infos: Sequence[CompactionInfo]) -> list[WorkerOutcome]:
         jobs = [_Job(info) for info in infos]
+        for info in infos:
+            self.record_task(info.id)
         self._heartbeater = Heartbeater(self.metastore.txns.heartbeat, self._live_txns,
                                         self.conf.txn_timeout_s / 2, name=f"compactor-heartbeat-{self.worker_id}")
         self._heartbeater.start()
@@ -423,11 +438,31 @@ class Worker:
                                                                  f"{describe_error(exc)})")
 
     def _lost(self, job: _Job) -> None:
+        if self._aborted_by_operator(job):
+            return
         message = (f"compaction {job.info.id} of {job.entity} was revoked (hive.compactor.worker.timeout) and "
                    f"claimed again while this worker ran; transaction {job.txn_id} aborted and its output discarded")
         log.warning("%s", message)
         notes = self._abort_and_discard(job)
         job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
+
+    def _aborted_by_operator(self, job: _Job, notes: str | None = None) -> bool:
+        """If an operator aborted the row while this worker ran (it is 'aborted' in the history): abort C, discard
+        the output, and make that the outcome. The abort already aborted C when the row recorded it, which is how
+        the attempt cannot commit: marking the row compacted found no 'working' row with C."""
+        try:
+            info = self.metastore.compactions.get(job.info.id)
+        except MetastoreError:  # unknown (gone, database down): the caller reports what it knows
+            return False
+        if info.state is not CompactionState.ABORTED:
+            return False
+        message = (f"compaction {job.info.id} of {job.entity} was aborted while this worker ran "
+                   f"({info.error_message or 'aborted'}); the job's output is discarded and never committed")
+        log.warning("%s", message)
+        if notes is None:
+            notes = self._abort_and_discard(job)
+        job.outcome = self._outcome(job, WorkerStatus.ABORTED, message + notes)
+        return True
 
     def _fail(self, job: _Job, message: str) -> None:
         """Abort C, remove its output, move the row to 'failed' — each step best effort, reported in the outcome."""
@@ -440,6 +475,8 @@ class Worker:
             elif owner is RowOwner.OTHER:
                 notes += "; the row was revoked and claimed again, so it is left to that worker"
                 job.outcome = self._outcome(job, WorkerStatus.REVOKED, message + notes)
+                return
+            elif self._aborted_by_operator(job, notes):
                 return
             else:
                 notes += "; the row had already left the queue"

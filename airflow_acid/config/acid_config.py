@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from airflow_acid.acid.errors import StorageOptionsError
 from airflow_acid.acid.storage_options import StorageOptions
@@ -18,7 +19,7 @@ from airflow_acid.config.alert_limits import BacklogLimits
 from airflow_acid.config.budgets import Budgets, budgets_from_mapping
 from airflow_acid.config.hive import settings_from_mapping
 from airflow_acid.config.options import ACID_SECTION, DAG_OPTION_NAMES, DEFAULT_POOL
-from airflow_acid.job.plan import VERIFY_MODES
+from airflow_acid.job.verify import VERIFY_MODES
 from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
 from airflow_acid.metastore.errors import InvalidSettingError
 
@@ -50,6 +51,14 @@ class AcidConfig:
     """``[operators] default_deferrable``: whether sensors defer when a DAG does not say."""
     compaction_verify: str = "digest"
     """How a compaction proves its output before it commits: ``digest``, ``count`` or ``off``."""
+    spark_ui_url: str | None = None
+    """The console's link to a Spark application: a URL template with ``{app_id}`` (unset: no link)."""
+
+    def spark_ui_link(self, app_id: str | None) -> str | None:
+        """The Spark UI / history server URL of application ``app_id`` (None without a template or an id)."""
+        if not self.spark_ui_url or not app_id:
+            return None
+        return self.spark_ui_url.replace(APP_ID_PLACEHOLDER, quote(app_id, safe=""))
 
     @classmethod
     def from_mapping(cls, section: Mapping[str, Any], *, operators: Mapping[str, Any] | None = None,
@@ -74,7 +83,8 @@ class AcidConfig:
                    compaction_pool=given("compaction_pool") or DEFAULT_POOL, compaction_pools=pools,
                    compaction_batch_size=_batch_size(given("compaction_batch_size"), source),
                    alert_limits=_alert_limits(given, source), default_deferrable=_deferrable(operators or {}),
-                   compaction_verify=_verify_mode(given("compaction_verify"), source))
+                   compaction_verify=_verify_mode(given("compaction_verify"), source),
+                   spark_ui_url=_spark_ui_url(given("spark_ui_url"), source))
 
 
 def _text(value: Any) -> str:
@@ -101,6 +111,20 @@ def _batch_size(raw: str, source: str) -> int:
     if size < 1:
         raise InvalidSettingError(f"{source} compaction_batch_size must be a positive integer, got {raw!r}")
     return size
+
+
+APP_ID_PLACEHOLDER = "{app_id}"
+
+
+def _spark_ui_url(raw: str, source: str) -> str | None:
+    """``spark_ui_url``: an http(s) URL with ``{app_id}``; unset: None."""
+    if not raw:
+        return None
+    if APP_ID_PLACEHOLDER not in raw or not raw.lower().startswith(("http://", "https://")):
+        raise InvalidSettingError(f"{source} spark_ui_url={raw!r} must be an http(s) URL with {APP_ID_PLACEHOLDER} "
+                                  "where the application id goes, e.g. http://spark-history:18080/history/{app_id}/"
+                                  "jobs/")
+    return raw
 
 
 def _verify_mode(raw: str, source: str) -> str:

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from airflow_acid.config.session_keys import KeyKind, classify
 from airflow_acid.metastore.conf import MetastoreConf, unknown_setting_names
 from airflow_acid.metastore.errors import InvalidSettingError
 
@@ -32,6 +33,9 @@ def settings_from_mapping(values: Mapping[str, Any], *, base: MetastoreConf | No
         key = str(raw_key).strip().replace("__", ".")
         field_name = MetastoreConf.field_of(key) or (key.lower() if key.lower() in MetastoreConf.KEYS else None)
         if field_name is None:
+            if classify(key).kind is KeyKind.ACKNOWLEDGED:  # e.g. hive.txn.manager, hive.compactor.initiator.on
+                log.debug("%s: %s configures HiveServer2 or Hive's engine; airflow-acid does not need it", source, key)
+                continue
             if others is not None and str(raw_key).strip().lower() not in others or \
                     others is None and unknown_setting_names([key]):
                 log.warning("%s: %s is not a setting airflow-acid knows; check the spelling", source, raw_key)

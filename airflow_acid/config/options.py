@@ -187,6 +187,10 @@ DAG_OPTIONS: tuple[Option, ...] = (
            '(airflow-acid compaction undo). The same as hive.compactor.delayed.cleanup.enabled=true with '
            'hive.compactor.cleaner.retention.time.seconds (either name works; this one wins when both are given); '
            '0 turns delayed cleanup off.'),
+    Option('spark_ui_url', 'string', '', 'http://spark-history:18080/history/{app_id}/jobs/',
+           "Where the console links a compaction's Spark application: a URL with {app_id} where the application id "
+           '(local-…, app-…, application_…) goes, e.g. the Spark history server (http://host:18080/history/{app_id}/'
+           'jobs/) or a YARN proxy. Unset: the console shows the id without a link.'),
     Option('storage_options', 'string', '', '{"endpoint_url": "http://minio:9000", "region": "us-east-1"}',
            'Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, profile, or'
            " any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They apply to Airflow's "

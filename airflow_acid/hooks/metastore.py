@@ -146,14 +146,15 @@ class AcidMetastoreHook(BaseHook):
         return acid_config().storage_options.merged(connection_options)
 
     def get_metastore(self) -> Metastore:
-        """The Metastore of this connection; the embedded one is created and migrated on first use. The storage
+        """The Metastore of this connection; the embedded one is created on first use and migrated when behind
+        (checked once per process, :meth:`Metastore.ensure_schema`). The storage
         options are installed into fsspec's config of this process on first use, so the Initiator, Worker and
         Cleaner of any task reach the warehouse's store."""
         if self._metastore is None:
             self.get_storage_options().apply(protocols_for(self.warehouse_location))
             metastore = Metastore(self.get_uri(), self.get_settings(), flavour=self.flavour)
             if self.is_embedded:
-                metastore.init()
+                metastore.ensure_schema()
             self.log.info("ACID metastore %s (connection %s%s)", metastore.url, self.acid_conn_id,
                           ", not configured: embedded" if self.is_embedded else "")
             self._metastore = metastore

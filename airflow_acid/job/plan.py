@@ -46,25 +46,21 @@ import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.orc as po
-import pyorc
+from typing import TYPE_CHECKING, Any
 
 from airflow_acid.acid import names, orc_settings
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.errors import AcidNameError, SnapshotFormatError
-from airflow_acid.acid.hive_chars import annotated
 from airflow_acid.acid.names import LONG_MIN, DeltaDir
-from airflow_acid.acid.orc_tail import column_char_types, read_tail
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.job.errors import PlanError
+from airflow_acid.job.verify import VERIFY_MODES
+
+if TYPE_CHECKING:  # pyarrow is imported where a schema is built: reading the config or a plan needs none of it
+    import pyarrow as pa
 
 PLAN_VERSION = 2
 """Version of the JSON document written by :meth:`CompactionPlan.to_json` (2 added ``insert_only``)."""
-VERIFY_MODES = ("digest", "count", "off")
-"""Values of a compaction's ``verify`` (``[acid] compaction_verify``)."""
 READABLE_PLAN_VERSIONS = (1, 2)
 """Versions :meth:`CompactionPlan.from_json` reads; a version 1 document has no insert-only compactions."""
 EXECUTABLE_TYPES = (CompactionType.MAJOR, CompactionType.MINOR, CompactionType.REBALANCE)
@@ -451,6 +447,13 @@ def not_enough_reason(ctype: CompactionType, *, has_base: bool, has_originals: b
 def arrow_row_schema(orc_type: str) -> pa.Schema:
     """Arrow schema of the table columns from an ORC ``struct<...>`` type (as the merge reader sees them), with
     char/varchar columns marked (``acid/hive_chars.py``) so compaction output keeps them."""
+    import pyarrow as pa
+    import pyarrow.orc as po
+    import pyorc
+
+    from airflow_acid.acid.hive_chars import annotated
+    from airflow_acid.acid.orc_tail import column_char_types, read_tail
+
     try:
         buf = io.BytesIO()
         with pyorc.Writer(buf, orc_type):

@@ -10,7 +10,6 @@ converts.
 from __future__ import annotations
 
 import logging
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +52,13 @@ from airflow_acid.metastore.schema import (
     TABLE_PARAMS,
     TBLS,
 )
+from airflow_acid.metastore.table_properties import (
+    COMPACTOR_THRESHOLD_PREFIX,
+    TRANSACTIONAL,
+    TRANSACTIONAL_PROPERTIES,
+    check_properties,
+    validate_table_properties,
+)
 from airflow_acid.metastore.txn_records import delete_txn_records
 
 log = logging.getLogger(__name__)
@@ -62,15 +68,10 @@ ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
 MAX_BUCKETS = 4096  # BucketCodec V1 has 12 bits for the bucket id
 
-TRANSACTIONAL = "transactional"
-TRANSACTIONAL_PROPERTIES = "transactional_properties"
-TRANSACTIONAL_PROPERTY_VALUES = ("default", "insert_only")
-COMPACTOR_THRESHOLD_PREFIX = "compactorthreshold."
 # Hive keys stored lower-case whatever case the user typed (other keys keep their case, e.g. Spark confs).
 _CANONICAL_KEYS = (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES, "no_auto_compaction", "no_cleanup",
                    "hive.compactor.worker.pool")
 _LOWERCASE_VALUES = (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES)  # stored as Hive spells them
-_INTEGER_THRESHOLDS = ("delta.num.threshold", "abortedtxn.threshold", "max.num.delta")
 
 _IDENTIFIER = re.compile(r"[A-Za-z0-9_]+")
 MAX_PROPERTY_KEY_LENGTH = 256
@@ -225,73 +226,6 @@ def merge_properties(existing: Mapping[str, str], updates: Mapping[str, object],
         text = _as_text(canonical, value)
         result[canonical] = text.strip().lower() if canonical in _LOWERCASE_VALUES else text
     return result
-
-
-def validate_table_properties(table: str, properties: Mapping[str, str], *, previous: Mapping[str, str] | None = None,
-                              unset: Iterable[str] = ()) -> None:
-    """Check TBLPROPERTIES (after merging); ``previous`` is set when altering.
-
-    A table is transactional (``transactional=true``, full ACID or ``insert_only``) or a plain ORC table
-    (``transactional=false``, Hive's non-ACID table). A plain table may become transactional (Hive's conversion
-    with ``SET TBLPROPERTIES ('transactional'='true')``); a transactional one never becomes plain again.
-    """
-    unset_keys = {str(k).lower() for k in unset}
-    for key in (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES):
-        if key in unset_keys:
-            raise InvalidInputError(f"table {table}: property {key!r} cannot be unset")
-    transactional = _get_ci(properties, TRANSACTIONAL)
-    value = (transactional or "").strip().lower()
-    if transactional is None and previous is not None:
-        value = "false"  # a plain table Hive registered without the key stays plain
-    was_transactional = previous is not None and (_get_ci(previous, TRANSACTIONAL) or "").strip().lower() == "true"
-    given = _get_ci(properties, TRANSACTIONAL_PROPERTIES)
-    if value != "true":
-        if was_transactional:
-            raise InvalidInputError(
-                f"table {table} is transactional; transactional={transactional!r} is not allowed "
-                "(a transactional table cannot be turned into a non-transactional one)")
-        if value != "false":
-            raise InvalidInputError(
-                f"table {table}: transactional={transactional!r} is not supported; use 'true' (an ACID table) or "
-                "'false' (a plain ORC table, which can be converted later)")
-        if given is not None:
-            raise InvalidInputError(f"table {table}: transactional_properties={given!r} needs transactional=true")
-    else:
-        kind = "default" if given is None else given.strip().lower()  # an empty value is refused, not read as default
-        if kind not in TRANSACTIONAL_PROPERTY_VALUES:
-            raise InvalidInputError(
-                f"table {table}: transactional_properties={kind!r} is not supported; use one of "
-                f"{', '.join(TRANSACTIONAL_PROPERTY_VALUES)}")
-        if was_transactional:
-            assert previous is not None, "was_transactional implies previous"
-            before = (_get_ci(previous, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
-            if before != kind:
-                raise InvalidInputError(
-                    f"table {table}: transactional_properties cannot change after creation ({before!r} -> {kind!r}); "
-                    "create a new table and copy the data instead")
-    for key, value_ in properties.items():
-        if key.lower().startswith(COMPACTOR_THRESHOLD_PREFIX):
-            _validate_threshold(table, key, value_)
-            if MetastoreConf.field_of(key[len(COMPACTOR_THRESHOLD_PREFIX):]) is None:
-                log.warning("table %s: property %s names no setting airflow-acid knows; check the spelling",
-                            table, key)
-
-
-def _validate_threshold(table: str, key: str, value: str) -> None:
-    integer = key.lower().endswith(_INTEGER_THRESHOLDS)
-    try:
-        number = int(value) if integer else float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(
-            f"table {table}: property {key}={value!r} is not {'an integer' if integer else 'a number'}; "
-            f"give a non-negative {'integer' if integer else 'number'}") from None
-    try:
-        finite = math.isfinite(number)  # the compactor reads thresholds as floats: 10**400 would overflow there
-    except OverflowError:
-        finite = False
-    if not finite or number < 0:
-        raise InvalidInputError(
-            f"table {table}: property {key}={value!r} must be a finite non-negative number")
 
 
 class Catalog:
@@ -502,8 +436,11 @@ class Catalog:
 
         def work(conn: Connection) -> TableInfo:
             table = _load_table(conn, database, name)
-            merged = merge_properties(table.properties, dict(properties or {}), unset)
-            validate_table_properties(table.full_name, merged, previous=table.properties, unset=unset)
+            updates = dict(properties or {})
+            merged = merge_properties(table.properties, updates, unset)
+            changed = merge_properties({}, updates)
+            validate_table_properties(table.full_name, merged, previous=table.properties, unset=unset,
+                                      changed=changed)
             tbl_id = _require_table_id(conn, database, name)
             conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
             _insert_table_params(conn, tbl_id, merged)
@@ -635,6 +572,8 @@ class Catalog:
             info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)
             if row is None:
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
+            check_properties(f"{info.full_name} partition {part_name}",
+                             {str(k): _as_text(str(k), v) for k, v in params.items() if v is not None})
             for key, value in params.items():
                 conn.execute(sa.delete(PARTITION_PARAMS).where(PARTITION_PARAMS.c.PART_ID == row.PART_ID,
                                                                PARTITION_PARAMS.c.PARAM_KEY == str(key)))

@@ -175,6 +175,8 @@ class EnqueueResult:
     id: int
     state: CompactionState
     message: str | None = None
+    existing_id: int | None = None
+    """Refused because this compaction is already scheduled (Hive's "already scheduled with state=…")."""
 
     @property
     def accepted(self) -> bool:
@@ -228,6 +230,12 @@ class ShowCompactionsRow:
     wallseconds: float | None = None
     digestin: str | None = None
     digestout: str | None = None
+    # the Airflow task instance that ran it (recorded when the Worker claimed the row)
+    dagid: str | None = None
+    runid: str | None = None
+    taskid: str | None = None
+    mapindex: int | None = None
+    trynumber: int | None = None
 
     @classmethod
     def columns(cls) -> list[str]:
@@ -252,7 +260,9 @@ class ShowCompactionsRow:
 RUN_COLUMNS = {"filesin": "files_in", "bytesin": "bytes_in", "rowsin": "rows_in", "filesout": "files_out",
                "bytesout": "bytes_out", "rowsout": "rows_out", "deltasbefore": "deltas_before",
                "deltasafter": "deltas_after", "sparkappid": "spark_app_id", "coreseconds": "core_seconds",
-               "wallseconds": "wall_seconds", "digestin": "digest_in", "digestout": "digest_out"}
+               "wallseconds": "wall_seconds", "digestin": "digest_in", "digestout": "digest_out",
+               "dagid": "dag_id", "runid": "run_id", "taskid": "task_id", "mapindex": "map_index",
+               "trynumber": "try_number"}
 """SHOW COMPACTIONS' extra columns (after Hive's) → :class:`RunFigures` fields."""
 
 
@@ -390,7 +400,7 @@ class CompactionQueue:
                 message = f"Compaction is already scheduled with state='{state.display}' and id={existing.CQ_ID}"
                 log.info("not queueing %s compaction of %s.%s%s: %s", type.display, db, table,
                          f"/{partition}" if partition else "", message)
-                return EnqueueResult(-1, CompactionState.REFUSED, message)
+                return EnqueueResult(-1, CompactionState.REFUSED, message, existing_id=int(existing.CQ_ID))
             cq_id = next_compaction_id(conn)
             profile = profile_of(conn)
             conn.execute(sa.insert(profile.writable(CQ)).values(profile.with_extras(CQ, dict(
@@ -714,8 +724,10 @@ class CompactionQueue:
 
     def find(self, *, id: int | None = None, pool: str | None = None, db: str | None = None,
              table: str | None = None, partition: str | None = None, type: CompactionType | str | None = None,
-             state: CompactionState | str | None = None) -> list[CompactionInfo]:
-        """Queue and history rows matching every given filter (SHOW COMPACTIONS' WHERE), unordered."""
+             state: CompactionState | str | None = None, enqueued_from: int | None = None,
+             enqueued_to: int | None = None) -> list[CompactionInfo]:
+        """Queue and history rows matching every given filter (SHOW COMPACTIONS' WHERE), unordered;
+        ``enqueued_from``/``enqueued_to`` (epoch ms, from inclusive, to exclusive) bound the enqueue time."""
         ctype = None if type is None else (type if isinstance(type, CompactionType) else CompactionType.parse(type))
         cstate = None if state is None else (state if isinstance(state, CompactionState)
                                              else CompactionState.parse(state))
@@ -731,6 +743,10 @@ class CompactionQueue:
             if pool is not None:
                 conditions.append(c[f"{p}_POOL_NAME"].is_(None) if pool == DEFAULT_POOL
                                   else c[f"{p}_POOL_NAME"] == pool)
+            if enqueued_from is not None:
+                conditions.append(c[f"{p}_ENQUEUE_TIME"] >= enqueued_from)
+            if enqueued_to is not None:
+                conditions.append(c[f"{p}_ENQUEUE_TIME"] < enqueued_to)
             return sa.select(table_obj).where(*conditions)
 
         def work(conn: Connection) -> list[CompactionInfo]:
@@ -742,22 +758,20 @@ class CompactionQueue:
     def show_compactions(self, *, id: int | None = None, pool: str | None = None, db: str | None = None,
                          table: str | None = None, partition: str | None = None,
                          type: CompactionType | str | None = None, state: CompactionState | str | None = None,
-                         order_by: str | Sequence[str] | None = None, limit: int | None = None
+                         order_by: str | Sequence[str] | None = None, limit: int | None = None,
+                         enqueued_from: int | None = None, enqueued_to: int | None = None
                          ) -> list[ShowCompactionsRow]:
         """SHOW COMPACTIONS with Hive 4's filters and columns.
 
         ``order_by`` names SHOW COMPACTIONS columns, each optionally followed by ``asc``/``desc`` (e.g.
         ``"enqueuetime desc, compactionid"``); by default the most recently active first, then by enqueue time.
+        ``enqueued_from``/``enqueued_to`` (epoch ms; from inclusive, to exclusive) bound the enqueue time.
         """
-        infos = self.find(id=id, pool=pool, db=db, table=table, partition=partition, type=type, state=state)
+        infos = self.find(id=id, pool=pool, db=db, table=table, partition=partition, type=type, state=state,
+                          enqueued_from=enqueued_from, enqueued_to=enqueued_to)
         figures = RunHistory(self.db, self.conf).many(i.id for i in infos)
         if order_by:
-            rows = [_show_row(i).with_figures(figures.get(i.id)) for i in infos]
-            for column, descending in reversed(_parse_order_by(order_by)):
-                present = [r for r in rows if getattr(r, column) is not None]
-                missing = [r for r in rows if getattr(r, column) is None]
-                present.sort(key=lambda r: getattr(r, column), reverse=descending)
-                rows = present + missing
+            rows = order_rows([_show_row(i).with_figures(figures.get(i.id)) for i in infos], order_by)
         else:
             infos.sort(key=lambda i: i.enqueue_time if i.enqueue_time is not None else 0)
             infos.sort(key=lambda i: _latest_activity(i) or -1, reverse=True)
@@ -767,6 +781,16 @@ class CompactionQueue:
                 raise InvalidInputError(f"SHOW COMPACTIONS limit must be non-negative, got {limit}")
             rows = rows[:limit]
         return rows
+
+
+def order_rows(rows: list[ShowCompactionsRow], order_by: str | Sequence[str]) -> list[ShowCompactionsRow]:
+    """SHOW COMPACTIONS rows in ``order_by``'s order (columns with ``asc``/``desc``); missing values last."""
+    for column, descending in reversed(_parse_order_by(order_by)):
+        present = [r for r in rows if getattr(r, column) is not None]
+        missing = [r for r in rows if getattr(r, column) is None]
+        present.sort(key=lambda r: getattr(r, column), reverse=descending)
+        rows = present + missing
+    return rows
 
 
 def _parse_order_by(order_by: str | Sequence[str]) -> list[tuple[str, bool]]:

@@ -86,3 +86,8 @@ class InvalidSettingError(InvalidInputError):
 
 class UndoRefusedError(MetastoreError):
     """A compaction cannot be undone (too late, built upon, or its undo would lose data); the message says why."""
+
+
+class ActionRefusedError(MetastoreError):
+    """An operator action on a compaction (abort, requeue) does not apply to it in its current state; the message
+    says why and what to do instead."""

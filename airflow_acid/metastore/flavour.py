@@ -31,6 +31,8 @@ DECISIONS_TABLE = "ACID_INITIATOR_DECISIONS"
 """airflow-acid's own table (not Hive's); on a Hive metastore it exists only after ``airflow-acid hive
 create-decisions-table``."""
 RUNS_TABLE = "ACID_COMPACTION_RUNS"
+RUN_TASK_COLUMNS = ("ACR_DAG_ID", "ACR_RUN_ID", "ACR_TASK_ID", "ACR_MAP_INDEX", "ACR_TRY_NUMBER")
+"""Added to ACID_COMPACTION_RUNS later (migration 0006): the Airflow task instance that ran a compaction."""
 """airflow-acid's own table of compaction run figures; on a Hive metastore it exists only after ``airflow-acid hive
 create-extra-tables``."""
 _OWN_JOB_ID_WIDTH = 128
@@ -79,6 +81,8 @@ class SchemaProfile:
     """ACID_COMPACTION_RUNS exists (always on airflow-acid's own schema): run figures are recorded."""
     run_digest_columns: bool = True
     """ACID_COMPACTION_RUNS has ACR_DIGEST_IN/OUT (a Hive metastore's table made by an older release has not)."""
+    run_task_columns: bool = True
+    """ACID_COMPACTION_RUNS has the Airflow task columns ACR_DAG_ID … ACR_TRY_NUMBER (likewise)."""
     case_insensitive_names: bool = False
     """Names in the transactional tables compare case- and accent-insensitively (Hive's MySQL latin1 tables)."""
     entity_collation: str | None = None
@@ -244,6 +248,8 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
         runs_table=RUNS_TABLE in names,
         run_digest_columns=RUNS_TABLE in names
         and {c["name"].upper() for c in inspector.get_columns(RUNS_TABLE)} >= {"ACR_DIGEST_IN", "ACR_DIGEST_OUT"},
+        run_task_columns=RUNS_TABLE in names
+        and {c["name"].upper() for c in inspector.get_columns(RUNS_TABLE)} >= set(RUN_TASK_COLUMNS),
         case_insensitive_names=ci,
         entity_collation=collation if ci else None,
         dialect=engine.dialect.name,

@@ -5,17 +5,17 @@ No alembic.ini: the configuration is built here, with the package's ``migrations
 
 from __future__ import annotations
 
+import ast
+import functools
 import logging
+import threading
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from alembic import command
-from alembic.config import Config
-from alembic.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.db import Database
@@ -28,15 +28,23 @@ from airflow_acid.metastore.schema import (
     TXN_LOCK_TBL,
 )
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 INITIAL_REVISION = "0001"
 _MIGRATION_LOCK = "airflow_acid_schema_migration"
+_CURRENT: set[str] = set()
+"""Databases (by URL) found at the head revision in this process: checked once, never migrated again."""
+_CURRENT_LOCK = threading.Lock()
 
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:
     """An Alembic Config pointing at the package's migrations, bound to ``connection`` (or ``url``)."""
+    from alembic.config import Config  # Alembic loads only to migrate: checking the revision stays light
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
     if url is not None:
@@ -46,8 +54,22 @@ def alembic_config(connection: Connection | None = None, url: str | None = None)
     return cfg
 
 
+@functools.cache
 def head_revision() -> str:
-    """The newest migration in the package."""
+    """The newest migration in the package: the one revision no other names as its ``down_revision``, read from
+    the migration files' assignments (every command checks it; loading Alembic for it took most of a second).
+    Anything but one plain chain is left to Alembic to resolve."""
+    revisions: dict[str, object] = {}
+    for path in sorted((MIGRATIONS_DIR / "versions").glob("*.py")):
+        values = {t.id: n.value.value for n in ast.parse(path.read_text()).body if isinstance(n, ast.Assign)
+                  for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.Constant)}
+        if isinstance(values.get("revision"), str):
+            revisions[str(values["revision"])] = values.get("down_revision")
+    heads = set(revisions) - set(revisions.values())
+    if len(heads) == 1:
+        return heads.pop()
+    from alembic.script import ScriptDirectory
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise RuntimeError(f"no Alembic revision in {MIGRATIONS_DIR}: the package is incomplete")
@@ -55,11 +77,19 @@ def head_revision() -> str:
 
 
 def current_revision(db: Database | str) -> str | None:
-    """The revision the database is at, or None when it has never been migrated."""
+    """The revision the database is at, or None when it has never been migrated (Alembic's ``alembic_version``
+    row, read with one query)."""
     database, owned = _database(db)
     try:
         with database.translating(), database.engine.connect() as conn:
-            return MigrationContext.configure(conn).get_current_revision()
+            if not sa.inspect(conn).has_table("alembic_version"):
+                return None
+            versions = list(conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalars())
+            if len(versions) <= 1:
+                return versions[0] if versions else None
+            from alembic.migration import MigrationContext
+
+            return MigrationContext.configure(conn).get_current_revision()  # several heads: Alembic's error
     finally:
         if owned:
             database.dispose()
@@ -75,11 +105,15 @@ def seed(conn: Connection) -> None:
 
 def upgrade(db: Database | str, revision: str = "head") -> None:
     """Migrate the database up to ``revision`` (default the newest). Safe to call repeatedly and concurrently."""
+    from alembic import command
+
     _migrate(db, lambda cfg: command.upgrade(cfg, revision), f"upgrade to {revision}")
 
 
 def downgrade(db: Database | str, revision: str = "base") -> None:
     """Migrate the database down to ``revision`` (``base`` drops every metastore table and its data)."""
+    from alembic import command
+
     _migrate(db, lambda cfg: command.downgrade(cfg, revision), f"downgrade to {revision}")
 
 
@@ -88,6 +122,21 @@ def init_schema(db: Database) -> None:
     upgrade(db, "head")
     db.forget_profile()
     db.run(seed, what="seed metastore")
+
+
+def ensure_schema(db: Database) -> bool:
+    """Bring the database to the current schema once per process: a cheap revision check (one query) each time a
+    process first meets the database, a migration only when it is behind. Returns True when it migrated (and
+    logged it); False when the schema was already current — which is silent, so tasks do not log an upgrade each."""
+    key = db.engine.url.render_as_string(hide_password=False)
+    with _CURRENT_LOCK:
+        if key in _CURRENT:
+            return False
+        migrated = current_revision(db) != head_revision()
+        if migrated:
+            init_schema(db)
+        _CURRENT.add(key)
+    return migrated
 
 
 def refuse_hive(database: Database, what: str) -> None:
@@ -161,6 +210,8 @@ def _adopt_unversioned(conn: Connection) -> None:
     inspector = sa.inspect(conn)
     if inspector.has_table("TXNS") and not inspector.has_table("alembic_version"):
         log.warning("metastore tables exist without a migration version; stamping revision %s", INITIAL_REVISION)
+        from alembic import command
+
         command.stamp(alembic_config(conn), INITIAL_REVISION)
     if conn.in_transaction():
         conn.commit()

@@ -1,5 +1,6 @@
 """Compaction run figures (ACID_COMPACTION_RUNS, airflow-acid's own table): what each compaction read and wrote,
-the Spark application that ran it, executor core-seconds and wall time, keyed by the compaction id.
+the Spark application that ran it, executor core-seconds and wall time, and the Airflow task instance that ran it,
+keyed by the compaction id.
 
 Hive's COMPLETED_COMPACTIONS cannot get new columns (a Hive metastore's schema is Hive's), so the figures live
 beside it and SHOW COMPACTIONS joins them in by id. On a Hive metastore the table exists only after
@@ -47,9 +48,36 @@ class RunFigures:
     """Content digest (``count:sum:xor``, ``acid/digest.py``) of the rows the final step read at the snapshot."""
     digest_out: str | None = None
     """The same of its output files as read back from storage before the commit (equal to ``digest_in``)."""
+    dag_id: str | None = None
+    """The Airflow task instance that ran the compaction (:class:`TaskIdentity`); recorded when the Worker claims
+    the row, so a failed or refused compaction has it too."""
+    run_id: str | None = None
+    task_id: str | None = None
+    map_index: int | None = None
+    try_number: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @property
+    def task(self) -> TaskIdentity | None:
+        """The Airflow task instance, when one was recorded."""
+        if not (self.dag_id and self.run_id and self.task_id):
+            return None
+        return TaskIdentity(self.dag_id, self.run_id, self.task_id,
+                            -1 if self.map_index is None else self.map_index, self.try_number or 1)
+
+
+@dataclass(frozen=True)
+class TaskIdentity:
+    """The Airflow task instance that runs a compaction: DAG, run, task, map index (-1: not mapped) and try. Plain
+    values — the metastore knows nothing of Airflow; the operator fills them in from its context."""
+
+    dag_id: str
+    run_id: str
+    task_id: str
+    map_index: int = -1
+    try_number: int = 1
 
 
 _COLUMNS = {"files_in": "ACR_FILES_IN", "bytes_in": "ACR_BYTES_IN", "rows_in": "ACR_ROWS_IN",
@@ -58,11 +86,25 @@ _COLUMNS = {"files_in": "ACR_FILES_IN", "bytes_in": "ACR_BYTES_IN", "rows_in": "
             "core_seconds": "ACR_CORE_SECONDS", "wall_seconds": "ACR_WALL_SECONDS"}
 _DIGEST_COLUMNS = {"digest_in": "ACR_DIGEST_IN", "digest_out": "ACR_DIGEST_OUT"}
 """Added later: a Hive metastore's ACID_COMPACTION_RUNS made by an older release lacks them (not recorded there)."""
+_TASK_COLUMNS = {"dag_id": "ACR_DAG_ID", "run_id": "ACR_RUN_ID", "task_id": "ACR_TASK_ID",
+                 "map_index": "ACR_MAP_INDEX", "try_number": "ACR_TRY_NUMBER"}
+"""Added later still (migration 0006), likewise."""
 
 
 def _columns(conn: Connection) -> dict[str, str]:
-    """The figure columns this database's ACID_COMPACTION_RUNS has."""
+    """The figure columns (without the task's) this database's ACID_COMPACTION_RUNS has."""
     return {**_COLUMNS, **_DIGEST_COLUMNS} if profile_of(conn).run_digest_columns else _COLUMNS
+
+
+def _read_columns(conn: Connection) -> dict[str, str]:
+    """Every column read back: the figures and, where the table has them, the task's."""
+    return {**_columns(conn), **(_TASK_COLUMNS if profile_of(conn).run_task_columns else {})}
+
+
+def _upsert(conn: Connection, cq_id: int, values: dict[str, Any]) -> None:
+    """Set ``values`` on the row of ``cq_id``, creating it when missing (the other columns are kept)."""
+    if conn.execute(sa.update(ACR).where(ACR.c.ACR_CQ_ID == cq_id).values(**values)).rowcount == 0:
+        conn.execute(sa.insert(ACR).values({"ACR_CQ_ID": cq_id, "ACR_RECORDED_AT": now_ms(conn), **values}))
 
 
 def _figures(row: sa.Row[Any], columns: dict[str, str]) -> RunFigures:
@@ -106,17 +148,26 @@ class RunHistory:
         return self.db.profile.runs_table
 
     def record(self, cq_id: int, figures: RunFigures) -> bool:
-        """Store (or replace) the figures of compaction ``cq_id``; False when this metastore does not record them."""
+        """Store (or replace) the figures of compaction ``cq_id`` (its recorded task is kept); False when this
+        metastore does not record them."""
         if not self.recorded:
             return False
 
         def work(conn: Connection) -> None:
-            conn.execute(sa.delete(ACR).where(ACR.c.ACR_CQ_ID == cq_id))
-            conn.execute(sa.insert(ACR).values(
-                ACR_CQ_ID=cq_id, ACR_RECORDED_AT=now_ms(conn),
-                **{column: getattr(figures, attr) for attr, column in _columns(conn).items()}))
+            _upsert(conn, cq_id, {"ACR_RECORDED_AT": now_ms(conn),
+                                  **{column: getattr(figures, attr) for attr, column in _columns(conn).items()}})
 
         self.db.run(work, what=f"record figures of compaction {cq_id}")
+        return True
+
+    def record_task(self, cq_id: int, task: TaskIdentity) -> bool:
+        """Record the Airflow task instance running compaction ``cq_id`` (a retry's replaces an earlier try's);
+        False when this metastore does not record it (a Hive metastore without the columns)."""
+        if not self.recorded or not self.db.profile.run_task_columns:
+            return False
+        values = {"ACR_DAG_ID": task.dag_id[:250], "ACR_RUN_ID": task.run_id[:250], "ACR_TASK_ID": task.task_id[:250],
+                  "ACR_MAP_INDEX": task.map_index, "ACR_TRY_NUMBER": task.try_number}
+        self.db.run(lambda conn: _upsert(conn, cq_id, values), what=f"record the task of compaction {cq_id}")
         return True
 
     def get(self, cq_id: int) -> RunFigures | None:
@@ -131,7 +182,7 @@ class RunHistory:
 
         def work(conn: Connection) -> dict[int, RunFigures]:
             out: dict[int, RunFigures] = {}
-            columns = _columns(conn)
+            columns = _read_columns(conn)
             selected = [ACR.c.ACR_CQ_ID, *(ACR.c[c] for c in columns.values())]
             for start in range(0, len(wanted), _CHUNK):
                 rows = conn.execute(sa.select(*selected).where(ACR.c.ACR_CQ_ID.in_(wanted[start:start + _CHUNK])))

@@ -255,6 +255,12 @@ ACID_COMPACTION_RUNS = Table(
     Column("ACR_WALL_SECONDS", Float),
     Column("ACR_DIGEST_IN", String(80)),  # rows read at the snapshot: count:sum:xor (acid/digest.py), final step
     Column("ACR_DIGEST_OUT", String(80)),  # the same of the committed files as read back from storage
+    # the Airflow task instance that ran the compaction (recorded when the Worker claims the row), for links to its log
+    Column("ACR_DAG_ID", String(250)),
+    Column("ACR_RUN_ID", String(250)),
+    Column("ACR_TASK_ID", String(250)),
+    Column("ACR_MAP_INDEX", Integer),
+    Column("ACR_TRY_NUMBER", Integer),
 )
 
 # --- catalog (reduced) ------------------------------------------------------------------------------

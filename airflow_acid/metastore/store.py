@@ -7,6 +7,7 @@ from pathlib import Path
 
 from airflow_acid.metastore.catalog import Catalog
 from airflow_acid.metastore.cleaning import CleaningStore
+from airflow_acid.metastore.compaction_actions import CompactionActions
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
@@ -33,9 +34,10 @@ def default_url(home: str | os.PathLike[str] | None = None) -> str:
 class Metastore:
     """``Metastore(url_or_db, conf)``: ``.txns``, ``.snapshots``, ``.housekeeping``, ``.locks``, ``.compactions``
     (the queue and its history), ``.catalog``, ``.initiator`` (candidates, decisions, leases, the queue as the
-    Initiator sees it), ``.cleaning`` (the Cleaner's side), ``.runs`` (run figures) and ``.undo`` (undoing a
-    compaction) over one :class:`Database`. ``url_or_db`` None means the embedded SQLite file of
-    :func:`default_url`. Every SQL statement on the metastore's tables is behind one of these services."""
+    Initiator sees it), ``.cleaning`` (the Cleaner's side), ``.runs`` (run figures), ``.undo`` (undoing a
+    compaction) and ``.actions`` (aborting and requeueing a compaction) over one :class:`Database`. ``url_or_db``
+    None means the embedded SQLite file of :func:`default_url`. Every SQL statement on the metastore's tables is
+    behind one of these services."""
 
     def __init__(self, url_or_db: str | Database | None = None, conf: MetastoreConf | None = None, *,
                  home: str | os.PathLike[str] | None = None, flavour: Flavour | str | None = None) -> None:
@@ -59,6 +61,7 @@ class Metastore:
         self.cleaning = CleaningStore(self.db, self.conf)
         self.runs = RunHistory(self.db, self.conf)
         self.undo = UndoStore(self.db, self.conf)
+        self.actions = CompactionActions(self.db, self.conf)
 
     def with_conf(self, conf: MetastoreConf | None) -> Metastore:
         """The same database seen with other settings (an Initiator, Cleaner or HouseKeeper given its own conf);
@@ -74,6 +77,13 @@ class Metastore:
 
         init_schema(self.db)
         return self
+
+    def ensure_schema(self) -> bool:
+        """:meth:`init` only when this process has not yet seen the schema at the current revision (one revision
+        query the first time, nothing after); True when it migrated."""
+        from airflow_acid.metastore.init import ensure_schema
+
+        return ensure_schema(self.db)
 
     @property
     def profile(self) -> SchemaProfile:

@@ -86,6 +86,19 @@ class TxnInfo:
 
 
 @dataclass(frozen=True)
+class TxnWrite:
+    """What an open or aborted transaction writes to one table (its TXN_COMPONENTS and TXN_TO_WRITE_ID rows)."""
+
+    database: str
+    table: str | None
+    partitions: tuple[str, ...]
+    """Partitions named by its components (empty: the table, or none recorded yet)."""
+    operations: tuple[OperationType, ...]
+    write_id: int | None
+    """Its write id on the table (None when it took none)."""
+
+
+@dataclass(frozen=True)
 class CommitResult:
     """What a commit did: the commit id (MAX(TXN_ID) under TXN_LOCK_TBL) if one was needed."""
 
@@ -838,6 +851,35 @@ class TxnStore:
         """The state of ``txn_id`` in TXNS, or None when there is no such row (never opened or cleaned up)."""
         row = self.db.run(lambda conn: _txn_row(conn, int(txn_id), lock=False), what="txn state")
         return None if row is None else TxnState(row.TXN_STATE)
+
+    def writes_of(self, txn_id: int) -> list[TxnWrite]:
+        """The tables (and partitions) ``txn_id`` writes, with its write id on each: from TXN_COMPONENTS and
+        TXN_TO_WRITE_ID (a write id taken before any component was recorded counts too)."""
+        tc, t2w = TXN_COMPONENTS, TXN_TO_WRITE_ID
+
+        def work(conn: Connection) -> list[TxnWrite]:
+            found: dict[tuple[str, str | None], tuple[list[str], list[OperationType], int | None]] = {}
+            for r in conn.execute(sa.select(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION,
+                                            tc.c.TC_OPERATION_TYPE, tc.c.TC_WRITEID)
+                                  .where(tc.c.TC_TXNID == int(txn_id))
+                                  .order_by(tc.c.TC_DATABASE, tc.c.TC_TABLE, tc.c.TC_PARTITION)):
+                parts, ops, write_id = found.setdefault((r.TC_DATABASE, r.TC_TABLE), ([], [], None))
+                if r.TC_PARTITION and r.TC_PARTITION not in parts:
+                    parts.append(r.TC_PARTITION)
+                op = OperationType(r.TC_OPERATION_TYPE)
+                if op not in ops:
+                    ops.append(op)
+                if write_id is None and r.TC_WRITEID is not None:
+                    found[(r.TC_DATABASE, r.TC_TABLE)] = (parts, ops, int(r.TC_WRITEID))
+            for w in conn.execute(sa.select(t2w.c.T2W_DATABASE, t2w.c.T2W_TABLE, t2w.c.T2W_WRITEID)
+                                  .where(t2w.c.T2W_TXNID == int(txn_id))):
+                parts, ops, _ = found.get((w.T2W_DATABASE, w.T2W_TABLE), ([], [], None))
+                found[(w.T2W_DATABASE, w.T2W_TABLE)] = (parts, ops, int(w.T2W_WRITEID))
+            return [TxnWrite(db, table, tuple(parts), tuple(ops), write_id)
+                    for (db, table), (parts, ops, write_id) in sorted(found.items(), key=lambda i: (i[0][0],
+                                                                                                   i[0][1] or ""))]
+
+        return self.db.run(work, what=f"writes of txn {txn_id}")
 
     # write ids -----------------------------------------------------------------------------------------
 

@@ -15,7 +15,6 @@ from airflow_acid.airflow_compat import AirflowFailException
 from airflow_acid.config import BacklogLimits
 from airflow_acid.errors import AcidUserError
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.services.alerts import check_backlog
 
 
 def _seconds(value: timedelta | float | str | None) -> float | None:
@@ -63,6 +62,8 @@ class AcidBacklogCheckOperator(BaseOperator):
             raise AirflowFailException(f"bad backlog limit: {exc}") from None
 
     def execute(self, context: Context) -> dict[str, Any]:
+        from airflow_acid.services.alerts import check_backlog  # the compactor: when the task runs, not at parse
+
         limits = self.limits()
         warehouse = self.hook.get_warehouse()
         alerts = check_backlog(warehouse.metastore, limits, filesystem=warehouse.filesystem)

@@ -1,19 +1,21 @@
-"""Cleaner and HouseKeeper operators (the acid_cleanup and acid_housekeeping DAGs)."""
+"""Cleaner and HouseKeeper operators (the acid_cleanup and acid_housekeeping DAGs). The compactor is imported when
+a task runs, not when a DAG file is parsed."""
 
 from __future__ import annotations
 
 import time
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import BaseOperator, Context
 
 from airflow_acid.airflow_stats import emit_metrics
-from airflow_acid.compactor.cleaner import CleanerEntry
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.operators.lineage import operator_lineage
 from airflow_acid.services.lineage import LineageDataset, dataset_name
-from airflow_acid.services.reports import cleaner_cycle, cleaner_failure_metrics, housekeeping_pass
+
+if TYPE_CHECKING:
+    from airflow_acid.compactor.cleaner import CleanerEntry
 
 
 class AcidCleanerOperator(BaseOperator):
@@ -41,6 +43,8 @@ class AcidCleanerOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        from airflow_acid.services.reports import cleaner_cycle, cleaner_failure_metrics
+
         dry_run = self.report_only in (True, "True", "true")
         started = time.monotonic()
         try:
@@ -87,6 +91,8 @@ class AcidHouseKeeperOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        from airflow_acid.services.reports import housekeeping_pass
+
         done = housekeeping_pass(self.hook.get_metastore())
         emit_metrics(done.metrics, self.log)
         for line in done.lines:

@@ -14,6 +14,7 @@ from typing import Any
 from airflow.plugins_manager import AirflowPlugin
 
 from airflow_acid.plugins.priority import AcidQueueOrder
+from airflow_acid.plugins.run_notes import run_notes_listener
 
 URL_PREFIX = "/acid"
 ACID_DAG_IDS = ("acid_compaction", "acid_manual_compaction", "acid_cleanup", "acid_housekeeping")
@@ -22,6 +23,7 @@ ACID_DAG_IDS = ("acid_compaction", "acid_manual_compaction", "acid_cleanup", "ac
 class AcidPlugin(AirflowPlugin):
     name = "airflow_acid"
     priority_weight_strategies = [AcidQueueOrder]  # the compaction DAG's mapped tasks: best rows first
+    listeners = [run_notes_listener]  # a run's compaction outcomes become its note (plugins/run_notes.py)
 
     # Relative hrefs resolve against the UI's base URL, so a deployment under a path prefix keeps working. Airflow
     # 3.3 shows a "dag" view on every DAG (no per-DAG filter): the page says when a DAG is not an ACID DAG.

@@ -14,6 +14,7 @@ from typing import Any
 from markupsafe import Markup
 
 from airflow_acid.metastore.compactions import ShowCompactionsRow
+from airflow_acid.plugins.formats import percent, size
 from airflow_acid.plugins.templating import state_class as _state_css
 from airflow_acid.pycompat import UTC
 
@@ -57,7 +58,7 @@ def _short(text: str, limit: int = 26) -> str:
 
 
 def _percent(ratio: float) -> str:
-    return f"{ratio * 100:.0f}%" if ratio >= 0.1 or ratio == 0 else f"{ratio * 100:.1f}%"
+    return percent(ratio)
 
 
 def partition_chart(partitions: Sequence[Mapping[str, Any]], delta_threshold: int, pct_threshold: float) -> Markup:
@@ -83,8 +84,9 @@ def partition_chart(partitions: Sequence[Mapping[str, Any]], delta_threshold: in
         name = row["partition"] or TABLE_LABEL
         ratio = row["delta_base_ratio"]
         total = row["deltas"] + row["delete_deltas"]
+        no_ratio = "empty base" if row.get("base_write_id") is not None else "no base"
         tip = (f"{name}: {row['deltas']} insert + {row['delete_deltas']} delete deltas, "
-               + ("no base yet" if ratio is None else f"delta/base {_percent(ratio)}"))
+               + (f"{no_ratio} (no delta/base ratio)" if ratio is None else f"delta/base {_percent(ratio)}"))
         parts = [_el("title", tip)]
         if i % 2 == 0:
             parts.append(_el("rect", x=0, y=y, width=WIDTH, height=ROW_H, class_="stripe"))
@@ -99,7 +101,7 @@ def partition_chart(partitions: Sequence[Mapping[str, Any]], delta_threshold: in
         parts.append(_el("text", str(total), x=f"{x_deltas + w_ins + w_del + 5:.1f}", y=y + ROW_H / 2 + 4,
                          class_="value" + (" over" if total > delta_threshold else "")))
         if ratio is None:
-            parts.append(_el("text", "no base", x=x_ratio + 2, y=y + ROW_H / 2 + 4, class_="value muted"))
+            parts.append(_el("text", no_ratio, x=x_ratio + 2, y=y + ROW_H / 2 + 4, class_="value muted"))
         else:
             w = panel * min(ratio, max_ratio) / max_ratio
             parts.append(_el("rect", x=x_ratio, y=by, width=f"{w:.1f}", height=BAR_H, class_="bar-ratio"))
@@ -218,11 +220,7 @@ def history_chart(rows: Sequence[ShowCompactionsRow], now_ms: int | None = None)
 
 
 def _bytes(value: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(value) < 1024 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TB"  # pragma: no cover - the loop returns
+    return size(value)
 
 
 def figures_chart(rows: Sequence[ShowCompactionsRow]) -> Markup:

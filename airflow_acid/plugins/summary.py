@@ -29,6 +29,9 @@ class TableSummary:
     delta_bytes: int = 0
     base_bytes: int = 0
     max_delta_base_ratio: float | None = None
+    """The worst partition's delta/base ratio (the Initiator tests each partition on its own)."""
+    bases: int = 0
+    """Partitions (or the table) with a base directory, empty or not."""
     obsolete_dirs: int = 0
     aborted_dirs: int = 0
     aborted_txns: int = 0
@@ -42,6 +45,7 @@ class TableSummary:
         self.delete_deltas += row.delete_deltas
         self.delta_bytes += row.delta_bytes
         self.base_bytes += row.base_bytes
+        self.bases += row.base_write_id is not None
         if row.delta_base_ratio is not None:
             self.max_delta_base_ratio = max(self.max_delta_base_ratio or 0.0, row.delta_base_ratio)
         self.obsolete_dirs += row.obsolete_dirs
@@ -54,6 +58,12 @@ class TableSummary:
             self.last_compaction = asdict(row.last_compaction)
         if row.error:
             self.errors.append(row.error)
+
+    @property
+    def delta_base_ratio(self) -> float | None:
+        """The table's delta bytes over its base bytes: the ratio of the two sizes shown beside it (None without
+        base data)."""
+        return self.delta_bytes / self.base_bytes if self.base_bytes else None
 
 
 def table_summaries(rows: list[PartitionHealth]) -> list[TableSummary]:
@@ -78,7 +88,8 @@ def overview(warehouse: AcidWarehouse, database: str | None = None) -> dict[str,
         "failed": len(ms.compactions.find(state=CompactionState.FAILED)),
         "transactions": {"open": txns[TxnState.OPEN], "aborted": txns[TxnState.ABORTED]},
         "locks": {"acquired": locks[LockState.ACQUIRED.display], "waiting": locks[LockState.WAITING.display]},
-        "tables": [asdict(t) for t in table_summaries(warehouse_health(warehouse, database))],
+        "tables": [{**asdict(t), "delta_base_ratio": t.delta_base_ratio}
+                   for t in table_summaries(warehouse_health(warehouse, database))],
     }
 
 

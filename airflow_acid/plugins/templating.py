@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,38 +10,14 @@ from fastapi import Request
 from fastapi.responses import HTMLResponse
 from fastapi.templating import Jinja2Templates
 
+from airflow_acid.compactor.decision import Rule
 from airflow_acid.plugins import URL_PREFIX
-from airflow_acid.pycompat import UTC
+from airflow_acid.plugins.formats import age, duration, percent, seconds, size, when
+from airflow_acid.plugins.security import page_actions
 
 HERE = Path(__file__).parent
 
 templates = Jinja2Templates(directory=str(HERE / "templates"))
-
-
-def when(ms: int | None) -> str:
-    """A metastore timestamp (ms since the epoch) as ``YYYY-MM-DD HH:MM:SS`` UTC; empty when missing."""
-    if ms is None or ms <= 0:
-        return ""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def duration(ms: int | None) -> str:
-    """Milliseconds as ``1h 02m``, ``3m 07s`` or ``4.2s``."""
-    if ms is None or ms < 0:
-        return ""
-    seconds = ms / 1000
-    if seconds < 60:
-        return f"{seconds:.1f}s"
-    minutes, secs = divmod(int(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
-
-
-def age(ms: int | None) -> str:
-    """How long ago a metastore timestamp was, as :func:`duration` formats it."""
-    return "" if not ms or ms <= 0 else duration(max(0, int(time.time() * 1000) - ms))
 
 
 def state_class(state: str | None) -> str:
@@ -52,19 +26,18 @@ def state_class(state: str | None) -> str:
     return "s-" + "-".join(str(state or "none").lower().replace("_", " ").split())
 
 
-def size(n: int | None) -> str:
-    """Bytes in binary units."""
-    if n is None:
+def rule_text(rule: str | None) -> str:
+    """An Initiator rule (``multi_base``) in words (``more than one base``)."""
+    if not rule:
         return ""
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return str(n)
+    try:
+        return Rule(rule).display
+    except ValueError:
+        return rule.replace("_", " ")
 
 
-templates.env.filters.update(when=when, duration=duration, age=age, state_class=state_class, size=size)
+templates.env.filters.update(when=when, duration=duration, age=age, state_class=state_class, size=size,
+                             percent=percent, seconds=seconds, rule_text=rule_text)
 
 
 def roots(request: Request) -> tuple[str, str]:
@@ -75,7 +48,9 @@ def roots(request: Request) -> tuple[str, str]:
 
 
 def render(request: Request, name: str, context: dict[str, Any], status_code: int = 200) -> HTMLResponse:
-    """Render ``templates/<name>`` with ``root``, ``airflow_base`` and the current ``path`` added."""
+    """Render ``templates/<name>`` with ``root``, ``airflow_base``, the current ``path`` and ``acting`` (the action
+    buttons the user may see, :func:`~airflow_acid.plugins.security.page_actions`) added."""
     root, airflow = roots(request)
-    page = {"root": root, "airflow_base": airflow, "path": request.url.path, **context}
+    page = {"root": root, "airflow_base": airflow, "path": request.url.path, "acting": page_actions(request),
+            **context}
     return templates.TemplateResponse(request, name, page, status_code=status_code)

@@ -18,7 +18,6 @@ from airflow_acid.airflow_config import acid_config
 from airflow_acid.airflow_stats import emit_metrics
 from airflow_acid.config import Budgets
 from airflow_acid.hooks.metastore import AcidMetastoreHook
-from airflow_acid.services.reports import initiator_cycle, initiator_failure_metrics
 from airflow_acid.triggers.initiator import AcidInitiatorTrigger
 
 
@@ -52,6 +51,8 @@ class AcidInitiatorSensor(BaseSensorOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def poke(self, context: Context) -> PokeReturnValue | bool:
+        from airflow_acid.services.reports import initiator_cycle, initiator_failure_metrics  # not at DAG parse
+
         metastore = self.hook.get_metastore()
         started = time.monotonic()
         try:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 import math
 import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from airflow_acid.acid.codes import CompactionState
@@ -17,7 +17,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner, CleanerEntry, CleanerStatus
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
 from airflow_acid.compactor.errors import CompactorSettingsError
-from airflow_acid.compactor.initiator import Initiator
+from airflow_acid.compactor.initiator import Initiator, would_refuse
 from airflow_acid.compactor.listing import directory_state
 from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY,
@@ -54,7 +54,11 @@ class Explanation:
     """What the Initiator's thresholds say about the directory now (type, rule, reason, sizes, thresholds), and
     what would stop an automatic compaction (``blocked_by``)."""
     cleanup: list[dict[str, Any]] = field(default_factory=list)
-    """The Cleaner's view of each 'ready for cleaning' row: compaction_id, status, message, deletions."""
+    """The Cleaner's view of each 'ready for cleaning' row: compaction_id, status (in words: ``would clean``),
+    message, deletions."""
+    queue: list[dict[str, Any]] = field(default_factory=list)
+    """Every queue row of the table/partition, in any queued state ('initiated', 'working', 'ready for cleaning'),
+    by id."""
 
     @property
     def name(self) -> str:
@@ -89,10 +93,10 @@ def explain(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] |
     queue = ms.compactions.find(db=db, table=name, partition=part_name) if part_name is not None else \
         [c for c in ms.compactions.find(db=db, table=name) if c.partition is None]
     current = _current(queue)
+    queued = sorted((c for c in queue if c.state.is_queued), key=lambda c: c.id)
     cleaner = Cleaner(ms, filesystem=warehouse.filesystem)
-    cleanup = [cleaner.clean(c.id, dry_run=True) for c in sorted(queue, key=lambda c: c.id)
-               if c.state is CompactionState.READY_FOR_CLEANING]
-    evaluation = _evaluate(warehouse, info, part_name, location, part_params)
+    cleanup = [cleaner.clean(c.id, dry_run=True) for c in queued if c.state is CompactionState.READY_FOR_CLEANING]
+    evaluation = _evaluate(warehouse, info, part_name, location, part_params, queued)
 
     explanation = Explanation(
         database=db, table=name, partition=part_name, decision=_decision_dict(record),
@@ -100,8 +104,8 @@ def explain(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] |
         cleanup_blockers=[{"compaction_id": e.compaction_id, "txn_id": b.txn_id, "user": b.user, "host": b.host,
                            "started": b.started, "age_s": round(b.age_s, 3), "why": b.why}
                           for e in cleanup for b in e.blockers],
-        summary=[], evaluation=evaluation,
-        cleanup=[{"compaction_id": e.compaction_id, "status": e.status, "message": e.message,
+        summary=[], evaluation=evaluation, queue=[_compaction_dict(c) for c in queued],
+        cleanup=[{"compaction_id": e.compaction_id, "status": e.status.display, "message": _cleanup_message(e),
                   "deletions": [{"path": d.path, "reason": d.reason} for d in e.deletions]} for e in cleanup])
     explanation.summary = _summary(explanation, record, current, cleanup, ms.conf,
                                    decisions_recorded=ms.profile.decisions_table)
@@ -114,6 +118,17 @@ def explain(warehouse: AcidWarehouse, table: str, partition: Mapping[str, Any] |
 def _current(queue: list[CompactionInfo]) -> CompactionInfo | None:
     active = [c for c in queue if c.state in (CompactionState.INITIATED, CompactionState.WORKING)]
     return min(active, key=lambda c: c.id) if active else None
+
+
+def _cleanup_message(entry: CleanerEntry) -> str:
+    """What the Cleaner would do with a 'ready for cleaning' row, in words (its own message when it gives one)."""
+    if entry.message:
+        return entry.message
+    if entry.status == CleanerStatus.WOULD_CLEAN:
+        n = len(entry.deletions)
+        return (f"the next Cleaner run deletes {n} obsolete or aborted director{'y' if n == 1 else 'ies'}" if n
+                else "the next Cleaner run finds nothing left to delete and closes the compaction")
+    return f"the Cleaner reports '{entry.status.display}'"
 
 
 def _compaction_dict(info: CompactionInfo) -> dict[str, Any]:
@@ -131,10 +146,12 @@ def _decision_dict(record: InitiatorDecisionRecord | None) -> dict[str, Any] | N
 
 
 def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, location: str,
-              part_params: Mapping[str, str]) -> dict[str, Any]:
+              part_params: Mapping[str, str], queued: Sequence[CompactionInfo] = ()) -> dict[str, Any]:
     """docs/hive-acid.md#compaction-type on one listing with the compactor snapshot, plus the
     docs/hive-acid.md#initiator-cycle step 5 checks that stop automatic compaction of this table/partition (the Initiator
-    only looks at partitions with new writes)."""
+    only looks at partitions with new writes), and the queue's answer as the plan/dry run gives it (``verdict``: would
+    compact, not needed, already queued, waiting for cleaning). The base a 'ready for cleaning' compaction replaced
+    is the Cleaner's work, not a reason to compact again, so it does not count as a second base."""
     ms = warehouse.metastore
     blocked_by = None
     db_info = ms.catalog.get_database(info.database)
@@ -155,12 +172,17 @@ def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, 
     except (AcidStateError, OSError) as exc:
         return {"type": None, "rule": None, "reason": f"cannot read {location}: {exc}", "blocked_by": blocked_by}
     stats = DirectoryStats.of(state)
+    ready = [c for c in queued if c.state is CompactionState.READY_FOR_CLEANING]
+    if ready:  # the obsolete base awaits the Cleaner (docs/hive-acid.md#compaction-type step 4 is not for it)
+        stats = replace(stats, has_obsolete_base=False)
     decision: Decision = decide_compaction(
         stats, delta_num_threshold=thresholds.delta_num_threshold, delta_pct_threshold=thresholds.delta_pct_threshold,
         num_source=thresholds.sources[DELTA_NUM_KEY].split()[-1],
         pct_source=thresholds.sources[DELTA_PCT_KEY].split()[-1])
     ratio = stats.delta_size / stats.base_size if stats.base_size else None
+    verdict, scheduled = _verdict(decision, queued, partition, write_ids.high_watermark)
     return {"type": decision.type.display if decision.type else None, "rule": decision.rule.value,
+            "rule_text": decision.rule.display, "verdict": verdict, "scheduled": scheduled,
             "reason": decision.reason, "blocked_by": blocked_by, "base_size": stats.base_size,
             "delta_size": stats.delta_size, "delta_count": stats.delta_count,
             "delta_base_ratio": None if ratio is None or math.isnan(ratio) else ratio,
@@ -168,6 +190,24 @@ def _evaluate(warehouse: AcidWarehouse, info: TableInfo, partition: str | None, 
             "delta_pct_threshold": thresholds.delta_pct_threshold,
             "no_cleanup": is_true(info.property("no_cleanup")) or is_true(part_params.get("no_cleanup")),
             "aborted_dirs": len(state.aborted), **_aborted_txns(warehouse, info, partition)}
+
+
+VERDICTS = ("would compact", "not needed", "already queued", "waiting for cleaning")
+"""What the Initiator would do with the table/partition now, the dry run's way (``evaluation["verdict"]``)."""
+
+
+def _verdict(decision: Decision, queued: Sequence[CompactionInfo], partition: str | None,
+             high_watermark: int | None) -> tuple[str, dict[str, Any] | None]:
+    """(verdict, the queue row that settles it): a row 'initiated'/'working' means already queued; a 'ready for
+    cleaning' row means waiting for cleaning when the thresholds want nothing new or the queue would refuse a new
+    request (same high watermark: the plan/dry run declines it as "already scheduled")."""
+    active = [c for c in queued if c.state in (CompactionState.INITIATED, CompactionState.WORKING)]
+    if active:
+        return "already queued", _compaction_dict(active[0])
+    ready = [c for c in queued if c.state is CompactionState.READY_FOR_CLEANING]
+    if ready and (decision.type is None or would_refuse(list(ready), partition, high_watermark) is not None):
+        return "waiting for cleaning", _compaction_dict(ready[-1])
+    return ("would compact" if decision.type is not None else "not needed"), None
 
 
 def _aborted_txns(warehouse: AcidWarehouse, info: TableInfo, partition: str | None) -> dict[str, Any]:
@@ -226,7 +266,20 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
         out.append(f"The Initiator last looked at {e.name} {_when(record.decided_at, now)} and {what}: "
                    f"{_reason_body(record.reason)}.")
     ev = e.evaluation or {}
-    if ev.get("rule") is not None:
+    waiting = [c for c in e.queue if c["state"] == CompactionState.READY_FOR_CLEANING.display]
+    if current is None and waiting:
+        ids = ", ".join(str(c["id"]) for c in waiting)
+        out.append(f"{e.name} is waiting for cleaning: compaction{'s' if len(waiting) > 1 else ''} {ids} "
+                   "committed and the Cleaner has yet to delete the directories it replaced.")
+    if ev.get("verdict") == "waiting for cleaning":
+        out.append(f"Looking at the directory now, the Initiator would not queue another compaction until the "
+                   f"Cleaner has finished compaction {ev['scheduled']['id']} (thresholds: "
+                   f"{_reason_body(ev['reason'])}).")
+    elif ev.get("verdict") == "already queued":
+        out.append(f"Looking at the directory now, the Initiator would not queue another compaction: compaction "
+                   f"{ev['scheduled']['id']} is already '{ev['scheduled']['state']}' "
+                   f"(thresholds: {_reason_body(ev['reason'])}).")
+    elif ev.get("rule") is not None:
         verdict = f"would queue a {ev['type']} compaction" if ev.get("type") else "would not compact it"
         out.append(f"Looking at the directory now, the Initiator {verdict}: {_reason_body(ev['reason'])}.")
     if ev.get("blocked_by"):
@@ -235,8 +288,7 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
         if entry.status == CleanerStatus.WAITING:
             out.append(f"Cleanup is blocked: {entry.message}.")
         elif entry.status == CleanerStatus.WOULD_CLEAN:
-            out.append(f"Compaction {entry.compaction_id} is ready to be cleaned: the next Cleaner run deletes "
-                       f"{len(entry.deletions)} obsolete or aborted director(y/ies).")
+            out.append(f"Compaction {entry.compaction_id} is ready to be cleaned: {_cleanup_message(entry)}.")
         elif entry.message:
             out.append(f"Compaction {entry.compaction_id}: {entry.message}.")
     if ev.get("aborted_txns"):

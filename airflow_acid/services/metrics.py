@@ -11,15 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_acid.acid.codes import CompactionState
-from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.messages import WorkerOutcome, WorkerStatus
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.metrics import AcidMetricsData, MetricsStore, OldestRow
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.pycompat import StrEnum
+
+if TYPE_CHECKING:  # the client API (and its query engine) only where delta metrics are computed
+    from airflow_acid.client.warehouse import AcidWarehouse
 
 PREFIX = "acid"
 """Every name is sent as ``acid.<name>`` (after Airflow's own ``[metrics] statsd_prefix``)."""

@@ -117,6 +117,17 @@ class WorkerBatch:
         return [o for o in self.outcomes if o.status in (WorkerStatus.FAILED, WorkerStatus.REVOKED)]
 
     @property
+    def refused(self) -> list[WorkerOutcome]:
+        """Outcomes the Worker refused (nothing to compact, table or partition gone): no compaction happened."""
+        return [o for o in self.outcomes if o.status is WorkerStatus.REFUSED]
+
+    @property
+    def outcome_lines(self) -> list[str]:
+        """One sentence per compaction, for the DAG run's note: ``compaction 12 of db.t/ds=1: refused — …``."""
+        return [f"compaction {o.compaction_id} of {o.entity}: {o.status}" + (f" — {o.message}" if o.message else "")
+                for o in self.outcomes]
+
+    @property
     def lines(self) -> list[str]:
         lines = [f"compaction {cq_id} is {state}: not claimed by this task" for cq_id, state in self.not_claimed.items()]
         lines += [f"compaction {o.compaction_id} of {o.entity}: {o.status}{f' — {o.message}' if o.message else ''} "

@@ -13,8 +13,9 @@ from typing import ClassVar
 
 from sqlglot import exp
 from sqlglot.dialects.hive import Hive
+from sqlglot.errors import ParseError
 from sqlglot.parsers.hive import HiveParser
-from sqlglot.tokens import TokenType
+from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
 # --- syntax nodes ------------------------------------------------------------------------------------------------
@@ -79,6 +80,24 @@ class AcidHiveParser(HiveParser):
     """Hive's parser plus the ACID statements."""
 
     STATEMENT_PARSERS = {**HiveParser.STATEMENT_PARSERS, TokenType.SHOW: lambda self: self._parse_show()}
+
+    def raise_error(self, message: str, token: Token | None = None) -> None:
+        """sqlglot's error, plus where it points (``offset`` of the highlighted token) and whether the statement
+        ended before it made sense (``at_end``: the highlight is then the last token taken), for Hive's
+        ``line L:C … near …`` message."""
+        at_end = not token and not self._curr  # sqlglot's end-of-input token is falsy
+        chosen = token or self._curr or self._prev
+        marks = {"at_end": at_end, "offset": chosen.start if chosen else 0}
+        try:
+            if not token:
+                super().raise_error(message)
+            else:
+                super().raise_error(message, token)
+        except ParseError as error:
+            error.errors[0].update(marks)
+            raise
+        if self.errors:
+            self.errors[-1].errors[0].update(marks)
     SHOW_PARSERS = {
         **HiveParser.SHOW_PARSERS,
         "COMPACTIONS": lambda self: self._parse_show_compactions(),

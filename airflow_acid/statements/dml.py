@@ -8,23 +8,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 from sqlglot import exp
 
-from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
 from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
     ROW_ID_STRUCT,
     Evaluator,
     Sql,
     conform,
+    empty_target,
     mentions_row_id,
     to_duckdb,
+    with_row_ids,
 )
 from airflow_acid.client.transaction import StatementResult, Transaction
 from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.statements.model import Delete, Insert, Merge, MergeWhen, Query, TableName, Truncate, Update
 from airflow_acid.statements.result import Result
 
@@ -39,7 +42,13 @@ def _names(node: exp.Expr) -> list[exp.Table]:
     return [t for t in node.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
 
 
-def query_rows(txn: Transaction, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.Table:
+class Reader(Protocol):
+    """What :func:`query_rows` reads tables from: a transaction, or :class:`SchemaOnly` while compiling."""
+
+    def read(self, table: str, partition: Any = None, *, row_ids: bool = False) -> pa.Table: ...
+
+
+def query_rows(txn: Reader, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.Table:
     """Run a query (or VALUES) over the warehouse: every table it names is read at ``txn``'s snapshot (with Hive's
     ``ROW__ID`` when the text names it) and registered in DuckDB under an internal name, keeping the name it was
     written with as its alias."""
@@ -78,14 +87,60 @@ def _plain(value: Any) -> Any:
     return value
 
 
+class SchemaOnly:
+    """Stands in for a transaction while a statement is compiled: every table reads as no rows with its real
+    columns (and ROW__ID), so DuckDB binds names, types and functions before any transaction opens — as Hive
+    compiles a statement before its transaction begins, a refused statement leaves none behind."""
+
+    def __init__(self, warehouse: AcidWarehouse) -> None:
+        self.warehouse = warehouse
+
+    def read(self, table: str, partition: Any = None, *, row_ids: bool = False) -> pa.Table:
+        info = self.warehouse.transactional_table(table)
+        full = self.warehouse.io.full_schema(info)
+        if not row_ids:
+            return full.empty_table()
+        return with_row_ids(empty_target(full), row_id_struct=True).select(["ROW__ID", *full.names])
+
+
 class DmlExecutor:
-    """Runs one DML statement or query on ``warehouse`` in its own transaction."""
+    """Runs one DML statement or query on ``warehouse`` in its own transaction, opened only once the statement
+    compiled (:meth:`compile`)."""
 
     def __init__(self, warehouse: AcidWarehouse) -> None:
         self.warehouse = warehouse
 
     def _in_txn(self, statement: str) -> Transaction:
         return self.warehouse.transaction(agent_info=f"airflow-acid sql {statement}")
+
+    def compile(self, s: Query | Insert | Update | Delete | Merge | Truncate) -> None:
+        """Check ``s`` against the tables' columns without a transaction: unknown tables and columns, functions,
+        types and VALUES/SELECT widths fail here, with nothing opened (the statement then runs in its own
+        transaction; what only the data can show — a failed cast of one value, MERGE's cardinality — fails there)."""
+        dry = SchemaOnly(self.warehouse)
+        with Evaluator() as ev:
+            if isinstance(s, Query):
+                query_rows(dry, ev, s.query, what="SELECT")
+            elif isinstance(s, Insert):
+                _spec, _dynamic, targets = _insert_targets(self.warehouse.transactional_table(s.table.qualified), s)
+                rows = query_rows(dry, ev, s.source, what=f"INSERT into {s.table.qualified}")
+                _check_width(s, rows.num_columns, targets)
+            elif isinstance(s, (Update, Delete)):
+                info = self.warehouse.transactional_table(s.table.qualified)
+                if isinstance(s, Update):
+                    _check_assigned(info, [c for c, _v in s.assignments], self.warehouse.io.data_schema(info).names)
+                values = [v for _c, v in s.assignments] if isinstance(s, Update) else [exp.Literal.number(1)]
+                probe = exp.select(*values).from_(exp.to_table(s.table.qualified))
+                query_rows(dry, ev, probe.where(s.where) if s.where is not None else probe,
+                           what=f"{s.TITLE} {info.full_name}")
+            elif isinstance(s, Merge):
+                self.warehouse.transactional_table(s.table.qualified)
+                if isinstance(s.source, TableName):
+                    self.warehouse.transactional_table(s.source.qualified)
+                else:
+                    query_rows(dry, ev, s.source, what=f"MERGE into {s.table.qualified}: USING")
+            else:
+                self.warehouse.transactional_table(s.table.qualified)
 
     def select(self, s: Query) -> Result:
         query = s.query.copy()
@@ -108,24 +163,10 @@ class DmlExecutor:
             info = self.warehouse.transactional_table(s.table.qualified)
             data_cols = [c.name for c in info.columns]
             keys = [k.name for k in info.partition_keys]
-            spec = {k.lower(): v for k, v in (s.partition or {}).items()}
-            unknown = [k for k in spec if k not in keys]
-            if unknown:
-                raise SchemaMismatchError(f"{what}: PARTITION names {unknown}, which are not partition columns "
-                                          f"of the table ({keys or 'none'})")
-            dynamic = [k for k in keys if spec.get(k) is None] if info.is_partitioned else []
-            targets = list(s.columns) if s.columns is not None else data_cols
-            lowered = {c.lower(): c for c in data_cols + keys}
-            bad = [c for c in targets if c.lower() not in lowered]
-            if bad:
-                raise SchemaMismatchError(f"{what}: unknown column(s) {bad}; columns are {data_cols}")
-            targets = [lowered[c.lower()] for c in targets] + (dynamic if s.columns is None else [])
+            spec, dynamic, targets = _insert_targets(info, s)
             rows = query_rows(txn, ev, s.source, what=what)
             ev.check_exact(what=what)
-            if rows.num_columns != len(targets):
-                raise SchemaMismatchError(
-                    f"{what}: the {'VALUES' if isinstance(s.source, exp.Values) else 'SELECT'} gives "
-                    f"{rows.num_columns} column(s), the table takes {len(targets)} ({', '.join(targets)})")
+            _check_width(s, rows.num_columns, targets)
             rows = rows.rename_columns(targets)
             for c in data_cols:
                 if c not in targets:
@@ -181,6 +222,50 @@ class DmlExecutor:
         text = counts.get(done.operation, done.operation)
         write = f", write id {done.write_id}" if done.write_id is not None else ""
         return Result(title, messages=[f"{done.table}: {text}{where} (transaction {txn.txn_id}{write})"])
+
+
+def _insert_targets(info: TableInfo, s: Insert) -> tuple[dict[str, str | None], list[str], list[str]]:
+    """(PARTITION spec by lower-case key, dynamic partition keys, the columns the VALUES/SELECT fill in order)."""
+    what = f"INSERT into {s.table.qualified}"
+    data_cols = [c.name for c in info.columns]
+    keys = [k.name for k in info.partition_keys]
+    spec = {k.lower(): v for k, v in (s.partition or {}).items()}
+    unknown = [k for k in spec if k not in keys]
+    if unknown:
+        raise SchemaMismatchError(f"{what}: PARTITION names {unknown}, which are not partition columns "
+                                  f"of the table ({keys or 'none'})")
+    dynamic = [k for k in keys if spec.get(k) is None] if info.is_partitioned else []
+    targets = list(s.columns) if s.columns is not None else data_cols
+    lowered = {c.lower(): c for c in data_cols + keys}
+    bad = [c for c in targets if c.lower() not in lowered]
+    if bad:
+        raise SchemaMismatchError(f"{what}: unknown column(s) {bad}; columns are {data_cols}")
+    return spec, dynamic, [lowered[c.lower()] for c in targets] + (dynamic if s.columns is None else [])
+
+
+def _check_width(s: Insert, width: int, targets: list[str]) -> None:
+    if width != len(targets):
+        raise SchemaMismatchError(
+            f"INSERT into {s.table.qualified}: the {'VALUES' if isinstance(s.source, exp.Values) else 'SELECT'} "
+            f"gives {width} column(s), the table takes {len(targets)} ({', '.join(targets)})")
+
+
+def _check_assigned(info: TableInfo, columns: list[str], data_columns: list[str]) -> None:
+    """UPDATE's SET names data columns that are neither partition nor bucket columns (Hive's rules)."""
+    lowered = {c.lower(): c for c in data_columns}
+    keys = {k.name.lower() for k in info.partition_keys}
+    for column in columns:
+        name = lowered.get(column.lower())
+        if column.lower() in keys:
+            raise UnsupportedOperationError(f"table {info.full_name}: UPDATE cannot change partition column {column} "
+                                            "(Hive does not support updating partition columns); delete and "
+                                            "re-insert the rows instead")
+        if name is None:
+            raise SchemaMismatchError(f"table {info.full_name}: UPDATE names unknown column {column!r}; columns are "
+                                      f"{data_columns}")
+        if name in info.bucket_cols:
+            raise UnsupportedOperationError(f"table {info.full_name}: UPDATE cannot change bucket column {name} "
+                                            "(Hive does not support updating bucketing columns)")
 
 
 def _clauses(clauses: Iterable[MergeWhen]) -> Iterable[WhenMatched | WhenNotMatched]:

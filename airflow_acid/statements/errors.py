@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from airflow_acid.errors import AcidInputError
+from airflow_acid.errors import AcidInputError, AcidNotFoundError, AcidUserError
 
 
 class StatementError(AcidInputError):
@@ -19,4 +19,17 @@ class UnsupportedStatementError(StatementError):
     """A well-formed statement (or clause) that airflow-acid does not run."""
 
 
-__all__ = ["StatementError", "StatementSyntaxError", "UnsupportedStatementError"]
+def hive_error_line(error: AcidUserError) -> str:
+    """The one line Hive's CLI prints for a statement that failed: ``FAILED: ParseException line 1:7 …`` for text
+    that is not a statement, ``FAILED: SemanticException …`` for one that cannot run as written (unknown table or
+    column, a statement or value airflow-acid refuses), ``FAILED: Execution Error: …`` for one that failed while
+    running (a lock not granted, a write conflict, an unreachable database)."""
+    one_line = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    if isinstance(error, StatementSyntaxError):
+        return f"FAILED: ParseException {one_line}"
+    if isinstance(error, (AcidInputError, AcidNotFoundError)):
+        return f"FAILED: SemanticException {one_line}"
+    return f"FAILED: Execution Error: {one_line}"
+
+
+__all__ = ["StatementError", "StatementSyntaxError", "UnsupportedStatementError", "hive_error_line"]

@@ -10,23 +10,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
-from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.errors import AcidUserError
 from airflow_acid.metastore.catalog import ColumnInfo, PartitionInfo, TableInfo
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.services.compact import (
-    FIRST_POLL_S,
-    request_compaction,
-    wait_for_compactions,
-)
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
-from airflow_acid.statements.dml import DmlExecutor
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
@@ -50,6 +43,11 @@ from airflow_acid.statements.model import (
 )
 from airflow_acid.statements.result import Result
 
+if TYPE_CHECKING:
+    from airflow_acid.client.warehouse import AcidWarehouse
+    from airflow_acid.metastore.conf import MetastoreConf
+    from airflow_acid.metastore.store import Metastore
+
 USER_ERRORS = (AcidUserError,)
 """What a statement raises for a problem the user can fix (the CLI prints the message and exits with its code)."""
 
@@ -62,20 +60,55 @@ _UNSUCCESSFUL = (CompactionState.FAILED, CompactionState.DID_NOT_INITIATE, Compa
 
 
 class StatementExecutor:
-    """Runs statements on ``warehouse``. AND WAIT polls like Hive (first after ``wait_first_poll_s``, doubling, each
-    sleep capped at ``wait_max_poll_s`` — default hive.compactor.wait.timeout), for at most ``wait_timeout_s``
-    (None: until done); ``on_wait`` receives a line to show while waiting."""
+    """Runs statements on ``warehouse``. AND WAIT polls Hive's way, shorter (first after ``wait_first_poll_s``,
+    doubling, each sleep capped at ``wait_max_poll_s`` — default a few seconds, services.compact.MAX_POLL_S), for at
+    most ``wait_timeout_s`` (None: until done); ``on_wait`` receives a line to show while waiting.
 
-    def __init__(self, warehouse: AcidWarehouse, *, wait_first_poll_s: float = FIRST_POLL_S,
-                 wait_max_poll_s: float | None = None, wait_timeout_s: float | None = None,
-                 sleep: Callable[[float], None] = time.sleep, on_wait: Callable[[str], None] | None = None) -> None:
-        self.warehouse = warehouse
-        self.metastore = warehouse.metastore
+    Instead of a warehouse, a ``metastore`` and ``open_warehouse`` (called with the metastore the first time a
+    statement needs the files: DML, CREATE TABLE, compaction requests) may be given: SHOW statements, ABORT and
+    DESCRIBE then never load the table format, pyarrow or DuckDB (docs/performance.md#cli-latency)."""
+
+    def __init__(self, warehouse: AcidWarehouse | None = None, *, metastore: Metastore | None = None,
+                 open_warehouse: Callable[[Metastore], AcidWarehouse] | None = None,
+                 wait_first_poll_s: float | None = None, wait_max_poll_s: float | None = None,
+                 wait_timeout_s: float | None = None, sleep: Callable[[float], None] = time.sleep,
+                 on_wait: Callable[[str], None] | None = None) -> None:
+        self.metastore: Metastore
+        if warehouse is not None:
+            self.metastore = warehouse.metastore
+        elif metastore is not None and open_warehouse is not None:
+            self.metastore = metastore
+        else:
+            raise TypeError("give a warehouse, or a metastore and open_warehouse")
+        self._warehouse = warehouse
+        self._open_warehouse = open_warehouse
         self.wait_first_poll_s = wait_first_poll_s
         self.wait_max_poll_s = wait_max_poll_s
         self.wait_timeout_s = wait_timeout_s
         self.sleep = sleep
         self.on_wait = on_wait
+
+    @property
+    def warehouse(self) -> AcidWarehouse:
+        """The warehouse (opened on first use when only a metastore was given)."""
+        if self._warehouse is None:
+            assert self._open_warehouse is not None, "checked in __init__"
+            self._warehouse = self._open_warehouse(self.metastore)
+        return self._warehouse
+
+    def reconfigure(self, conf: MetastoreConf) -> None:
+        """Use other settings from the next statement on (a session's SET of a Hive setting)."""
+        if conf == self.metastore.conf:
+            return
+        if self._open_warehouse is None:
+            from airflow_acid.client.warehouse import AcidWarehouse
+
+            old = self.warehouse
+            self.metastore = self.metastore.with_conf(conf)
+            self._warehouse = AcidWarehouse(self.metastore, old.location, init=False, filesystem=old.filesystem)
+            return
+        self.metastore = self.metastore.with_conf(conf)
+        self._warehouse = None
 
     def run(self, statement: Statement) -> Result:
         """Run one statement."""
@@ -122,6 +155,8 @@ class StatementExecutor:
     # --- ALTER TABLE -----------------------------------------------------------------------------------------------
 
     def compact(self, s: AlterTableCompact) -> Result:
+        from airflow_acid.services.compact import FIRST_POLL_S, request_compaction, wait_for_compactions
+
         ctype = _parse_enum(CompactionType.parse, s.compaction_type, "compaction type", "COMPACT",
                             ["major", "minor", "rebalance"])
         requested = request_compaction(self.warehouse, s.table.qualified, s.partition, ctype,
@@ -136,7 +171,8 @@ class StatementExecutor:
             if self.on_wait is not None:
                 self.on_wait(f"Waiting for compaction(s) {', '.join(map(str, queued))} to be run by a worker (the "
                              "acid_compaction DAG); Ctrl-C stops waiting, the compaction stays queued")
-            final = wait_for_compactions(self.metastore, queued, first_poll_s=self.wait_first_poll_s,
+            first = self.wait_first_poll_s if self.wait_first_poll_s is not None else FIRST_POLL_S
+            final = wait_for_compactions(self.metastore, queued, first_poll_s=first,
                                          max_poll_s=self.wait_max_poll_s, timeout_s=self.wait_timeout_s,
                                          sleep=self.sleep)
             for cq_id, info in final.items():
@@ -220,7 +256,8 @@ class StatementExecutor:
     # --- names -----------------------------------------------------------------------------------------------------
 
     def _table(self, name: TableName) -> TableInfo:
-        return self.warehouse.table(name.qualified)
+        database, table = name.qualified.split(".", 1)
+        return self.metastore.catalog.get_table(database, table)
 
     @staticmethod
     def _partition_name(info: TableInfo, spec: PartitionSpec | None) -> str | None:
@@ -248,13 +285,26 @@ def _parse_enum(parse: Callable[[str], Any], text: str | None, what: str, keywor
                                 f"{', '.join(repr(a) for a in allowed)}") from None
 
 
+def _dml(method: str) -> Callable[[StatementExecutor, Any], Result]:
+    """A DML handler; pyarrow, DuckDB and the client API load with the first DML statement."""
+    def run(ex: StatementExecutor, s: Any) -> Result:
+        from airflow_acid.statements.dml import DmlExecutor
+
+        dml = DmlExecutor(ex.warehouse)
+        dml.compile(s)  # before the transaction opens: a refused statement leaves none behind
+        result: Result = getattr(dml, method)(s)
+        return result
+
+    return run
+
+
 _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
-    Query: lambda ex, s: DmlExecutor(ex.warehouse).select(s),
-    Insert: lambda ex, s: DmlExecutor(ex.warehouse).insert(s),
-    Update: lambda ex, s: DmlExecutor(ex.warehouse).update(s),
-    Delete: lambda ex, s: DmlExecutor(ex.warehouse).delete(s),
-    Merge: lambda ex, s: DmlExecutor(ex.warehouse).merge(s),
-    Truncate: lambda ex, s: DmlExecutor(ex.warehouse).truncate(s),
+    Query: _dml("select"),
+    Insert: _dml("insert"),
+    Update: _dml("update"),
+    Delete: _dml("delete"),
+    Merge: _dml("merge"),
+    Truncate: _dml("truncate"),
     ShowCompactions: StatementExecutor.show_compactions,
     ShowTransactions: StatementExecutor.show_transactions,
     ShowLocks: StatementExecutor.show_locks,

@@ -2,9 +2,10 @@
 extended with the ACID statements (:mod:`airflow_acid.statements.dialect`).
 
 A script of several statements separated by ``;`` is parsed as a whole before anything runs, so a typo in the third
-statement stops the script before the first one changed anything. Errors are one line: where the parser stopped and
-what it expected (:class:`StatementSyntaxError`), or which statement or clause airflow-acid does not run
-(:class:`UnsupportedStatementError`) — each listing the supported statements.
+statement stops the script before the first one changed anything. Errors are one line, as Hive words them: where the
+input stops making sense — ``line 1:7 cannot recognize input near 'FROM' 'x' '<EOF>'`` —
+(:class:`StatementSyntaxError`), or which statement or clause airflow-acid does not run
+(:class:`UnsupportedStatementError`); neither lists the statements (``help`` does).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import overload
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import TokenType
 
 from airflow_acid.statements import dialect as acid
 from airflow_acid.statements.errors import StatementSyntaxError, UnsupportedStatementError
 from airflow_acid.statements.model import (
-    SUPPORTED,
     AbortCompactions,
     AbortTransactions,
     AlterTableColumns,
@@ -43,10 +44,19 @@ from airflow_acid.statements.model import (
     Truncate,
     Update,
 )
+from airflow_acid.statements.script import (
+    HelpCommand,
+    Piece,
+    SessionCommand,
+    SetCommand,
+    position,
+    session_command,
+    split_script,
+)
 
 _SQLGLOT_LOG = logging.getLogger("sqlglot")
 _TOKEN_REPR = re.compile(r"<Token token_type: [^,]*, text: (.*?), line: \d+.*?>")
-SUPPORTED_TEXT = "supported: " + ", ".join(SUPPORTED)
+HELP_HINT = "'help' lists the statements it runs"
 
 # Hive's COMPACTION_QUEUE column names accepted in SHOW COMPACTIONS … ORDER BY, and the output column each sorts.
 ORDER_BY_ALIASES = {
@@ -59,29 +69,34 @@ ORDER_BY_ALIASES = {
 
 
 
-def parse_statements(text: str) -> list[Statement]:
-    """Every ``;``-separated statement of ``text``, in order (empty statements skipped)."""
+def parse_script(text: str) -> list[Statement | SessionCommand]:
+    """Every ``;``-separated statement or session command (SET, help) of ``text``, in order (empty ones skipped),
+    all parsed before any runs. Errors name the line and column in ``text`` (Hive's ``line L:C``, column from 0)."""
     if not text or not text.strip():
         raise _malformed("no statement given")
     control = next((c for c in text if ord(c) < 32 and c not in "\t\n\r"), None)
     if control is not None:
-        line = text.count("\n", 0, text.index(control)) + 1
-        raise _malformed(f"control character {control!r} at line {line}; statements are plain text")
-    # sqlglot warns before falling back to an opaque command; that case is reported as unsupported instead.
-    quiet = _drop_unsupported_syntax_warnings
-    _SQLGLOT_LOG.addFilter(quiet)
-    try:
-        nodes = sqlglot.parse(text, dialect=acid.HiveAcid)
-    except ParseError as exc:
-        raise StatementSyntaxError(_syntax_message(exc)) from None
-    except TokenError as exc:
-        raise _malformed(f"syntax error: cannot split the text into tokens ({exc}; an unclosed quote?)") from None
-    finally:
-        _SQLGLOT_LOG.removeFilter(quiet)
-    statements = [_statement(node) for node in nodes if node is not None and not isinstance(node, exp.Semicolon)]
-    if not statements:
+        line, column = position(text, text.index(control))
+        raise _malformed(f"line {line}:{column} control character {control!r}; statements are plain text")
+    items: list[Statement | SessionCommand] = []
+    for piece in split_script(text):
+        command = session_command(piece)
+        items.append(command if command is not None else _parse_piece(text, piece))
+    if not items:
         raise _malformed("no statement given")
-    return statements
+    return items
+
+
+def parse_statements(text: str) -> list[Statement]:
+    """Every ``;``-separated statement of ``text``, in order (empty statements skipped); session commands (SET,
+    help) belong to ``airflow-acid sql``'s session and are refused here."""
+    items = parse_script(text)
+    commands = [i for i in items if isinstance(i, (SetCommand, HelpCommand))]
+    if commands:
+        word = "SET" if isinstance(commands[0], SetCommand) else "help"
+        raise UnsupportedStatementError(f"{word} is a command of an airflow-acid sql session (a script, -e or the "
+                                        "shell), not a statement to run here")
+    return [i for i in items if not isinstance(i, (SetCommand, HelpCommand))]
 
 
 def parse_statement(text: str) -> Statement:
@@ -92,20 +107,89 @@ def parse_statement(text: str) -> Statement:
     return statements[0]
 
 
+STATEMENT_WORDS = frozenset({
+    "SELECT", "WITH", "INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE", "SHOW", "ALTER", "ABORT", "CREATE",
+    "DESCRIBE", "DESC", "FROM", "(", "VALUES", "DROP", "USE", "LOAD", "EXPLAIN", "BEGIN", "START", "COMMIT",
+    "ROLLBACK", "ANALYZE", "MSCK", "GRANT", "REVOKE", "EXPORT", "IMPORT", "RELOAD", "KILL", "REPL", "RESET", "ADD",
+    "LIST", "DFS", "REPLACE", "SET", "CACHE", "UNCACHE", "REFRESH", "PRAGMA", "COPY", "CALL", "EXECUTE", "PREPARE"})
+"""Words a statement can start with (Hive's and other engines'); any other first word is a parse error at 1:0."""
+
+
+def _parse_piece(text: str, piece: Piece) -> Statement:
+    if piece.first_word not in STATEMENT_WORDS:
+        raise StatementSyntaxError(_near(text, piece, 0))
+    quiet = _drop_unsupported_syntax_warnings  # sqlglot warns before falling back to an opaque command
+    _SQLGLOT_LOG.addFilter(quiet)
+    try:
+        nodes = sqlglot.parse(piece.text, dialect=acid.HiveAcid)
+    except ParseError as exc:
+        raise StatementSyntaxError(_syntax_message(text, piece, exc)) from None
+    except TokenError as exc:  # the script was tokenized already; kept for safety
+        raise _malformed(f"cannot read the text as Hive tokens ({str(exc).splitlines()[0][:120]})") from None
+    finally:
+        _SQLGLOT_LOG.removeFilter(quiet)
+    found = [node for node in nodes if node is not None and not isinstance(node, exp.Semicolon)]
+    if len(found) != 1:
+        raise StatementSyntaxError(_near(text, piece, 0))
+    return _statement(found[0], _leading_words(piece))
+
+
+def _leading_words(piece: Piece) -> str:
+    """The statement's first keyword(s) as typed, e.g. ``DROP TABLE`` or ``USE`` (names and literals left out)."""
+    words = [piece.tokens[0].text.upper()]
+    if len(piece.tokens) > 1 and (piece.tokens[1].token_type not in _NOT_KEYWORDS
+                                  or piece.tokens[1].text.upper() in _OBJECT_WORDS):
+        words.append(piece.tokens[1].text.upper())
+    return " ".join(words)
+
+
+_OBJECT_WORDS = frozenset({
+    "TABLES", "DATABASES", "SCHEMAS", "PARTITIONS", "VIEWS", "FUNCTIONS", "COLUMNS", "TBLPROPERTIES", "CREATE",
+    "CONF", "ROLES", "GRANT", "CATALOGS", "DATA", "STATISTICS", "MATERIALIZED", "TEMPORARY", "EXTERNAL",
+    "TRANSACTIONAL", "INDEX", "CATALOG", "VIEW", "DATABASE", "SCHEMA", "TABLE", "FUNCTION", "MACRO", "ROLE"})
+_NOT_KEYWORDS = (TokenType.VAR, TokenType.STRING, TokenType.NUMBER, TokenType.L_PAREN, TokenType.IDENTIFIER)
+
+
 def _drop_unsupported_syntax_warnings(record: logging.LogRecord) -> bool:
     return "unsupported syntax" not in record.getMessage()
 
 
-def _syntax_message(exc: ParseError) -> str:
+_INTERNAL = ("Required keyword", "<class", "Invalid expression", "Unexpected token", "SENTINEL")
+
+
+def _syntax_message(text: str, piece: Piece, exc: ParseError) -> str:
+    """Hive's ``line L:C cannot recognize input near 'a' 'b' 'c'`` from sqlglot's error: the token where the
+    statement stops making sense and the two after it (``<EOF>`` past the end), then what was expected when that
+    says more than the position (never sqlglot's class names)."""
     detail = exc.errors[0] if exc.errors else {}
-    description = detail.get("description") or str(exc).split(". Line")[0]
+    description = str(detail.get("description") or "")
     description = _TOKEN_REPR.sub(lambda m: repr(m.group(1)), description)  # sqlglot prints raw Token objects
-    highlight = detail.get("highlight") or ""
-    near = highlight.strip()
-    column = detail.get("col", 0) - len(highlight) + 1 if highlight else detail.get("col")  # sqlglot: token end
-    where = f" at line {detail['line']}, column {column}" if detail.get("line") else ""
-    near_text = f" near {_clip(near)!r}" if near else ""
-    return f"syntax error{where}{near_text}: {_clip(description, 200)}; {SUPPORTED_TEXT}"
+    index = 0
+    if "offset" in detail:
+        local = int(detail["offset"])
+        starts = [t.start - piece.start for t in piece.tokens]
+        index = next((i for i, s in enumerate(starts) if s >= local), len(starts) - 1)
+        if detail.get("at_end"):
+            index = len(starts)  # the statement ended before it made sense: Hive's '<EOF>'
+    hint = ""
+    if description.startswith("Expecting "):
+        expected = description[len("Expecting "):].strip()
+        hint = f"expecting {expected!r}" if len(expected) == 1 else f"expecting {expected}"
+    elif description.startswith("Expected table name"):
+        hint = "expecting a table name"
+    elif description and not any(marker in description for marker in _INTERNAL):
+        hint = description
+    return _near(text, piece, index) + (f"; {_clip(hint, 200)}" if hint else "")
+
+
+def _near(text: str, piece: Piece, index: int) -> str:
+    """``line L:C cannot recognize input near …`` for the token at ``index`` of the piece."""
+    tokens = piece.tokens
+    offset = tokens[index].start if index < len(tokens) else piece.start + len(piece.text)
+    line, column = position(text, offset)
+    words = [_clip(t.text, 40) for t in tokens[index:index + 3]]
+    words += ["<EOF>"] * (3 - len(words))
+    return f"line {line}:{column} cannot recognize input near " + " ".join(f"'{w}'" for w in words)
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -115,11 +199,11 @@ def _clip(text: str, limit: int = 60) -> str:
 
 def _unsupported(what: str, hint: str | None = None) -> UnsupportedStatementError:
     why = f" ({_clip(hint, 200)})" if hint else ""
-    return UnsupportedStatementError(f"{_clip(what)} is not supported by airflow-acid sql{why}; {SUPPORTED_TEXT}")
+    return UnsupportedStatementError(f"{_clip(what)} is not supported by airflow-acid sql{why}; {HELP_HINT}")
 
 
 def _malformed(message: str) -> StatementSyntaxError:
-    return StatementSyntaxError(f"{message}; {SUPPORTED_TEXT}")
+    return StatementSyntaxError(message)
 
 
 # --- one node → one statement ---------------------------------------------------------------------------------------
@@ -130,7 +214,7 @@ _AUTOCOMMIT = ("airflow-acid sql runs each statement as its own transaction, as 
                "Python API's warehouse.transaction() to group statements")
 
 
-def _statement(node: exp.Expr) -> Statement:
+def _statement(node: exp.Expr, leading: str = "") -> Statement:
     if isinstance(node, (exp.Transaction, exp.Commit, exp.Rollback)) or (
             isinstance(node, exp.Alias) and isinstance(node.this, exp.Column) and node.this.name.upper() == "START"
             and node.alias.upper() == "TRANSACTION"):
@@ -179,10 +263,14 @@ def _statement(node: exp.Expr) -> Statement:
         style = (node.args.get("style") or "").upper()
         return Describe(_table_name(node.this), formatted=style in ("FORMATTED", "EXTENDED"),
                         partition=_partition(node.args.get("partition")))
+    if isinstance(node, exp.Command) and leading:
+        raise _unsupported(leading)
     if isinstance(node, exp.Command):
         words = f"{node.this} {node.expression or ''}".split()
         raise _unsupported(" ".join(words[:2]).upper() if words else "this statement")
     kind = node.args.get("kind")
+    if leading:  # the user's own words, never sqlglot's class names
+        raise _unsupported(leading)
     raise _unsupported(type(node).__name__.upper() + (f" {kind.upper()}" if isinstance(kind, str) else ""))
 
 
@@ -482,4 +570,4 @@ def _integer(node: exp.Expr | None, what: str) -> int:
         raise _malformed(f"expected {what} (a whole number), found {node.this!r}") from None
 
 
-__all__ = ["parse_statement", "parse_statements"]
+__all__ = ["STATEMENT_WORDS", "parse_script", "parse_statement", "parse_statements"]

@@ -19,6 +19,8 @@ class Result:
     null: str = "NULL"
     """How a missing value prints ('---' in SHOW COMPACTIONS, 'NULL' elsewhere)."""
     failed: bool = False
+    warnings: list[str] = field(default_factory=list)
+    """Things the user should know that did not stop the statement (an unknown SET key, the first time)."""
 
     def text_rows(self) -> list[list[str]]:
         """The rows as Hive prints them: every value a string."""
@@ -29,6 +31,9 @@ class Result:
         return [dict(zip(self.columns, row)) for row in self.rows]
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: statement, columns, rows (as records), messages, failed."""
-        return {"statement": self.statement, "columns": list(self.columns), "rows": self.records(),
-                "messages": list(self.messages), "failed": self.failed}
+        """JSON-ready: statement, columns, rows (as records), messages, failed (and warnings, when any)."""
+        out = {"statement": self.statement, "columns": list(self.columns), "rows": self.records(),
+               "messages": list(self.messages), "failed": self.failed}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from airflow_acid.services.reports import InitiatorCycle
+if TYPE_CHECKING:  # the compactor is imported when the trigger runs, not when a DAG file is parsed
+    from airflow_acid.services.reports import InitiatorCycle
 
 
 class AcidInitiatorTrigger(BaseTrigger):

@@ -40,8 +40,9 @@ def as_json(result) -> object:
 
 
 def error_line(result) -> str:
-    """The one line that says what went wrong (stderr may show progress lines before it)."""
-    errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+    """The one line that says what went wrong (stderr may show progress lines before it): Hive's ``FAILED: …`` for
+    a statement, ``Error: …`` for the command itself (options, an unreachable metastore)."""
+    errors = [line for line in result.stderr.splitlines() if line.startswith(("Error: ", "FAILED: "))]
     assert len(errors) == 1 and result.stderr.rstrip().endswith(errors[0]), result.stderr
     return errors[0]
 
@@ -106,7 +107,7 @@ def test_sql_transactions_and_locks_and_aborts(cli, wh):
                                    "message": "Successfully aborted transaction"}]
     unknown = cli("sql", "ABORT TRANSACTIONS 987654", "--json")
     assert unknown.exit_code == 1 and as_json(unknown)[0]["rows"][0]["status"] == "Error"
-    assert error_line(unknown) == "Error: ABORT TRANSACTIONS did not succeed (see above)"
+    assert error_line(unknown) == "FAILED: ABORT TRANSACTIONS did not succeed (see above)"
 
     queued = request_compaction(wh, table, None, "major", pool=unique("pool"))[0].compaction_id
     ok = cli("sql", f"ABORT COMPACTIONS {queued}")
@@ -126,13 +127,15 @@ def test_sql_reads_stdin_and_files(cli, tmp_path):
 
 
 @pytest.mark.parametrize("statement, code, message", [
-    ("SELECT * FROM cli.nosuch", 1, "Error: table cli.nosuch does not exist"),
-    ("BEGIN", 2, "Error: BEGIN is not supported: airflow-acid sql runs each statement as its own transaction"),
-    ("SHOW TABLES", 2, "Error: SHOW TABLES is not supported by airflow-acid sql; supported: SELECT, INSERT INTO/"
-                       "OVERWRITE, UPDATE, DELETE, MERGE, TRUNCATE TABLE, SHOW COMPACTIONS"),
+    ("SELECT * FROM cli.nosuch", 1, "FAILED: SemanticException table cli.nosuch does not exist"),
+    ("BEGIN", 2, "FAILED: SemanticException BEGIN is not supported: airflow-acid sql runs each statement as its own "
+                 "transaction"),
+    ("SHOW TABLES", 2, "FAILED: SemanticException SHOW TABLES is not supported by airflow-acid sql; 'help' lists "
+                       "the statements it runs"),
     ("UPDATE cli.{table} SET nope = 1", 1, "unknown column 'nope'"),
-    ("SHOW COMPACTIONS WHERE state = 'failed'", 2, "Error: syntax error at line 1, column 18 near 'WHERE'"),
-    ("ALTER TABLE cli.nosuch COMPACT 'major'", 1, "Error: table cli.nosuch does not exist"),
+    ("SHOW COMPACTIONS WHERE state = 'failed'", 2, "FAILED: ParseException line 1:17 cannot recognize input near "
+                                                   "'WHERE' 'state' '='"),
+    ("ALTER TABLE cli.nosuch COMPACT 'major'", 1, "FAILED: SemanticException table cli.nosuch does not exist"),
     ("SHOW LOCKS cli.{table} PARTITION (hour='1')", 1, "unknown key 'hour'; the partition keys are ds"),
     ("ALTER TABLE cli.{table} PARTITION (ds='nope') COMPACT 'major'", 1, "partition ds=nope of table cli.{table} "
                                                                         "does not exist"),
@@ -150,7 +153,7 @@ def test_sql_errors_are_one_line_with_exit_codes(cli, wh, statement, code, messa
 def test_sql_parses_the_whole_script_before_running_it(cli, wh):
     table = f"cli.{unique('script')}"
     result = cli("sql", f"CREATE TABLE {table} (id INT); SHOW COMPACTIONS FOR {table}")
-    assert result.exit_code == 2 and "near 'FOR'" in error_line(result)
+    assert result.exit_code == 2 and "near 'FOR' 'cli' '.'" in error_line(result)
     assert not wh.metastore.catalog.table_exists(*table.split("."))
 
 

@@ -14,6 +14,7 @@ from airflow_acid.acid import names
 from airflow_acid.compactor.messages import WorkerStatus
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.compactions import RUN_COLUMNS, ShowCompactionsRow
+from airflow_acid.metastore.runs import TaskIdentity
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import parse_statement
 from airflow_acid.statements.execute import StatementExecutor
@@ -69,6 +70,7 @@ def test_figures_equal_the_plans_inputs_and_the_files_on_disk(wh, kind):
     assert figures.core_seconds is not None and figures.core_seconds > 0
     assert figures.wall_seconds is not None and figures.wall_seconds >= figures.core_seconds * 0.5
     assert figures.spark_app_id is None  # the in-process runner is no Spark application
+    assert figures.task is None and figures.dag_id is None  # not run by an Airflow task
 
     (row,) = wh.metastore.compactions.show_compactions(id=cq)
     assert row.filesin == figures.files_in and row.bytesout == figures.bytes_out
@@ -114,3 +116,36 @@ def test_a_failed_recording_never_fails_the_compaction(sqlite_wh, monkeypatch):
     assert wh.metastore.runs.get(cq) is None
     (row,) = wh.metastore.compactions.show_compactions(id=cq)
     assert row.filesin is None
+
+
+class _Broken(LocalRunner):
+    """A runner whose job fails (the compaction is marked 'failed')."""
+
+    def run(self, plan, *, job_name, spark_conf):
+        raise RuntimeError("executor lost")
+
+
+def test_the_airflow_task_is_recorded_with_every_run_failed_or_not(wh):
+    """The task instance that ran a compaction (the console's link to its log) is recorded when the Worker takes the
+    row, so a failed compaction has it too; the figures recorded at the commit keep it; a retry's try replaces it."""
+    new_table(wh)
+    history(wh)
+    task = TaskIdentity("acid_compaction", "scheduled__2026-11-27T10:00:00+00:00", "compact", 3, 1)
+    failed = enqueue(wh, "major")
+    outcome = Worker(wh.metastore, runner=_Broken(), host="w1", task=task).run_next()
+    assert outcome is not None and outcome.status is WorkerStatus.FAILED
+    (row,) = wh.metastore.compactions.show_compactions(id=failed)
+    assert (row.state, row.dagid, row.runid, row.taskid, row.mapindex, row.trynumber) == (
+        "failed", task.dag_id, task.run_id, "compact", 3, 1)
+    assert row.filesin is None and wh.metastore.runs.get(failed).task == task
+
+    compacted = enqueue(wh, "major")
+    retry = dataclasses.replace(task, try_number=2)
+    outcome = Worker(wh.metastore, runner=LocalRunner(), host="w1", task=retry).run_next()
+    assert outcome is not None and outcome.status is WorkerStatus.COMPACTED, outcome
+    figures = wh.metastore.runs.get(compacted)
+    assert figures.task == retry and figures.files_in and figures.rows_out  # the commit kept the task
+    assert wh.metastore.runs.throughput() is not None  # a task-only row (the failed one) is no run
+
+    wh.metastore.runs.record_task(compacted, dataclasses.replace(task, try_number=3))
+    assert wh.metastore.runs.get(compacted).task.try_number == 3 and wh.metastore.runs.get(compacted).files_in

@@ -4,6 +4,7 @@ overrides and per-request WITH OVERWRITE TBLPROPERTIES (the [acid] section reade
 from __future__ import annotations
 
 import logging
+import re
 
 import pytest
 
@@ -172,3 +173,16 @@ def test_worker_threads_rejects_a_negative_or_fractional_count():
         MetastoreConf.from_mapping({"hive.compactor.worker.threads": "-1"})
     with pytest.raises(ValueError, match="whole number"):
         MetastoreConf.from_mapping({"hive.compactor.worker.threads": "1.5"})
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("tblprops.orc.compress", "bogus", "request property tblprops.orc.compress: table db.t: property "
+                                       "orc.compress='bogus' is not an ORC compression"),
+    ("tblprops.orc.compress.size", "8192", "must be a multiple of 65536"),
+    ("tblprops.no_auto_compaction", "maybe", "is not a boolean"),
+])
+def test_request_table_properties_follow_the_table_property_rules(key, value, message):
+    with pytest.raises(CompactorSettingsError, match=re.escape(message)):
+        validate_request_properties({key: value}, table="db.t")
+    assert validate_request_properties({"tblprops.orc.compress": "LZ4"}, table="db.t") == \
+        {"tblprops.orc.compress": "LZ4"}

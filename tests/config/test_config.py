@@ -67,8 +67,11 @@ def test_every_dag_option_is_parsed():
                "compaction_budget_bytes": "10gb", "compaction_budget_core_seconds": "3600",
                "compaction_budget_pool_bytes": "20gb", "compaction_budget_table_bytes": "512m",
                "compaction_aging": "30m", "storage_options": '{"endpoint_url": "http://minio:9000", "anon": true}',
-               "hive.compactor.delta.pct.threshold": "0.9"}
+               "hive.compactor.delta.pct.threshold": "0.9",
+               "spark_ui_url": "https://history.example/history/{app_id}/jobs/"}
     config = AcidConfig.from_mapping(section, operators={"default_deferrable": "True"})
+    assert config.spark_ui_link("app-2026 1") == "https://history.example/history/app-2026%201/jobs/"
+    assert config.spark_ui_link(None) is None and AcidConfig().spark_ui_link("app-1") is None
     assert config.compaction_pool == "acid_compaction" and config.compaction_pools == ("etl", "big")
     assert config.compaction_batch_size == 4 and config.default_deferrable is True
     assert config.alert_limits == BacklogLimits(200, 86400.0, 90.0)
@@ -116,6 +119,8 @@ def test_airflow_getsection_values_are_taken_as_text():
     ("alert_max_ready_for_cleaning_age", "-5m"),
     ("storage_options", "not json"),
     ("storage_options", '{"secret_access_key": "x"}'),
+    ("spark_ui_url", "http://history:18080/"),
+    ("spark_ui_url", "history/{app_id}"),
 ])
 def test_a_bad_value_is_an_input_error_naming_the_option_and_the_value(option, value):
     with pytest.raises(InvalidSettingError) as info:

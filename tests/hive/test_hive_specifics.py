@@ -22,7 +22,9 @@ from airflow_acid.metastore import Metastore, hive_mutex
 from airflow_acid.metastore.catalog import _insert, is_unique_violation
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import AlreadyExistsError, MetastoreError
+from airflow_acid.metastore.flavour import RUN_TASK_COLUMNS
 from airflow_acid.metastore.locks import LockComponent
+from airflow_acid.metastore.runs import TaskIdentity
 from airflow_acid.metastore.schema import DBS
 from airflow_acid.spark.runners import LocalRunner
 from airflow_acid.statements import StatementExecutor, parse_statement
@@ -283,6 +285,7 @@ def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine
     db = f"d{uuid.uuid4().hex[:8]}"
     db_id = hms.register_database(engine, db, str(tmp_path / f"{db}.db"))
     hms.register_table(engine, db_id, "t", COLUMNS, str(tmp_path / f"{db}.db" / "t"))
+    task = TaskIdentity("acid_compaction", "manual__1", "compact")
 
     def compact(ms: Metastore) -> int:
         wh = AcidWarehouse(ms, tmp_path, host="testhost")
@@ -290,7 +293,7 @@ def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine
             with wh.transaction() as t:
                 t.insert(f"{db}.t", [{"id": i, "name": "x"}])
         cq = ms.compactions.enqueue(db, "t", None, CompactionType.MAJOR).id
-        worker = Worker(ms, runner=LocalRunner())
+        worker = Worker(ms, runner=LocalRunner(), task=task)
         assert ms.compactions.claim(cq, worker.worker_id) is not None  # this row, not another test's
         assert worker.compact(cq).status is WorkerStatus.COMPACTED
         return cq
@@ -313,16 +316,19 @@ def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine
         (row,) = ms.compactions.show_compactions(id=second)
         assert (row.filesin, row.rowsout, row.deltasbefore, row.deltasafter) == (3, 4, 2, 0)  # base + 2 deltas
         assert row.digestin == row.digestout and row.digestin.startswith("4:")
-    with engine.begin() as conn:  # the table as an older release created it: no digest columns
-        for column in ("ACR_DIGEST_IN", "ACR_DIGEST_OUT"):
+        assert ms.profile.run_task_columns and (row.dagid, row.taskid, row.trynumber) == ("acid_compaction", "compact",
+                                                                                            1)
+    with engine.begin() as conn:  # the table as an older release created it: no digest nor task columns
+        for column in ("ACR_DIGEST_IN", "ACR_DIGEST_OUT", *RUN_TASK_COLUMNS):
             conn.exec_driver_sql(f"ALTER TABLE ACID_COMPACTION_RUNS DROP COLUMN {column}"
                                  if engine.dialect.name == "mysql"
                                  else f'ALTER TABLE "ACID_COMPACTION_RUNS" DROP COLUMN "{column}"')
     with Metastore(hive_42_url, CONF) as ms:
-        assert ms.profile.runs_table and not ms.profile.run_digest_columns
-        third = compact(ms)  # figures recorded, digests not (the compaction is still proven)
+        assert ms.profile.runs_table and not ms.profile.run_digest_columns and not ms.profile.run_task_columns
+        third = compact(ms)  # figures recorded, digests and task not (the compaction is still proven)
         (row,) = ms.compactions.show_compactions(id=third)
         assert row.filesin is not None and row.digestin is None and ms.runs.get(second) is not None
+        assert row.dagid is None and not ms.runs.record_task(third, task)
     with engine.begin() as conn:  # leave the shared database as Hive made it for the next tests
         for name in ("ACID_COMPACTION_RUNS", "ACID_INITIATOR_DECISIONS"):
             conn.exec_driver_sql(f"DROP TABLE {name}" if engine.dialect.name == "mysql" else f'DROP TABLE "{name}"')

@@ -67,6 +67,27 @@ def test_no_connection_falls_back_to_the_embedded_metastore(monkeypatch, tmp_pat
     hook.close()
 
 
+def test_embedded_schema_is_migrated_by_the_first_task_only(monkeypatch, tmp_path, caplog):
+    """Every task opens the metastore through a new hook: the first one in a process migrates a new embedded
+    metastore (and logs it), the next ones neither migrate nor log an upgrade."""
+    monkeypatch.delenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", raising=False)
+    monkeypatch.setenv("AIRFLOW_ACID_HOME", str(tmp_path / "acid"))
+
+    def upgrades() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "schema upgrade" in r.getMessage()]
+
+    with caplog.at_level("INFO", logger="airflow_acid.metastore.init"):
+        first = AcidMetastoreHook()
+        first.get_metastore()
+        assert len(upgrades()) == 1
+        first.close()
+        for _ in range(2):
+            hook = AcidMetastoreHook()
+            assert hook.get_metastore().catalog.list_databases() == []
+            hook.close()
+    assert len(upgrades()) == 1
+
+
 def test_settings_come_from_the_acid_section(monkeypatch):
     monkeypatch.setenv("AIRFLOW__ACID__HIVE.COMPACTOR.DELTA.NUM.THRESHOLD", "3")
     monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.TIMEOUT", "10m")

@@ -186,7 +186,7 @@ def test_show_compactions_columns_filters_order_and_limit(db, queue, txns):
         "nexttxnid", "committime", "hightestwriteid"]
     assert ShowCompactionsRow.columns()[20:] == [  # airflow-acid's run figures, after Hive's columns
         "filesin", "bytesin", "rowsin", "filesout", "bytesout", "rowsout", "deltasbefore", "deltasafter", "sparkappid",
-        "coreseconds", "wallseconds", "digestin", "digestout"]
+        "coreseconds", "wallseconds", "digestin", "digestout", "dagid", "runid", "taskid", "mapindex", "trynumber"]
     by_id = {r.compactionid: r for r in rows}
     assert set(by_id) == {a.id, b.id, c.id}
     ra, rb, rc = by_id[a.id], by_id[b.id], by_id[c.id]
@@ -195,7 +195,7 @@ def test_show_compactions_columns_filters_order_and_limit(db, queue, txns):
     assert ra.duration is None and ra.starttime is not None
     assert (rb.type, rb.state, rb.errormessage, rb.poolname) == ("MINOR", "failed", "boom", "default")
     assert rb.duration is not None and rb.duration >= 0
-    assert rc.state == "initiated" and rc.as_strings()[3] == "---" and len(rc.as_strings()) == 33
+    assert rc.state == "initiated" and rc.as_strings()[3] == "---" and len(rc.as_strings()) == 38
     assert [r.compactionid for r in queue.show_compactions(db="d", table="t")] != []
     assert {r.compactionid for r in queue.show_compactions(table="t")} == {a.id, b.id}
     assert [r.compactionid for r in queue.show_compactions(partition="ds=2")] == [b.id]

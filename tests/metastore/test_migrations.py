@@ -116,3 +116,34 @@ def test_unversioned_database_is_adopted(empty_db_url):
         assert _diff(db) == []
     finally:
         db.dispose()
+
+
+def test_ensure_schema_migrates_once_per_process_and_only_when_behind(empty_db_url, monkeypatch, caplog):
+    """Tasks call ensure_schema on every start: an empty or older database is migrated (and it says so); a current
+    one costs one revision query the first time this process meets it, nothing afterwards, and logs nothing."""
+    from airflow_acid.metastore import init
+
+    monkeypatch.setattr(init, "_CURRENT", set())
+    db = Database(empty_db_url)
+    try:
+        assert init.ensure_schema(db) is True and current_revision(db) == head_revision()
+        assert init.ensure_schema(db) is False
+
+        def no_query(_db):
+            raise AssertionError("the revision was asked again in the same process")
+
+        monkeypatch.setattr(init, "current_revision", no_query)
+        assert init.ensure_schema(db) is False
+        monkeypatch.undo()
+
+        downgrade(db, "0004")  # another process left it behind: a new process migrates it
+        monkeypatch.setattr(init, "_CURRENT", set())
+        assert init.ensure_schema(db) is True and current_revision(db) == head_revision()
+
+        monkeypatch.setattr(init, "_CURRENT", set())  # a new process on a current database: checked, silent
+        caplog.clear()
+        with caplog.at_level("INFO", logger="airflow_acid.metastore.init"):
+            assert init.ensure_schema(db) is False
+        assert [r.getMessage() for r in caplog.records if r.name == "airflow_acid.metastore.init"] == []
+    finally:
+        db.dispose()

@@ -142,8 +142,9 @@ def test_request_queues_one_compaction_with_properties(two_tables):
     [item] = result["compactions"]
     info = wh.metastore.compactions.get(item["compaction_id"])
     assert info.type.display == "MINOR" and info.properties == {"compactor.spark.executor.memory": "1g"}
-    again = AcidRequestCompactionOperator(task_id="r", table="db.t").execute({})
-    assert again["compactions"] == [] and again["messages"]  # refused: one is already queued
+    with pytest.raises(AirflowSkipException, match=f"compaction {item['compaction_id']} of db.t is already "
+                                                   "scheduled"):  # refused by Hive's rule: one is already queued
+        AcidRequestCompactionOperator(task_id="r", table="db.t").execute({})
 
 
 def test_request_on_a_partitioned_table_evaluates_each_partition(acid_wh):
@@ -223,7 +224,7 @@ def test_request_retries_only_an_unreachable_metastore(table_t, monkeypatch, err
     def refuse(*args, **kwargs):
         raise error
 
-    monkeypatch.setattr("airflow_acid.operators.compaction.request_compaction", refuse)
+    monkeypatch.setattr("airflow_acid.services.compact.request_compaction", refuse)  # imported when the task runs
     op = AcidRequestCompactionOperator(task_id="r", table="db.t")
     with pytest.raises(type(error) if retried else AirflowFailException, match=str(error).split(":")[0]):
         op.execute({})

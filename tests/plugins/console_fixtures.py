@@ -1,7 +1,8 @@
 """Fixtures for the UI plugin: real Airflow authentication (a migrated Airflow database, SimpleAuthManager with an
 admin and a viewer whose passwords are known, tokens from ``POST /auth/token``), the console mounted at ``/acid`` as
-the API server mounts it, and a small warehouse on each metastore backend for it to show. A plugin of
-tests/conftest.py (``pytest_plugins``): the console and reliability tests use them."""
+the API server mounts it, and a small warehouse on each metastore backend for it to show; for the browser tests a
+real ``airflow api-server`` (``airflow_server``). A plugin of tests/conftest.py (``pytest_plugins``): the console and
+reliability tests use them."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.plugins.console_support import USERS, Scene, acid_connection, auth_env, build_scene, migrate_airflow_db
+from tests.plugins.console_support import (
+    SPARK_UI_URL,
+    USERS,
+    Scene,
+    acid_connection,
+    auth_env,
+    build_scene,
+    migrate_airflow_db,
+    running_api_server,
+)
 
 
 # Module scope: the Airflow settings below must not leak into other test folders of the same run.
@@ -96,7 +106,17 @@ def scene(empty_db_url, tmp_path, monkeypatch, acid_host) -> Scene:
     location = tmp_path / "warehouse"
     monkeypatch.setenv("AIRFLOW_CONN_ACID_METASTORE_DEFAULT", acid_connection(empty_db_url, location))
     monkeypatch.setenv("AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT", "0")
+    monkeypatch.setenv("AIRFLOW__ACID__SPARK_UI_URL", SPARK_UI_URL)
     built = build_scene(empty_db_url, location)
     yield built
     close_console_warehouses(acid_host)
     built.warehouse.close()
+
+
+@pytest.fixture(scope="module")
+def airflow_server(tmp_path_factory):
+    """A running ``airflow api-server`` on a warehouse built by :func:`build_scene`, one per test module (start-ups
+    are slow); yields an :class:`~tests.plugins.console_support.AirflowServer`: (base URL, admin password, log
+    file), plus its ``env`` and ``metastore`` URL."""
+    with running_api_server(tmp_path_factory.mktemp("airflow-server")) as server:
+        yield server

@@ -208,3 +208,24 @@ def test_plan_dry_run_in_the_console_writes_nothing(clients, scene):
     waiting = [p for p in plan["plans"] if p["compaction_id"] == scene.queued_id]
     assert waiting and waiting[0]["steps"] and waiting[0]["estimate"]["bytes_in"] > 0 and waiting[0]["admitted"]
     assert "The Worker would run, in this order" in page and 'id="run-order"' in page
+
+
+def test_request_the_worker_would_refuse_is_not_queued_unless_asked(clients, scene):
+    """The console checks what the Worker would refuse before queueing (a MINOR of one delta): not queued, with the
+    Worker's reason; ``queue_anyway`` queues it as Hive does, recorded as the console's user."""
+    wh = scene.warehouse
+    wh.create_table("one_delta", [("id", "int")])
+    with wh.transaction() as txn:
+        txn.insert("one_delta", [(1,)])
+    body = {"database": "default", "table": "one_delta", "type": "minor"}
+    refused = clients.admin.post("/acid/api/compactions", json=body).json()
+    assert refused["accepted"] is False
+    [result] = refused["results"]
+    assert (result["state"], result["compaction_id"]) == ("not queued", None)
+    assert "minor compaction needs more than one current delta; found 1" in result["message"]
+    assert clients.admin.get("/acid/api/compactions?table=one_delta").json()["compactions"] == []
+
+    anyway = clients.admin.post("/acid/api/compactions", json={**body, "queue_anyway": True}).json()
+    assert anyway["accepted"] is True
+    [row] = clients.admin.get("/acid/api/compactions?table=one_delta").json()["compactions"]
+    assert (row["state"], row["type"], row["initiatorid"]) == ("initiated", "MINOR", "ui:admin")

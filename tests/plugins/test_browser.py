@@ -5,90 +5,16 @@ start acid_manual_compaction from the same form. Screenshots go to the artifacts
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import time
-from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.plugins.console_support import BIN, acid_connection, auth_env, build_scene, migrate_airflow_db
-
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
-SERVER_START_S = 90
-STEP_MS = 20_000
-
-
-def _require_chromium() -> None:
-    if CHROMIUM.exists():
-        return
-    message = f"{CHROMIUM} is missing (apt-get install chromium)"
-    if os.environ.get("AIRFLOW_ACID_REQUIRE_BROWSER") == "1":
-        pytest.fail(message)
-    pytest.skip(message)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_until_up(base: str, server: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + SERVER_START_S
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            pytest.fail(f"airflow api-server exited with {server.returncode}:\n{log.read_text()[-5000:]}")
-        try:
-            if httpx.get(f"{base}/api/v2/monitor/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"airflow api-server did not answer within {SERVER_START_S} s:\n{log.read_text()[-5000:]}")
-
-
-@pytest.fixture
-def airflow_server(tmp_path):
-    """A running ``airflow api-server`` (its own process group, killed at the end) on a warehouse built by
-    :func:`build_scene`; yields (base URL, admin password, log file)."""
-    home, password = tmp_path / "airflow", "acid-admin-pw"
-    home.mkdir()
-    metastore = f"sqlite:///{tmp_path / 'metastore.db'}"
-    build_scene(metastore, tmp_path / "warehouse").warehouse.close()
-    port = _free_port()
-    env = {**os.environ, **auth_env(home, {"admin": password, "viewer": "acid-viewer-pw"}),
-           "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"), "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
-           "AIRFLOW_CONN_ACID_METASTORE_DEFAULT": acid_connection(metastore, tmp_path / "warehouse"),
-           "AIRFLOW__ACID__HIVE.TXN.OPENTXN.TIMEOUT": "0", "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    migrate_airflow_db(env)
-    # acid_manual_compaction must be in the database for Airflow's REST API to start it (no dag-processor here)
-    subprocess.run([str(BIN / "airflow"), "dags", "reserialize"], env=env, capture_output=True, check=True, timeout=300)
-    log = tmp_path / "api-server.log"
-    with log.open("w") as out:
-        server = subprocess.Popen([str(BIN / "airflow"), "api-server", "--host", "127.0.0.1", "--port", str(port),
-                                   "--workers", "1"], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  start_new_session=True)
-    try:
-        base = f"http://127.0.0.1:{port}"
-        _wait_until_up(base, server, log)
-        yield base, password, log
-    finally:
-        try:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=20)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(server.pid, signal.SIGKILL)
+from tests.plugins.console_support import STEP_MS, launch_chromium, require_chromium
 
 
 @pytest.mark.slow
 def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
-    _require_chromium()
+    require_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     base, password, log = airflow_server
@@ -96,7 +22,7 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
     shots.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+            browser = launch_chromium(pw)
             page = browser.new_page(viewport={"width": 1440, "height": 1000})
             page.set_default_timeout(STEP_MS)
             expect.set_options(timeout=STEP_MS)
@@ -119,7 +45,7 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
             form.locator("select[name=type]").select_option("minor")
             form.get_by_role("button", name="Queue compaction").click()
             expect(form.locator(".result")).to_contain_text("MINOR compaction")
-            queued = page.locator("#queue tbody tr", has_text="MINOR")
+            queued = page.locator("#queue tbody.compaction > tr:first-child", has_text="MINOR")
             expect(queued).to_contain_text("ds=2024-01-01")
             expect(queued.locator(".badge")).to_have_text("initiated")
             page.screenshot(path=shots / "03-queued.png", full_page=True)
@@ -136,7 +62,7 @@ def test_request_a_compaction_in_the_browser(airflow_server, artifacts_dir):
             page.get_by_role("link", name="Compactions").click()
             page.locator("select[name=state]").select_option("initiated")  # filters submit on change
             page.wait_for_url(re.compile(r"state=initiated"))
-            expect(page.locator("#queue tbody tr")).to_have_count(2)
+            expect(page.locator("#queue tbody.compaction")).to_have_count(2)
             page.screenshot(path=shots / "05-compactions.png", full_page=True)
             page.get_by_role("link", name="Transactions & locks").click()
             expect(page.locator("main")).to_contain_text("analyst")

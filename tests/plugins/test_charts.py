@@ -53,6 +53,15 @@ def test_partition_chart_draws_thresholds_and_flags_what_crosses_them():
     assert titles[0] == "ds=<b>: 9 insert + 3 delete deltas, delta/base 25%"
 
 
+def test_partition_chart_tells_an_empty_base_from_no_base_and_never_rounds_a_ratio_to_zero():
+    rows = [{**_partition("ds=1", 1, 0, None), "base_write_id": 6}, {**_partition("ds=2", 1, 0, 819 / 818),
+                                                                     "base_write_id": 6},
+            {**_partition("ds=3", 1, 0, 0.0004), "base_write_id": 6}]
+    texts = _texts(_parse(partition_chart(rows, 10, 0.1)))
+    assert "empty base" in texts and "no base" not in texts
+    assert "100%" in texts and "<0.1%" in texts  # 819 B over 818 B is not 0 %, nor is 0.04 %
+
+
 def test_partition_chart_shows_at_most_max_rows():
     root = _parse(partition_chart([_partition(f"p={i}", i) for i in range(MAX_ROWS + 5)], 10, 0.1))
     labels = [t for t in root.iter(f"{SVG}text") if t.get("class") == "row-label"]
@@ -88,7 +97,7 @@ def test_figures_chart_draws_each_recorded_run_and_skips_the_others():
     root = _parse(figures_chart([ran, _compaction(8, "p=2", "failed")]))
     texts = _texts(root)
     assert "#7 MAJOR p=1" in texts and not any(t and t.startswith("#8") for t in texts)  # no figures: no row
-    assert "1.0 MB · 2.5 core-s" in texts and "1 (Δ 6→0)" in texts
+    assert "1.0 MiB · 2.5 core-s" in texts and "1 (Δ 6→0)" in texts
     bars = [float(r.get("width")) for r in root.iter(f"{SVG}rect") if r.get("class") in ("bar-ratio", "bar-delta")
             and r.get("height") != "10"]
     assert bars[0] == pytest.approx(3 * bars[1])  # bytes in is three times bytes out

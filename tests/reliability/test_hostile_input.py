@@ -437,7 +437,7 @@ def test_cli_sql_refuses_hostile_statements_clearly(tmp_path, reliability_summar
             where = f"airflow-acid sql {statement[:80]!r}"
             check(summary, result.exception is None or isinstance(result.exception, SystemExit),
                   f"{where} crashed: {result.exception!r}")
-            errors = [line for line in result.stderr.splitlines() if line.startswith("Error: ")]
+            errors = [line for line in result.stderr.splitlines() if line.startswith(("Error: ", "FAILED: "))]
             check(summary, result.exit_code in (1, 2) and len(errors) == 1,
                   f"{where} exit {result.exit_code}, stderr {result.stderr[-500:]!r}")
             summary.error(f"cli_exit_{result.exit_code}")

@@ -7,6 +7,9 @@ import json
 
 import pytest
 
+from airflow_acid.acid.codes import CompactionType
+from airflow_acid.compactor.cleaner import Cleaner
+from airflow_acid.compactor.dry_run import dry_run
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
@@ -61,7 +64,8 @@ def test_partition_below_thresholds_then_compacted_and_blocked_by_a_reader(wh):
     finally:
         reader.__exit__(None, None, None)
     e = explain(wh, table, "ds=a")
-    assert e.cleanup_blockers == [] and e.cleanup[0]["status"] == "would_clean"
+    assert e.cleanup_blockers == [] and e.cleanup[0]["status"] == "would clean"
+    assert e.cleanup[0]["message"] == "the next Cleaner run deletes 3 obsolete or aborted directories"
     assert sorted(d["path"].split("_")[0] for d in e.cleanup[0]["deletions"]) == ["delta"] * 3
     assert any("ready to be cleaned" in s and "deletes 3" in s for s in e.summary)
     assert json.loads(json.dumps(e.to_dict()))["cleanup"][0]["deletions"][0]["reason"].startswith("obsolete")
@@ -101,3 +105,69 @@ def test_aborted_writes_are_explained(wh):
     [sentence] = [s for s in e.summary if "aborted transaction(s)" in s]
     assert sentence.startswith(f"1 aborted transaction(s) wrote to {table}/ds=a (the oldest started ")
     assert "1 aborted director(y/ies) on disk" in sentence and "hive.compactor.abortedtxn.threshold=1000" in sentence
+
+
+def _compact(wh, table: str, partition: str | None = None) -> int:
+    db, name = table.split(".")
+    queued = wh.metastore.compactions.enqueue(db, name, partition, CompactionType.MAJOR)
+    outcome = Worker(wh.metastore, runner=LocalRunner()).compact_batch(
+        [wh.metastore.compactions.claim(queued.id, "testhost-1").id])[0]
+    assert outcome.compaction_id == queued.id and outcome.status == "compacted", outcome.message
+    return queued.id
+
+
+def _no_raw_words(data) -> None:
+    """No ``None`` and no raw state/status names (``would_clean``, ``ready_for_cleaning``, one-letter codes) in what
+    the Why page shows."""
+    text = json.dumps(data)
+    for raw in ("would_clean", "ready_for_cleaning", "not_needed", '"r"', '"i"', '"w"'):
+        assert raw not in text, raw
+    assert "None" not in " ".join(data["summary"])
+    assert all(c["message"] for c in data["cleanup"])
+
+
+def test_a_compaction_ready_for_cleaning_is_waiting_for_cleaning_not_another_major(wh):
+    """The issue's demo.customers: a second MAJOR left the old base for the Cleaner. The thresholds must not count
+    that base (no "would compact (MAJOR) — multi_base"), the queue row counts as queued, and the dry run agrees."""
+    table = f"ops.{unique('why')}"
+    wh.create_table(table, COLUMNS)
+    inserts(wh, table, batches=2)
+    _compact(wh, table)
+    Cleaner(wh.metastore).run_cycle()
+    inserts(wh, table, batches=1, start=70)
+    waiting = _compact(wh, table)  # base_1 (obsolete) and base_3 now; no Cleaner run
+
+    e = explain(wh, table)
+    assert e.current_compaction is None
+    assert [(c["id"], c["state"]) for c in e.queue] == [(waiting, "ready for cleaning")]
+    ev = e.evaluation
+    assert (ev["verdict"], ev["scheduled"]["id"], ev["type"]) == ("waiting for cleaning", waiting, None)
+    assert ev["rule"] != "multi_base" and ev["rule_text"] == "below every threshold"
+    assert any(s.startswith(f"{table} is waiting for cleaning: compaction {waiting} committed") for s in e.summary)
+    assert not any("would queue" in s for s in e.summary)
+    assert e.cleanup[0]["status"] == "would clean" and "deletes" in e.cleanup[0]["message"]
+    _no_raw_words(e.to_dict())
+    plan = dry_run(wh.metastore)
+    assert not [r for r in plan.would_queue if f"{r.database}.{r.table}" == table]
+
+    Cleaner(wh.metastore).run_cycle()
+    e = explain(wh, table)
+    assert (e.queue, e.evaluation["verdict"], e.evaluation["scheduled"]) == ([], "not needed", None)
+
+
+def test_queued_counts_every_queue_state_and_threshold_verdicts(wh):
+    table = f"ops.{unique('why')}"
+    wh.create_table(table, COLUMNS, partition_by=[("ds", "string")],
+                    properties={"compactorthreshold.hive.compactor.delta.num.threshold": "1"})
+    inserts(wh, table, {"ds": "a"}, batches=2)
+    e = explain(wh, table, "ds=a")
+    assert (e.queue, e.evaluation["verdict"], e.evaluation["type"]) == ([], "would compact", "MAJOR")
+    assert e.evaluation["rule_text"] == "many deltas and no base"
+
+    db, name = table.split(".")
+    queued = wh.metastore.compactions.enqueue(db, name, "ds=a", CompactionType.MINOR)
+    e = explain(wh, table, "ds=a")
+    assert [(c["id"], c["state"]) for c in e.queue] == [(queued.id, "initiated")]
+    assert (e.evaluation["verdict"], e.evaluation["scheduled"]["id"]) == ("already queued", queued.id)
+    assert any(f"compaction {queued.id} is already 'initiated'" in s for s in e.summary)
+    _no_raw_words(e.to_dict())

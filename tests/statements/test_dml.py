@@ -171,7 +171,7 @@ def test_errors_name_the_problem_and_change_nothing(wh):
         run(wh, f"UPDATE {t} SET nope = 1")
     with pytest.raises(SchemaMismatchError, match="gives 3 column"):
         run(wh, f"INSERT INTO {t} VALUES (1, 'a', 'extra')")
-    with pytest.raises(SchemaMismatchError, match=r"(?i)WHERE.*|not found|does not have"):
+    with pytest.raises(SchemaMismatchError, match="Invalid table alias or column reference 'missing_column'"):
         run(wh, f"DELETE FROM {t} WHERE missing_column = 1")
     with pytest.raises(SchemaMismatchError, match="cardinality"):
         run(wh, f"MERGE INTO {t} USING (SELECT 1 AS id UNION ALL SELECT 1 AS id) s ON {t.split('.')[-1]}.id = s.id "

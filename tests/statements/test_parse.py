@@ -26,8 +26,8 @@ from airflow_acid.statements.model import (
     TableName,
 )
 
-SUPPORTED_LIST = ("supported: SELECT, INSERT INTO/OVERWRITE, UPDATE, DELETE, MERGE, TRUNCATE TABLE, SHOW COMPACTIONS, "
-                  "SHOW TRANSACTIONS, SHOW LOCKS, ALTER TABLE … COMPACT")
+HELP_HINT = "'help' lists the statements it runs"
+"""Errors point to help instead of listing every statement."""
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -117,48 +117,54 @@ def test_a_script_of_several_statements_with_comments():
     ("CREATE TABLE t (a INT NOT NULL)", "column constraint 'NOT NULL' is not supported"),
     ("DESCRIBE DATABASE d", "DESCRIBE DATABASE is not supported"),
 ])
-def test_unsupported_statements_name_what_and_list_what_is_supported(text, names):
+def test_unsupported_statements_name_what_and_point_to_help(text, names):
     with pytest.raises(UnsupportedStatementError) as err:
         parse_statements(text)
     message = str(err.value)
-    assert names in message and SUPPORTED_LIST in message and "\n" not in message
+    assert names in message and message.endswith(HELP_HINT) and "\n" not in message
+    assert "supported: SELECT" not in message and "<class" not in message
 
 
 @pytest.mark.parametrize("text, names", [
-    ("ALTER TABLE t COMPACT major", "line 1, column 23 near 'major': Expecting the compaction type in quotes after "
-                                    "COMPACT: 'major', 'minor' or 'rebalance'"),
-    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW': Expecting CLUSTERED INTO <n> BUCKETS, AND WAIT, POOL '<name>', "
+    ("ALTER TABLE t COMPACT major", "line 1:22 cannot recognize input near 'major' '<EOF>' '<EOF>'; expecting the "
+                                    "compaction type in quotes after COMPACT: 'major', 'minor' or 'rebalance'"),
+    ("ALTER TABLE t COMPACT 'major' NOW", "near 'NOW' '<EOF>' '<EOF>'; expecting CLUSTERED INTO <n> BUCKETS, "
+                                          "AND WAIT, POOL '<name>', "
                                           "WITH OVERWRITE TBLPROPERTIES (…) or ORDER BY … after COMPACT 'major'"),
-    ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 2", "Expecting BUCKETS after CLUSTERED INTO <n>"),
+    ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 2", "expecting BUCKETS after CLUSTERED INTO <n>"),
     ("ALTER TABLE t COMPACT 'minor' ORDER BY a", "ORDER BY is only allowed for a 'rebalance' compaction, not 'minor'"),
     ("ALTER TABLE t COMPACT 'rebalance' CLUSTERED INTO 0 BUCKETS", "needs a positive number of buckets, not 0"),
-    ("SHOW COMPACTIONS COMPACTIONID 5", "Expecting '=' after COMPACTIONID"),
-    ("SHOW COMPACTIONS WHERE state='failed'", "near 'WHERE': Expecting COMPACTIONID=<id>, DATABASE <name>, a table "
+    ("SHOW COMPACTIONS COMPACTIONID 5", "expecting '=' after COMPACTIONID"),
+    ("SHOW COMPACTIONS WHERE state='failed'", "line 1:17 cannot recognize input near 'WHERE' 'state' '='; "
+                                              "expecting COMPACTIONID=<id>, DATABASE <name>, a table "
                                               "name, POOL, TYPE, STATUS, ORDER BY or LIMIT"),
-    ("SHOW COMPACTIONS POOL etl", "Expecting the pool in quotes after POOL"),
+    ("SHOW COMPACTIONS POOL etl", "expecting the pool in quotes after POOL"),
     ("SHOW COMPACTIONS LIMIT many", "expected a row count after LIMIT, found 'many'"),
     ("SHOW COMPACTIONS ORDER BY 1", "can only be ordered by column names"),
-    ("SHOW LOCKS t extra", "near 'extra'"),
-    ("ABORT TRANSACTIONS", "Expecting one or more ids"),
-    ("ABORT SESSIONS 1", "Expecting TRANSACTIONS or COMPACTIONS after ABORT"),
+    ("SHOW LOCKS t extra", "line 1:13 cannot recognize input near 'extra' '<EOF>' '<EOF>'"),
+    ("ABORT TRANSACTIONS", "line 1:18 cannot recognize input near '<EOF>' '<EOF>' '<EOF>'; expecting one or more ids"),
+    ("ABORT SESSIONS 1", "expecting TRANSACTIONS or COMPACTIONS after ABORT"),
     ("ALTER TABLE t PARTITION (ds) COMPACT 'major'", "partition spec items must be key='value', found 'ds'"),
     ("ALTER TABLE c.d.t COMPACT 'major'", "has too many parts"),
-    ("SHOW COMPACTIONS 'unclosed", "cannot split the text into tokens"),
-    ("CREATE TABLE t (a INT", "Expecting )"),
+    ("SHOW COMPACTIONS 'unclosed", "line 1:17 character \"'\" starts a string or name that is never closed"),
+    ("CREATE TABLE t (a INT", "line 1:21 cannot recognize input near '<EOF>' '<EOF>' '<EOF>'; expecting ')'"),
+    ("SELECT 1 *", "line 1:10 cannot recognize input near '<EOF>' '<EOF>' '<EOF>'"),
+    ("SELEC 1", "line 1:0 cannot recognize input near 'SELEC' '1' '<EOF>'"),
     ("  ;  ", "no statement given"),
-    ("SHOW LOCKS\x00", "control character '\\x00' at line 1; statements are plain text"),
-    ("SHOW COMPACTIONS;\nSHOW \x1bLOCKS", "control character '\\x1b' at line 2"),
+    ("SHOW LOCKS\x00", "line 1:10 control character '\\x00'; statements are plain text"),
+    ("SHOW COMPACTIONS;\nSHOW \x1bLOCKS", "line 2:5 control character '\\x1b'"),
     ("ALTER TABLE t COMPACT 'major' " + "X" * 5000, "near 'XXXX"),
 ])
 def test_malformed_statements(text, names):
     with pytest.raises(StatementSyntaxError) as err:
         parse_statements(text)
-    assert names in str(err.value) and SUPPORTED_LIST in str(err.value)
+    assert names in str(err.value) and "supported: SELECT" not in str(err.value)
+    assert not any(internal in str(err.value) for internal in ("<class", "Required keyword", "sqlglot", "SENTINEL"))
     assert len(str(err.value)) < 600  # the user's text is quoted, never echoed back whole
 
 
 def test_one_bad_statement_rejects_the_whole_script():
-    with pytest.raises(StatementSyntaxError, match="line 2, column 40 near 'FOO'"):
+    with pytest.raises(StatementSyntaxError, match="line 2:39 cannot recognize input near 'FOO' '<EOF>' '<EOF>'"):
         parse_statements("SHOW COMPACTIONS;\nALTER TABLE t COMPACT 'major' POOL 'p' FOO")
     with pytest.raises(UnsupportedStatementError, match="^SHOW TABLES is not supported"):
         parse_statements("ALTER TABLE t COMPACT 'major'; SHOW TABLES")

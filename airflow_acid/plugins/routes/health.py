@@ -14,6 +14,7 @@ from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.settings import table_thresholds
 from airflow_acid.plugins.charts import figures_chart, history_chart, partition_chart
 from airflow_acid.plugins.routes import Filters, WarehouseDep
+from airflow_acid.plugins.routes.compactions import views
 from airflow_acid.plugins.security import authenticated, user_may_request
 from airflow_acid.plugins.templating import render
 from airflow_acid.services import explain, table_health, warehouse_health
@@ -73,7 +74,7 @@ def table_page(request: Request, user: GetUserDep, database: str, table: str,
     history = warehouse.metastore.compactions.show_compactions(db=info_db, table=info_table, limit=HISTORY_ROWS)
     limits = health["thresholds"]
     return render(request, "table.html", {
-        **health, "database": info_db, "name": info_table, "history": history[:50],
+        **health, "database": info_db, "name": info_table, "history": views(request, history[:50]),
         "partition_chart": partition_chart(health["partitions"], limits["delta_num_threshold"],
                                            limits["delta_pct_threshold"]),
         "history_chart": history_chart(history),

@@ -12,8 +12,9 @@ from fastapi.responses import HTMLResponse
 from airflow_acid.acid.codes import CompactionState
 from airflow_acid.plugins import ACID_DAG_IDS
 from airflow_acid.plugins.access import get_warehouse
+from airflow_acid.plugins.dag_state import SCHEDULED_DAG_IDS, dag_states
 from airflow_acid.plugins.routes import WarehouseDep
-from airflow_acid.plugins.routes.compactions import CompactionFilters, queue_and_history
+from airflow_acid.plugins.routes.compactions import CompactionFilters, queue_and_history, views
 from airflow_acid.plugins.routes.health import HealthFilters
 from airflow_acid.plugins.routes.transactions import txn_dict
 from airflow_acid.plugins.security import authenticated, user_may_request
@@ -27,8 +28,9 @@ router = APIRouter(dependencies=[authenticated])
 
 @router.get("/api/overview")
 def overview_json(filters: Annotated[HealthFilters, Query()], warehouse: WarehouseDep) -> dict[str, Any]:
-    """Counts (queue by state, failures, transactions, locks) and per-table health totals."""
-    return overview(warehouse, filters.database)
+    """Counts (queue by state, failures, transactions, locks), per-table health totals, and whether the ACID DAGs
+    are paused and when each runs next."""
+    return {**overview(warehouse, filters.database), "dags": [s.to_dict() for s in dag_states()]}
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -36,7 +38,8 @@ def overview_page(request: Request, user: GetUserDep, filters: Annotated[HealthF
                   warehouse: WarehouseDep) -> HTMLResponse:
     queue, _ = queue_and_history(warehouse, CompactionFilters(database=filters.database, limit=1))
     return render(request, "overview.html", {
-        **overview(warehouse, filters.database), "queue_rows": queue[:RECENT], "queue_total": len(queue),
+        **overview(warehouse, filters.database), "queue_rows": views(request, queue[:RECENT]),
+        "queue_total": len(queue), "dags": dag_states(),
         "may_request": user_may_request(request, user), "request_defaults": {"database": filters.database}})
 
 
@@ -47,18 +50,21 @@ def dag_page(request: Request, user: GetUserDep, dag_id: str) -> HTMLResponse:
     context: dict[str, Any] = {"dag_id": dag_id, "acid_dag": dag_id in ACID_DAG_IDS}
     if not context["acid_dag"]:
         return render(request, "dag.html", context)
+    context["dags"] = dag_states((dag_id,) if dag_id in SCHEDULED_DAG_IDS else ("acid_compaction",))
     warehouse = get_warehouse(request)
     ms = warehouse.metastore
     if dag_id in ("acid_compaction", "acid_manual_compaction"):
         queue, history = queue_and_history(warehouse, CompactionFilters(limit=RECENT))
-        context["queue_rows"] = [r for r in queue if r.state != CompactionState.READY_FOR_CLEANING.display]
-        context["history_rows"] = history
+        context["queue_rows"] = views(request, [r for r in queue
+                                                if r.state != CompactionState.READY_FOR_CLEANING.display])
+        context["history_rows"] = views(request, history)
     if dag_id == "acid_manual_compaction":
         context["may_request"] = user_may_request(request, user)
         context["request_defaults"] = {}
     elif dag_id == "acid_cleanup":
-        context["cleanup_rows"] = ms.compactions.show_compactions(state=CompactionState.READY_FOR_CLEANING)
-        context["blockers"], context["blocker_notes"] = cleanup_blockers(warehouse, context["cleanup_rows"])
+        ready = ms.compactions.show_compactions(state=CompactionState.READY_FOR_CLEANING)
+        context["cleanup_rows"] = views(request, ready)
+        context["blockers"], context["blocker_notes"] = cleanup_blockers(warehouse, ready)
         context["transactions"] = [txn_dict(t) for t in ms.txns.show_transactions()]
     elif dag_id == "acid_housekeeping":
         context["transactions"] = [txn_dict(t) for t in ms.txns.show_transactions()]

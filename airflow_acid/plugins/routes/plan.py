@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse
 
 from airflow_acid.airflow_config import acid_config
 from airflow_acid.client.warehouse import AcidWarehouse
+from airflow_acid.plugins.dag_state import dag_states
 from airflow_acid.plugins.routes import WarehouseDep
 from airflow_acid.plugins.security import authenticated
 from airflow_acid.plugins.templating import render
@@ -26,10 +27,11 @@ def next_run_dict(warehouse: AcidWarehouse) -> dict[str, Any]:
 
 @router.get("/api/plan")
 def plan_json(warehouse: WarehouseDep) -> dict[str, Any]:
-    """Dry run of the next Initiator cycle and compaction run; writes nothing."""
-    return next_run_dict(warehouse)
+    """Dry run of the next Initiator cycle and compaction run; writes nothing. ``dags``: whether the ACID DAGs are
+    paused and when each runs next (the dry run happens only when acid_compaction runs)."""
+    return {**next_run_dict(warehouse), "dags": [s.to_dict() for s in dag_states()]}
 
 
 @router.get("/plan", response_class=HTMLResponse)
 def plan_page(request: Request, warehouse: WarehouseDep) -> HTMLResponse:
-    return render(request, "plan.html", {"plan": next_run_dict(warehouse)})
+    return render(request, "plan.html", {"plan": next_run_dict(warehouse), "dags": dag_states()})

@@ -78,9 +78,26 @@
         return where + ": " + '<span class="badge s-' + esc(item.state).replace(/ /g, "-") + '">' +
           esc(item.state) + "</span> " + esc(item.message);
       });
-      show(box, r.payload.accepted ? "ok" : "warn", lines.join("<br>") || "Nothing to compact.");
+      var kind = r.payload.accepted ? "ok" : "warn";
+      var note = r.payload.accepted ? dagNote(r.payload.dags || []) : "";
+      if (note.indexOf("paused") >= 0) kind = "warn";
+      show(box, kind, (lines.join("<br>") || "Nothing to compact.") + note);
       return refresh();
     });
+  }
+
+  /* What happens next to a queued compaction: acid_compaction paused (it stays 'initiated'), or its next run. */
+  function dagNote(dags) {
+    return dags.map(function (d) {
+      if (d.paused) {
+        return "<br><b>" + esc(d.dag_id) + " is paused</b> — the compaction stays 'initiated' until you unpause it.";
+      }
+      if (d.next_run) {
+        return "<br>" + esc(d.dag_id) + " runs next at " + esc(d.next_run.replace("T", " ").replace(/\+00:00$/, "")) +
+          " UTC.";
+      }
+      return d.known ? "" : "<br>" + esc(d.summary || "");
+    }).join("");
   }
 
   function trigger(form, box) {
@@ -143,6 +160,17 @@
     }).catch(function (error) {
       show(box, "error", "The request failed: " + esc(error.message));
     }).then(function () { fieldset.disabled = false; });
+  });
+
+  /* A compaction's id opens (and closes) its details row: figures, the Airflow task and Spark links. */
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest("button.disclose");
+    if (!button) return;
+    var details = document.getElementById(button.getAttribute("aria-controls"));
+    if (!details) return;
+    var open = button.getAttribute("aria-expanded") !== "true";
+    button.setAttribute("aria-expanded", open ? "true" : "false");
+    details.hidden = !open;
   });
 
   document.addEventListener("change", function (event) {
