@@ -41,6 +41,18 @@ class ShowLocks(exp.Expression):
     arg_types = {"database": False, "table": False, "partition": False, "extended": False}
 
 
+class ShowDatabases(exp.Expression):
+    """SHOW (DATABASES|SCHEMAS) [LIKE 'pattern']."""
+
+    arg_types = {"pattern": False}
+
+
+class ShowTables(exp.Expression):
+    """SHOW TABLES [(IN|FROM) db] [[LIKE] 'pattern']."""
+
+    arg_types = {"database": False, "pattern": False}
+
+
 class Compact(exp.Expression):
     """The ALTER TABLE action COMPACT 'type' [CLUSTERED INTO n BUCKETS] [AND WAIT] [POOL 'p']
     [WITH OVERWRITE TBLPROPERTIES (…)] [ORDER BY …]."""
@@ -103,6 +115,9 @@ class AcidHiveParser(HiveParser):
         "COMPACTIONS": lambda self: self._parse_show_compactions(),
         "TRANSACTIONS": lambda self: self.expression(ShowTransactions()),
         "LOCKS": lambda self: self._parse_show_locks(),
+        "DATABASES": lambda self: self._parse_show_databases(),
+        "SCHEMAS": lambda self: self._parse_show_databases(),
+        "TABLES": lambda self: self._parse_show_tables(),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
     ALTER_PARSERS = {
@@ -151,6 +166,19 @@ class AcidHiveParser(HiveParser):
             args["partition"] = self._parse_partition()
         extended = self._match_text_seq("EXTENDED") or extended
         return self.expression(ShowLocks(extended=extended, **args))
+
+    def _parse_show_databases(self) -> ShowDatabases:
+        pattern = self._quoted("Expecting the pattern in quotes after LIKE") if self._match(TokenType.LIKE) else None
+        return self.expression(ShowDatabases(pattern=pattern))
+
+    def _parse_show_tables(self) -> ShowTables:
+        database = None
+        if self._match_texts(("IN", "FROM")):
+            database = self._required(self._parse_id_var, "a database name")
+        pattern = None
+        if self._match(TokenType.LIKE) or self._match(TokenType.STRING, advance=False):
+            pattern = self._quoted("Expecting the pattern in quotes")
+        return self.expression(ShowTables(database=database, pattern=pattern))
 
     # --- ALTER TABLE actions -------------------------------------------------------------------------------------
 

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.errors import AcidUserError
-from airflow_acid.metastore.catalog import ColumnInfo, PartitionInfo, TableInfo
+from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, PartitionInfo, TableInfo
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
+from airflow_acid.statements import catalog
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
@@ -26,21 +27,28 @@ from airflow_acid.statements.model import (
     AlterTableColumns,
     AlterTableCompact,
     AlterTableProperties,
+    CreateDatabase,
     CreateTable,
     Delete,
     Describe,
+    DropDatabase,
+    DropTable,
     Insert,
     Merge,
     PartitionSpec,
     Query,
     ShowCompactions,
+    ShowDatabases,
     ShowLocks,
+    ShowTables,
     ShowTransactions,
     Statement,
     TableName,
     Truncate,
     Update,
+    Use,
 )
+from airflow_acid.statements.resolve import in_database
 from airflow_acid.statements.result import Result
 
 if TYPE_CHECKING:
@@ -87,6 +95,8 @@ class StatementExecutor:
         self.wait_timeout_s = wait_timeout_s
         self.sleep = sleep
         self.on_wait = on_wait
+        self.database = DEFAULT_DATABASE
+        """The session's current database (USE db): where unqualified table names resolve."""
 
     @property
     def warehouse(self) -> AcidWarehouse:
@@ -115,7 +125,7 @@ class StatementExecutor:
         handler = _HANDLERS.get(type(statement))
         if handler is None:  # the parser never produces other types
             raise TypeError(f"not a statement: {statement!r}")
-        return handler(self, statement)
+        return handler(self, in_database(statement, self.database))
 
     # --- SHOW ------------------------------------------------------------------------------------------------------
 
@@ -238,6 +248,7 @@ class StatementExecutor:
     # --- DDL -------------------------------------------------------------------------------------------------------
 
     def create_table(self, s: CreateTable) -> Result:
+        catalog.before_create_table(self, s)
         name = s.table.qualified
         existed = s.if_not_exists and self.metastore.catalog.table_exists(*name.split("."))
         info = self.warehouse.create_table(
@@ -315,6 +326,12 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     AbortCompactions: StatementExecutor.abort_compactions,
     CreateTable: StatementExecutor.create_table,
     Describe: StatementExecutor.describe,
+    CreateDatabase: catalog.create_database,
+    DropDatabase: catalog.drop_database,
+    Use: catalog.use,
+    ShowDatabases: catalog.show_databases,
+    ShowTables: catalog.show_tables,
+    DropTable: catalog.drop_table,
 }
 
 __all__ = ["USER_ERRORS", "StatementExecutor"]

@@ -147,6 +147,66 @@ class Describe:
     partition: PartitionSpec | None = None
 
 
+# --- catalog: databases, USE, SHOW DATABASES/TABLES, DROP TABLE (airflow-acid's own metastore; Hive's are Hive's) ---
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    """CREATE (DATABASE|SCHEMA) [IF NOT EXISTS] db [COMMENT 'c'] [LOCATION 'path']."""
+
+    TITLE: ClassVar[str] = "CREATE DATABASE"
+    name: str
+    if_not_exists: bool = False
+    comment: str | None = None
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    """DROP (DATABASE|SCHEMA) [IF EXISTS] db [RESTRICT|CASCADE] (RESTRICT, the default, refuses while it has
+    tables)."""
+
+    TITLE: ClassVar[str] = "DROP DATABASE"
+    name: str
+    if_exists: bool = False
+    cascade: bool = False
+
+
+@dataclass(frozen=True)
+class Use:
+    """USE db: the session's current database, where unqualified table names resolve."""
+
+    TITLE: ClassVar[str] = "USE"
+    name: str
+
+
+@dataclass(frozen=True)
+class ShowDatabases:
+    """SHOW (DATABASES|SCHEMAS) [LIKE 'pattern']."""
+
+    TITLE: ClassVar[str] = "SHOW DATABASES"
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    """SHOW TABLES [(IN|FROM) db] [[LIKE] 'pattern']."""
+
+    TITLE: ClassVar[str] = "SHOW TABLES"
+    database: str | None = None
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class DropTable:
+    """DROP TABLE [IF EXISTS] t [PURGE]."""
+
+    TITLE: ClassVar[str] = "DROP TABLE"
+    table: TableName
+    if_exists: bool = False
+    purge: bool = False
+
+
 # --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
 
 
@@ -220,11 +280,13 @@ class Merge:
 
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
              | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe
+             | CreateDatabase | DropDatabase | Use | ShowDatabases | ShowTables | DropTable
              | Query | Insert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
              "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
-             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE",
-             "DESCRIBE [FORMATTED]")
+             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE", "DROP TABLE [PURGE]",
+             "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]", "USE", "SHOW DATABASES [LIKE]",
+             "SHOW TABLES [IN db] [LIKE]", "DESCRIBE [FORMATTED]")
 """What ``airflow-acid sql`` understands, for error messages and help."""

@@ -28,21 +28,27 @@ from airflow_acid.statements.model import (
     AlterTableCompact,
     AlterTableProperties,
     Column,
+    CreateDatabase,
     CreateTable,
     Delete,
     Describe,
+    DropDatabase,
+    DropTable,
     Insert,
     Merge,
     MergeWhen,
     PartitionSpec,
     Query,
     ShowCompactions,
+    ShowDatabases,
     ShowLocks,
+    ShowTables,
     ShowTransactions,
     Statement,
     TableName,
     Truncate,
     Update,
+    Use,
 )
 from airflow_acid.statements.script import (
     HelpCommand,
@@ -257,6 +263,17 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         return _alter(node)
     if isinstance(node, exp.Create):
         return _create(node)
+    if isinstance(node, exp.Drop):
+        return _drop(node)
+    if isinstance(node, exp.Use):
+        if node.args.get("kind"):
+            raise _unsupported(f"USE {node.args['kind']}")
+        return Use(_database_name(node.this))
+    if isinstance(node, acid.ShowDatabases):
+        return ShowDatabases(_text(node.args.get("pattern")))
+    if isinstance(node, acid.ShowTables):
+        database = node.args.get("database")
+        return ShowTables(database.name if database is not None else None, _text(node.args.get("pattern")))
     if isinstance(node, exp.Describe):
         if node.args.get("kind"):
             raise _unsupported(f"DESCRIBE {node.args['kind']}")
@@ -435,8 +452,10 @@ def _compact(table: TableName, partition: PartitionSpec | None, action: acid.Com
                              number_of_buckets=number_of_buckets, order_by=tuple(order))
 
 
-def _create(node: exp.Create) -> CreateTable:
+def _create(node: exp.Create) -> CreateTable | CreateDatabase:
     kind = (node.args.get("kind") or "").upper()
+    if kind in ("DATABASE", "SCHEMA"):
+        return _create_database(node)
     if kind != "TABLE":
         raise _unsupported(f"CREATE {kind}")
     if node.args.get("replace"):
@@ -481,7 +500,48 @@ def _create(node: exp.Create) -> CreateTable:
 # --- pieces -------------------------------------------------------------------------------------------------------
 
 
+def _create_database(node: exp.Create) -> CreateDatabase:
+    """CREATE DATABASE [IF NOT EXISTS] db [COMMENT 'c'] [LOCATION 'path'] (Hive's DBPROPERTIES are not kept)."""
+    comment = location = None
+    properties_node = node.args.get("properties")
+    for prop in (properties_node.expressions if properties_node else []):
+        if isinstance(prop, exp.LocationProperty):
+            location = _text(prop.this)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            comment = _text(prop.this)
+        else:
+            raise _unsupported(f"CREATE DATABASE … {prop.sql(dialect=acid.HiveAcid)}")
+    return CreateDatabase(_database_name(node.this), if_not_exists=bool(node.args.get("exists")), comment=comment,
+                          location=location)
+
+
+def _database_name(node: exp.Expr | None) -> str:
+    """A database name: sqlglot reads ``db`` as a table named db (CREATE, USE) or a table's database (DROP SCHEMA)."""
+    if isinstance(node, exp.Table) and not node.args.get("catalog") and bool(node.name) != bool(node.db):
+        return node.name or node.db
+    if isinstance(node, (exp.Identifier, exp.Var)) and node.name:
+        return node.name
+    raise _malformed(f"expected a database name, found {node.sql(dialect=acid.HiveAcid) if node else 'nothing'!r}")
+
+
+def _drop(node: exp.Drop) -> DropTable | DropDatabase:
+    kind = (node.args.get("kind") or "").upper()
+    names = node.args.get("tables") or []
+    if kind not in ("TABLE", "DATABASE", "SCHEMA"):
+        raise _unsupported(f"DROP {kind}")
+    if len(names) != 1:
+        raise _unsupported(f"DROP {kind} of several objects", "drop one per statement")
+    if kind == "TABLE":
+        if node.args.get("cascade") or node.args.get("temporary") or node.args.get("materialized"):
+            raise _unsupported("this DROP TABLE", "Hive's is DROP TABLE [IF EXISTS] t [PURGE]")
+        return DropTable(_table_name(names[0]), if_exists=bool(node.args.get("exists")),
+                         purge=bool(node.args.get("purge")))
+    return DropDatabase(_database_name(names[0]), if_exists=bool(node.args.get("exists")),
+                        cascade=bool(node.args.get("cascade")))
+
+
 @overload
+
 def _table_name(node: exp.Expr) -> TableName: ...
 @overload
 def _table_name(node: None) -> None: ...

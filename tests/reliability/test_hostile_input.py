@@ -408,7 +408,7 @@ def _cli_statements(keep_location: str) -> list[str]:
         "SHOW LOCKS `../../etc/passwd`",
         "DESCRIBE FORMATTED `db`.`keep`.`x`",
         "SELECT * FROM TXNS",
-        "DROP TABLE db.keep",
+        "DROP TABLE TXNS",
         "\x00",
         "ALTER TABLE db.keep COMPACT '" + "m" * 100_000 + "'",
     ]

@@ -1,0 +1,189 @@
+"""Catalog statements on each backend: no implicit database, ``default`` in a fresh warehouse, CREATE / DROP
+DATABASE, USE and name resolution, SHOW DATABASES / TABLES with Hive's patterns, DROP TABLE (rows and files removed,
+refused while the table is in use)."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+
+from airflow_acid.acid.codes import LockType, OperationType
+from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.locks import LockComponent
+from airflow_acid.metastore.schema import (
+    COMPACTION_QUEUE,
+    COMPLETED_TXN_COMPONENTS,
+    NEXT_WRITE_ID,
+    PARTITIONS,
+    TABLE_PARAMS,
+    TBLS,
+    TXN_TO_WRITE_ID,
+)
+from airflow_acid.services import request_compaction
+from airflow_acid.statements import StatementExecutor, parse_statement
+from airflow_acid.statements.catalog import hive_pattern
+from tests.services.support import COLUMNS, inserts, unique
+
+
+def run(ex: StatementExecutor, text: str):
+    return ex.run(parse_statement(text))
+
+
+def names(result) -> list[str]:
+    return [r[0] for r in result.rows]
+
+
+def test_a_fresh_warehouse_has_default_and_never_creates_a_database_implicitly(wh):
+    """First in the module: the module's metastore is fresh on each backend."""
+    ex = StatementExecutor(wh)
+    assert "default" not in wh.metastore.catalog.list_databases()  # no catalog row yet …
+    assert names(run(ex, "SHOW DATABASES")) == ["default"]  # … but Hive's default is there
+    assert names(run(ex, "SHOW TABLES")) == []
+    with pytest.raises(NoSuchObjectError, match=r"^table default\.nosuch does not exist$"):
+        run(ex, "SELECT * FROM nosuch")
+    with pytest.raises(NoSuchObjectError, match="^Database does not exist: sales"):
+        run(ex, "CREATE TABLE sales.x (id INT)")
+    assert "sales" not in wh.metastore.catalog.list_databases()
+    with pytest.raises(NoSuchObjectError, match=r"table sales\.x does not exist \(database sales does not exist\)"):
+        run(ex, "SELECT * FROM sales.x")
+    run(ex, "CREATE TABLE first (id INT)")  # default's row is written with its first table
+    assert names(run(ex, "SHOW TABLES")) == ["first"]
+    assert wh.metastore.catalog.get_database("default").location == str(wh.location)
+
+
+def test_create_use_show_and_drop_database(wh, tmp_path):
+    ex = StatementExecutor(wh)
+    db = unique("sales")
+    result = run(ex, f"CREATE DATABASE {db} COMMENT 'all sales' LOCATION '{tmp_path / 'elsewhere'}'")
+    info = wh.metastore.catalog.get_database(db)
+    assert result.messages == [f"database {db} created at {info.location}"]
+    assert (info.description, info.location) == ("all sales", str(tmp_path / "elsewhere"))
+    assert run(ex, f"CREATE DATABASE IF NOT EXISTS {db}").messages == [f"database {db} already exists"]
+    with pytest.raises(InvalidInputError, match=f"Database {db} already exists"):
+        run(ex, f"CREATE SCHEMA {db}")
+    other = unique("other")
+    run(ex, f"CREATE SCHEMA {other}")
+    assert wh.metastore.catalog.get_database(other).location.endswith(f"{other}.db")
+
+    assert {db, other, "default"} <= set(names(run(ex, "SHOW DATABASES")))
+    assert names(run(ex, f"SHOW DATABASES LIKE '{db}|{other}'")) == sorted([db, other])
+    assert names(run(ex, f"SHOW SCHEMAS LIKE '{db[:3].upper()}*'")) == [db]  # Hive's patterns ignore case
+
+    assert run(ex, f"USE {db}").messages == [f"current database: {db}"]
+    run(ex, "CREATE TABLE orders (id INT, name STRING)")
+    run(ex, "CREATE TABLE returns (id INT, name STRING)")
+    run(ex, "INSERT INTO orders VALUES (1, 'a'), (2, 'b')")
+    run(ex, "INSERT INTO returns SELECT * FROM orders WHERE id = 2")
+    assert wh.read(f"{db}.returns").to_pylist() == [{"id": 2, "name": "b"}]
+    assert run(ex, "SELECT o.id FROM orders o JOIN returns r ON o.id = r.id").rows == [[2]]
+    assert run(ex, "WITH orders AS (SELECT 7 AS id) SELECT id FROM orders").rows == [[7]]  # a CTE stays a CTE
+    run(ex, "UPDATE orders SET name = 'z' WHERE id = 1")
+    run(ex, "DESCRIBE orders")
+    assert names(run(ex, "SHOW TABLES")) == ["orders", "returns"]
+    assert names(run(ex, "SHOW TABLES 'ret*'")) == ["returns"]
+    assert names(run(ex, f"SHOW TABLES IN {db} LIKE 'x*|ORD*'")) == ["orders"]
+    assert names(run(ex, f"SHOW TABLES FROM {other}")) == []
+    with pytest.raises(NoSuchObjectError, match="Database does not exist: nosuchdb"):
+        run(ex, "SHOW TABLES IN nosuchdb")
+    with pytest.raises(NoSuchObjectError, match="Database does not exist: nosuchdb"):
+        run(ex, "USE nosuchdb")
+    assert ex.database == db
+    run(ex, "USE default")
+    with pytest.raises(NoSuchObjectError, match="table default.orders does not exist"):
+        run(ex, "SELECT * FROM orders")
+
+    with pytest.raises(InvalidInputError, match=f"Database {db} is not empty. One or more tables exist "
+                                                r"\(orders, returns\)"):
+        run(ex, f"DROP DATABASE {db}")
+    with pytest.raises(InvalidInputError, match="is not empty"):
+        run(ex, f"DROP DATABASE {db} RESTRICT")
+    assert wh.metastore.catalog.list_tables(db) == ["orders", "returns"]
+    location = wh.table(f"{db}.orders").location
+    assert run(ex, f"DROP DATABASE {db} CASCADE").messages == [f"database {db} dropped with 2 table(s)"]
+    assert db not in wh.metastore.catalog.list_databases()
+    assert not (tmp_path / "elsewhere").exists() and not __import__("os").path.exists(location)
+    run(ex, f"DROP SCHEMA {other}")
+    with pytest.raises(NoSuchObjectError, match=f"Database does not exist: {other}"):
+        run(ex, f"DROP DATABASE {other}")
+    assert run(ex, f"DROP DATABASE IF EXISTS {other}").messages == [f"database {other} does not exist"]
+    with pytest.raises(InvalidInputError, match="Can not drop default database"):
+        run(ex, "DROP DATABASE default")
+
+
+def _rows(wh, table: sa.Table, where) -> int:
+    return wh.metastore.db.run(lambda conn: conn.execute(sa.select(sa.func.count()).select_from(table).where(where))
+                               .scalar_one(), what="count rows")
+
+
+def test_drop_table_removes_its_rows_and_files(wh):
+    ex = StatementExecutor(wh)
+    db = unique("dropdb")
+    run(ex, f"CREATE DATABASE {db}")
+    info = wh.create_table(f"{db}.t", COLUMNS, partition_by=[("ds", "string")],
+                           properties={"no_auto_compaction": "true"})
+    inserts(wh, f"{db}.t", {"ds": "x"}, batches=2)
+    request_compaction(wh, f"{db}.t", "ds=x", "major")
+    wh.create_table(f"{db}.keep", COLUMNS)
+    inserts(wh, f"{db}.keep", batches=1)
+    root = wh.io.storage(info.location)
+    assert root[0].exists(root[1])
+    assert _rows(wh, PARTITIONS, PARTITIONS.c.TBL_ID.in_(sa.select(TBLS.c.TBL_ID).where(TBLS.c.TBL_NAME == "t")))
+
+    assert run(ex, f"DROP TABLE {db}.t PURGE").messages == [f"table {db}.t dropped"]
+    assert not root[0].exists(root[1])
+    assert wh.metastore.catalog.list_tables(db) == ["keep"]
+    for table, where in [(COMPACTION_QUEUE, COMPACTION_QUEUE.c.CQ_DATABASE == db),
+                         (COMPLETED_TXN_COMPONENTS, sa.and_(COMPLETED_TXN_COMPONENTS.c.CTC_DATABASE == db,
+                                                            COMPLETED_TXN_COMPONENTS.c.CTC_TABLE == "t")),
+                         (TXN_TO_WRITE_ID, sa.and_(TXN_TO_WRITE_ID.c.T2W_DATABASE == db,
+                                                   TXN_TO_WRITE_ID.c.T2W_TABLE == "t")),
+                         (NEXT_WRITE_ID, sa.and_(NEXT_WRITE_ID.c.NWI_DATABASE == db, NEXT_WRITE_ID.c.NWI_TABLE == "t"))]:
+        assert _rows(wh, table, where) == 0, table.name
+    assert _rows(wh, PARTITIONS, PARTITIONS.c.TBL_ID.notin_(sa.select(TBLS.c.TBL_ID))) == 0
+    assert _rows(wh, TABLE_PARAMS, TABLE_PARAMS.c.TBL_ID.notin_(sa.select(TBLS.c.TBL_ID))) == 0
+    assert wh.read(f"{db}.keep").num_rows == 3  # the other table is untouched
+
+    with pytest.raises(NoSuchObjectError, match=f"table {db}.t does not exist"):
+        run(ex, f"DROP TABLE {db}.t")
+    assert run(ex, f"DROP TABLE IF EXISTS {db}.t").messages == [f"table {db}.t does not exist"]
+    run(ex, f"CREATE TABLE {db}.t (id INT)")  # the name is free again, its directory fresh
+    assert wh.read(f"{db}.t").num_rows == 0
+
+
+def test_drop_table_is_refused_while_the_table_is_in_use(wh):
+    ex = StatementExecutor(wh)
+    db = unique("busy")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"CREATE TABLE {db}.t (id INT, name STRING)")
+    inserts(wh, f"{db}.t", batches=1)
+    location = wh.table(f"{db}.t").location
+
+    txn = wh.transaction()
+    txn.insert(f"{db}.t", [{"id": 99, "name": "open"}])
+    with pytest.raises(InvalidInputError, match=rf"cannot drop table {db}\.t now: open transaction\(s\) "
+                                                rf"{txn.txn_id} write it.*nothing was changed"):
+        run(ex, f"DROP TABLE {db}.t")
+    assert wh.metastore.catalog.table_exists(db, "t") and wh.io.storage(location)[0].exists(location)
+    txn.commit()
+
+    lock = wh.metastore.locks.lock([LockComponent(db, "t", lock_type=LockType.SHARED_READ,
+                                                  operation=OperationType.SELECT)], user="reader", host="h")
+    with pytest.raises(InvalidInputError, match=rf"lock\(s\) {lock.lock_id} are held or wanted on it"):
+        run(ex, f"DROP TABLE {db}.t")
+    wh.metastore.locks.unlock(lock.lock_id)
+    assert wh.read(f"{db}.t").num_rows == 4
+    run(ex, f"DROP TABLE {db}.t")
+    assert not wh.metastore.catalog.table_exists(db, "t")
+
+
+@pytest.mark.parametrize("pattern, matched", [
+    ("*", ["a_b", "abc", "orders", "x.y"]),
+    ("a*", ["a_b", "abc"]),
+    ("a_b", ["a_b"]),  # '_' is literal in Hive's SHOW patterns
+    ("x.y|ord*", ["orders", "x.y"]),
+    ("ABC", ["abc"]),
+    ("b*", []),
+])
+def test_hive_show_patterns(pattern, matched):
+    regex = hive_pattern(pattern)
+    assert [n for n in ["a_b", "abc", "orders", "x.y"] if regex.fullmatch(n)] == matched
