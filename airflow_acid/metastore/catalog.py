@@ -596,22 +596,30 @@ class Catalog:
         return self.db.run(work, what=f"alter partition of {database}.{table}")
 
     def drop_partition(self, database: str, table: str, spec: Mapping[str, object] | str, *,
-                       if_exists: bool = False) -> None:
-        """Remove a partition from the catalog (its files are not touched)."""
+                       if_exists: bool = False, refuse_in_use: bool = False) -> PartitionInfo | None:
+        """Remove a partition and its transactional records from the catalog (its files are not touched); the
+        partition as it was (None when ``if_exists`` and there was none). ``refuse_in_use``: refuse, with nothing
+        changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`)."""
         self._refuse_ddl(f"drop a partition of {database}.{table}")
         database = validate_name("database", database)
         table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
-        def work(conn: Connection) -> None:
+        def work(conn: Connection) -> PartitionInfo | None:
             info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)
             if row is None:
                 if if_exists:
-                    return
+                    return None
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
+            busy = in_use(conn, database, table, part_name) if refuse_in_use else None
+            if busy is not None:
+                raise InvalidInputError(f"cannot drop partition {part_name} of table {info.full_name} now: {busy}; "
+                                        "nothing was changed. Drop it when those transactions have ended")
+            before = _load_partition(conn, info, tbl_id, part_name)
             _delete_partition(conn, row.PART_ID, row.SD_ID)
             delete_txn_records(conn, database, table, part_name)
+            return before
 
-        self.db.run(work, what=f"drop partition of {database}.{table}")
+        return self.db.run(work, what=f"drop partition of {database}.{table}")
 
 
 # --- row helpers --------------------------------------------------------------------------------------

@@ -18,14 +18,16 @@ from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, Partiti
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.statements import catalog
+from airflow_acid.statements import catalog, partitions
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableAddPartitions,
     AlterTableColumns,
     AlterTableCompact,
+    AlterTableDropPartitions,
     AlterTableProperties,
     CreateDatabase,
     CreateTable,
@@ -40,7 +42,9 @@ from airflow_acid.statements.model import (
     ShowCompactions,
     ShowDatabases,
     ShowLocks,
+    ShowPartitions,
     ShowTables,
+    ShowTblProperties,
     ShowTransactions,
     Statement,
     TableName,
@@ -266,6 +270,10 @@ class StatementExecutor:
 
     # --- names -----------------------------------------------------------------------------------------------------
 
+    def table_info(self, name: TableName) -> TableInfo:
+        """The table's catalog entry (NoSuchObjectError naming it when it does not exist)."""
+        return self._table(name)
+
     def _table(self, name: TableName) -> TableInfo:
         database, table = name.qualified.split(".", 1)
         return self.metastore.catalog.get_table(database, table)
@@ -332,6 +340,10 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     ShowDatabases: catalog.show_databases,
     ShowTables: catalog.show_tables,
     DropTable: catalog.drop_table,
+    AlterTableAddPartitions: partitions.add_partitions,
+    AlterTableDropPartitions: partitions.drop_partitions,
+    ShowPartitions: partitions.show_partitions,
+    ShowTblProperties: partitions.show_tblproperties,
 }
 
 __all__ = ["USER_ERRORS", "StatementExecutor"]

@@ -207,6 +207,46 @@ class DropTable:
     purge: bool = False
 
 
+@dataclass(frozen=True)
+class AlterTableAddPartitions:
+    """ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (…) [LOCATION 'path'] [PARTITION (…) …]."""
+
+    TITLE: ClassVar[str] = "ALTER TABLE ADD PARTITION"
+    table: TableName
+    partitions: tuple[tuple[PartitionSpec, str | None], ...]
+    """(spec, location or None) pairs."""
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableDropPartitions:
+    """ALTER TABLE t DROP [IF EXISTS] PARTITION (…)[, PARTITION (…) …] [PURGE]."""
+
+    TITLE: ClassVar[str] = "ALTER TABLE DROP PARTITION"
+    table: TableName
+    partitions: tuple[PartitionSpec, ...]
+    if_exists: bool = False
+    purge: bool = False
+
+
+@dataclass(frozen=True)
+class ShowPartitions:
+    """SHOW PARTITIONS t [PARTITION (…)] (a partial spec lists the partitions it matches)."""
+
+    TITLE: ClassVar[str] = "SHOW PARTITIONS"
+    table: TableName
+    partition: PartitionSpec | None = None
+
+
+@dataclass(frozen=True)
+class ShowTblProperties:
+    """SHOW TBLPROPERTIES t [('key')]."""
+
+    TITLE: ClassVar[str] = "SHOW TBLPROPERTIES"
+    table: TableName
+    key: str | None = None
+
+
 # --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
 
 
@@ -281,6 +321,7 @@ class Merge:
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
              | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe
              | CreateDatabase | DropDatabase | Use | ShowDatabases | ShowTables | DropTable
+             | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
              | Query | Insert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
@@ -288,5 +329,6 @@ SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TR
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
              "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE", "DROP TABLE [PURGE]",
              "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]", "USE", "SHOW DATABASES [LIKE]",
-             "SHOW TABLES [IN db] [LIKE]", "DESCRIBE [FORMATTED]")
+             "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
+             "SHOW TBLPROPERTIES", "DESCRIBE [FORMATTED]")
 """What ``airflow-acid sql`` understands, for error messages and help."""

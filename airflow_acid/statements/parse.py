@@ -24,8 +24,10 @@ from airflow_acid.statements.errors import StatementSyntaxError, UnsupportedStat
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableAddPartitions,
     AlterTableColumns,
     AlterTableCompact,
+    AlterTableDropPartitions,
     AlterTableProperties,
     Column,
     CreateDatabase,
@@ -42,7 +44,9 @@ from airflow_acid.statements.model import (
     ShowCompactions,
     ShowDatabases,
     ShowLocks,
+    ShowPartitions,
     ShowTables,
+    ShowTblProperties,
     ShowTransactions,
     Statement,
     TableName,
@@ -269,6 +273,10 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         if node.args.get("kind"):
             raise _unsupported(f"USE {node.args['kind']}")
         return Use(_database_name(node.this))
+    if isinstance(node, acid.ShowPartitions):
+        return ShowPartitions(_table_name(node.this), _partition(node.args.get("partition")))
+    if isinstance(node, acid.ShowTblProperties):
+        return ShowTblProperties(_table_name(node.this), _text(node.args.get("key")))
     if isinstance(node, acid.ShowDatabases):
         return ShowDatabases(_text(node.args.get("pattern")))
     if isinstance(node, acid.ShowTables):
@@ -322,6 +330,16 @@ def _alter(node: exp.Alter) -> Statement:
     partition = _partition(node.this.args.get("partition"))
     if isinstance(action, acid.Compact):
         return _compact(table, partition, action)
+    if isinstance(action, acid.AddPartitions):
+        locations = action.args.get("locations") or []
+        return AlterTableAddPartitions(table, tuple(
+            (_required_partition(p), None if isinstance(loc, exp.Null) else _text(loc))
+            for p, loc in zip(action.expressions, locations, strict=True)),
+            if_not_exists=bool(action.args.get("exists")))
+    if isinstance(action, acid.DropPartitions):
+        return AlterTableDropPartitions(table, tuple(_required_partition(p) for p in action.expressions),
+                                        if_exists=bool(action.args.get("exists")),
+                                        purge=bool(action.args.get("purge")))
     if isinstance(action, (exp.Schema, exp.ReplaceColumns)):
         return AlterTableColumns(table, "add" if isinstance(action, exp.Schema) else "replace",
                                  tuple(_column(c) for c in action.expressions), partition=partition)
@@ -522,6 +540,13 @@ def _database_name(node: exp.Expr | None) -> str:
     if isinstance(node, (exp.Identifier, exp.Var)) and node.name:
         return node.name
     raise _malformed(f"expected a database name, found {node.sql(dialect=acid.HiveAcid) if node else 'nothing'!r}")
+
+
+def _required_partition(node: exp.Expr) -> PartitionSpec:
+    spec = _partition(node)
+    if not spec:
+        raise _malformed("PARTITION needs key='value' pairs, e.g. PARTITION (ds='2024-01-01')")
+    return spec
 
 
 def _drop(node: exp.Drop) -> DropTable | DropDatabase:

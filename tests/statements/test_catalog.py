@@ -187,3 +187,69 @@ def test_drop_table_is_refused_while_the_table_is_in_use(wh):
 def test_hive_show_patterns(pattern, matched):
     regex = hive_pattern(pattern)
     assert [n for n in ["a_b", "abc", "orders", "x.y"] if regex.fullmatch(n)] == matched
+
+
+def test_add_show_and_drop_partitions(wh, tmp_path):
+    ex = StatementExecutor(wh)
+    db = unique("parts")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"USE {db}")
+    run(ex, "CREATE TABLE t (id INT, name STRING) PARTITIONED BY (ds STRING, hr INT) "
+            "TBLPROPERTIES ('no_auto_compaction'='true')")
+    elsewhere = tmp_path / "elsewhere"
+    result = run(ex, f"ALTER TABLE t ADD PARTITION (ds='a', hr=1) PARTITION (ds='a', hr=2) LOCATION '{elsewhere}'")
+    location = wh.table(f"{db}.t").location
+    assert result.messages == [f"partition ds=a/hr=1 of {db}.t added at {location}/ds=a/hr=1",
+                               f"partition ds=a/hr=2 of {db}.t added at {elsewhere}"]
+    assert elsewhere.is_dir()
+    with pytest.raises(InvalidInputError, match="partition ds=a/hr=1 of table .* already exists; use ADD IF NOT"):
+        run(ex, "ALTER TABLE t ADD PARTITION (ds='b', hr=1) PARTITION (ds='a', hr=1)")
+    assert [p.name for p in wh.metastore.catalog.list_partitions(db, "t")] == ["ds=a/hr=1", "ds=a/hr=2"]  # none added
+    run(ex, "ALTER TABLE t ADD IF NOT EXISTS PARTITION (ds='a', hr=1) PARTITION (ds='b', hr=1)")
+    inserts(wh, f"{db}.t", {"ds": "b", "hr": "1"}, batches=1)
+
+    assert names(run(ex, "SHOW PARTITIONS t")) == ["ds=a/hr=1", "ds=a/hr=2", "ds=b/hr=1"]
+    assert names(run(ex, "SHOW PARTITIONS t PARTITION (ds='a')")) == ["ds=a/hr=1", "ds=a/hr=2"]
+    assert names(run(ex, f"SHOW PARTITIONS {db}.t PARTITION (hr=1)")) == ["ds=a/hr=1", "ds=b/hr=1"]
+    with pytest.raises(InvalidInputError, match="unknown key 'day'"):
+        run(ex, "SHOW PARTITIONS t PARTITION (day='a')")
+    run(ex, "CREATE TABLE flat (id INT)")
+    with pytest.raises(InvalidInputError, match="is not a partitioned table"):
+        run(ex, "SHOW PARTITIONS flat")
+    described = run(ex, "DESCRIBE FORMATTED t PARTITION (ds='b', hr=1)").rows
+    assert ["Partition Value:", "[b, 1]", ""] in described
+
+    with pytest.raises(NoSuchObjectError, match="partition ds=z/hr=1 of table .* does not exist; use DROP IF EXISTS"):
+        run(ex, "ALTER TABLE t DROP PARTITION (ds='a', hr=1), PARTITION (ds='z', hr=1)")
+    assert len(wh.metastore.catalog.list_partitions(db, "t")) == 3  # nothing dropped
+    txn = wh.transaction()
+    txn.insert(f"{db}.t", [{"id": 5, "name": "x"}], {"ds": "b", "hr": "1"})
+    with pytest.raises(InvalidInputError, match=rf"cannot drop partition ds=b/hr=1 .* open transaction\(s\) "
+                                                rf"{txn.txn_id} write it"):
+        run(ex, "ALTER TABLE t DROP PARTITION (ds='b', hr=1)")
+    txn.commit()
+    b_root = wh.metastore.catalog.get_partition(db, "t", {"ds": "b", "hr": "1"}).location
+    assert run(ex, "ALTER TABLE t DROP IF EXISTS PARTITION (ds='b', hr=1), PARTITION (ds='z', hr=1) PURGE"
+               ).messages == [f"partition ds=b/hr=1 of {db}.t dropped"]
+    assert not __import__("os").path.exists(b_root)
+    run(ex, "ALTER TABLE t DROP PARTITION (ds='a', hr=2)")
+    assert not elsewhere.exists()
+    assert names(run(ex, "SHOW PARTITIONS t")) == ["ds=a/hr=1"]
+    assert wh.read(f"{db}.t").num_rows == 0
+
+
+def test_show_tblproperties(wh):
+    ex = StatementExecutor(wh)
+    db = unique("props")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"CREATE TABLE {db}.t (id INT) COMMENT 'c' TBLPROPERTIES ('no_auto_compaction'='true')")
+    result = run(ex, f"SHOW TBLPROPERTIES {db}.t")
+    assert result.columns == ["prpt_name", "prpt_value"]
+    props = dict((r[0], r[1]) for r in result.rows)
+    assert props["transactional"] == "true" and props["no_auto_compaction"] == "true" and props["comment"] == "c"
+    assert [r[0] for r in result.rows] == sorted(props)
+    assert run(ex, f"SHOW TBLPROPERTIES {db}.t ('NO_AUTO_COMPACTION')").rows == [["true"]]
+    assert run(ex, f"SHOW TBLPROPERTIES {db}.t ('nope')").rows == \
+        [[f"Table {db}.t does not have property: nope"]]
+    with pytest.raises(NoSuchObjectError, match=f"table {db}.nosuch does not exist"):
+        run(ex, f"SHOW TBLPROPERTIES {db}.nosuch")
