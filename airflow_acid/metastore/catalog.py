@@ -237,6 +237,11 @@ class Catalog:
         self.db = db
         self.conf = conf or MetastoreConf()
 
+    def check_ddl(self, what: str) -> None:
+        """HiveMetastoreError ("run the DDL in Hive") when the catalog is a Hive metastore's: checked before a
+        statement's other checks so the user learns first that the statement belongs in Hive."""
+        self._refuse_ddl(what)
+
     def _refuse_ddl(self, what: str) -> None:
         """DDL on a Hive metastore is Hive's (HMS keeps ids, notifications, statistics and privileges in step)."""
         if self.db.profile.is_hive:

@@ -57,6 +57,7 @@ def require_database(ex: StatementExecutor, name: str) -> str:
 
 def create_database(ex: StatementExecutor, s: CreateDatabase) -> Result:
     name = validate_name("database", s.name.lower())
+    ex.metastore.catalog.check_ddl(f"create database {name}")
     if database_exists(ex, name) and name in ex.metastore.catalog.list_databases():
         if s.if_not_exists:
             return Result(s.TITLE, messages=[f"database {name} already exists"])
@@ -70,6 +71,7 @@ def drop_database(ex: StatementExecutor, s: DropDatabase) -> Result:
     """RESTRICT (the default) refuses while the database has tables; CASCADE drops each as DROP TABLE does (files
     of managed tables removed, refused while a table is in use)."""
     name = validate_name("database", s.name.lower())
+    ex.metastore.catalog.check_ddl(f"drop database {name}")
     if name == DEFAULT_DATABASE:
         raise InvalidInputError("Can not drop default database (Hive keeps it in every warehouse)")
     if name not in ex.metastore.catalog.list_databases():
@@ -109,6 +111,7 @@ def show_tables(ex: StatementExecutor, s: ShowTables) -> Result:
 
 def before_create_table(ex: StatementExecutor, s: CreateTable) -> None:
     """Hive creates no database implicitly: the table's database must exist (``default`` is created on first use)."""
+    ex.metastore.catalog.check_ddl(f"create table {s.table.qualified}")
     database = require_database(ex, s.table.database or ex.database)
     if database == DEFAULT_DATABASE:
         ex.warehouse.create_database(DEFAULT_DATABASE, if_not_exists=True)

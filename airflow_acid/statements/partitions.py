@@ -46,6 +46,7 @@ def drop_partitions(ex: StatementExecutor, s: AlterTableDropPartitions) -> Resul
     """Each partition's metastore rows removed, then (managed tables) its directory; refused while the partition is
     in use, as DROP TABLE is. Every spec is checked before any partition is dropped."""
     info = ex.table_info(s.table)
+    ex.metastore.catalog.check_ddl(f"drop a partition of {info.full_name}")
     names = [info.partition_name(spec) for spec in s.partitions]
     existing = {p.name for p in ex.metastore.catalog.list_partitions(info.database, info.name)}
     missing = [n for n in names if n not in existing]
