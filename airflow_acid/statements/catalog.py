@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 from airflow_acid.metastore.catalog import DEFAULT_DATABASE, TableInfo, validate_name
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.statements.model import (
+    Column,
     CreateDatabase,
     CreateTable,
+    CreateTableLike,
     DropDatabase,
     DropTable,
     ShowDatabases,
@@ -117,6 +119,24 @@ def before_create_table(ex: StatementExecutor, s: CreateTable) -> None:
         ex.warehouse.create_database(DEFAULT_DATABASE, if_not_exists=True)
 
 
+STATISTICS_KEYS = frozenset({"numfiles", "numrows", "rawdatasize", "totalsize", "numfileserasurecoded",
+                             "column_stats_accurate", "transient_lastddltime"})
+"""Table parameters Hive keeps as statistics, not copied by CREATE TABLE LIKE."""
+
+
+def create_table_like(ex: StatementExecutor, s: CreateTableLike) -> Result:
+    """The source's columns, partition keys, bucketing and properties (statistics left out), then the given ones;
+    the new table's own location (never the source's files)."""
+    source = ex.table_info(s.source)
+    properties = {k: v for k, v in source.properties.items() if k.lower() not in STATISTICS_KEYS}
+    properties.update(s.properties)
+    created = CreateTable(s.table, tuple(Column(c.name, c.type, c.comment) for c in source.columns),
+                          partitioned_by=tuple(Column(c.name, c.type, c.comment) for c in source.partition_keys),
+                          bucket_by=tuple(source.bucket_cols), num_buckets=source.num_buckets if source.bucket_cols
+                          else None, properties=properties, location=s.location, if_not_exists=s.if_not_exists)
+    return ex.create_table(created)
+
+
 def drop_table(ex: StatementExecutor, s: DropTable) -> Result:
     """Metadata rows removed (catalog and transactional records), then a managed table's directory; refused with
     nothing changed while an open transaction writes the table or a lock is held on it. An external table's files
@@ -139,5 +159,5 @@ def _name(database: str, table: str) -> TableName:
     return TableName(table, database)
 
 
-__all__ = ["before_create_table", "create_database", "database_exists", "drop_database", "drop_table",
+__all__ = ["before_create_table", "create_database", "create_table_like", "database_exists", "drop_database", "drop_table",
            "hive_pattern", "require_database", "show_databases", "show_tables", "use"]

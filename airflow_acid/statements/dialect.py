@@ -157,6 +157,17 @@ class AcidHiveParser(HiveParser):
         "DROP": lambda self: self._parse_drop_partitions(),
     }
 
+    def _parse_create(self) -> exp.Create | exp.Command:
+        """Hive 4's CREATE TRANSACTIONAL TABLE: a CREATE TABLE marked ``meta["transactional"]`` (a full ACID table)."""
+        transactional = bool(self._curr and self._curr.text.upper() == "TRANSACTIONAL" and self._next
+                             and self._next.token_type is TokenType.TABLE)
+        if transactional:
+            self._advance()
+        node = super()._parse_create()
+        if transactional:
+            node.meta["transactional"] = True
+        return node
+
     def _parse_statement(self) -> exp.Expr | None:
         if self._match_text_seq("ABORT"):
             return self._parse_abort()

@@ -139,6 +139,19 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
+class CreateTableLike:
+    """CREATE TABLE [IF NOT EXISTS] t LIKE source [LOCATION 'path'] [TBLPROPERTIES (…)]: the source's columns,
+    partitioning, bucketing and properties (statistics left out), then the given properties."""
+
+    TITLE: ClassVar[str] = "CREATE TABLE"
+    table: TableName
+    source: TableName
+    properties: dict[str, str] = field(default_factory=dict)
+    location: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
 class Describe:
     TITLE: ClassVar[str] = "DESCRIBE"
     table: TableName
@@ -319,7 +332,7 @@ class Merge:
 
 
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
-             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe
+             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | CreateTableLike | Describe
              | CreateDatabase | DropDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
              | Query | Insert | Truncate | Update | Delete | Merge)
@@ -327,7 +340,8 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
              "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
-             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE", "DROP TABLE [PURGE]",
+             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE [TRANSACTIONAL] TABLE [LIKE]",
+             "DROP TABLE [PURGE]",
              "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
              "SHOW TBLPROPERTIES", "DESCRIBE [FORMATTED]")

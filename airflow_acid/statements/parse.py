@@ -10,6 +10,7 @@ input stops making sense — ``line 1:7 cannot recognize input near 'FROM' 'x' '
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from typing import overload
@@ -32,6 +33,7 @@ from airflow_acid.statements.model import (
     Column,
     CreateDatabase,
     CreateTable,
+    CreateTableLike,
     Delete,
     Describe,
     DropDatabase,
@@ -470,7 +472,7 @@ def _compact(table: TableName, partition: PartitionSpec | None, action: acid.Com
                              number_of_buckets=number_of_buckets, order_by=tuple(order))
 
 
-def _create(node: exp.Create) -> CreateTable | CreateDatabase:
+def _create(node: exp.Create) -> CreateTable | CreateDatabase | CreateTableLike:
     kind = (node.args.get("kind") or "").upper()
     if kind in ("DATABASE", "SCHEMA"):
         return _create_database(node)
@@ -478,6 +480,43 @@ def _create(node: exp.Create) -> CreateTable | CreateDatabase:
         raise _unsupported(f"CREATE {kind}")
     if node.args.get("replace"):
         raise _unsupported("CREATE OR REPLACE TABLE")
+    like = _create_like(node)
+    if like is not None:
+        return like
+    created = _create_table(node)
+    if node.meta.get("transactional"):  # Hive 4's CREATE TRANSACTIONAL TABLE: a full ACID table
+        if created.properties.get("transactional", "true").strip().lower() != "true" or \
+                created.properties.get("transactional_properties", "default").strip().lower() != "default":
+            raise _malformed("CREATE TRANSACTIONAL TABLE makes a full ACID table; leave out 'transactional' and "
+                             "'transactional_properties' or use CREATE TABLE")
+        created = dataclasses.replace(created, properties={**created.properties, "transactional": "true"})
+    return created
+
+
+def _create_like(node: exp.Create) -> CreateTableLike | None:
+    """CREATE TABLE [IF NOT EXISTS] t LIKE source [LOCATION 'path'] [TBLPROPERTIES (…)], or None for another
+    CREATE TABLE."""
+    props = node.args.get("properties")
+    items = props.expressions if props is not None else []
+    likes = [p for p in items if isinstance(p, exp.LikeProperty)]
+    if not likes:
+        return None
+    location = None
+    properties: dict[str, str] = {}
+    for prop in items:
+        if isinstance(prop, exp.LocationProperty):
+            location = _text(prop.this)
+        elif type(prop) is exp.Property:
+            properties.update(_properties([prop]))
+        elif not isinstance(prop, exp.LikeProperty):
+            raise _unsupported(f"CREATE TABLE … LIKE … {prop.sql(dialect=acid.HiveAcid)}")
+    if len(likes) != 1 or isinstance(node.this, exp.Schema):
+        raise _malformed("CREATE TABLE t LIKE source takes one source table and no column list")
+    return CreateTableLike(_table_name(node.this), _table_name(likes[0].this), properties=properties,
+                           location=location, if_not_exists=bool(node.args.get("exists")))
+
+
+def _create_table(node: exp.Create) -> CreateTable:
     if node.args.get("expression") is not None:
         raise _unsupported("CREATE TABLE … AS SELECT")
     if not isinstance(node.this, exp.Schema):

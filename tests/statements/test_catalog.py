@@ -253,3 +253,31 @@ def test_show_tblproperties(wh):
         [[f"Table {db}.t does not have property: nope"]]
     with pytest.raises(NoSuchObjectError, match=f"table {db}.nosuch does not exist"):
         run(ex, f"SHOW TBLPROPERTIES {db}.nosuch")
+
+
+def test_create_transactional_table_and_create_table_like(wh, tmp_path):
+    ex = StatementExecutor(wh)
+    db = unique("like")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"USE {db}")
+    run(ex, "CREATE TRANSACTIONAL TABLE src (id INT COMMENT 'k', name STRING) PARTITIONED BY (ds STRING) "
+            "CLUSTERED BY (id) INTO 2 BUCKETS STORED AS ORC TBLPROPERTIES ('no_auto_compaction'='true')")
+    src = wh.table(f"{db}.src")
+    assert src.is_transactional and not src.is_insert_only and src.property("no_auto_compaction") == "true"
+    with pytest.raises(Exception, match="CREATE TRANSACTIONAL TABLE makes a full ACID table"):
+        run(ex, "CREATE TRANSACTIONAL TABLE mm (id INT) TBLPROPERTIES ('transactional_properties'='insert_only')")
+    inserts(wh, f"{db}.src", {"ds": "a"}, batches=1)
+    wh.metastore.catalog.alter_table_properties(db, "src", {"numRows": "3"})
+
+    result = run(ex, f"CREATE TABLE copy LIKE src LOCATION '{tmp_path / 'copy'}' TBLPROPERTIES ('orc.compress'='ZLIB')")
+    copy = wh.table(f"{db}.copy")
+    assert result.messages == [f"table {db}.copy created at {copy.location}"]
+    assert [(c.name, c.type, c.comment) for c in copy.columns] == [(c.name, c.type, c.comment) for c in src.columns]
+    assert [k.name for k in copy.partition_keys] == ["ds"]
+    assert (copy.bucket_cols, copy.num_buckets, copy.is_transactional) == (["id"], 2, True)
+    assert copy.property("no_auto_compaction") == "true" and copy.property("orc.compress") == "ZLIB"
+    assert copy.property("numRows") is None and copy.location == str(tmp_path / "copy")
+    assert wh.read(f"{db}.copy").num_rows == 0  # the structure, never the rows
+    assert run(ex, "CREATE TABLE IF NOT EXISTS copy LIKE src").messages == [f"table {db}.copy already exists"]
+    with pytest.raises(NoSuchObjectError, match=f"table {db}.nosuch does not exist"):
+        run(ex, "CREATE TABLE other LIKE nosuch")

@@ -22,6 +22,7 @@ from airflow_acid.statements.model import (
     Column,
     CreateDatabase,
     CreateTable,
+    CreateTableLike,
     Describe,
     DropDatabase,
     DropTable,
@@ -115,6 +116,10 @@ HELP_HINT = "'help' lists the statements it runs"
     ("SHOW PARTITIONS s.t PARTITION (ds='a')", ShowPartitions(TableName("t", "s"), {"ds": "a"})),
     ("SHOW TBLPROPERTIES t ('k')", ShowTblProperties(TableName("t"), "k")),
     ("SHOW TBLPROPERTIES s.t", ShowTblProperties(TableName("t", "s"))),
+    ("CREATE TRANSACTIONAL TABLE t (a INT)", CreateTable(TableName("t"), (Column("a", "INT"),),
+                                                         properties={"transactional": "true"})),
+    ("CREATE TABLE IF NOT EXISTS t LIKE s.u LOCATION '/x' TBLPROPERTIES ('a'='b')",
+     CreateTableLike(TableName("t"), TableName("u", "s"), {"a": "b"}, "/x", True)),
 ])
 def test_statements(text, expected):
     assert parse_statement(text) == expected
