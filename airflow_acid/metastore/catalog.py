@@ -68,6 +68,7 @@ DEFAULT_DATABASE = "default"
 MANAGED_TABLE = "MANAGED_TABLE"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
+ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 MAX_BUCKETS = 4096  # BucketCodec V1 has 12 bits for the bucket id
 
 # Hive keys stored lower-case whatever case the user typed (other keys keep their case, e.g. Spark confs).

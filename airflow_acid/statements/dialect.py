@@ -65,6 +65,12 @@ class ShowTblProperties(exp.Expression):
     arg_types = {"this": True, "key": False}
 
 
+class ShowCreateTable(exp.Expression):
+    """SHOW CREATE TABLE t."""
+
+    arg_types = {"this": True}
+
+
 class AddPartitions(exp.Expression):
     """The ALTER TABLE action ADD [IF NOT EXISTS] PARTITION (…) [LOCATION 'path'] [PARTITION (…) …]; each
     expression an exp.Partition with an optional ``location`` meta."""
@@ -146,6 +152,8 @@ class AcidHiveParser(HiveParser):
         "PARTITIONS": lambda self: self.expression(ShowPartitions(
             this=self._required(self._parse_table_parts, "a table name"), partition=self._parse_partition())),
         "TBLPROPERTIES": lambda self: self._parse_show_tblproperties(),
+        "CREATE TABLE": lambda self: self.expression(ShowCreateTable(
+            this=self._required(self._parse_table_parts, "a table name"))),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
     ALTER_PARSERS = {

@@ -41,6 +41,7 @@ from airflow_acid.statements.model import (
     PartitionSpec,
     Query,
     ShowCompactions,
+    ShowCreateTable,
     ShowDatabases,
     ShowLocks,
     ShowPartitions,
@@ -55,6 +56,8 @@ from airflow_acid.statements.model import (
 )
 from airflow_acid.statements.resolve import in_database
 from airflow_acid.statements.result import Result
+from airflow_acid.statements.show_create import COLUMNS as SHOW_CREATE_COLUMNS
+from airflow_acid.statements.show_create import create_statement
 
 if TYPE_CHECKING:
     from airflow_acid.client.warehouse import AcidWarehouse
@@ -264,6 +267,9 @@ class StatementExecutor:
             f"table {info.full_name} created at {info.location}"
         return Result(s.TITLE, messages=[message])
 
+    def show_create_table(self, s: ShowCreateTable) -> Result:
+        return Result(s.TITLE, list(SHOW_CREATE_COLUMNS), [[line] for line in create_statement(self._table(s.table))])
+
     def describe(self, s: Describe) -> Result:
         info = self._table(s.table)
         partition = self._partition(info, s.partition) if s.partition is not None else None
@@ -342,6 +348,7 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     ShowTables: catalog.show_tables,
     DropTable: catalog.drop_table,
     CreateTableLike: catalog.create_table_like,
+    ShowCreateTable: StatementExecutor.show_create_table,
     AlterTableAddPartitions: partitions.add_partitions,
     AlterTableDropPartitions: partitions.drop_partitions,
     ShowPartitions: partitions.show_partitions,

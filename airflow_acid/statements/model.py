@@ -260,6 +260,14 @@ class ShowTblProperties:
     key: str | None = None
 
 
+@dataclass(frozen=True)
+class ShowCreateTable:
+    """SHOW CREATE TABLE t: the CREATE TABLE statement that makes the table again, as Hive prints it."""
+
+    TITLE: ClassVar[str] = "SHOW CREATE TABLE"
+    table: TableName
+
+
 # --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
 
 
@@ -335,6 +343,7 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
              | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | CreateTableLike | Describe
              | CreateDatabase | DropDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
+             | ShowCreateTable
              | Query | Insert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
@@ -344,5 +353,5 @@ SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TR
              "DROP TABLE [PURGE]",
              "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
-             "SHOW TBLPROPERTIES", "DESCRIBE [FORMATTED]")
+             "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]")
 """What ``airflow-acid sql`` understands, for error messages and help."""

@@ -20,6 +20,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE
 from airflow_acid.statements import dialect as acid
 from airflow_acid.statements.errors import StatementSyntaxError, UnsupportedStatementError
 from airflow_acid.statements.model import (
@@ -44,6 +45,7 @@ from airflow_acid.statements.model import (
     PartitionSpec,
     Query,
     ShowCompactions,
+    ShowCreateTable,
     ShowDatabases,
     ShowLocks,
     ShowPartitions,
@@ -277,6 +279,8 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         return Use(_database_name(node.this))
     if isinstance(node, acid.ShowPartitions):
         return ShowPartitions(_table_name(node.this), _partition(node.args.get("partition")))
+    if isinstance(node, acid.ShowCreateTable):
+        return ShowCreateTable(_table_name(node.this))
     if isinstance(node, acid.ShowTblProperties):
         return ShowTblProperties(_table_name(node.this), _text(node.args.get("key")))
     if isinstance(node, acid.ShowDatabases):
@@ -537,6 +541,13 @@ def _create_table(node: exp.Create) -> CreateTable:
                 raise _unsupported("CREATE TABLE … SORTED BY", "Hive does not allow sorted transactional tables")
             bucket_by = tuple(c.name for c in prop.expressions)
             num_buckets = _integer(prop.args.get("buckets"), "a bucket count")
+        elif isinstance(prop, exp.RowFormatSerdeProperty) and _text(prop.this) == ORC_SERDE:
+            continue  # SHOW CREATE TABLE's spelling of STORED AS ORC
+        elif isinstance(prop, exp.FileFormatProperty) and isinstance(prop.this, exp.InputOutputFormat):
+            formats = (_text(prop.this.args.get("input_format")), _text(prop.this.args.get("output_format")))
+            if formats != (ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT):
+                raise _unsupported(f"STORED AS INPUTFORMAT {formats[0]!r}",
+                                   "transactional tables are ORC: use STORED AS ORC")
         elif isinstance(prop, exp.FileFormatProperty):
             fmt = prop.this.name.upper() if prop.this is not None else ""
             if fmt != "ORC":

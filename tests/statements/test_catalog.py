@@ -281,3 +281,29 @@ def test_create_transactional_table_and_create_table_like(wh, tmp_path):
     assert run(ex, "CREATE TABLE IF NOT EXISTS copy LIKE src").messages == [f"table {db}.copy already exists"]
     with pytest.raises(NoSuchObjectError, match=f"table {db}.nosuch does not exist"):
         run(ex, "CREATE TABLE other LIKE nosuch")
+
+
+def test_show_create_table_reads_back(wh, tmp_path):
+    ex = StatementExecutor(wh)
+    db = unique("showc")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"CREATE TABLE {db}.t (id INT COMMENT 'it\\'s the key', tags ARRAY<STRING>) COMMENT 'all' "
+            "PARTITIONED BY (ds STRING) CLUSTERED BY (id) INTO 4 BUCKETS STORED AS ORC "
+            "TBLPROPERTIES ('no_auto_compaction'='true')")
+    info = wh.table(f"{db}.t")
+    result = run(ex, f"SHOW CREATE TABLE {db}.t")
+    assert result.columns == ["createtab_stmt"]
+    lines = [r[0] for r in result.rows]
+    assert lines[:3] == [f"CREATE TABLE `{db}`.`t`(", "  `id` int COMMENT 'it\\'s the key',", "  `tags` array<string>)"]
+    assert lines[3:11] == ["COMMENT 'all'", "PARTITIONED BY (", "  `ds` string)", "CLUSTERED BY (", "  id)",
+                           "INTO 4 BUCKETS", "ROW FORMAT SERDE", "  'org.apache.hadoop.hive.ql.io.orc.OrcSerde'"]
+    assert f"  '{info.location}'" in lines and "  'transactional'='true'," in lines
+    assert lines[-1].endswith(")") and lines[-1].startswith("  '")
+
+    again = "\n".join(lines).replace(f"`{db}`.`t`", f"`{db}`.`t2`").replace(info.location, str(tmp_path / "t2"))
+    run(ex, again)  # the statement creates the table again
+    copy = wh.table(f"{db}.t2")
+    assert [(c.name, c.type, c.comment) for c in copy.columns] == [(c.name, c.type, c.comment) for c in info.columns]
+    assert (copy.partition_keys, copy.bucket_cols, copy.num_buckets) == \
+        (info.partition_keys, info.bucket_cols, info.num_buckets)
+    assert {k: v for k, v in copy.properties.items()} == info.properties
