@@ -18,7 +18,7 @@ from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, Partiti
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.statements import catalog, partitions
+from airflow_acid.statements import catalog, ctas, partitions
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
@@ -31,6 +31,7 @@ from airflow_acid.statements.model import (
     AlterTableProperties,
     CreateDatabase,
     CreateTable,
+    CreateTableAs,
     CreateTableLike,
     Delete,
     Describe,
@@ -349,6 +350,7 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     DropTable: catalog.drop_table,
     CreateTableLike: catalog.create_table_like,
     ShowCreateTable: StatementExecutor.show_create_table,
+    CreateTableAs: ctas.create_table_as,
     AlterTableAddPartitions: partitions.add_partitions,
     AlterTableDropPartitions: partitions.drop_partitions,
     ShowPartitions: partitions.show_partitions,

@@ -139,6 +139,19 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
+class CreateTableAs:
+    """CREATE TABLE t [COMMENT …] [STORED AS ORC] [LOCATION …] [TBLPROPERTIES (…)] AS SELECT …: the table with the
+    query's columns (Hive's names and types), then INSERT … SELECT in its own transaction."""
+
+    TITLE: ClassVar[str] = "CREATE TABLE AS SELECT"
+    table: TableName
+    query: exp.Query
+    properties: dict[str, str] = field(default_factory=dict)
+    location: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
 class CreateTableLike:
     """CREATE TABLE [IF NOT EXISTS] t LIKE source [LOCATION 'path'] [TBLPROPERTIES (…)]: the source's columns,
     partitioning, bucketing and properties (statistics left out), then the given properties."""
@@ -340,7 +353,8 @@ class Merge:
 
 
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
-             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | CreateTableLike | Describe
+             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | CreateTableLike
+             | CreateTableAs | Describe
              | CreateDatabase | DropDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
              | ShowCreateTable
@@ -349,7 +363,7 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
              "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
-             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE [TRANSACTIONAL] TABLE [LIKE]",
+             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE [TRANSACTIONAL] TABLE [LIKE | AS SELECT]",
              "DROP TABLE [PURGE]",
              "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",

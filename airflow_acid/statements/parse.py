@@ -34,6 +34,7 @@ from airflow_acid.statements.model import (
     Column,
     CreateDatabase,
     CreateTable,
+    CreateTableAs,
     CreateTableLike,
     Delete,
     Describe,
@@ -476,7 +477,7 @@ def _compact(table: TableName, partition: PartitionSpec | None, action: acid.Com
                              number_of_buckets=number_of_buckets, order_by=tuple(order))
 
 
-def _create(node: exp.Create) -> CreateTable | CreateDatabase | CreateTableLike:
+def _create(node: exp.Create) -> CreateTable | CreateDatabase | CreateTableLike | CreateTableAs:
     kind = (node.args.get("kind") or "").upper()
     if kind in ("DATABASE", "SCHEMA"):
         return _create_database(node)
@@ -487,6 +488,11 @@ def _create(node: exp.Create) -> CreateTable | CreateDatabase | CreateTableLike:
     like = _create_like(node)
     if like is not None:
         return like
+    if node.args.get("expression") is not None:
+        if node.meta.get("transactional"):
+            raise _unsupported("CREATE TRANSACTIONAL TABLE … AS SELECT", "use CREATE TABLE … AS SELECT: it makes a "
+                               "full ACID table")
+        return _create_as(node)
     created = _create_table(node)
     if node.meta.get("transactional"):  # Hive 4's CREATE TRANSACTIONAL TABLE: a full ACID table
         if created.properties.get("transactional", "true").strip().lower() != "true" or \
@@ -520,9 +526,25 @@ def _create_like(node: exp.Create) -> CreateTableLike | None:
                            location=location, if_not_exists=bool(node.args.get("exists")))
 
 
+def _create_as(node: exp.Create) -> CreateTableAs:
+    """CREATE TABLE t [options] AS SELECT …: no column list, partitioning or bucketing (Hive's CTAS rules)."""
+    query = node.expression
+    if not isinstance(query, exp.Query):
+        raise _malformed("CREATE TABLE … AS needs a SELECT")
+    if isinstance(node.this, exp.Schema):
+        raise _unsupported("CREATE TABLE t (columns) AS SELECT", "the columns come from the SELECT: leave them out")
+    bare = node.copy()
+    bare.set("expression", None)
+    bare.set("this", exp.Schema(this=node.this.copy(), expressions=[]))
+    shape = _create_table(bare)  # the options, checked as CREATE TABLE checks them
+    if shape.partitioned_by or shape.bucket_by:
+        raise _unsupported("CREATE TABLE … PARTITIONED BY / CLUSTERED BY … AS SELECT",
+                           "create the table, then INSERT … SELECT into it")
+    return CreateTableAs(shape.table, query, properties=shape.properties, location=shape.location,
+                         if_not_exists=bool(node.args.get("exists")))
+
+
 def _create_table(node: exp.Create) -> CreateTable:
-    if node.args.get("expression") is not None:
-        raise _unsupported("CREATE TABLE … AS SELECT")
     if not isinstance(node.this, exp.Schema):
         raise _malformed("CREATE TABLE needs a column list, e.g. CREATE TABLE t (id INT, name STRING)")
     table = _table_name(node.this.this)
@@ -557,6 +579,9 @@ def _create_table(node: exp.Create) -> CreateTable:
             location = _text(prop.this)
         elif isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = _text(prop.this)
+        elif isinstance(prop, exp.TemporaryProperty):
+            raise _unsupported("CREATE TEMPORARY TABLE", "session-scoped tables are not kept by airflow-acid: create "
+                               "a table and DROP TABLE it at the end of the script")
         elif type(prop) is exp.Property:
             properties.update(_properties([prop]))
         else:

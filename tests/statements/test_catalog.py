@@ -307,3 +307,36 @@ def test_show_create_table_reads_back(wh, tmp_path):
     assert (copy.partition_keys, copy.bucket_cols, copy.num_buckets) == \
         (info.partition_keys, info.bucket_cols, info.num_buckets)
     assert {k: v for k, v in copy.properties.items()} == info.properties
+
+
+def test_create_table_as_select(wh):
+    ex = StatementExecutor(wh)
+    db = unique("ctas")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"USE {db}")
+    run(ex, "CREATE TABLE src (id INT, amount DECIMAL(10,2), name STRING)")
+    run(ex, "INSERT INTO src VALUES (1, 1.50, 'a'), (2, 2.25, 'b'), (3, 3.00, 'c')")
+    result = run(ex, "CREATE TABLE big STORED AS ORC TBLPROPERTIES ('transactional'='true', 'no_auto_compaction'="
+                     "'true') AS SELECT id, amount, upper(name) AS name, id * 2 FROM src WHERE id > 1")
+    info = wh.table(f"{db}.big")
+    assert result.messages[0] == f"table {db}.big created at {info.location}"
+    assert "2 row(s) inserted" in result.messages[1]
+    assert [(c.name, c.type) for c in info.columns] == [("id", "int"), ("amount", "decimal(10,2)"),
+                                                        ("name", "string"), ("_c3", "int")]
+    assert info.is_transactional and info.property("no_auto_compaction") == "true"
+    assert sorted(wh.read(f"{db}.big").to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 2, "amount": __import__("decimal").Decimal("2.25"), "name": "B", "_c3": 4},
+        {"id": 3, "amount": __import__("decimal").Decimal("3.00"), "name": "C", "_c3": 6}]
+
+    with pytest.raises(Exception, match=f"table {db}.big already exists"):
+        run(ex, "CREATE TABLE big AS SELECT 1 AS x")
+    assert run(ex, "CREATE TABLE IF NOT EXISTS big AS SELECT 1 AS x").messages == [f"table {db}.big already exists"]
+    with pytest.raises(Exception, match="nope"):  # compiled before anything is created
+        run(ex, "CREATE TABLE bad AS SELECT nope FROM src")
+    with pytest.raises(InvalidInputError, match="duplicate column name"):
+        run(ex, "CREATE TABLE bad AS SELECT id, id FROM src")
+    with pytest.raises(NoSuchObjectError, match="Database does not exist: nosuchdb"):
+        run(ex, "CREATE TABLE nosuchdb.x AS SELECT 1 AS x")
+    assert not wh.metastore.catalog.table_exists(db, "bad")
+    assert wh.metastore.txns.show_transactions() == [] or all(
+        t.state.display != "OPEN" for t in wh.metastore.txns.show_transactions())

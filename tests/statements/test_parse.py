@@ -4,6 +4,7 @@ and unsupported text gives one line naming what was not understood and listing w
 from __future__ import annotations
 
 import pytest
+from sqlglot import exp
 
 from airflow_acid.statements import (
     StatementSyntaxError,
@@ -22,6 +23,7 @@ from airflow_acid.statements.model import (
     Column,
     CreateDatabase,
     CreateTable,
+    CreateTableAs,
     CreateTableLike,
     Describe,
     DropDatabase,
@@ -118,6 +120,8 @@ HELP_HINT = "'help' lists the statements it runs"
     ("SHOW TBLPROPERTIES t ('k')", ShowTblProperties(TableName("t"), "k")),
     ("SHOW TBLPROPERTIES s.t", ShowTblProperties(TableName("t", "s"))),
     ("SHOW CREATE TABLE s.t", ShowCreateTable(TableName("t", "s"))),
+    ("CREATE TABLE IF NOT EXISTS s.t STORED AS ORC LOCATION '/l' TBLPROPERTIES ('transactional'='true') AS SELECT 1",
+     CreateTableAs(TableName("t", "s"), exp.select("1"), {"transactional": "true"}, "/l", True)),
     ("CREATE TRANSACTIONAL TABLE t (a INT)", CreateTable(TableName("t"), (Column("a", "INT"),),
                                                          properties={"transactional": "true"})),
     ("CREATE TABLE IF NOT EXISTS t LIKE s.u LOCATION '/x' TBLPROPERTIES ('a'='b')",
@@ -152,7 +156,10 @@ def test_a_script_of_several_statements_with_comments():
     ("CREATE TABLE t (a INT) STORED AS PARQUET", "STORED AS PARQUET is not supported by airflow-acid sql "
                                                  "(transactional tables are ORC: use STORED AS ORC)"),
     ("CREATE EXTERNAL TABLE t (a INT)", "CREATE TABLE … EXTERNAL is not supported"),
-    ("CREATE TABLE t AS SELECT 1", "CREATE TABLE … AS SELECT is not supported"),
+    ("CREATE TABLE t (a INT) AS SELECT 1", "CREATE TABLE t (columns) AS SELECT is not supported"),
+    ("CREATE TABLE t PARTITIONED BY (ds STRING) AS SELECT 1", "PARTITIONED BY / CLUSTERED BY … AS SELECT is not"),
+    ("CREATE TEMPORARY TABLE t (a INT)", "CREATE TEMPORARY TABLE is not supported by airflow-acid sql (session-"),
+    ("CREATE TRANSACTIONAL TABLE t AS SELECT 1", "CREATE TRANSACTIONAL TABLE … AS SELECT is not supported"),
     ("CREATE TABLE t (a INT) CLUSTERED BY (a) SORTED BY (a) INTO 2 BUCKETS", "SORTED BY is not supported"),
     ("CREATE TABLE t (a INT NOT NULL)", "column constraint 'NOT NULL' is not supported"),
     ("DESCRIBE DATABASE d", "DESCRIBE DATABASE is not supported"),
