@@ -443,6 +443,10 @@ class Catalog:
 
         return self.db.run(work, what=f"drop table {database}.{name}")
 
+    def in_use(self, database: str, name: str) -> str | None:
+        """Why the table cannot be dropped now (open writers, locks), or None (:mod:`.drops`)."""
+        return self.db.run(lambda conn: in_use(conn, database, name), what=f"check use of {database}.{name}")
+
     def alter_table_properties(self, database: str, name: str, properties: Mapping[str, object] | None = None, *,
                                unset: Iterable[str] = ()) -> TableInfo:
         """ALTER TABLE … SET/UNSET TBLPROPERTIES with the transactional rules checked first."""

@@ -11,7 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from airflow_acid.metastore.catalog import DEFAULT_DATABASE, TableInfo, validate_name
-from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.statements.model import (
     Column,
     CreateDatabase,
@@ -60,10 +60,10 @@ def require_database(ex: StatementExecutor, name: str) -> str:
 def create_database(ex: StatementExecutor, s: CreateDatabase) -> Result:
     name = validate_name("database", s.name.lower())
     ex.metastore.catalog.check_ddl(f"create database {name}")
-    if database_exists(ex, name) and name in ex.metastore.catalog.list_databases():
+    if name == DEFAULT_DATABASE or name in ex.metastore.catalog.list_databases():
         if s.if_not_exists:
             return Result(s.TITLE, messages=[f"database {name} already exists"])
-        raise InvalidInputError(f"Database {name} already exists")
+        raise AlreadyExistsError(f"Database {name} already exists")
     ex.warehouse.create_database(name, if_not_exists=s.if_not_exists, description=s.comment, location=s.location)
     info = ex.metastore.catalog.get_database(name)
     return Result(s.TITLE, messages=[f"database {name} created at {info.location}"])
@@ -84,8 +84,13 @@ def drop_database(ex: StatementExecutor, s: DropDatabase) -> Result:
     if tables and not s.cascade:
         raise InvalidInputError(f"Database {name} is not empty. One or more tables exist ({', '.join(tables)}); drop "
                                 "them first or use DROP DATABASE … CASCADE")
+    busy = {t: why for t in tables if (why := ex.metastore.catalog.in_use(name, t)) is not None}
+    if busy:  # checked for every table before any is dropped
+        table, why = next(iter(busy.items()))
+        raise InvalidInputError(f"cannot drop database {name} now: table {name}.{table} is in use ({why}); nothing "
+                                "was changed")
     for table in tables:
-        drop_table(ex, DropTable(table=_name(name, table), purge=True))
+        drop_table(ex, DropTable(table=TableName(table, name), purge=True))
     info = ex.metastore.catalog.get_database(name)
     ex.metastore.catalog.drop_database(name, cascade=False)
     fs, root = ex.warehouse.io.storage(info.location)
@@ -153,10 +158,6 @@ def drop_table(ex: StatementExecutor, s: DropTable) -> Result:
             fs.rm(root, recursive=True)
     kept = "; its files are kept (external table)" if external else ""
     return Result(s.TITLE, messages=[f"table {info.full_name} dropped{kept}"])
-
-
-def _name(database: str, table: str) -> TableName:
-    return TableName(table, database)
 
 
 __all__ = ["before_create_table", "create_database", "create_table_like", "database_exists", "drop_database", "drop_table",

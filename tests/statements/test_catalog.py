@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 
 from airflow_acid.acid.codes import LockType, OperationType
-from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
+from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.schema import (
     COMPACTION_QUEUE,
@@ -59,7 +59,7 @@ def test_create_use_show_and_drop_database(wh, tmp_path):
     assert result.messages == [f"database {db} created at {info.location}"]
     assert (info.description, info.location) == ("all sales", str(tmp_path / "elsewhere"))
     assert run(ex, f"CREATE DATABASE IF NOT EXISTS {db}").messages == [f"database {db} already exists"]
-    with pytest.raises(InvalidInputError, match=f"Database {db} already exists"):
+    with pytest.raises(AlreadyExistsError, match=f"Database {db} already exists"):
         run(ex, f"CREATE SCHEMA {db}")
     other = unique("other")
     run(ex, f"CREATE SCHEMA {other}")
@@ -172,6 +172,13 @@ def test_drop_table_is_refused_while_the_table_is_in_use(wh):
         run(ex, f"DROP TABLE {db}.t")
     wh.metastore.locks.unlock(lock.lock_id)
     assert wh.read(f"{db}.t").num_rows == 4
+    run(ex, f"CREATE TABLE {db}.u (id INT)")
+    txn = wh.transaction()
+    txn.insert(f"{db}.t", [{"id": 98, "name": "open"}])
+    with pytest.raises(InvalidInputError, match=rf"cannot drop database {db} now: table {db}\.t is in use"):
+        run(ex, f"DROP DATABASE {db} CASCADE")
+    assert wh.metastore.catalog.list_tables(db) == ["t", "u"]  # neither was dropped
+    txn.abort()
     run(ex, f"DROP TABLE {db}.t")
     assert not wh.metastore.catalog.table_exists(db, "t")
 
