@@ -347,3 +347,18 @@ def test_create_table_as_select(wh):
     assert not wh.metastore.catalog.table_exists(db, "bad")
     assert wh.metastore.txns.show_transactions() == [] or all(
         t.state.display != "OPEN" for t in wh.metastore.txns.show_transactions())
+
+
+def test_drop_table_keeps_an_external_tables_files(wh, tmp_path):
+    ex = StatementExecutor(wh)
+    db = unique("ext")
+    run(ex, f"CREATE DATABASE {db}")
+    location = tmp_path / "external"
+    location.mkdir()
+    (location / "000000_0").write_bytes(b"someone else's file")
+    run(ex, f"CREATE TABLE {db}.e (id INT) LOCATION '{location}' TBLPROPERTIES ('transactional'='false', "
+            "'EXTERNAL'='TRUE')")
+    assert run(ex, f"DROP TABLE {db}.e PURGE").messages == [f"table {db}.e dropped; its files are kept (external "
+                                                           "table)"]
+    assert not wh.metastore.catalog.table_exists(db, "e")
+    assert (location / "000000_0").read_bytes() == b"someone else's file"
