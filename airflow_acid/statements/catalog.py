@@ -17,6 +17,7 @@ from airflow_acid.statements.model import (
     CreateDatabase,
     CreateTable,
     CreateTableLike,
+    DescribeDatabase,
     DropDatabase,
     DropTable,
     ShowDatabases,
@@ -99,6 +100,23 @@ def drop_database(ex: StatementExecutor, s: DropDatabase) -> Result:
     return Result(s.TITLE, messages=[f"database {name} dropped" + (f" with {len(tables)} table(s)" if tables else "")])
 
 
+DESCRIBE_DATABASE_COLUMNS = ["db_name", "comment", "location", "managedlocation", "owner_name", "owner_type",
+                             "connector_name", "remote_dbname", "parameters"]
+"""Hive 4's DESCRIBE DATABASE columns (parameters filled with EXTENDED)."""
+
+
+def describe_database(ex: StatementExecutor, s: DescribeDatabase) -> Result:
+    name = require_database(ex, s.name)
+    if name not in ex.metastore.catalog.list_databases():  # default before its first table
+        row: list[object] = [name, "Default Hive database", ex.warehouse.location, "", "", "USER", "", "", ""]
+    else:
+        info = ex.metastore.catalog.get_database(name)
+        params = "{" + ", ".join(f"{k}={v}" for k, v in sorted(info.params.items())) + "}" if s.extended \
+            and info.params else ""
+        row = [info.name, info.description or "", info.location, "", info.owner or "", "USER", "", "", params]
+    return Result(s.TITLE, list(DESCRIBE_DATABASE_COLUMNS), [row])
+
+
 def use(ex: StatementExecutor, s: Use) -> Result:
     ex.database = require_database(ex, s.name)
     return Result(s.TITLE, messages=[f"current database: {ex.database}"])
@@ -160,5 +178,6 @@ def drop_table(ex: StatementExecutor, s: DropTable) -> Result:
     return Result(s.TITLE, messages=[f"table {info.full_name} dropped{kept}"])
 
 
-__all__ = ["before_create_table", "create_database", "create_table_like", "database_exists", "drop_database", "drop_table",
+__all__ = ["before_create_table", "create_database", "create_table_like", "describe_database",
+           "database_exists", "drop_database", "drop_table",
            "hive_pattern", "require_database", "show_databases", "show_tables", "use"]

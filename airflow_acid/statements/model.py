@@ -207,6 +207,15 @@ class Use:
 
 
 @dataclass(frozen=True)
+class DescribeDatabase:
+    """DESCRIBE (DATABASE|SCHEMA) [EXTENDED] db."""
+
+    TITLE: ClassVar[str] = "DESCRIBE DATABASE"
+    name: str
+    extended: bool = False
+
+
+@dataclass(frozen=True)
 class ShowDatabases:
     """SHOW (DATABASES|SCHEMAS) [LIKE 'pattern']."""
 
@@ -355,7 +364,7 @@ class Merge:
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
              | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | CreateTableLike
              | CreateTableAs | Describe
-             | CreateDatabase | DropDatabase | Use | ShowDatabases | ShowTables | DropTable
+             | CreateDatabase | DropDatabase | DescribeDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
              | ShowCreateTable
              | Query | Insert | Truncate | Update | Delete | Merge)
@@ -364,8 +373,8 @@ SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TR
              "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
              "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE [TRANSACTIONAL] TABLE [LIKE | AS SELECT]",
-             "DROP TABLE [PURGE]",
-             "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]", "USE", "SHOW DATABASES [LIKE]",
+             "DROP TABLE [PURGE]", "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]",
+             "DESCRIBE DATABASE [EXTENDED]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
              "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]")
 """What ``airflow-acid sql`` understands, for error messages and help."""

@@ -38,6 +38,7 @@ from airflow_acid.statements.model import (
     CreateTableLike,
     Delete,
     Describe,
+    DescribeDatabase,
     DropDatabase,
     DropTable,
     Insert,
@@ -290,6 +291,9 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         database = node.args.get("database")
         return ShowTables(database.name if database is not None else None, _text(node.args.get("pattern")))
     if isinstance(node, exp.Describe):
+        if str(node.args.get("kind") or "").upper() in ("DATABASE", "SCHEMA"):
+            return DescribeDatabase(_database_name(node.this),
+                                    extended=str(node.args.get("style") or "").upper() == "EXTENDED")
         if node.args.get("kind"):
             raise _unsupported(f"DESCRIBE {node.args['kind']}")
         style = (node.args.get("style") or "").upper()

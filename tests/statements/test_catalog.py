@@ -362,3 +362,19 @@ def test_drop_table_keeps_an_external_tables_files(wh, tmp_path):
                                                            "table)"]
     assert not wh.metastore.catalog.table_exists(db, "e")
     assert (location / "000000_0").read_bytes() == b"someone else's file"
+
+
+def test_describe_database(wh, tmp_path):
+    ex = StatementExecutor(wh)
+    db = unique("descdb")
+    run(ex, f"CREATE DATABASE {db} COMMENT 'the sales' LOCATION '{tmp_path / 'd'}'")
+    wh.metastore.catalog.alter_database_params(db, {"no_auto_compaction": "true"})
+    plain = run(ex, f"DESCRIBE DATABASE {db}")
+    assert plain.columns[:3] == ["db_name", "comment", "location"] and plain.columns[-1] == "parameters"
+    assert plain.records()[0] | {"owner_name": None} == {
+        "db_name": db, "comment": "the sales", "location": str(tmp_path / "d"), "managedlocation": "",
+        "owner_name": None, "owner_type": "USER", "connector_name": "", "remote_dbname": "", "parameters": ""}
+    assert run(ex, f"DESC SCHEMA EXTENDED {db}").records()[0]["parameters"] == "{no_auto_compaction=true}"
+    assert run(ex, "DESCRIBE DATABASE default").rows[0][0] == "default"
+    with pytest.raises(NoSuchObjectError, match="Database does not exist: nosuchdb"):
+        run(ex, "DESCRIBE DATABASE nosuchdb")

@@ -26,6 +26,7 @@ from airflow_acid.statements.model import (
     CreateTableAs,
     CreateTableLike,
     Describe,
+    DescribeDatabase,
     DropDatabase,
     DropTable,
     ShowCompactions,
@@ -120,6 +121,8 @@ HELP_HINT = "'help' lists the statements it runs"
     ("SHOW TBLPROPERTIES t ('k')", ShowTblProperties(TableName("t"), "k")),
     ("SHOW TBLPROPERTIES s.t", ShowTblProperties(TableName("t", "s"))),
     ("SHOW CREATE TABLE s.t", ShowCreateTable(TableName("t", "s"))),
+    ("DESCRIBE DATABASE d", DescribeDatabase("d")),
+    ("DESC SCHEMA EXTENDED d", DescribeDatabase("d", extended=True)),
     ("CREATE TABLE IF NOT EXISTS s.t STORED AS ORC LOCATION '/l' TBLPROPERTIES ('transactional'='true') AS SELECT 1",
      CreateTableAs(TableName("t", "s"), exp.select("1"), {"transactional": "true"}, "/l", True)),
     ("CREATE TRANSACTIONAL TABLE t (a INT)", CreateTable(TableName("t"), (Column("a", "INT"),),
@@ -162,7 +165,6 @@ def test_a_script_of_several_statements_with_comments():
     ("CREATE TRANSACTIONAL TABLE t AS SELECT 1", "CREATE TRANSACTIONAL TABLE … AS SELECT is not supported"),
     ("CREATE TABLE t (a INT) CLUSTERED BY (a) SORTED BY (a) INTO 2 BUCKETS", "SORTED BY is not supported"),
     ("CREATE TABLE t (a INT NOT NULL)", "column constraint 'NOT NULL' is not supported"),
-    ("DESCRIBE DATABASE d", "DESCRIBE DATABASE is not supported"),
 ])
 def test_unsupported_statements_name_what_and_point_to_help(text, names):
     with pytest.raises(UnsupportedStatementError) as err:
