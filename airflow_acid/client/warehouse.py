@@ -125,10 +125,13 @@ class AcidWarehouse:
 
     # --- databases and tables --------------------------------------------------------------------------
 
-    def create_database(self, name: str, *, if_not_exists: bool = True, description: str | None = None) -> None:
-        """Create database ``name`` at ``<warehouse>/<name>.db`` (``default`` lives at the warehouse root).
-        ``create_table`` creates a missing database itself."""
-        location = self.location if name.lower() == DEFAULT_DATABASE else self._database_location(name.lower())
+    def create_database(self, name: str, *, if_not_exists: bool = True, description: str | None = None,
+                        location: str | None = None) -> None:
+        """Create database ``name`` at ``location``, by default ``<warehouse>/<name>.db`` (``default`` lives at the
+        warehouse root). ``create_table`` creates a missing database itself (the SQL front end does not: Hive never
+        creates a database implicitly)."""
+        if location is None:
+            location = self.location if name.lower() == DEFAULT_DATABASE else self._database_location(name.lower())
         self.metastore.catalog.create_database(name, location, description=description, owner=self.user,
                                                if_not_exists=if_not_exists)
 

@@ -23,6 +23,7 @@ from airflow_acid.metastore import column_changes
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.db_errors import sqlstate
+from airflow_acid.metastore.drops import in_use
 from airflow_acid.metastore.errors import (
     AlreadyExistsError,
     HiveMetastoreError,
@@ -63,9 +64,12 @@ from airflow_acid.metastore.txn_records import delete_txn_records
 
 log = logging.getLogger(__name__)
 
+DEFAULT_DATABASE = "default"
+"""Hive's current database when none is named; every warehouse has it (created with its first table)."""
 MANAGED_TABLE = "MANAGED_TABLE"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
+ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 MAX_BUCKETS = 4096  # BucketCodec V1 has 12 bits for the bucket id
 
 # Hive keys stored lower-case whatever case the user typed (other keys keep their case, e.g. Spark confs).
@@ -234,6 +238,11 @@ class Catalog:
     def __init__(self, db: Database, conf: MetastoreConf | None = None) -> None:
         self.db = db
         self.conf = conf or MetastoreConf()
+
+    def check_ddl(self, what: str) -> None:
+        """HiveMetastoreError ("run the DDL in Hive") when the catalog is a Hive metastore's: checked before a
+        statement's other checks so the user learns first that the statement belongs in Hive."""
+        self._refuse_ddl(what)
 
     def _refuse_ddl(self, what: str) -> None:
         """DDL on a Hive metastore is Hive's (HMS keeps ids, notifications, statistics and privileges in step)."""
@@ -408,23 +417,36 @@ class Catalog:
 
         return self.db.run(work, what=f"list tables of {database}")
 
-    def drop_table(self, database: str, name: str, *, if_exists: bool = False) -> None:
-        """Remove the table, its partitions and parameters from the catalog (files are not touched)."""
+    def drop_table(self, database: str, name: str, *, if_exists: bool = False,
+                   refuse_in_use: bool = False) -> TableInfo | None:
+        """Remove the table, its partitions, parameters and transactional records from the catalog (files are not
+        touched); the table as it was (None when ``if_exists`` and there was none). ``refuse_in_use``: refuse, with
+        nothing changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`)."""
         self._refuse_ddl(f"drop table {database}.{name}")
         database = validate_name("database", database)
         name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
 
-        def work(conn: Connection) -> None:
-            db_id = _require_database(conn, database)
-            tbl_id = _table_id(conn, db_id, name)
+        def work(conn: Connection) -> TableInfo | None:
+            db_id = _database_id(conn, database)
+            tbl_id = None if db_id is None else _table_id(conn, db_id, name)
             if tbl_id is None:
                 if if_exists:
-                    return
-                raise NoSuchObjectError(f"table {database}.{name} does not exist")
+                    return None
+                return _load_table(conn, database, name)  # raises Hive's "table not found"
+            info = _load_table(conn, database, name)
+            busy = in_use(conn, database, name) if refuse_in_use else None
+            if busy is not None:
+                raise InvalidInputError(f"cannot drop table {database}.{name} now: {busy}; nothing was changed. "
+                                        "Drop it when those transactions have ended (SHOW TRANSACTIONS)")
             _delete_table(conn, tbl_id)
             delete_txn_records(conn, database, name)
+            return info
 
-        self.db.run(work, what=f"drop table {database}.{name}")
+        return self.db.run(work, what=f"drop table {database}.{name}")
+
+    def in_use(self, database: str, name: str) -> str | None:
+        """Why the table cannot be dropped now (open writers, locks), or None (:mod:`.drops`)."""
+        return self.db.run(lambda conn: in_use(conn, database, name), what=f"check use of {database}.{name}")
 
     def alter_table_properties(self, database: str, name: str, properties: Mapping[str, object] | None = None, *,
                                unset: Iterable[str] = ()) -> TableInfo:
@@ -585,22 +607,30 @@ class Catalog:
         return self.db.run(work, what=f"alter partition of {database}.{table}")
 
     def drop_partition(self, database: str, table: str, spec: Mapping[str, object] | str, *,
-                       if_exists: bool = False) -> None:
-        """Remove a partition from the catalog (its files are not touched)."""
+                       if_exists: bool = False, refuse_in_use: bool = False) -> PartitionInfo | None:
+        """Remove a partition and its transactional records from the catalog (its files are not touched); the
+        partition as it was (None when ``if_exists`` and there was none). ``refuse_in_use``: refuse, with nothing
+        changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`)."""
         self._refuse_ddl(f"drop a partition of {database}.{table}")
         database = validate_name("database", database)
         table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
 
-        def work(conn: Connection) -> None:
+        def work(conn: Connection) -> PartitionInfo | None:
             info, tbl_id, part_name, row = _find_partition(conn, database, table, spec)
             if row is None:
                 if if_exists:
-                    return
+                    return None
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
+            busy = in_use(conn, database, table, part_name) if refuse_in_use else None
+            if busy is not None:
+                raise InvalidInputError(f"cannot drop partition {part_name} of table {info.full_name} now: {busy}; "
+                                        "nothing was changed. Drop it when those transactions have ended")
+            before = _load_partition(conn, info, tbl_id, part_name)
             _delete_partition(conn, row.PART_ID, row.SD_ID)
             delete_txn_records(conn, database, table, part_name)
+            return before
 
-        self.db.run(work, what=f"drop partition of {database}.{table}")
+        return self.db.run(work, what=f"drop partition of {database}.{table}")
 
 
 # --- row helpers --------------------------------------------------------------------------------------
@@ -764,7 +794,10 @@ def _load_database(conn: Connection, name: str) -> DatabaseInfo:
 
 
 def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
-    db_id = _require_database(conn, database)
+    db_id = _database_id(conn, database)
+    if db_id is None:  # Hive's "Table not found"; database default exists in every warehouse, even before its first table
+        why = "" if database == DEFAULT_DATABASE else f" (database {database} does not exist)"
+        raise NoSuchObjectError(f"table {database}.{name} does not exist{why}")
     row = conn.execute(sa.select(TBLS).where(TBLS.c.DB_ID == db_id, TBLS.c.TBL_NAME == name)).first()
     if row is None:
         raise NoSuchObjectError(f"table {database}.{name} does not exist")

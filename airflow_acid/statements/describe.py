@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 
-from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ColumnInfo, PartitionInfo, TableInfo
+from airflow_acid.metastore.catalog import (
+    ORC_INPUT_FORMAT,
+    ORC_OUTPUT_FORMAT,
+    ORC_SERDE,
+    ColumnInfo,
+    PartitionInfo,
+    TableInfo,
+)
 
 COLUMNS = ["col_name", "data_type", "comment"]
-ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 Row = list[str]
 
 

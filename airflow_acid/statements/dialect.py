@@ -41,6 +41,49 @@ class ShowLocks(exp.Expression):
     arg_types = {"database": False, "table": False, "partition": False, "extended": False}
 
 
+class ShowDatabases(exp.Expression):
+    """SHOW (DATABASES|SCHEMAS) [LIKE 'pattern']."""
+
+    arg_types = {"pattern": False}
+
+
+class ShowTables(exp.Expression):
+    """SHOW TABLES [(IN|FROM) db] [[LIKE] 'pattern']."""
+
+    arg_types = {"database": False, "pattern": False}
+
+
+class ShowPartitions(exp.Expression):
+    """SHOW PARTITIONS t [PARTITION (…)]."""
+
+    arg_types = {"this": True, "partition": False}
+
+
+class ShowTblProperties(exp.Expression):
+    """SHOW TBLPROPERTIES t [('key')]."""
+
+    arg_types = {"this": True, "key": False}
+
+
+class ShowCreateTable(exp.Expression):
+    """SHOW CREATE TABLE t."""
+
+    arg_types = {"this": True}
+
+
+class AddPartitions(exp.Expression):
+    """The ALTER TABLE action ADD [IF NOT EXISTS] PARTITION (…) [LOCATION 'path'] [PARTITION (…) …]; each
+    expression an exp.Partition with an optional ``location`` meta."""
+
+    arg_types = {"expressions": True, "exists": False, "locations": False}
+
+
+class DropPartitions(exp.Expression):
+    """The ALTER TABLE action DROP [IF EXISTS] PARTITION (…)[, PARTITION (…) …] [PURGE]."""
+
+    arg_types = {"expressions": True, "exists": False, "purge": False}
+
+
 class Compact(exp.Expression):
     """The ALTER TABLE action COMPACT 'type' [CLUSTERED INTO n BUCKETS] [AND WAIT] [POOL 'p']
     [WITH OVERWRITE TBLPROPERTIES (…)] [ORDER BY …]."""
@@ -103,6 +146,14 @@ class AcidHiveParser(HiveParser):
         "COMPACTIONS": lambda self: self._parse_show_compactions(),
         "TRANSACTIONS": lambda self: self.expression(ShowTransactions()),
         "LOCKS": lambda self: self._parse_show_locks(),
+        "DATABASES": lambda self: self._parse_show_databases(),
+        "SCHEMAS": lambda self: self._parse_show_databases(),
+        "TABLES": lambda self: self._parse_show_tables(),
+        "PARTITIONS": lambda self: self.expression(ShowPartitions(
+            this=self._required(self._parse_table_parts, "a table name"), partition=self._parse_partition())),
+        "TBLPROPERTIES": lambda self: self._parse_show_tblproperties(),
+        "CREATE TABLE": lambda self: self.expression(ShowCreateTable(
+            this=self._required(self._parse_table_parts, "a table name"))),
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
     ALTER_PARSERS = {
@@ -110,7 +161,20 @@ class AcidHiveParser(HiveParser):
         "COMPACT": lambda self: self._parse_compact(),
         "UNSET": lambda self: self._parse_unset_properties(),
         "CHANGE": lambda self: self._parse_change_column(),
+        "ADD": lambda self: self._parse_add_partitions(),
+        "DROP": lambda self: self._parse_drop_partitions(),
     }
+
+    def _parse_create(self) -> exp.Create | exp.Command:
+        """Hive 4's CREATE TRANSACTIONAL TABLE: a CREATE TABLE marked ``meta["transactional"]`` (a full ACID table)."""
+        transactional = bool(self._curr and self._curr.text.upper() == "TRANSACTIONAL" and self._next
+                             and self._next.token_type is TokenType.TABLE)
+        if transactional:
+            self._advance()
+        node = super()._parse_create()
+        if transactional:
+            node.meta["transactional"] = True
+        return node
 
     def _parse_statement(self) -> exp.Expr | None:
         if self._match_text_seq("ABORT"):
@@ -152,6 +216,33 @@ class AcidHiveParser(HiveParser):
         extended = self._match_text_seq("EXTENDED") or extended
         return self.expression(ShowLocks(extended=extended, **args))
 
+    def _parse_show_databases(self) -> ShowDatabases:
+        pattern = self._quoted("Expecting the pattern in quotes after LIKE") if self._match(TokenType.LIKE) else None
+        return self.expression(ShowDatabases(pattern=pattern))
+
+    def _parse_show_tables(self) -> ShowTables:
+        database = None
+        if self._match_texts(("IN", "FROM")):
+            database = self._required(self._parse_id_var, "a database name")
+        pattern = None
+        if self._match(TokenType.LIKE) or self._match(TokenType.STRING, advance=False):
+            pattern = self._quoted("Expecting the pattern in quotes")
+        return self.expression(ShowTables(database=database, pattern=pattern))
+
+    def _parse_show_tblproperties(self) -> ShowTblProperties:
+        first = self._required(self._parse_id_var, "a table name")  # not _parse_table_parts: t('k') is no call
+        if self._match(TokenType.DOT):
+            second = self._required(self._parse_id_var, "a table name after the database")
+            table = exp.Table(this=second, db=first)
+        else:
+            table = exp.Table(this=first)
+        key = None
+        if self._match(TokenType.L_PAREN):
+            key = self._quoted("Expecting the property name in quotes")
+            if not self._match(TokenType.R_PAREN):
+                self.raise_error("Expecting ')'")
+        return self.expression(ShowTblProperties(this=table, key=key))
+
     # --- ALTER TABLE actions -------------------------------------------------------------------------------------
 
     def _parse_compact(self) -> Compact:
@@ -174,6 +265,31 @@ class AcidHiveParser(HiveParser):
                 self.raise_error("Expecting CLUSTERED INTO <n> BUCKETS, AND WAIT, POOL '<name>', WITH OVERWRITE "
                                  f"TBLPROPERTIES (…) or ORDER BY … after COMPACT '{kind.name}'")
         return self.expression(Compact(this=kind, **args))
+
+    def _parse_add_partitions(self) -> list[exp.Expr]:
+        index = self._index
+        exists = self._parse_exists(not_=True)
+        if not self._match(TokenType.PARTITION, advance=False):
+            self._retreat(index)
+            return self._parse_alter_table_add()
+        partitions: list[exp.Expr] = []
+        locations: list[exp.Expr] = []
+        while self._match(TokenType.PARTITION, advance=False):
+            partitions.append(self._required(self._parse_partition, "PARTITION (key='value', …)"))
+            located = self._match_text_seq("LOCATION")
+            locations.append(self._quoted("Expecting the location in quotes after LOCATION") if located
+                             else exp.Null())
+        return [self.expression(AddPartitions(expressions=partitions, exists=exists, locations=locations))]
+
+    def _parse_drop_partitions(self) -> list[exp.Expr]:
+        index = self._index
+        exists = self._parse_exists()
+        if not self._match(TokenType.PARTITION, advance=False):
+            self._retreat(index)
+            return self._parse_alter_table_drop()
+        partitions = self._parse_csv(lambda: self._required(self._parse_partition, "PARTITION (key='value', …)"))
+        purge = self._match_text_seq("PURGE")
+        return [self.expression(DropPartitions(expressions=partitions, exists=exists, purge=purge))]
 
     def _parse_change_column(self) -> ChangeColumn:
         self._match(TokenType.COLUMN)

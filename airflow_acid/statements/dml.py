@@ -87,6 +87,16 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _hive_names(query: exp.Query) -> exp.Query:
+    """A copy of ``query`` whose unnamed expression columns are named as Hive names them: _c<position>."""
+    query = query.copy()
+    if isinstance(query, exp.Select):
+        for i, e in enumerate(list(query.expressions)):
+            if not isinstance(e, (exp.Column, exp.Alias, exp.Star)):
+                e.replace(exp.alias_(e.copy(), f"_c{i}"))
+    return query
+
+
 class SchemaOnly:
     """Stands in for a transaction while a statement is compiled: every table reads as no rows with its real
     columns (and ROW__ID), so DuckDB binds names, types and functions before any transaction opens — as Hive
@@ -142,12 +152,15 @@ class DmlExecutor:
             else:
                 self.warehouse.transactional_table(s.table.qualified)
 
+    def query_schema(self, query: exp.Query) -> pa.Schema:
+        """The columns ``query`` returns (names as Hive gives them, Arrow types), compiled without a transaction —
+        what CREATE TABLE … AS SELECT creates."""
+        with Evaluator() as ev:
+            return query_rows(SchemaOnly(self.warehouse), ev, _hive_names(query), what="CREATE TABLE … AS SELECT"
+                              ).schema
+
     def select(self, s: Query) -> Result:
-        query = s.query.copy()
-        if isinstance(query, exp.Select):  # Hive names an unnamed expression column _c<position>
-            for i, e in enumerate(list(query.expressions)):
-                if not isinstance(e, (exp.Column, exp.Alias, exp.Star)):
-                    e.replace(exp.alias_(e.copy(), f"_c{i}"))
+        query = _hive_names(s.query)
         with self._in_txn("SELECT") as txn, Evaluator() as ev:
             rows = query_rows(txn, ev, query, what="SELECT")
         columns = [rows.column(i).to_pylist() for i in range(rows.num_columns)]  # names may repeat

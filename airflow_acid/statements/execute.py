@@ -14,34 +14,52 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnState
 from airflow_acid.errors import AcidUserError
-from airflow_acid.metastore.catalog import ColumnInfo, PartitionInfo, TableInfo
+from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, PartitionInfo, TableInfo
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
+from airflow_acid.statements import catalog, ctas, partitions
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableAddPartitions,
     AlterTableColumns,
     AlterTableCompact,
+    AlterTableDropPartitions,
     AlterTableProperties,
+    CreateDatabase,
     CreateTable,
+    CreateTableAs,
+    CreateTableLike,
     Delete,
     Describe,
+    DescribeDatabase,
+    DropDatabase,
+    DropTable,
     Insert,
     Merge,
     PartitionSpec,
     Query,
     ShowCompactions,
+    ShowCreateTable,
+    ShowDatabases,
     ShowLocks,
+    ShowPartitions,
+    ShowTables,
+    ShowTblProperties,
     ShowTransactions,
     Statement,
     TableName,
     Truncate,
     Update,
+    Use,
 )
+from airflow_acid.statements.resolve import in_database
 from airflow_acid.statements.result import Result
+from airflow_acid.statements.show_create import COLUMNS as SHOW_CREATE_COLUMNS
+from airflow_acid.statements.show_create import create_statement
 
 if TYPE_CHECKING:
     from airflow_acid.client.warehouse import AcidWarehouse
@@ -87,6 +105,8 @@ class StatementExecutor:
         self.wait_timeout_s = wait_timeout_s
         self.sleep = sleep
         self.on_wait = on_wait
+        self.database = DEFAULT_DATABASE
+        """The session's current database (USE db): where unqualified table names resolve."""
 
     @property
     def warehouse(self) -> AcidWarehouse:
@@ -115,7 +135,7 @@ class StatementExecutor:
         handler = _HANDLERS.get(type(statement))
         if handler is None:  # the parser never produces other types
             raise TypeError(f"not a statement: {statement!r}")
-        return handler(self, statement)
+        return handler(self, in_database(statement, self.database))
 
     # --- SHOW ------------------------------------------------------------------------------------------------------
 
@@ -238,6 +258,7 @@ class StatementExecutor:
     # --- DDL -------------------------------------------------------------------------------------------------------
 
     def create_table(self, s: CreateTable) -> Result:
+        catalog.before_create_table(self, s)
         name = s.table.qualified
         existed = s.if_not_exists and self.metastore.catalog.table_exists(*name.split("."))
         info = self.warehouse.create_table(
@@ -248,12 +269,19 @@ class StatementExecutor:
             f"table {info.full_name} created at {info.location}"
         return Result(s.TITLE, messages=[message])
 
+    def show_create_table(self, s: ShowCreateTable) -> Result:
+        return Result(s.TITLE, list(SHOW_CREATE_COLUMNS), [[line] for line in create_statement(self._table(s.table))])
+
     def describe(self, s: Describe) -> Result:
         info = self._table(s.table)
         partition = self._partition(info, s.partition) if s.partition is not None else None
         return Result(s.TITLE, list(DESCRIBE_COLUMNS), describe_rows(info, partition, formatted=s.formatted), null="")
 
     # --- names -----------------------------------------------------------------------------------------------------
+
+    def table_info(self, name: TableName) -> TableInfo:
+        """The table's catalog entry (NoSuchObjectError naming it when it does not exist)."""
+        return self._table(name)
 
     def _table(self, name: TableName) -> TableInfo:
         database, table = name.qualified.split(".", 1)
@@ -315,6 +343,20 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     AbortCompactions: StatementExecutor.abort_compactions,
     CreateTable: StatementExecutor.create_table,
     Describe: StatementExecutor.describe,
+    CreateDatabase: catalog.create_database,
+    DropDatabase: catalog.drop_database,
+    Use: catalog.use,
+    ShowDatabases: catalog.show_databases,
+    ShowTables: catalog.show_tables,
+    DropTable: catalog.drop_table,
+    CreateTableLike: catalog.create_table_like,
+    ShowCreateTable: StatementExecutor.show_create_table,
+    DescribeDatabase: catalog.describe_database,
+    CreateTableAs: ctas.create_table_as,
+    AlterTableAddPartitions: partitions.add_partitions,
+    AlterTableDropPartitions: partitions.drop_partitions,
+    ShowPartitions: partitions.show_partitions,
+    ShowTblProperties: partitions.show_tblproperties,
 }
 
 __all__ = ["USER_ERRORS", "StatementExecutor"]

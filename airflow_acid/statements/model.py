@@ -139,12 +139,155 @@ class CreateTable:
 
 
 @dataclass(frozen=True)
+class CreateTableAs:
+    """CREATE TABLE t [COMMENT …] [STORED AS ORC] [LOCATION …] [TBLPROPERTIES (…)] AS SELECT …: the table with the
+    query's columns (Hive's names and types), then INSERT … SELECT in its own transaction."""
+
+    TITLE: ClassVar[str] = "CREATE TABLE AS SELECT"
+    table: TableName
+    query: exp.Query
+    properties: dict[str, str] = field(default_factory=dict)
+    location: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class CreateTableLike:
+    """CREATE TABLE [IF NOT EXISTS] t LIKE source [LOCATION 'path'] [TBLPROPERTIES (…)]: the source's columns,
+    partitioning, bucketing and properties (statistics left out), then the given properties."""
+
+    TITLE: ClassVar[str] = "CREATE TABLE"
+    table: TableName
+    source: TableName
+    properties: dict[str, str] = field(default_factory=dict)
+    location: str | None = None
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
 class Describe:
     TITLE: ClassVar[str] = "DESCRIBE"
     table: TableName
     formatted: bool = False
     """DESCRIBE FORMATTED (or EXTENDED): also the table's storage and parameters."""
     partition: PartitionSpec | None = None
+
+
+# --- catalog: databases, USE, SHOW DATABASES/TABLES, DROP TABLE (airflow-acid's own metastore; Hive's are Hive's) ---
+
+
+@dataclass(frozen=True)
+class CreateDatabase:
+    """CREATE (DATABASE|SCHEMA) [IF NOT EXISTS] db [COMMENT 'c'] [LOCATION 'path']."""
+
+    TITLE: ClassVar[str] = "CREATE DATABASE"
+    name: str
+    if_not_exists: bool = False
+    comment: str | None = None
+    location: str | None = None
+
+
+@dataclass(frozen=True)
+class DropDatabase:
+    """DROP (DATABASE|SCHEMA) [IF EXISTS] db [RESTRICT|CASCADE] (RESTRICT, the default, refuses while it has
+    tables)."""
+
+    TITLE: ClassVar[str] = "DROP DATABASE"
+    name: str
+    if_exists: bool = False
+    cascade: bool = False
+
+
+@dataclass(frozen=True)
+class Use:
+    """USE db: the session's current database, where unqualified table names resolve."""
+
+    TITLE: ClassVar[str] = "USE"
+    name: str
+
+
+@dataclass(frozen=True)
+class DescribeDatabase:
+    """DESCRIBE (DATABASE|SCHEMA) [EXTENDED] db."""
+
+    TITLE: ClassVar[str] = "DESCRIBE DATABASE"
+    name: str
+    extended: bool = False
+
+
+@dataclass(frozen=True)
+class ShowDatabases:
+    """SHOW (DATABASES|SCHEMAS) [LIKE 'pattern']."""
+
+    TITLE: ClassVar[str] = "SHOW DATABASES"
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowTables:
+    """SHOW TABLES [(IN|FROM) db] [[LIKE] 'pattern']."""
+
+    TITLE: ClassVar[str] = "SHOW TABLES"
+    database: str | None = None
+    pattern: str | None = None
+
+
+@dataclass(frozen=True)
+class DropTable:
+    """DROP TABLE [IF EXISTS] t [PURGE]."""
+
+    TITLE: ClassVar[str] = "DROP TABLE"
+    table: TableName
+    if_exists: bool = False
+    purge: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableAddPartitions:
+    """ALTER TABLE t ADD [IF NOT EXISTS] PARTITION (…) [LOCATION 'path'] [PARTITION (…) …]."""
+
+    TITLE: ClassVar[str] = "ALTER TABLE ADD PARTITION"
+    table: TableName
+    partitions: tuple[tuple[PartitionSpec, str | None], ...]
+    """(spec, location or None) pairs."""
+    if_not_exists: bool = False
+
+
+@dataclass(frozen=True)
+class AlterTableDropPartitions:
+    """ALTER TABLE t DROP [IF EXISTS] PARTITION (…)[, PARTITION (…) …] [PURGE]."""
+
+    TITLE: ClassVar[str] = "ALTER TABLE DROP PARTITION"
+    table: TableName
+    partitions: tuple[PartitionSpec, ...]
+    if_exists: bool = False
+    purge: bool = False
+
+
+@dataclass(frozen=True)
+class ShowPartitions:
+    """SHOW PARTITIONS t [PARTITION (…)] (a partial spec lists the partitions it matches)."""
+
+    TITLE: ClassVar[str] = "SHOW PARTITIONS"
+    table: TableName
+    partition: PartitionSpec | None = None
+
+
+@dataclass(frozen=True)
+class ShowTblProperties:
+    """SHOW TBLPROPERTIES t [('key')]."""
+
+    TITLE: ClassVar[str] = "SHOW TBLPROPERTIES"
+    table: TableName
+    key: str | None = None
+
+
+@dataclass(frozen=True)
+class ShowCreateTable:
+    """SHOW CREATE TABLE t: the CREATE TABLE statement that makes the table again, as Hive prints it."""
+
+    TITLE: ClassVar[str] = "SHOW CREATE TABLE"
+    table: TableName
 
 
 # --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
@@ -219,12 +362,19 @@ class Merge:
 
 
 Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact | AlterTableProperties
-             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | Describe
+             | AlterTableColumns | AbortTransactions | AbortCompactions | CreateTable | CreateTableLike
+             | CreateTableAs | Describe
+             | CreateDatabase | DropDatabase | DescribeDatabase | Use | ShowDatabases | ShowTables | DropTable
+             | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
+             | ShowCreateTable
              | Query | Insert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
              "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
-             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE TABLE",
-             "DESCRIBE [FORMATTED]")
+             "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE [TRANSACTIONAL] TABLE [LIKE | AS SELECT]",
+             "DROP TABLE [PURGE]", "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]",
+             "DESCRIBE DATABASE [EXTENDED]", "USE", "SHOW DATABASES [LIKE]",
+             "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
+             "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]")
 """What ``airflow-acid sql`` understands, for error messages and help."""

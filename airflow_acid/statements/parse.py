@@ -10,6 +10,7 @@ input stops making sense — ``line 1:7 cannot recognize input near 'FROM' 'x' '
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from typing import overload
@@ -19,30 +20,45 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
+from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE
 from airflow_acid.statements import dialect as acid
 from airflow_acid.statements.errors import StatementSyntaxError, UnsupportedStatementError
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableAddPartitions,
     AlterTableColumns,
     AlterTableCompact,
+    AlterTableDropPartitions,
     AlterTableProperties,
     Column,
+    CreateDatabase,
     CreateTable,
+    CreateTableAs,
+    CreateTableLike,
     Delete,
     Describe,
+    DescribeDatabase,
+    DropDatabase,
+    DropTable,
     Insert,
     Merge,
     MergeWhen,
     PartitionSpec,
     Query,
     ShowCompactions,
+    ShowCreateTable,
+    ShowDatabases,
     ShowLocks,
+    ShowPartitions,
+    ShowTables,
+    ShowTblProperties,
     ShowTransactions,
     Statement,
     TableName,
     Truncate,
     Update,
+    Use,
 )
 from airflow_acid.statements.script import (
     HelpCommand,
@@ -257,7 +273,27 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         return _alter(node)
     if isinstance(node, exp.Create):
         return _create(node)
+    if isinstance(node, exp.Drop):
+        return _drop(node)
+    if isinstance(node, exp.Use):
+        if node.args.get("kind"):
+            raise _unsupported(f"USE {node.args['kind']}")
+        return Use(_database_name(node.this))
+    if isinstance(node, acid.ShowPartitions):
+        return ShowPartitions(_table_name(node.this), _partition(node.args.get("partition")))
+    if isinstance(node, acid.ShowCreateTable):
+        return ShowCreateTable(_table_name(node.this))
+    if isinstance(node, acid.ShowTblProperties):
+        return ShowTblProperties(_table_name(node.this), _text(node.args.get("key")))
+    if isinstance(node, acid.ShowDatabases):
+        return ShowDatabases(_text(node.args.get("pattern")))
+    if isinstance(node, acid.ShowTables):
+        database = node.args.get("database")
+        return ShowTables(database.name if database is not None else None, _text(node.args.get("pattern")))
     if isinstance(node, exp.Describe):
+        if str(node.args.get("kind") or "").upper() in ("DATABASE", "SCHEMA"):
+            return DescribeDatabase(_database_name(node.this),
+                                    extended=str(node.args.get("style") or "").upper() == "EXTENDED")
         if node.args.get("kind"):
             raise _unsupported(f"DESCRIBE {node.args['kind']}")
         style = (node.args.get("style") or "").upper()
@@ -305,6 +341,16 @@ def _alter(node: exp.Alter) -> Statement:
     partition = _partition(node.this.args.get("partition"))
     if isinstance(action, acid.Compact):
         return _compact(table, partition, action)
+    if isinstance(action, acid.AddPartitions):
+        locations = action.args.get("locations") or []
+        return AlterTableAddPartitions(table, tuple(
+            (_required_partition(p), None if isinstance(loc, exp.Null) else _text(loc))
+            for p, loc in zip(action.expressions, locations, strict=True)),
+            if_not_exists=bool(action.args.get("exists")))
+    if isinstance(action, acid.DropPartitions):
+        return AlterTableDropPartitions(table, tuple(_required_partition(p) for p in action.expressions),
+                                        if_exists=bool(action.args.get("exists")),
+                                        purge=bool(action.args.get("purge")))
     if isinstance(action, (exp.Schema, exp.ReplaceColumns)):
         return AlterTableColumns(table, "add" if isinstance(action, exp.Schema) else "replace",
                                  tuple(_column(c) for c in action.expressions), partition=partition)
@@ -435,14 +481,74 @@ def _compact(table: TableName, partition: PartitionSpec | None, action: acid.Com
                              number_of_buckets=number_of_buckets, order_by=tuple(order))
 
 
-def _create(node: exp.Create) -> CreateTable:
+def _create(node: exp.Create) -> CreateTable | CreateDatabase | CreateTableLike | CreateTableAs:
     kind = (node.args.get("kind") or "").upper()
+    if kind in ("DATABASE", "SCHEMA"):
+        return _create_database(node)
     if kind != "TABLE":
         raise _unsupported(f"CREATE {kind}")
     if node.args.get("replace"):
         raise _unsupported("CREATE OR REPLACE TABLE")
+    like = _create_like(node)
+    if like is not None:
+        return like
     if node.args.get("expression") is not None:
-        raise _unsupported("CREATE TABLE … AS SELECT")
+        if node.meta.get("transactional"):
+            raise _unsupported("CREATE TRANSACTIONAL TABLE … AS SELECT", "use CREATE TABLE … AS SELECT: it makes a "
+                               "full ACID table")
+        return _create_as(node)
+    created = _create_table(node)
+    if node.meta.get("transactional"):  # Hive 4's CREATE TRANSACTIONAL TABLE: a full ACID table
+        if created.properties.get("transactional", "true").strip().lower() != "true" or \
+                created.properties.get("transactional_properties", "default").strip().lower() != "default":
+            raise _malformed("CREATE TRANSACTIONAL TABLE makes a full ACID table; leave out 'transactional' and "
+                             "'transactional_properties' or use CREATE TABLE")
+        created = dataclasses.replace(created, properties={**created.properties, "transactional": "true"})
+    return created
+
+
+def _create_like(node: exp.Create) -> CreateTableLike | None:
+    """CREATE TABLE [IF NOT EXISTS] t LIKE source [LOCATION 'path'] [TBLPROPERTIES (…)], or None for another
+    CREATE TABLE."""
+    props = node.args.get("properties")
+    items = props.expressions if props is not None else []
+    likes = [p for p in items if isinstance(p, exp.LikeProperty)]
+    if not likes:
+        return None
+    location = None
+    properties: dict[str, str] = {}
+    for prop in items:
+        if isinstance(prop, exp.LocationProperty):
+            location = _text(prop.this)
+        elif type(prop) is exp.Property:
+            properties.update(_properties([prop]))
+        elif not isinstance(prop, exp.LikeProperty):
+            raise _unsupported(f"CREATE TABLE … LIKE … {prop.sql(dialect=acid.HiveAcid)}")
+    if len(likes) != 1 or isinstance(node.this, exp.Schema):
+        raise _malformed("CREATE TABLE t LIKE source takes one source table and no column list")
+    return CreateTableLike(_table_name(node.this), _table_name(likes[0].this), properties=properties,
+                           location=location, if_not_exists=bool(node.args.get("exists")))
+
+
+def _create_as(node: exp.Create) -> CreateTableAs:
+    """CREATE TABLE t [options] AS SELECT …: no column list, partitioning or bucketing (Hive's CTAS rules)."""
+    query = node.expression
+    if not isinstance(query, exp.Query):
+        raise _malformed("CREATE TABLE … AS needs a SELECT")
+    if isinstance(node.this, exp.Schema):
+        raise _unsupported("CREATE TABLE t (columns) AS SELECT", "the columns come from the SELECT: leave them out")
+    bare = node.copy()
+    bare.set("expression", None)
+    bare.set("this", exp.Schema(this=node.this.copy(), expressions=[]))
+    shape = _create_table(bare)  # the options, checked as CREATE TABLE checks them
+    if shape.partitioned_by or shape.bucket_by:
+        raise _unsupported("CREATE TABLE … PARTITIONED BY / CLUSTERED BY … AS SELECT",
+                           "create the table, then INSERT … SELECT into it")
+    return CreateTableAs(shape.table, query, properties=shape.properties, location=shape.location,
+                         if_not_exists=bool(node.args.get("exists")))
+
+
+def _create_table(node: exp.Create) -> CreateTable:
     if not isinstance(node.this, exp.Schema):
         raise _malformed("CREATE TABLE needs a column list, e.g. CREATE TABLE t (id INT, name STRING)")
     table = _table_name(node.this.this)
@@ -461,6 +567,13 @@ def _create(node: exp.Create) -> CreateTable:
                 raise _unsupported("CREATE TABLE … SORTED BY", "Hive does not allow sorted transactional tables")
             bucket_by = tuple(c.name for c in prop.expressions)
             num_buckets = _integer(prop.args.get("buckets"), "a bucket count")
+        elif isinstance(prop, exp.RowFormatSerdeProperty) and _text(prop.this) == ORC_SERDE:
+            continue  # SHOW CREATE TABLE's spelling of STORED AS ORC
+        elif isinstance(prop, exp.FileFormatProperty) and isinstance(prop.this, exp.InputOutputFormat):
+            formats = (_text(prop.this.args.get("input_format")), _text(prop.this.args.get("output_format")))
+            if formats != (ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT):
+                raise _unsupported(f"STORED AS INPUTFORMAT {formats[0]!r}",
+                                   "transactional tables are ORC: use STORED AS ORC")
         elif isinstance(prop, exp.FileFormatProperty):
             fmt = prop.this.name.upper() if prop.this is not None else ""
             if fmt != "ORC":
@@ -470,6 +583,9 @@ def _create(node: exp.Create) -> CreateTable:
             location = _text(prop.this)
         elif isinstance(prop, exp.SchemaCommentProperty):
             properties["comment"] = _text(prop.this)
+        elif isinstance(prop, exp.TemporaryProperty):
+            raise _unsupported("CREATE TEMPORARY TABLE", "session-scoped tables are not kept by airflow-acid: create "
+                               "a table and DROP TABLE it at the end of the script")
         elif type(prop) is exp.Property:
             properties.update(_properties([prop]))
         else:
@@ -481,7 +597,55 @@ def _create(node: exp.Create) -> CreateTable:
 # --- pieces -------------------------------------------------------------------------------------------------------
 
 
+def _create_database(node: exp.Create) -> CreateDatabase:
+    """CREATE DATABASE [IF NOT EXISTS] db [COMMENT 'c'] [LOCATION 'path'] (Hive's DBPROPERTIES are not kept)."""
+    comment = location = None
+    properties_node = node.args.get("properties")
+    for prop in (properties_node.expressions if properties_node else []):
+        if isinstance(prop, exp.LocationProperty):
+            location = _text(prop.this)
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            comment = _text(prop.this)
+        else:
+            raise _unsupported(f"CREATE DATABASE … {prop.sql(dialect=acid.HiveAcid)}")
+    return CreateDatabase(_database_name(node.this), if_not_exists=bool(node.args.get("exists")), comment=comment,
+                          location=location)
+
+
+def _database_name(node: exp.Expr | None) -> str:
+    """A database name: sqlglot reads ``db`` as a table named db (CREATE, USE) or a table's database (DROP SCHEMA)."""
+    if isinstance(node, exp.Table) and not node.args.get("catalog") and bool(node.name) != bool(node.db):
+        return node.name or node.db
+    if isinstance(node, (exp.Identifier, exp.Var)) and node.name:
+        return node.name
+    raise _malformed(f"expected a database name, found {node.sql(dialect=acid.HiveAcid) if node else 'nothing'!r}")
+
+
+def _required_partition(node: exp.Expr) -> PartitionSpec:
+    spec = _partition(node)
+    if not spec:
+        raise _malformed("PARTITION needs key='value' pairs, e.g. PARTITION (ds='2024-01-01')")
+    return spec
+
+
+def _drop(node: exp.Drop) -> DropTable | DropDatabase:
+    kind = (node.args.get("kind") or "").upper()
+    names = node.args.get("tables") or []
+    if kind not in ("TABLE", "DATABASE", "SCHEMA"):
+        raise _unsupported(f"DROP {kind}")
+    if len(names) != 1:
+        raise _unsupported(f"DROP {kind} of several objects", "drop one per statement")
+    if kind == "TABLE":
+        if node.args.get("cascade") or node.args.get("temporary") or node.args.get("materialized"):
+            raise _unsupported("this DROP TABLE", "Hive's is DROP TABLE [IF EXISTS] t [PURGE]")
+        return DropTable(_table_name(names[0]), if_exists=bool(node.args.get("exists")),
+                         purge=bool(node.args.get("purge")))
+    return DropDatabase(_database_name(names[0]), if_exists=bool(node.args.get("exists")),
+                        cascade=bool(node.args.get("cascade")))
+
+
 @overload
+
 def _table_name(node: exp.Expr) -> TableName: ...
 @overload
 def _table_name(node: None) -> None: ...

@@ -52,6 +52,7 @@ def error_line(result) -> str:
 
 def test_sql_create_compact_and_show(cli, wh):
     table = f"cli.{unique('orders')}"
+    wh.create_database("cli")
     created = cli("sql", f"CREATE TABLE {table} (id INT COMMENT 'order id', name STRING) PARTITIONED BY (ds STRING) "
                          "STORED AS ORC TBLPROPERTIES ('transactional'='true')")
     assert created.exit_code == 0, created.output
@@ -130,8 +131,8 @@ def test_sql_reads_stdin_and_files(cli, tmp_path):
     ("SELECT * FROM cli.nosuch", 1, "FAILED: SemanticException table cli.nosuch does not exist"),
     ("BEGIN", 2, "FAILED: SemanticException BEGIN is not supported: airflow-acid sql runs each statement as its own "
                  "transaction"),
-    ("SHOW TABLES", 2, "FAILED: SemanticException SHOW TABLES is not supported by airflow-acid sql; 'help' lists "
-                       "the statements it runs"),
+    ("SHOW VIEWS", 2, "FAILED: SemanticException SHOW VIEWS is not supported by airflow-acid sql; 'help' lists "
+                      "the statements it runs"),
     ("UPDATE cli.{table} SET nope = 1", 1, "unknown column 'nope'"),
     ("SHOW COMPACTIONS WHERE state = 'failed'", 2, "FAILED: ParseException line 1:17 cannot recognize input near "
                                                    "'WHERE' 'state' '='"),

@@ -64,6 +64,22 @@ SELECT name FROM {table} ORDER BY id;
     assert result.stderr.count("WARNING: my.custom.key is not a setting airflow-acid knows") == 1
 
 
+def test_a_script_uses_its_database(cli):
+    """USE lasts for the rest of the script: unqualified names resolve in it; the qtests' DROP … IF EXISTS preamble."""
+    db = unique("use")
+    result = cli("-e", f"CREATE DATABASE {db}; USE {db}; DROP TABLE IF EXISTS t; CREATE TABLE t (id INT); "
+                       "INSERT INTO t VALUES (1), (2); SHOW TABLES; SELECT count(*) AS n FROM t; "
+                       f"USE default; SHOW TABLES IN {db} LIKE 't|x*'; DROP TABLE {db}.t; DROP DATABASE {db}",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert [r["statement"] for r in out] == ["CREATE DATABASE", "USE", "DROP TABLE", "CREATE TABLE", "INSERT",
+                                             "SHOW TABLES", "SELECT", "USE", "SHOW TABLES", "DROP TABLE",
+                                             "DROP DATABASE"]
+    assert out[5]["rows"] == [{"tab_name": "t"}] and out[6]["rows"] == [{"n": 2}] and out[8]["rows"] == out[5]["rows"]
+    assert out[3]["messages"][0].startswith(f"table {db}.t created at ")
+
+
 def test_execute_option_and_its_conflicts(cli):
     ok = cli("-e", "SET hive.txn.timeout; SHOW TRANSACTIONS")
     assert ok.exit_code == 0 and ok.stdout.startswith("hive.txn.timeout=300s\n")
@@ -80,8 +96,9 @@ def test_execute_option_and_its_conflicts(cli):
     ("SELECT no_such_function(id) FROM cli.{table}", 1, "FAILED: SemanticException SELECT: Invalid function "
                                                         "'no_such_function'"),
     ("SET hive.txn.timeout=soon", 1, "FAILED: SemanticException SET hive.txn.timeout='soon'"),
-    ("DROP TABLE cli.{table}", 2, "FAILED: SemanticException DROP TABLE is not supported by airflow-acid sql; 'help' "
-                                  "lists the statements it runs"),
+    ("DROP VIEW cli.{table}", 2, "FAILED: SemanticException DROP VIEW is not supported by airflow-acid sql; 'help' "
+                                 "lists the statements it runs"),
+    ("CREATE TABLE nosuchdb.{table} (id INT)", 1, "FAILED: SemanticException Database does not exist: nosuchdb"),
     ("ALTER TABLE cli.{table} SET TBLPROPERTIES ('NO_AUTO_COMPACTION'='maybe')", 1,
      "FAILED: SemanticException table cli.{table}: property no_auto_compaction='maybe' is not a boolean; use 'true' "
      "or 'false'"),

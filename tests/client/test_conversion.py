@@ -51,6 +51,7 @@ def _plain_directory(root) -> None:
 
 def test_plain_table_converted_read_updated_and_compacted(wh, tmp_path):
     name = f"conv.{unique('plain')}"
+    wh.create_database("conv")
     location = tmp_path / "plain"
     _plain_directory(location)
     (location / "part-00000.orc").write_bytes(b"not a bucket name")

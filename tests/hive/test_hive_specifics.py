@@ -227,6 +227,36 @@ def test_rebalance_on_a_hive_metastore(engine, ms, tmp_path):
     assert sorted(r["id"] for r in wh.read(f"{db}.t").to_pylist()) == list(range(6))
 
 
+def test_catalog_statements_on_a_hive_metastore_are_hives(engine, ms, tmp_path):
+    """USE and SHOW read Hive's catalog; CREATE / DROP DATABASE, CREATE / DROP TABLE and ADD / DROP PARTITION are
+    refused with the statement to run in Hive, nothing changed."""
+    from airflow_acid.metastore.errors import HiveMetastoreError
+
+    db = f"c{uuid.uuid4().hex[:8]}"
+    db_id = hms.register_database(engine, db, str(tmp_path / f"{db}.db"))
+    tbl_id = hms.register_table(engine, db_id, "t", COLUMNS, str(tmp_path / f"{db}.db" / "t"),
+                                partition_keys=[("ds", "string")])
+    hms.register_partition(engine, tbl_id, ["a"], "ds=a", str(tmp_path / f"{db}.db" / "t" / "ds=a"))
+    ex = StatementExecutor(AcidWarehouse(ms, tmp_path, host="testhost"))
+
+    def rows(text: str) -> list[str]:
+        return [r[0] for r in ex.run(parse_statement(text)).rows]
+
+    assert db in rows("SHOW DATABASES") and rows(f"SHOW DATABASES LIKE '{db}'") == [db]
+    ex.run(parse_statement(f"USE {db}"))
+    assert rows("SHOW TABLES") == ["t"] and rows("SHOW PARTITIONS t") == ["ds=a"]
+    for statement, what in [(f"CREATE DATABASE {db}x", f"create database {db}x"),
+                            (f"DROP DATABASE {db} CASCADE", f"drop database {db}"),
+                            ("CREATE TABLE u (id INT)", f"create table {db}.u"),
+                            ("DROP TABLE t", f"drop table {db}.t"),
+                            ("ALTER TABLE t DROP PARTITION (ds='a')", f"drop a partition of {db}.t")]:
+        with pytest.raises(HiveMetastoreError, match=f"cannot {what}: .*run the DDL in Hive"):
+            ex.run(parse_statement(statement))
+    with pytest.raises(HiveMetastoreError, match=r"add it in Hive first \(ALTER TABLE"):
+        ex.run(parse_statement("ALTER TABLE t ADD PARTITION (ds='b')"))
+    assert rows("SHOW TABLES") == ["t"] and rows("SHOW PARTITIONS t") == ["ds=a"]
+
+
 NEWER_CATALOG_COLUMNS = {"HIVE_LOCKS": "HL_CATALOG", "TXN_COMPONENTS": "TC_CATALOG",
                          "COMPLETED_TXN_COMPONENTS": "CTC_CATALOG", "COMPACTION_QUEUE": "CQ_CATALOG",
                          "COMPLETED_COMPACTIONS": "CC_CATALOG", "TXN_TO_WRITE_ID": "T2W_CATALOG",

@@ -394,7 +394,7 @@ def _cli_statements(keep_location: str) -> list[str]:
     props = "STORED AS ORC TBLPROPERTIES ('transactional'='true')"
     return [
         f"CREATE TABLE `t; DROP TABLE TXNS--` (id INT) {props}",
-        f"CREATE TABLE db.t (id INT) {props}; DROP TABLE TXNS",
+        f"CREATE TABLE db.t (id INT) {props}; DROP TABLE TXNS CASCADE",  # refused: the script never starts
         f"CREATE TABLE db.evil (id INT, name STRING) {props} LOCATION '{keep_location}'",
         f"CREATE TABLE db.evil (id INT, name STRING) {props} LOCATION '{keep_location}/../keep'",
         f"CREATE TABLE db.evil (id INT, name STRING) {props} LOCATION '../../outside'",
@@ -408,7 +408,7 @@ def _cli_statements(keep_location: str) -> list[str]:
         "SHOW LOCKS `../../etc/passwd`",
         "DESCRIBE FORMATTED `db`.`keep`.`x`",
         "SELECT * FROM TXNS",
-        "DROP TABLE db.keep",
+        "DROP TABLE TXNS",
         "\x00",
         "ALTER TABLE db.keep COMPACT '" + "m" * 100_000 + "'",
     ]

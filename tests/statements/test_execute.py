@@ -203,6 +203,7 @@ def test_abort_transactions_and_compactions(wh):
 def test_create_describe_and_alter_properties(wh):
     db = unique("ddl")
     name = f"{db}.orders"
+    run(wh, f"CREATE DATABASE {db}")
     result = run(wh, f"CREATE TABLE {name} (id INT COMMENT 'order id', amount DECIMAL(10,2), tags ARRAY<STRING>) "
                      "COMMENT 'all orders' PARTITIONED BY (ds STRING) CLUSTERED BY (id) INTO 4 BUCKETS STORED AS ORC "
                      "TBLPROPERTIES ('transactional'='true', 'no_auto_compaction'='true')")

@@ -4,6 +4,7 @@ and unsupported text gives one line naming what was not understood and listing w
 from __future__ import annotations
 
 import pytest
+from sqlglot import exp
 
 from airflow_acid.statements import (
     StatementSyntaxError,
@@ -14,16 +15,30 @@ from airflow_acid.statements import (
 from airflow_acid.statements.model import (
     AbortCompactions,
     AbortTransactions,
+    AlterTableAddPartitions,
     AlterTableColumns,
     AlterTableCompact,
+    AlterTableDropPartitions,
     AlterTableProperties,
     Column,
+    CreateDatabase,
     CreateTable,
+    CreateTableAs,
+    CreateTableLike,
     Describe,
+    DescribeDatabase,
+    DropDatabase,
+    DropTable,
     ShowCompactions,
+    ShowCreateTable,
+    ShowDatabases,
     ShowLocks,
+    ShowPartitions,
+    ShowTables,
+    ShowTblProperties,
     ShowTransactions,
     TableName,
+    Use,
 )
 
 HELP_HINT = "'help' lists the statements it runs"
@@ -84,6 +99,36 @@ HELP_HINT = "'help' lists the statements it runs"
     ("DESCRIBE FORMATTED sales.orders PARTITION (ds='a')",
      Describe(TableName("orders", "sales"), formatted=True, partition={"ds": "a"})),
     ("DESC EXTENDED t", Describe(TableName("t"), formatted=True)),
+    ("CREATE DATABASE IF NOT EXISTS s COMMENT 'c' LOCATION '/d'", CreateDatabase("s", True, "c", "/d")),
+    ("CREATE SCHEMA s", CreateDatabase("s")),
+    ("DROP DATABASE IF EXISTS s CASCADE", DropDatabase("s", if_exists=True, cascade=True)),
+    ("DROP SCHEMA s RESTRICT", DropDatabase("s")),
+    ("USE sales", Use("sales")),
+    ("SHOW DATABASES", ShowDatabases()),
+    ("SHOW SCHEMAS LIKE 's*|t'", ShowDatabases("s*|t")),
+    ("SHOW TABLES", ShowTables()),
+    ("SHOW TABLES IN s 'a*'", ShowTables("s", "a*")),
+    ("SHOW TABLES FROM s LIKE 'a*'", ShowTables("s", "a*")),
+    ("DROP TABLE IF EXISTS s.t PURGE", DropTable(TableName("t", "s"), if_exists=True, purge=True)),
+    ("DROP TABLE t", DropTable(TableName("t"))),
+    ("ALTER TABLE t ADD IF NOT EXISTS PARTITION (ds='a', hr=1) LOCATION '/p' PARTITION (ds='b', hr=2)",
+     AlterTableAddPartitions(TableName("t"), (({"ds": "a", "hr": "1"}, "/p"), ({"ds": "b", "hr": "2"}, None)),
+                             if_not_exists=True)),
+    ("ALTER TABLE t DROP IF EXISTS PARTITION (ds='a'), PARTITION (ds='b') PURGE",
+     AlterTableDropPartitions(TableName("t"), ({"ds": "a"}, {"ds": "b"}), if_exists=True, purge=True)),
+    ("ALTER TABLE t DROP PARTITION (ds='a')", AlterTableDropPartitions(TableName("t"), ({"ds": "a"},))),
+    ("SHOW PARTITIONS s.t PARTITION (ds='a')", ShowPartitions(TableName("t", "s"), {"ds": "a"})),
+    ("SHOW TBLPROPERTIES t ('k')", ShowTblProperties(TableName("t"), "k")),
+    ("SHOW TBLPROPERTIES s.t", ShowTblProperties(TableName("t", "s"))),
+    ("SHOW CREATE TABLE s.t", ShowCreateTable(TableName("t", "s"))),
+    ("DESCRIBE DATABASE d", DescribeDatabase("d")),
+    ("DESC SCHEMA EXTENDED d", DescribeDatabase("d", extended=True)),
+    ("CREATE TABLE IF NOT EXISTS s.t STORED AS ORC LOCATION '/l' TBLPROPERTIES ('transactional'='true') AS SELECT 1",
+     CreateTableAs(TableName("t", "s"), exp.select("1"), {"transactional": "true"}, "/l", True)),
+    ("CREATE TRANSACTIONAL TABLE t (a INT)", CreateTable(TableName("t"), (Column("a", "INT"),),
+                                                         properties={"transactional": "true"})),
+    ("CREATE TABLE IF NOT EXISTS t LIKE s.u LOCATION '/x' TBLPROPERTIES ('a'='b')",
+     CreateTableLike(TableName("t"), TableName("u", "s"), {"a": "b"}, "/x", True)),
 ])
 def test_statements(text, expected):
     assert parse_statement(text) == expected
@@ -104,18 +149,22 @@ def test_a_script_of_several_statements_with_comments():
 @pytest.mark.parametrize("text, names", [
     ("UPDATE t SET a = 1 FROM u", "UPDATE … FROM is not supported"),
     ("MERGE INTO t USING s ON t.a = s.a WHEN NOT MATCHED BY SOURCE THEN DELETE", "WHEN NOT MATCHED BY SOURCE"),
-    ("SHOW TABLES", "SHOW TABLES is not supported"),
-    ("DROP TABLE t", "DROP TABLE is not supported"),
+    ("SHOW VIEWS", "SHOW VIEWS is not supported"),
+    ("DROP VIEW t", "DROP VIEW is not supported"),
+    ("DROP TABLE t, u", "DROP TABLE of several objects is not supported"),
+    ("CREATE DATABASE d WITH DBPROPERTIES ('a'='b')", "CREATE DATABASE is not supported"),
     ("TRUNCATE TABLE t, u", "TRUNCATE TABLE of several tables is not supported"),
     ("ALTER TABLE t RENAME TO u", "ALTER TABLE … RENAME is not supported"),
     ("ALTER TABLE t SET SERDEPROPERTIES ('a'='b')", "ALTER TABLE … SET SERDEPROPERTIES is not supported"),
     ("CREATE TABLE t (a INT) STORED AS PARQUET", "STORED AS PARQUET is not supported by airflow-acid sql "
                                                  "(transactional tables are ORC: use STORED AS ORC)"),
     ("CREATE EXTERNAL TABLE t (a INT)", "CREATE TABLE … EXTERNAL is not supported"),
-    ("CREATE TABLE t AS SELECT 1", "CREATE TABLE … AS SELECT is not supported"),
+    ("CREATE TABLE t (a INT) AS SELECT 1", "CREATE TABLE t (columns) AS SELECT is not supported"),
+    ("CREATE TABLE t PARTITIONED BY (ds STRING) AS SELECT 1", "PARTITIONED BY / CLUSTERED BY … AS SELECT is not"),
+    ("CREATE TEMPORARY TABLE t (a INT)", "CREATE TEMPORARY TABLE is not supported by airflow-acid sql (session-"),
+    ("CREATE TRANSACTIONAL TABLE t AS SELECT 1", "CREATE TRANSACTIONAL TABLE … AS SELECT is not supported"),
     ("CREATE TABLE t (a INT) CLUSTERED BY (a) SORTED BY (a) INTO 2 BUCKETS", "SORTED BY is not supported"),
     ("CREATE TABLE t (a INT NOT NULL)", "column constraint 'NOT NULL' is not supported"),
-    ("DESCRIBE DATABASE d", "DESCRIBE DATABASE is not supported"),
 ])
 def test_unsupported_statements_name_what_and_point_to_help(text, names):
     with pytest.raises(UnsupportedStatementError) as err:
@@ -166,5 +215,5 @@ def test_malformed_statements(text, names):
 def test_one_bad_statement_rejects_the_whole_script():
     with pytest.raises(StatementSyntaxError, match="line 2:39 cannot recognize input near 'FOO' '<EOF>' '<EOF>'"):
         parse_statements("SHOW COMPACTIONS;\nALTER TABLE t COMPACT 'major' POOL 'p' FOO")
-    with pytest.raises(UnsupportedStatementError, match="^SHOW TABLES is not supported"):
-        parse_statements("ALTER TABLE t COMPACT 'major'; SHOW TABLES")
+    with pytest.raises(UnsupportedStatementError, match="^SHOW VIEWS is not supported"):
+        parse_statements("ALTER TABLE t COMPACT 'major'; SHOW VIEWS")

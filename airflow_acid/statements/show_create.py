@@ -1,0 +1,44 @@
+"""SHOW CREATE TABLE as Hive prints it (one ``createtab_stmt`` row per line): the statement that creates the table
+again — airflow-acid's CREATE TABLE reads it back, ROW FORMAT SERDE / INPUTFORMAT spelling included."""
+
+from __future__ import annotations
+
+from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE, ColumnInfo, TableInfo
+
+COLUMNS = ["createtab_stmt"]
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _column(c: ColumnInfo) -> str:
+    return f"  `{c.name}` {c.type}" + (f" COMMENT {_quote(c.comment)}" if c.comment else "")
+
+
+def create_statement(info: TableInfo) -> list[str]:
+    """The lines of SHOW CREATE TABLE ``info`` (EXTERNAL for an external table; table comment as COMMENT)."""
+    external = info.table_type == "EXTERNAL_TABLE"
+    lines = [f"CREATE {'EXTERNAL ' if external else ''}TABLE `{info.database}`.`{info.name}`("]
+    lines += [line + ("," if i < len(info.columns) - 1 else ")") for i, line in
+              enumerate(_column(c) for c in info.columns)]
+    comment = info.properties.get("comment")
+    if comment:
+        lines.append(f"COMMENT {_quote(comment)}")
+    if info.partition_keys:
+        lines.append("PARTITIONED BY (")
+        lines += [line + ("," if i < len(info.partition_keys) - 1 else ")") for i, line in
+                  enumerate(_column(c) for c in info.partition_keys)]
+    if info.bucket_cols:
+        lines += ["CLUSTERED BY (", "  " + ", ".join(info.bucket_cols) + ")", f"INTO {info.num_buckets} BUCKETS"]
+    lines += ["ROW FORMAT SERDE", f"  {_quote(ORC_SERDE)}", "STORED AS INPUTFORMAT", f"  {_quote(ORC_INPUT_FORMAT)}",
+              "OUTPUTFORMAT", f"  {_quote(ORC_OUTPUT_FORMAT)}", "LOCATION", f"  {_quote(info.location)}"]
+    props = sorted((k, v) for k, v in info.properties.items() if k != "comment")
+    if props:
+        lines.append("TBLPROPERTIES (")
+        lines += [f"  {_quote(k)}={_quote(v)}" + ("," if i < len(props) - 1 else ")") for i, (k, v) in
+                  enumerate(props)]
+    return lines
+
+
+__all__ = ["COLUMNS", "create_statement"]
