@@ -418,10 +418,11 @@ class Catalog:
         return self.db.run(work, what=f"list tables of {database}")
 
     def drop_table(self, database: str, name: str, *, if_exists: bool = False,
-                   refuse_in_use: bool = False) -> TableInfo | None:
+                   refuse_in_use: bool = False, holding: int | None = None) -> TableInfo | None:
         """Remove the table, its partitions, parameters and transactional records from the catalog (files are not
         touched); the table as it was (None when ``if_exists`` and there was none). ``refuse_in_use``: refuse, with
-        nothing changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`)."""
+        nothing changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`) other than
+        ``holding``, the dropping statement's own EXCLUSIVE lock."""
         self._refuse_ddl(f"drop table {database}.{name}")
         database = validate_name("database", database)
         name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
@@ -434,7 +435,7 @@ class Catalog:
                     return None
                 return _load_table(conn, database, name)  # raises Hive's "table not found"
             info = _load_table(conn, database, name)
-            busy = in_use(conn, database, name) if refuse_in_use else None
+            busy = in_use(conn, database, name, holding=holding) if refuse_in_use else None
             if busy is not None:
                 raise InvalidInputError(f"cannot drop table {database}.{name} now: {busy}; nothing was changed. "
                                         "Drop it when those transactions have ended (SHOW TRANSACTIONS)")
@@ -444,9 +445,10 @@ class Catalog:
 
         return self.db.run(work, what=f"drop table {database}.{name}")
 
-    def in_use(self, database: str, name: str) -> str | None:
-        """Why the table cannot be dropped now (open writers, locks), or None (:mod:`.drops`)."""
-        return self.db.run(lambda conn: in_use(conn, database, name), what=f"check use of {database}.{name}")
+    def in_use(self, database: str, name: str, partition: str | None = None) -> str | None:
+        """Why the table (partition) cannot be dropped now (open writers, locks), or None (:mod:`.drops`)."""
+        return self.db.run(lambda conn: in_use(conn, database, name, partition),
+                           what=f"check use of {database}.{name}")
 
     def alter_table_properties(self, database: str, name: str, properties: Mapping[str, object] | None = None, *,
                                unset: Iterable[str] = ()) -> TableInfo:
@@ -607,10 +609,12 @@ class Catalog:
         return self.db.run(work, what=f"alter partition of {database}.{table}")
 
     def drop_partition(self, database: str, table: str, spec: Mapping[str, object] | str, *,
-                       if_exists: bool = False, refuse_in_use: bool = False) -> PartitionInfo | None:
+                       if_exists: bool = False, refuse_in_use: bool = False,
+                       holding: int | None = None) -> PartitionInfo | None:
         """Remove a partition and its transactional records from the catalog (its files are not touched); the
         partition as it was (None when ``if_exists`` and there was none). ``refuse_in_use``: refuse, with nothing
-        changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`)."""
+        changed, while an open transaction writes it or a lock is held on it (:mod:`.drops`) other than
+        ``holding``, the dropping statement's own EXCLUSIVE lock."""
         self._refuse_ddl(f"drop a partition of {database}.{table}")
         database = validate_name("database", database)
         table = validate_name("table", table, MAX_TABLE_NAME_LENGTH)
@@ -621,7 +625,7 @@ class Catalog:
                 if if_exists:
                     return None
                 raise NoSuchObjectError(f"partition {part_name} of table {info.full_name} does not exist")
-            busy = in_use(conn, database, table, part_name) if refuse_in_use else None
+            busy = in_use(conn, database, table, part_name, holding=holding) if refuse_in_use else None
             if busy is not None:
                 raise InvalidInputError(f"cannot drop partition {part_name} of table {info.full_name} now: {busy}; "
                                         "nothing was changed. Drop it when those transactions have ended")

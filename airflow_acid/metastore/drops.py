@@ -10,8 +10,10 @@ from airflow_acid.acid.codes import TxnState
 from airflow_acid.metastore.schema import HIVE_LOCKS, TXN_COMPONENTS, TXNS
 
 
-def in_use(conn: Connection, database: str, table: str, partition: str | None = None) -> str | None:
-    """Why ``database.table`` (``partition``) is in use — open writers and lock holders named — or None when free."""
+def in_use(conn: Connection, database: str, table: str, partition: str | None = None, *,
+           holding: int | None = None) -> str | None:
+    """Why ``database.table`` (``partition``) is in use — open writers and lock holders named — or None when free.
+    ``holding``: the lock the dropping statement itself holds (its EXCLUSIVE lock), not counted."""
     writers = sorted(set(conn.execute(
         sa.select(TXN_COMPONENTS.c.TC_TXNID).join(TXNS, TXNS.c.TXN_ID == TXN_COMPONENTS.c.TC_TXNID)
         .where(TXNS.c.TXN_STATE == TxnState.OPEN.value, TXN_COMPONENTS.c.TC_DATABASE == database,
@@ -23,7 +25,8 @@ def in_use(conn: Connection, database: str, table: str, partition: str | None = 
         .where(HIVE_LOCKS.c.HL_DB == database,
                sa.or_(HIVE_LOCKS.c.HL_TABLE.is_(None), HIVE_LOCKS.c.HL_TABLE == table),
                *([] if partition is None else [sa.or_(HIVE_LOCKS.c.HL_PARTITION.is_(None),
-                                                      HIVE_LOCKS.c.HL_PARTITION == partition)]))).scalars()))
+                                                      HIVE_LOCKS.c.HL_PARTITION == partition)]),
+               *([] if holding is None else [HIVE_LOCKS.c.HL_LOCK_EXT_ID != holding]))).scalars()))
     reasons = []
     if writers:
         reasons.append(f"open transaction(s) {', '.join(map(str, writers))} write it")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from airflow_acid.metastore.catalog import DEFAULT_DATABASE, TableInfo, validate_name
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
+from airflow_acid.statements.ddl_lock import exclusive_lock
 from airflow_acid.statements.model import (
     Column,
     CreateDatabase,
@@ -165,15 +166,18 @@ def drop_table(ex: StatementExecutor, s: DropTable) -> Result:
     nothing changed while an open transaction writes the table or a lock is held on it. An external table's files
     are kept. PURGE is accepted (there is no trash to skip)."""
     database, table = s.table.qualified.split(".", 1)
-    info: TableInfo | None = ex.metastore.catalog.drop_table(database, table, if_exists=s.if_exists,
-                                                             refuse_in_use=True)
-    if info is None:
+    if s.if_exists and table not in ex.metastore.catalog.list_tables(database):
         return Result(s.TITLE, messages=[f"table {database}.{table} does not exist"])
-    external = info.table_type == EXTERNAL_TABLE or (info.property("EXTERNAL") or "").upper() == "TRUE"
-    if not external:
-        fs, root = ex.warehouse.io.storage(info.location)
-        if fs.exists(root):
-            fs.rm(root, recursive=True)
+    with exclusive_lock(ex, f"drop table {database}.{table}", database, table) as lock_id:
+        info: TableInfo | None = ex.metastore.catalog.drop_table(database, table, if_exists=s.if_exists,
+                                                                 refuse_in_use=True, holding=lock_id)
+        if info is None:
+            return Result(s.TITLE, messages=[f"table {database}.{table} does not exist"])
+        external = info.table_type == EXTERNAL_TABLE or (info.property("EXTERNAL") or "").upper() == "TRUE"
+        if not external:
+            fs, root = ex.warehouse.io.storage(info.location)
+            if fs.exists(root):
+                fs.rm(root, recursive=True)
     kept = "; its files are kept (external table)" if external else ""
     return Result(s.TITLE, messages=[f"table {info.full_name} dropped{kept}"])
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.statements.catalog import EXTERNAL_TABLE
+from airflow_acid.statements.ddl_lock import exclusive_lock
 from airflow_acid.statements.model import (
     AlterTableAddPartitions,
     AlterTableDropPartitions,
@@ -56,14 +57,16 @@ def drop_partitions(ex: StatementExecutor, s: AlterTableDropPartitions) -> Resul
     external = info.table_type == EXTERNAL_TABLE or (info.property("EXTERNAL") or "").upper() == "TRUE"
     messages = []
     for name in dict.fromkeys(n for n in names if n in existing):
-        part = ex.metastore.catalog.drop_partition(info.database, info.name, name, if_exists=True,
-                                                   refuse_in_use=True)
-        if part is None:
-            continue
-        if not external:
-            fs, root = ex.warehouse.io.storage(part.location)
-            if fs.exists(root):
-                fs.rm(root, recursive=True)
+        with exclusive_lock(ex, f"drop partition {name} of {info.full_name}", info.database, info.name,
+                            name) as lock_id:
+            part = ex.metastore.catalog.drop_partition(info.database, info.name, name, if_exists=True,
+                                                       refuse_in_use=True, holding=lock_id)
+            if part is None:
+                continue
+            if not external:
+                fs, root = ex.warehouse.io.storage(part.location)
+                if fs.exists(root):
+                    fs.rm(root, recursive=True)
         messages.append(f"partition {name} of {info.full_name} dropped")
     return Result(s.TITLE, messages=messages or [f"no partition of {info.full_name} to drop"])
 

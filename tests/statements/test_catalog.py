@@ -183,6 +183,28 @@ def test_drop_table_is_refused_while_the_table_is_in_use(wh):
     assert not wh.metastore.catalog.table_exists(db, "t")
 
 
+def test_drop_holds_an_exclusive_lock_that_makes_a_later_writer_wait(wh):
+    """The in-use check and the drop run under the DROP's EXCLUSIVE lock (as Hive's DROP): a writer asking for its
+    lock in between waits behind it, so it cannot write into a table being removed; the lock goes with the DROP."""
+    from airflow_acid.acid.codes import LockState
+    from airflow_acid.statements.ddl_lock import exclusive_lock
+
+    ex = StatementExecutor(wh)
+    db = unique("race")
+    run(ex, f"CREATE DATABASE {db}")
+    run(ex, f"CREATE TABLE {db}.t (id INT, name STRING)")
+    with exclusive_lock(ex, f"drop table {db}.t", db, "t") as held:
+        writer = wh.metastore.locks.lock([LockComponent(db, "t", lock_type=LockType.SHARED_WRITE,
+                                                        operation=OperationType.INSERT)],
+                                         user="writer", host="h", wait=False)
+        assert writer.state is LockState.WAITING
+        assert wh.metastore.catalog.in_use(db, "t") is not None  # the waiting writer counts …
+        wh.metastore.locks.unlock(writer.lock_id)
+        info = wh.metastore.catalog.drop_table(db, "t", refuse_in_use=True, holding=held)  # … the DROP's own not
+        assert info is not None and info.name == "t"
+    assert wh.metastore.locks.show_locks(db=db) == []
+
+
 @pytest.mark.parametrize("pattern, matched", [
     ("*", ["a_b", "abc", "orders", "x.y"]),
     ("a*", ["a_b", "abc"]),
