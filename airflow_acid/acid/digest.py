@@ -44,7 +44,7 @@ _GOLDEN = _U(0x9E3779B97F4A7C15)
 _FMIX_1 = _U(0xFF51AFD7ED558CCD)
 _FMIX_2 = _U(0xC4CEB9FE1A85EC53)
 
-BLOCK_ROWS = 65_536
+BLOCK_ROWS = 32_768
 """Rows hashed together: larger batches are hashed block by block, so the scratch arrays stay this size (and in
 cache) whatever a caller hands in."""
 
