@@ -62,15 +62,15 @@ class _Scratch(threading.local):
     def __init__(self) -> None:
         self.arrays: dict[str, np.ndarray] = {}
 
-    def get(self, name: str, n: int, dtype: type = np.uint64, rows: int = 1) -> np.ndarray:
-        """A ``rows`` × ``n`` array for ``name`` (its contents are whatever the last user left)."""
-        size = rows * n
+    def get(self, name: str, n: int, dtype: type = np.uint64) -> np.ndarray:
+        """An array of ``n`` items for ``name`` (its contents are whatever its last user left): the caller uses it
+        before anything else asks for ``name``."""
         if n > 2 * BLOCK_ROWS:  # a large child array (list elements): not kept
-            return np.empty((rows, n) if rows > 1 else n, dtype=dtype)
+            return np.empty(n, dtype=dtype)
         array = self.arrays.get(name)
-        if array is None or array.dtype != dtype or array.size < size:
-            array = self.arrays[name] = np.empty(max(size, rows * BLOCK_ROWS), dtype=dtype)
-        return array[:size].reshape(rows, n) if rows > 1 else array[:n]
+        if array is None or array.dtype != dtype or len(array) < n:
+            array = self.arrays[name] = np.empty(max(n, BLOCK_ROWS), dtype=dtype)
+        return array[:n]
 
 
 _SCRATCH = _Scratch()
