@@ -159,12 +159,12 @@ class Drift:
     actual: str | None = None
 
     def describe(self) -> str:
-        """One line, e.g. ``column type TXNS.TXN_ID: expected bigint, found int``."""
+        """One line, e.g. ``column type TXNS.TXN_ID: expected bigint, found int`` or ``missing index T.I (A, B)``."""
         where = f"{self.table}.{self.name}" if self.name else self.table
         if self.expected is not None and self.actual is not None:
             return f"{self.kind.value} {where}: expected {self.expected}, found {self.actual}"
         detail = self.expected if self.expected is not None else self.actual
-        return f"{self.kind.value} {where}" + (f" ({detail})" if detail else "")
+        return f"{self.kind.value} {where}" + (f" {detail}" if detail else "")
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "kind": self.kind.value, "harmless": self.kind.harmless}
