@@ -707,10 +707,13 @@ def preflight(metastore_url: str | None, warehouse: Path | str | None, as_json: 
 
 
 def _optional_setting(config: Any, name: str) -> str | None:
-    """An [acid] option that this version may not define yet (None then), as text."""
+    """An [acid] option that this version may not define yet (None then, and None when empty), as text; a parsed
+    scope (``explicit``/``describe()``) is None unless one was configured."""
     value = getattr(config, name, None)
-    if value is None:
+    if value is None or getattr(value, "explicit", True) is False:
         return None
+    if callable(getattr(value, "describe", None)):
+        return str(value.describe()) or None
     if isinstance(value, (list, tuple, set, frozenset)):
         return ", ".join(str(v) for v in value) or None
     return str(getattr(value, "value", value)) or None

@@ -79,3 +79,30 @@ def test_known_issue_windows():
     issue = next(i for i in KNOWN_ISSUES if i.key == "HIVE-29572")
     assert issue.affects("4.0.0") and issue.affects("4.2.0") and not issue.affects("3.1.3")
     assert issue.window() == "4.0.0 and later (fix proposed, merge not verified)"
+
+
+def test_acid_options_read_when_present():
+    from dataclasses import dataclass
+
+    from airflow_acid.cli.commands import _optional_setting
+
+    @dataclass(frozen=True)
+    class Scope:
+        patterns: tuple[str, ...] = ()
+
+        @property
+        def explicit(self) -> bool:
+            return bool(self.patterns)
+
+        def describe(self) -> str:
+            return "scope=" + ",".join(self.patterns)
+
+    @dataclass
+    class Config:
+        mode: str = "active"
+        scope: Scope = Scope()
+
+    assert _optional_setting(object(), "mode") is None  # a release without the option
+    assert _optional_setting(Config(), "mode") == "active"
+    assert _optional_setting(Config(), "scope") is None
+    assert _optional_setting(Config(scope=Scope(("sales",))), "scope") == "scope=sales"
