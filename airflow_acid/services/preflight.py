@@ -157,9 +157,10 @@ def run_preflight(conn: Connection, settings: CompactionSettings, head_revision:
         if report.known_issues:
             report.findings.append(Finding(
                 Severity.WARNING, "known issues",
-                f"Hive {facts.hive_version}'s metastore has known issues: "
-                + "; ".join(f"{i.key} ({i.summary})" for i in report.known_issues),
-                "watch for the states they leave (see the known issues listed)"))
+                f"Hive {facts.hive_version} is inside the window of {len(report.known_issues)} known metastore "
+                f"issue(s): {', '.join(i.key for i in report.known_issues)}",
+                "nothing to change before starting; watch for the states they leave (cleaning that never finishes, "
+                "'working' rows without a worker, compactions run twice, tables never picked, no compaction at all)"))
         _check_two_compactors(facts, settings, report)
     elif facts.alembic_revision is not None:
         report = PreflightReport(Kind.ACID, facts)
