@@ -21,8 +21,8 @@ from airflow_acid.metastore.hive_schema import VERSION
 from airflow_acid.metastore.schema import AUX_TABLE
 
 Description = dict[str, Any]
-"""``{"tables": {name: {"columns": {col: {"type", "nullable"}}, "primary_key", "indexes", "foreign_keys",
-"unique"}}}`` — JSON-ready."""
+"""``{"tables": {name: {"columns": {col: {"type", "nullable", "default"}}, "primary_key", "indexes",
+"foreign_keys", "unique"}}}`` — JSON-ready (``default``: the column has a default or is an identity)."""
 
 _INT_WIDTH = re.compile(r"\b(tinyint|smallint|mediumint|int|integer|bigint)\(\d+\)")
 _CHARSET = re.compile(r"\s+(character set|charset|collate)\s+\S+")
@@ -54,7 +54,8 @@ def describe_schema(conn: Connection) -> Description:
     mysql_keys = _mysql_keys(conn) if dialect.name in ("mysql", "mariadb") else None
     tables: dict[str, Any] = {}
     for table in sorted(inspector.get_table_names()):
-        columns = {c["name"]: {"type": normalise_type(c["type"], dialect), "nullable": bool(c["nullable"])}
+        columns = {c["name"]: {"type": normalise_type(c["type"], dialect), "nullable": bool(c["nullable"]),
+                               "default": c.get("default") is not None or bool(c.get("autoincrement") is True)}
                    for c in inspector.get_columns(table)}
         if mysql_keys is not None:
             keys = mysql_keys.get(table) or _empty_keys()
@@ -128,6 +129,7 @@ class DriftKind(str, enum.Enum):
     EXTRA_TABLE = "extra table"
     MISSING_COLUMN = "missing column"
     EXTRA_COLUMN = "extra column"
+    REQUIRED_EXTRA_COLUMN = "extra NOT NULL column without default"
     COLUMN_TYPE = "column type"
     NULLABILITY = "nullability"
     PRIMARY_KEY = "primary key"
@@ -143,7 +145,8 @@ class DriftKind(str, enum.Enum):
 
     @property
     def harmless(self) -> bool:
-        """Additions (tables, columns, indexes, constraints Hive does not have) do not break Hive or airflow-acid."""
+        """Additions (tables, nullable or defaulted columns, indexes, constraints Hive does not have) do not break
+        Hive or airflow-acid; a NOT NULL column without a default breaks every insert that does not name it."""
         return self.name.startswith("EXTRA_")
 
 
@@ -212,9 +215,11 @@ def _compare_table(table: str, want: dict[str, Any], have: dict[str, Any]) -> li
             drifts.append(Drift(DriftKind.COLUMN_TYPE, table, column, spec["type"], found["type"]))
         if found["nullable"] != spec["nullable"]:
             drifts.append(Drift(DriftKind.NULLABILITY, table, column, _null(spec), _null(found)))
-    for column in have["columns"]:
+    for column, spec in have["columns"].items():
         if column not in want["columns"]:
-            drifts.append(Drift(DriftKind.EXTRA_COLUMN, table, column, actual=have["columns"][column]["type"]))
+            required = not spec["nullable"] and not spec.get("default", True)
+            drifts.append(Drift(DriftKind.REQUIRED_EXTRA_COLUMN if required else DriftKind.EXTRA_COLUMN, table,
+                                column, actual=spec["type"]))
     if want["primary_key"] != have["primary_key"]:
         drifts.append(Drift(DriftKind.PRIMARY_KEY, table, None, _pk(want["primary_key"]),
                             _pk(have["primary_key"])))

@@ -92,11 +92,18 @@ def test_known_issues_own_tables_and_unknown_version(hive_db):
     engine, version = hive_db
     with engine.begin() as conn:
         conn.exec_driver_sql(f"CREATE TABLE {_q(engine, 'ACID_INITIATOR_DECISIONS')} (AID_ID BIGINT PRIMARY KEY)")
+        conn.exec_driver_sql(f"ALTER TABLE {_q(engine, 'TXNS')} ADD COLUMN {_q(engine, 'X_NOTE')} varchar(10)")
     report = _preflight(engine)
     assert {i.key for i in report.known_issues} == {"HIVE-29572", "HIVE-28240", "HIVE-29186", "HIVE-30026",
                                                     "HIVE-29720"}
-    assert [d.kind for d in report.drift] == [DriftKind.EXTRA_TABLE] and report.ready
+    assert [d.kind for d in report.drift] == [DriftKind.EXTRA_TABLE, DriftKind.EXTRA_COLUMN] and report.ready
     assert any("ACID_INITIATOR_DECISIONS" in f.message and f.severity is Severity.NOTE for f in report.findings)
+
+    with engine.begin() as conn:  # a NOT NULL column without a default breaks Hive's inserts into HIVE_LOCKS
+        conn.exec_driver_sql(f"ALTER TABLE {_q(engine, 'HIVE_LOCKS')} ADD COLUMN {_q(engine, 'X_REQ')} bigint NOT NULL")
+    required = _preflight(engine)
+    assert Drift(DriftKind.REQUIRED_EXTRA_COLUMN, "HIVE_LOCKS", "X_REQ", actual="bigint") in required.drift
+    assert not required.ready
 
     with engine.begin() as conn:
         conn.execute(sa.text(f"UPDATE {_q(engine, 'VERSION')} SET {_q(engine, 'SCHEMA_VERSION')} = '9.9.9'"))

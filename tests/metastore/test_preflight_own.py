@@ -52,7 +52,9 @@ def test_compare_reports_each_difference():
     table = {"columns": {"A": {"type": "bigint", "nullable": False}, "B": {"type": "varchar(10)", "nullable": True}},
              "primary_key": ["A"], "indexes": [{"name": "I1", "columns": ["B"], "unique": False}],
              "foreign_keys": [], "unique": [{"name": "U1", "columns": ["A", "B"]}]}
-    live = {"columns": {"A": {"type": "bigint", "nullable": True}, "C": {"type": "int", "nullable": True}},
+    live = {"columns": {"A": {"type": "bigint", "nullable": True}, "C": {"type": "int", "nullable": True},
+                        "D": {"type": "int", "nullable": False, "default": True},
+                        "E": {"type": "int", "nullable": False, "default": False}},
             "primary_key": [], "indexes": [{"name": "auto_1", "columns": ["B"], "unique": False}],
             "foreign_keys": [], "unique": [{"name": "U1", "columns": ["B", "A"]}]}
     assert compare({"tables": {"T": table, "GONE": table}}, {"tables": {"T": live}}) == [
@@ -60,6 +62,8 @@ def test_compare_reports_each_difference():
         Drift(DriftKind.NULLABILITY, "T", "A", "NOT NULL", "NULL"),
         Drift(DriftKind.MISSING_COLUMN, "T", "B", expected="varchar(10)"),
         Drift(DriftKind.EXTRA_COLUMN, "T", "C", actual="int"),
+        Drift(DriftKind.EXTRA_COLUMN, "T", "D", actual="int"),
+        Drift(DriftKind.REQUIRED_EXTRA_COLUMN, "T", "E", actual="int"),
         Drift(DriftKind.PRIMARY_KEY, "T", None, "(A)", "none"),
         Drift(DriftKind.UNIQUE_CHANGED, "T", "U1", "(A, B)", "(B, A)"),
     ]  # the index under an engine-made name with the same columns counts as present
