@@ -8,6 +8,7 @@ from pathlib import Path
 from airflow_acid.metastore.catalog import Catalog
 from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compaction_actions import CompactionActions
+from airflow_acid.metastore.diagnosis import Diagnosis
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
@@ -62,6 +63,7 @@ class Metastore:
         self.runs = RunHistory(self.db, self.conf)
         self.undo = UndoStore(self.db, self.conf)
         self.actions = CompactionActions(self.db, self.conf)
+        self.diagnosis = Diagnosis(self.db, self.conf)
 
     def with_conf(self, conf: MetastoreConf | None) -> Metastore:
         """The same database seen with other settings (an Initiator, Cleaner or HouseKeeper given its own conf);
