@@ -8,10 +8,10 @@ from pathlib import Path
 from airflow_acid.metastore.catalog import Catalog
 from airflow_acid.metastore.cleaning import CleaningStore
 from airflow_acid.metastore.compaction_actions import CompactionActions
-from airflow_acid.metastore.diagnosis import Diagnosis
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.diagnosis import Diagnosis
 from airflow_acid.metastore.flavour import FLAVOUR_ENV, Flavour, SchemaProfile
 from airflow_acid.metastore.housekeeping import Housekeeping
 from airflow_acid.metastore.initiator_store import InitiatorStore
