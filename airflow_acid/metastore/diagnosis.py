@@ -15,6 +15,7 @@ from airflow_acid.metastore.compactions import CC, CQ
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database, now_ms
 from airflow_acid.metastore.errors import ActionRefusedError
+from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.hive_mutex import CLEANER, INITIATOR
 from airflow_acid.metastore.schema import (
     AUX_TABLE,
@@ -22,6 +23,7 @@ from airflow_acid.metastore.schema import (
     DBS,
     MIN_HISTORY_LEVEL,
     PARTITIONS,
+    TABLE_PARAMS,
     TBLS,
     TXN_TO_WRITE_ID,
     TXNS,
@@ -84,6 +86,23 @@ class Backlog:
 
 _COLUMNS = ("ID", "DATABASE", "TABLE", "PARTITION", "STATE", "TYPE", "TXN_ID", "WORKER_ID", "START", "COMMIT_TIME",
             "ENQUEUE_TIME", "HIGHEST_WRITE_ID")
+
+
+@dataclass(frozen=True)
+class Unpicked:
+    """A table/partition with committed writes no compaction has absorbed (COMPLETED_TXN_COMPONENTS rows, which
+    the Cleaner removes once a compaction covers them): what Hive's Initiator looks at for candidates."""
+
+    database: str
+    table: str
+    partition: str | None
+    writes: int
+    oldest_ms: int
+    """The oldest of those commits, epoch ms."""
+
+    @property
+    def entity(self) -> str:
+        return f"{self.database}.{self.table}" + (f"/{self.partition}" if self.partition else "")
 
 
 def _queue_row(row: sa.Row[Any], p: str) -> QueueRow:
@@ -178,6 +197,35 @@ class Diagnosis:
 
         return self.db.run(work, what="count transaction bookkeeping rows")
 
+    def unpicked(self, min_writes: int, older_than_ms: int) -> list[Unpicked]:
+        """Existing tables/partitions with at least ``min_writes`` committed writes not yet compacted, the oldest
+        older than ``older_than_ms``, no queue row, and not marked ``no_auto_compaction``."""
+        ctc = COMPLETED_TXN_COMPONENTS
+
+        def work(conn: Connection) -> list[Unpicked]:
+            profile = profile_of(conn)
+            cutoff = now_ms(conn) - older_than_ms
+            oldest = profile.commit_time_ms(sa.func.min(ctc.c.CTC_TIMESTAMP))
+            exists = (sa.select(TBLS.c.TBL_ID).join(DBS, DBS.c.DB_ID == TBLS.c.DB_ID)
+                      .where(DBS.c.NAME == ctc.c.CTC_DATABASE, TBLS.c.TBL_NAME == ctc.c.CTC_TABLE).exists())
+            rows = conn.execute(
+                sa.select(ctc.c.CTC_DATABASE, ctc.c.CTC_TABLE, ctc.c.CTC_PARTITION, sa.func.count(), oldest)
+                .where(ctc.c.CTC_TABLE.is_not(None), exists)
+                .group_by(ctc.c.CTC_DATABASE, ctc.c.CTC_TABLE, ctc.c.CTC_PARTITION)
+                .having(sa.func.count() >= min_writes)).all()
+            queued = {(r[0], r[1], r[2]) for r in conn.execute(
+                sa.select(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION))}
+            skipped = {(r[0], r[1]) for r in conn.execute(
+                sa.select(DBS.c.NAME, TBLS.c.TBL_NAME).join(TBLS, TBLS.c.DB_ID == DBS.c.DB_ID)
+                .join(TABLE_PARAMS, TABLE_PARAMS.c.TBL_ID == TBLS.c.TBL_ID)
+                .where(sa.func.lower(TABLE_PARAMS.c.PARAM_KEY) == "no_auto_compaction",
+                       sa.func.lower(TABLE_PARAMS.c.PARAM_VALUE) == "true"))}
+            return [Unpicked(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows
+                    if r[4] is not None and int(r[4]) < cutoff and (r[0], r[1], r[2]) not in queued
+                    and (r[0], r[1]) not in skipped]
+
+        return self.db.run(work, what="find tables with uncompacted writes")
+
     def delete_orphan_queue_row(self, cq_id: int) -> QueueRow:
         """Delete queue row ``cq_id`` of a dropped table/partition, as Hive's DROP TABLE would have (checked again
         in the same database transaction). ActionRefusedError when it is not (or no longer) an orphan."""
@@ -204,4 +252,4 @@ class Diagnosis:
         return [_queue_row(r, "CQ") for r in conn.execute(query)]
 
 
-__all__ = ["Backlog", "Diagnosis", "LeaderRun", "QueueRow", "StaleTxn"]
+__all__ = ["Backlog", "Diagnosis", "LeaderRun", "QueueRow", "StaleTxn", "Unpicked"]

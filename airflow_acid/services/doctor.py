@@ -16,7 +16,7 @@ from typing import Any
 
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.compactor.cleaner import Cleaner
-from airflow_acid.metastore.diagnosis import QueueRow
+from airflow_acid.metastore.diagnosis import QueueRow, Unpicked
 from airflow_acid.metastore.errors import ActionRefusedError, NoSuchObjectError
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.services.actions import abort_compaction, abort_transaction
@@ -48,6 +48,7 @@ class FindingKind(str, enum.Enum):
     CLEANING_BLOCKED = "cleaning-blocked"
     PAUSED_DAG = "paused-dag"
     ORPHAN_QUEUE_ROW = "orphan-queue-row"
+    STARVED = "starved"
 
 
 class FixAction(str, enum.Enum):
@@ -57,6 +58,7 @@ class FixAction(str, enum.Enum):
     ABORT_COMPACTION = "abort_compaction"
     FAIL_COMPACTION = "fail_compaction"
     DELETE_QUEUE_ROW = "delete_queue_row"
+    REQUEST_COMPACTION = "request_compaction"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,9 @@ class DoctorLimits:
     """Hive's Initiator/Cleaner last run older than this while work is queued: no leader."""
     backlog_rows: int = 1_000_000
     """TXN_TO_WRITE_ID / COMPLETED_TXN_COMPONENTS rows no reader needs any more, past which they are reported."""
+    starved_age_s: float = 24 * 3600.0
+    """A table/partition with hive.compactor.delta.num.threshold uncompacted writes, the oldest older than this and
+    nothing queued: never picked."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +81,8 @@ class Fix:
     """What fixing a finding does: the action, its target, the statement it amounts to, and what changes."""
 
     action: FixAction
-    target: int
-    """The compaction or transaction id the action takes."""
+    target: int | None
+    """The compaction or transaction id the action takes (None: the finding's table/partition)."""
     statement: str
     changes: str
 
@@ -150,6 +155,8 @@ def diagnose(metastore: Metastore, *, limits: DoctorLimits | None = None,
     if paused_dags is not None and COMPACTION_DAG_ID in paused_dags:
         findings += _paused(queue)
     findings += [_orphan(r) for r in d.orphan_queue_rows()]
+    findings += [_starved(u, now) for u in d.unpicked(metastore.conf.delta_num_threshold,
+                                                        int(limits.starved_age_s * 1000))]
     order = list(Severity)
     return sorted(findings, key=lambda f: (order.index(f.severity), f.id))
 
@@ -335,6 +342,20 @@ def _orphan(r: QueueRow) -> Finding:
             f"queue row {r.id} is deleted, as dropping {r.entity} would have done"))
 
 
+def _starved(u: Unpicked, now: int) -> Finding:
+    partition = f" PARTITION ({u.partition})" if u.partition else ""
+    return Finding(
+        f"{FindingKind.STARVED.value}:{u.entity}", FindingKind.STARVED, Severity.WARNING,
+        f"{u.entity} has {u.writes} uncompacted writes, the oldest {(now - u.oldest_ms) / 3600000:.1f} h old, and "
+        "no compaction queued: the Initiator never picks it (HIVE-30026, its fetch limit)",
+        f"reads of {u.entity} slow down with every delta", [], [],
+        [{"database": u.database, "table": u.table, "partition": u.partition, "writes": u.writes,
+          "oldest": u.oldest_ms}],
+        Fix(FixAction.REQUEST_COMPACTION, None, f"ALTER TABLE {u.database}.{u.table}{partition} COMPACT 'major'",
+            f"a MAJOR compaction of {u.entity} is queued ('initiated'); check the Initiator's fetch limit "
+            "(metastore.compactor.fetch.size) so that it reaches such tables on its own"))
+
+
 def apply_fix(metastore: Metastore, finding_id: str, *, user: str, limits: DoctorLimits | None = None,
               paused_dags: Collection[str] | None = None) -> FixResult:
     """Apply the fix of finding ``finding_id`` as found now. NoSuchObjectError when there is no such finding (fixed
@@ -349,6 +370,12 @@ def apply_fix(metastore: Metastore, finding_id: str, *, user: str, limits: Docto
         return FixResult(finding.id, False, f"{finding.id} has no automatic fix: {finding.advice}")
     fix = finding.fix
     log.info("doctor fix of %s by %s: %s", finding.id, user, fix.statement)
+    if fix.target is None:  # REQUEST_COMPACTION: the finding's table/partition
+        where = finding.evidence[0]
+        answer = metastore.compactions.enqueue(where["database"], where["table"], where["partition"],
+                                               CompactionType.MAJOR, initiator_id=f"doctor-{user}"[:128])
+        return FixResult(finding.id, answer.accepted, f"compaction {answer.id} is queued" if answer.accepted
+                         else str(answer.message))
     if fix.action is FixAction.ABORT_TRANSACTION:
         txn = abort_transaction(metastore, fix.target, user=user)
         return FixResult(finding.id, txn.aborted, txn.message)

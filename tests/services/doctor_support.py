@@ -4,6 +4,7 @@ airflow-acid's schema share), plus row checksums of every table to prove what a 
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import time
 
@@ -26,6 +27,8 @@ TXNS = _t("TXNS", "TXN_ID", "TXN_STATE", "TXN_STARTED", "TXN_LAST_HEARTBEAT", "T
           "TXN_AGENT_INFO", "TXN_TYPE")
 MHL = _t("MIN_HISTORY_LEVEL", "MHL_TXNID", "MHL_MIN_OPEN_TXNID")
 T2W = _t("TXN_TO_WRITE_ID", "T2W_TXNID", "T2W_DATABASE", "T2W_TABLE", "T2W_WRITEID")
+CTC = _t("COMPLETED_TXN_COMPONENTS", "CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION", "CTC_TIMESTAMP",
+         "CTC_WRITEID", "CTC_UPDATE_DELETE")
 AUX = _t("AUX_TABLE", "MT_KEY1", "MT_KEY2", "MT_COMMENT")
 HOUR_MS = 3600 * 1000
 
@@ -43,6 +46,7 @@ class Planter:
         self.txn_ids: list[int] = []
         self.t2w: list[tuple[str, str]] = []
         self.aux: list[str] = []
+        self.writes: list[tuple[str, str]] = []
 
     def next_cq_id(self, conn: sa.Connection) -> int:
         cq_id = int(conn.execute(sa.select(NCQ.c.NCQ_NEXT)).scalar_one())
@@ -90,6 +94,17 @@ class Planter:
                                            "T2W_WRITEID": i + 1} for i in range(count)])
         self.t2w.append((db, table))
 
+    def old_writes(self, db: str, table: str, count: int, age_ms: int, *, hive: bool) -> None:
+        """``count`` commits to ``db.table`` ``age_ms`` ago that no compaction absorbed (COMPLETED_TXN_COMPONENTS:
+        Hive's CTC_TIMESTAMP is a timestamp, airflow-acid's epoch ms)."""
+        stamp_ms = now_ms() - age_ms
+        stamp = datetime.datetime.fromtimestamp(stamp_ms / 1000) if hive else stamp_ms
+        with self.engine.begin() as conn:
+            conn.execute(sa.insert(CTC), [{"CTC_TXNID": 800_000 + i, "CTC_DATABASE": db, "CTC_TABLE": table,
+                                           "CTC_PARTITION": None, "CTC_TIMESTAMP": stamp, "CTC_WRITEID": 800_000 + i,
+                                           "CTC_UPDATE_DELETE": "N"} for i in range(count)])
+        self.writes.append((db, table))
+
     def mutex(self, key: str, last_run_ms: int) -> None:
         """Hive's service mutex row with its last run time in MT_KEY2."""
         with self.engine.begin() as conn:
@@ -108,6 +123,10 @@ class Planter:
                 conn.execute(sa.delete(TXNS).where(TXNS.c.TXN_ID.in_(self.txn_ids)))
             for db, table in self.t2w:
                 conn.execute(sa.delete(T2W).where(T2W.c.T2W_DATABASE == db, T2W.c.T2W_TABLE == table))
+            for db, table in self.writes:
+                conn.execute(sa.delete(CTC).where(CTC.c.CTC_DATABASE == db, CTC.c.CTC_TABLE == table,
+                                                  CTC.c.CTC_TXNID >= 800_000))
+                conn.execute(sa.delete(CQ).where(CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table))
             if self.aux:
                 conn.execute(sa.delete(AUX).where(AUX.c.MT_KEY1.in_(self.aux)))
 

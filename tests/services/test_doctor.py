@@ -15,7 +15,9 @@ from sqlalchemy.engine import Engine
 
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore import Metastore
+from airflow_acid.metastore.compactions import SCHEDULER_MUTEX
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.db import acquire_mutex
 from airflow_acid.metastore.errors import NoSuchObjectError
 from airflow_acid.services.doctor import DoctorLimits, FindingKind, Severity, apply_fix, diagnose
 from tests.backends import backends, server_database
@@ -40,6 +42,7 @@ class Env:
     ms: Metastore
     engine: Engine
     db: str
+    hive: bool
     table: str = "t"
 
 
@@ -68,7 +71,7 @@ def env(request, migrated_sqlite, tmp_path_factory):
         for i in range(3):
             with wh.transaction() as t:
                 t.insert(f"{db}.t", [{"id": i, "name": "x"}])
-        yield Env(ms, engine, db)
+        yield Env(ms, engine, db, flavour == "hive")
     finally:
         ms.close()
         engine.dispose()
@@ -143,8 +146,15 @@ def orphan_queue_row(p: Planter, e: Env) -> tuple:
     return f"orphan-queue-row:cq={cq}", [cq], [], {CQ}, None
 
 
+def starved(p: Planter, e: Env) -> tuple:
+    e.ms.db.run(lambda conn: acquire_mutex(conn, SCHEDULER_MUTEX))  # the mutex row every enqueue creates once
+    p.old_writes(e.db, e.table, CONF.delta_num_threshold, 2 * 24 * HOUR_MS, hive=e.hive)
+    return f"starved:{e.db}.{e.table}", [], [], {CQ, "NEXT_COMPACTION_QUEUE_ID"}, None
+
+
 CASES = [aborted_compactor_ready, aborted_compactor_working, stuck_working, duplicate_queue, duplicate_compaction,
-         stale_txn, cleaning_blocked, no_leader, bookkeeping_backlog, paused_dag, orphan_queue_row]
+         stale_txn, cleaning_blocked, no_leader, bookkeeping_backlog, paused_dag, orphan_queue_row,
+         starved]
 
 
 @pytest.mark.parametrize("plant", CASES, ids=[c.__name__ for c in CASES])
