@@ -175,6 +175,17 @@ class Diagnosis:
         return self.db.run(lambda conn: [LeaderRun(r[0], int(r[1])) for r in conn.execute(query)],
                            what="read Hive's service mutexes")
 
+    def writes_since(self, since_ms: int) -> int:
+        """Commits recorded in COMPLETED_TXN_COMPONENTS since ``since_ms``: what an Initiator running since then
+        would have looked at."""
+        ctc = COMPLETED_TXN_COMPONENTS
+
+        def work(conn: Connection) -> int:
+            since = profile_of(conn).commit_time_since(ctc.c.CTC_TIMESTAMP, since_ms)
+            return int(conn.execute(sa.select(sa.func.count()).select_from(ctc).where(since)).scalar_one())
+
+        return self.db.run(work, what="count recent commits")
+
     def backlogs(self) -> list[Backlog]:
         """TXN_TO_WRITE_ID and COMPLETED_TXN_COMPONENTS rows below the low watermark (the lowest open transaction
         and MIN_HISTORY_LEVEL entry): no reader needs them any more, housekeeping removes them."""

@@ -18,6 +18,7 @@ from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.metastore.diagnosis import QueueRow, Unpicked
 from airflow_acid.metastore.errors import ActionRefusedError, NoSuchObjectError
+from airflow_acid.metastore.hive_mutex import CLEANER
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.services.actions import abort_compaction, abort_transaction
 
@@ -148,9 +149,11 @@ def diagnose(metastore: Metastore, *, limits: DoctorLimits | None = None,
     findings += _stuck_working(queue, seen, now, metastore.conf.worker_timeout_s)
     findings += _duplicate_queue(queue)
     findings += _duplicate_compactions(queue, d.succeeded_history())
-    findings += _stale_txns(metastore, int(metastore.conf.txn_timeout_s * 1000))
+    compactor_txns = {t for f in findings for t in f.txn_ids}
+    findings += [f for f in _stale_txns(metastore, int(metastore.conf.txn_timeout_s * 1000))
+                 if f.txn_ids[0] not in compactor_txns]  # aborting the compaction aborts its transaction too
     findings += _blocked_cleanings(metastore, queue, seen, now, limits.cleaning_age_s)
-    findings += _no_leader(d.leader_runs(), queue, now, limits.leader_age_s)
+    findings += _no_leader(metastore, queue, now, limits.leader_age_s)
     findings += _backlogs(metastore, limits.backlog_rows)
     if paused_dags is not None and COMPACTION_DAG_ID in paused_dags:
         findings += _paused(queue)
@@ -286,20 +289,27 @@ def _blocked_cleanings(metastore: Metastore, queue: list[QueueRow], seen: set[in
     return out
 
 
-def _no_leader(runs: list[Any], queue: list[QueueRow], now: int, age_s: float) -> list[Finding]:
-    waiting = {"Initiator": [r.id for r in queue if r.state is CompactionState.INITIATED],
-               "Cleaner": [r.id for r in queue if r.state is CompactionState.READY_FOR_CLEANING]}
+def _no_leader(metastore: Metastore, queue: list[QueueRow], now: int, age_s: float) -> list[Finding]:
     out = []
-    for run in runs:
-        ids = waiting.get(run.key, [])
-        if not ids or now - run.last_run <= age_s * 1000:
+    for run in metastore.diagnosis.leader_runs():
+        if now - run.last_run <= age_s * 1000:
+            continue
+        if run.key == CLEANER:
+            ids = [r.id for r in queue if r.state is CompactionState.READY_FOR_CLEANING]
+            waiting = f"{len(ids)} compaction(s) wait for cleaning"
+        else:
+            ids, writes = [], metastore.diagnosis.writes_since(run.last_run)
+            waiting = f"{writes} commit(s) since then were never looked at"
+            if not writes:
+                continue
+        if run.key == CLEANER and not ids:
             continue
         out.append(Finding(
             f"{FindingKind.NO_LEADER.value}:{run.key}", FindingKind.NO_LEADER, Severity.CRITICAL,
-            f"Hive's {run.key} last ran {(now - run.last_run) / 3600000:.1f} h ago while {len(ids)} compaction(s) "
-            "wait: the metastore has no leader running it (HIVE-29720)",
-            "all compaction and cleaning Hive's services do", ids, [],
-            [{"mutex": run.key, "last_run": run.last_run}],
+            f"Hive's {run.key} last ran {(now - run.last_run) / 3600000:.1f} h ago while {waiting}: the metastore "
+            "has no leader running it (HIVE-29720)",
+            "every compaction Hive would queue" if run.key != CLEANER else "every cleanup of compacted files",
+            ids, [], [{"mutex": run.key, "last_run": run.last_run}],
             advice="check metastore.housekeeping.leader.hostname / leader election on the metastores, or let "
                    "airflow-acid's DAGs take the work over"))
     return out

@@ -95,7 +95,7 @@ def aborted_compactor_working(p: Planter, e: Env) -> tuple:
 
 
 def stuck_working(p: Planter, e: Env) -> tuple:
-    txn = p.txn("o")
+    txn = p.txn("o", heartbeat_ago_ms=25 * HOUR_MS)  # the dead worker stopped heartbeating it: one finding, not two
     cq = p.queue(e.db, e.table, "w", CQ_TXN_ID=txn, CQ_WORKER_ID="hms1-worker-1", CQ_START=now_ms() - 25 * HOUR_MS)
     return f"stuck-working:cq={cq}", [cq], [txn], {CQ, CC, TXNS, MHL}, None
 
@@ -124,10 +124,15 @@ def cleaning_blocked(p: Planter, e: Env) -> tuple:
     return f"cleaning-blocked:cq={cq}", [cq], [blocker], {TXNS, MHL}, None
 
 
-def no_leader(p: Planter, e: Env) -> tuple:
-    p.mutex("Initiator", now_ms() - 2 * HOUR_MS)
-    cq = p.queue(e.db, e.table, "i")
-    return "no-leader:Initiator", [cq], [], None, None
+def no_leader_initiator(p: Planter, e: Env) -> tuple:
+    p.mutex("Initiator", now_ms() - 2 * HOUR_MS)  # the module's writes came after its last run
+    return "no-leader:Initiator", [], [], None, None
+
+
+def no_leader_cleaner(p: Planter, e: Env) -> tuple:
+    p.mutex("Cleaner", now_ms() - 2 * HOUR_MS)
+    cq = p.queue(e.db, e.table, "r", CQ_NEXT_TXN_ID=1, CQ_HIGHEST_WRITE_ID=3, CQ_COMMIT_TIME=now_ms())
+    return "no-leader:Cleaner", [cq], [], None, None
 
 
 def bookkeeping_backlog(p: Planter, e: Env) -> tuple:
@@ -153,8 +158,8 @@ def starved(p: Planter, e: Env) -> tuple:
 
 
 CASES = [aborted_compactor_ready, aborted_compactor_working, stuck_working, duplicate_queue, duplicate_compaction,
-         stale_txn, cleaning_blocked, no_leader, bookkeeping_backlog, paused_dag, orphan_queue_row,
-         starved]
+         stale_txn, cleaning_blocked, no_leader_initiator, no_leader_cleaner, bookkeeping_backlog, paused_dag,
+         orphan_queue_row, starved]
 
 
 @pytest.mark.parametrize("plant", CASES, ids=[c.__name__ for c in CASES])
