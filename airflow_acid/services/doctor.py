@@ -20,7 +20,7 @@ from airflow_acid.metastore.diagnosis import QueueRow, Unpicked
 from airflow_acid.metastore.errors import ActionRefusedError, NoSuchObjectError
 from airflow_acid.metastore.hive_mutex import CLEANER
 from airflow_acid.metastore.store import Metastore
-from airflow_acid.services.actions import abort_compaction, abort_transaction
+from airflow_acid.services.actions import EXAMINED_CLEANINGS, abort_compaction, abort_transaction
 
 log = logging.getLogger(__name__)
 
@@ -264,11 +264,11 @@ def _blocked_cleanings(metastore: Metastore, queue: list[QueueRow], seen: set[in
                        age_s: float) -> list[Finding]:
     cleaner = Cleaner(metastore)
     out = []
-    for r in queue:
-        since = r.commit_time if r.commit_time is not None else r.enqueue_time
-        if (r.state is not CompactionState.READY_FOR_CLEANING or r.id in seen or since is None
-                or r.type is CompactionType.ABORT_TXN_CLEANUP or now - since <= age_s * 1000):
-            continue
+    old = [r for r in queue if r.state is CompactionState.READY_FOR_CLEANING and r.id not in seen
+           and r.type is not CompactionType.ABORT_TXN_CLEANUP and _since(r) is not None
+           and now - int(_since(r) or 0) > age_s * 1000]
+    for r in old[:EXAMINED_CLEANINGS]:  # the oldest first (queue order); each asks the Cleaner's blocker rules
+        since = int(_since(r) or 0)
         blockers = cleaner.blockers(r.id)
         if not blockers:
             continue  # nothing holds it: a Cleaner that does not run is the no-leader finding
@@ -287,6 +287,11 @@ def _blocked_cleanings(metastore: Metastore, queue: list[QueueRow], seen: set[in
             [b.txn_id for b in blockers], [_row(r)], fix,
             None if fix else "abort the blocking transactions one by one (airflow-acid transaction abort ID)"))
     return out
+
+
+def _since(r: QueueRow) -> int | None:
+    """When a 'ready for cleaning' row became ready: its commit time, else when it was queued."""
+    return r.commit_time if r.commit_time is not None else r.enqueue_time
 
 
 def _no_leader(metastore: Metastore, queue: list[QueueRow], now: int, age_s: float) -> list[Finding]:
