@@ -924,3 +924,63 @@ def _show_impact(impact: Any, heading: str) -> None:
     _say(f"{heading}:")
     for line in impact.consequences:
         _say(f"  - {line}")
+
+
+# --- doctor -------------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--fix", "fix_id", default=None, metavar="ID",
+              help="Apply the fix of finding ID (e.g. stuck-working:cq=12) after showing what it changes.")
+@click.option("--yes", is_flag=True, help="With --fix: apply without asking (scripts).")
+@warehouse_options
+@_handles_errors
+def doctor(fix_id: str | None, yes: bool, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
+           flavour: str = "auto") -> None:
+    """Find the states compaction gets stuck in, on a Hive 4 metastore or airflow-acid's own: each finding with
+    its rows, what it blocks and its fix. Only reads; --fix ID applies one fix after confirmation. The check for
+    compactions waiting on a paused acid_compaction DAG needs Airflow's database: it is in the console only."""
+    from airflow_acid.services.doctor import apply_fix, diagnose
+
+    with _open_metastore(metastore_url, warehouse, flavour) as (ms, _):
+        findings = diagnose(ms)
+        if fix_id is None:
+            if as_json:
+                _echo_json({"findings": [f.to_dict() for f in findings]})
+            else:
+                _show_findings(findings)
+            return
+        finding = next((f for f in findings if f.id == fix_id), None)
+        if finding is None:
+            raise _Failure(f"the doctor finds no '{fix_id}' now (fixed meanwhile, or a wrong id); run 'airflow-acid "
+                           "doctor' for the current findings")
+        if finding.fix is None:
+            raise _Failure(f"{finding.id} has no automatic fix: {finding.advice}")
+        if not as_json:
+            _show_findings([finding])
+        if not yes and not click.confirm(f"apply: {finding.fix.statement}?", err=True):
+            raise _Failure("nothing changed")
+        result = apply_fix(ms, fix_id, user=_cli_user())
+    _action_answer(result.to_dict(), result.applied, result.message, as_json, "fix refused")
+
+
+def _show_findings(findings: Sequence[Any]) -> None:
+    """Findings as a table, then each one's evidence ids, what it blocks and its fix."""
+    if not findings:
+        _say("no findings: nothing is stuck", "green")
+        return
+    _show(_table("findings", ["severity", "id", "finding"],
+                 [[Text(f.severity.value, style="red" if f.severity.value == "critical" else "yellow"), f.id,
+                   f.summary] for f in findings]))
+    for f in findings:
+        _say(f.id, "bold")
+        if f.compaction_ids:
+            _say(f"  compactions: {', '.join(map(str, f.compaction_ids))}")
+        if f.txn_ids:
+            _say(f"  transactions: {', '.join(map(str, f.txn_ids))}")
+        _say(f"  blocks: {f.blocks}")
+        if f.fix is not None:
+            _say(f"  fix (airflow-acid doctor --fix '{f.id}'): {f.fix.statement}")
+            _say(f"  changes: {f.fix.changes}")
+        else:
+            _say(f"  no automatic fix: {f.advice}")
