@@ -27,6 +27,7 @@ from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.timestamps import TimestampForm, convert, has_timestamps, in_form
 from airflow_acid.client.engine_errors import engine_message
 from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.hive_dialect import Hive4
 from airflow_acid.client.merge_clauses import (
     MergeClause,
     SourceColumn,
@@ -65,7 +66,7 @@ def hive_expression(text: str | exp.Expr, *, what: str) -> exp.Expr:
     if isinstance(text, exp.Expr):
         return text
     try:
-        node = sqlglot.parse_one(text, dialect="hive", into=exp.Condition)
+        node = sqlglot.parse_one(text, dialect=Hive4, into=exp.Condition)
     except (ParseError, TokenError) as exc:
         raise SchemaMismatchError(f"{what}: {text!r} is not a Hive expression: {str(exc).splitlines()[0]}") from None
     return node

@@ -14,6 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.hive_dialect import Hive4
 from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
     ROW_ID_STRUCT,
@@ -33,7 +34,7 @@ from airflow_acid.statements.result import Result
 
 
 def _hive(node: exp.Expr) -> str:
-    return node.sql(dialect="hive")
+    return node.sql(dialect=Hive4)
 
 
 def _names(node: exp.Expr) -> list[exp.Table]:
