@@ -29,6 +29,7 @@ from airflow_acid.client.sql_eval import (
 from airflow_acid.client.transaction import StatementResult, Transaction
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.catalog import TableInfo
+from airflow_acid.statements.hive_text import shortest_float32
 from airflow_acid.statements.model import Delete, Insert, Merge, MergeWhen, Query, TableName, Truncate, Update
 from airflow_acid.statements.result import Result
 
@@ -76,6 +77,15 @@ def _hive_value(value: Any) -> Any:
     if isinstance(value, (dict, list)):
         return json.dumps(_plain(value), separators=(",", ":"), default=str)
     return value
+
+
+def _column_values(column: pa.ChunkedArray) -> list[Any]:
+    """A result column as Python values; FLOAT values with the digits Hive shows (``3.14``, not the double
+    ``3.1399998664855957`` nearest the 32-bit value)."""
+    values = column.to_pylist()
+    if pa.types.is_float32(column.type):
+        return [shortest_float32(v) for v in values]
+    return values
 
 
 def _plain(value: Any) -> Any:
@@ -164,7 +174,7 @@ class DmlExecutor:
         query = _hive_names(s.query)
         with self._in_txn("SELECT") as txn, Evaluator() as ev:
             rows = query_rows(txn, ev, query, what="SELECT")
-        columns = [rows.column(i).to_pylist() for i in range(rows.num_columns)]  # names may repeat
+        columns = [_column_values(rows.column(i)) for i in range(rows.num_columns)]  # names may repeat
         notes = [f"column(s) {', '.join(sorted(set(ev.floored)))} hold timestamps outside 1677–2262 with digits "
                  "below the microsecond: SQL shows them at microseconds; the Python API (Transaction.read) gives "
                  "every digit"] if ev.floored else []
