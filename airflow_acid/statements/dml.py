@@ -82,7 +82,7 @@ def _hive_value(value: Any) -> Any:
 def _column_values(column: pa.ChunkedArray) -> list[Any]:
     """A result column as Python values; FLOAT values with the digits Hive shows (``3.14``, not the double
     ``3.1399998664855957`` nearest the 32-bit value)."""
-    values = column.to_pylist()
+    values: list[Any] = column.to_pylist()
     if pa.types.is_float32(column.type):
         return [shortest_float32(v) for v in values]
     return values
