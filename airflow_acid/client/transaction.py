@@ -306,20 +306,24 @@ class Transaction:
 
     # --- DELETE / UPDATE -------------------------------------------------------------------------------
 
-    def delete(self, table: str, where: Predicate = None) -> StatementResult:
+    def delete(self, table: str, where: Predicate = None, *, sources: Mapping[str, pa.Table] | None = None
+               ) -> StatementResult:
         """DELETE the rows matching ``where`` (a pyarrow compute expression, ``{col: value}``, or None = all).
 
-        Writes ``delete_delta_W_W_S`` in every partition with matching rows."""
-        return self._modify(table, where, None)
+        Writes ``delete_delta_W_W_S`` in every partition with matching rows. ``sources`` ({name: rows}) are tables
+        a SQL ``where`` reads in subqueries (``id IN (SELECT id FROM name)``)."""
+        return self._modify(table, where, None, sources)
 
-    def update(self, table: str, set: Mapping[str, Any], where: Predicate = None) -> StatementResult:
+    def update(self, table: str, set: Mapping[str, Any], where: Predicate = None, *,
+               sources: Mapping[str, pa.Table] | None = None) -> StatementResult:
         """UPDATE ``set`` ({column: literal or expression over the row}) on rows matching ``where``.
 
         Split-update: delete events for the old ROW__IDs in ``delete_delta_W_W_S`` and the new row versions in
-        ``delta_W_W_S``. Partition and bucket columns cannot be updated (as in Hive)."""
+        ``delta_W_W_S``. Partition and bucket columns cannot be updated (as in Hive). ``sources`` as for
+        :meth:`delete` (for the SQL condition and :class:`Sql` values)."""
         if not isinstance(set, Mapping) or not set:
             raise SchemaMismatchError(f"table {table}: update needs set={{column: value, ...}} with at least one column")
-        return self._modify(table, where, set)
+        return self._modify(table, where, set, sources)
 
     def _check_assignments(self, info: TableInfo, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
         schema = self._io.data_schema(info)
@@ -342,7 +346,8 @@ class Transaction:
             out[name] = value
         return out
 
-    def _modify(self, table: str, where: Predicate | str, assignments: Mapping[str, Any] | None) -> StatementResult:
+    def _modify(self, table: str, where: Predicate | str, assignments: Mapping[str, Any] | None,
+                sources: Mapping[str, pa.Table] | None = None) -> StatementResult:
         op_name = "update" if assignments is not None else "delete"
         info = self._table(table, op_name)
         if info.is_insert_only:
@@ -351,7 +356,10 @@ class Transaction:
                 "not supported; only INSERT is")
         full = self._io.full_schema(info)
         if isinstance(where, str) or any(isinstance(v, Sql) for v in (assignments or {}).values()):
-            return self._modify_sql(info, where, assignments)
+            return self._modify_sql(info, where, assignments, sources or {})
+        if sources:
+            raise SchemaMismatchError(f"{op_name.upper()} {info.full_name}: sources are read by SQL conditions and "
+                                      "values; give the condition as SQL text")
         expr = as_expression(where, table=info.full_name)
         check_predicate(expr, full, table=info.full_name)
         if assignments is not None:
@@ -368,8 +376,8 @@ class Transaction:
 
         return self._modify_rows(info, op_name, change)
 
-    def _modify_sql(self, info: TableInfo, where: Predicate | str, assignments: Mapping[str, Any] | None
-                    ) -> StatementResult:
+    def _modify_sql(self, info: TableInfo, where: Predicate | str, assignments: Mapping[str, Any] | None,
+                    sources: Mapping[str, pa.Table]) -> StatementResult:
         """UPDATE / DELETE with a Hive SQL condition (text) and/or :class:`Sql` values, evaluated by DuckDB."""
         op_name = "update" if assignments is not None else "delete"
         what = f"{op_name.upper()} {info.full_name}"
@@ -388,6 +396,8 @@ class Transaction:
         ids = ", ".join(quote(c) for c in ROW_ID_COLUMNS)
         cols = ", ".join(f"{values[c]} AS {quote(c)}" if c in values else quote(c) for c in full.names)
         with Evaluator() as ev:  # a bad condition or value fails here, before any lock or file
+            for source_name, source_rows in sources.items():
+                ev.register(source_rows, source_name)
             probe = ev.register(with_row_ids(empty_target(full), row_id_struct=row_id))
             ev.query(f"SELECT {ids}, {cols} FROM {probe} AS {alias} WHERE {where_sql}", what=what)
 

@@ -72,6 +72,28 @@ def query_rows(txn: Reader, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.T
     return ev.query(to_duckdb(node), what=what)
 
 
+def subquery_sources(txn: Reader, nodes: list[exp.Expr | None]) -> tuple[list[exp.Expr | None], dict[str, pa.Table]]:
+    """UPDATE / DELETE conditions and values with the tables their subqueries name (``id IN (SELECT id FROM o)``,
+    ``EXISTS (…)``, scalar subqueries) read at ``txn``'s snapshot: copies of ``nodes`` naming each under an internal
+    name (keeping its written name as alias), and {internal name: rows} for DuckDB."""
+    sources: dict[str, pa.Table] = {}
+    out: list[exp.Expr | None] = []
+    for node in nodes:
+        if node is None:
+            out.append(None)
+            continue
+        node = node.copy()
+        wants_row_id = mentions_row_id(_hive(node))
+        for table in _names(node):
+            internal = f"__acid_source_{len(sources)}"
+            sources[internal] = txn.read(TableName(table.name, table.db or None).qualified, row_ids=wants_row_id)
+            table.replace(exp.Table(this=exp.to_identifier(internal),
+                                    alias=exp.TableAlias(this=exp.to_identifier(table.alias or table.name,
+                                                                                quoted=True))))
+        out.append(node)
+    return out, sources
+
+
 def _hive_value(value: Any) -> Any:
     """How Hive's CLI prints a complex value: JSON (maps as objects); scalars as they are."""
     if isinstance(value, (dict, list)):
@@ -209,13 +231,17 @@ class DmlExecutor:
 
     def update(self, s: Update) -> Result:
         with self._in_txn("UPDATE") as txn:
-            done = txn.update(s.table.qualified, {c: Sql(_hive(v)) for c, v in s.assignments},
-                              _hive(s.where) if s.where is not None else None)
+            nodes, sources = subquery_sources(txn, [s.where, *(v for _, v in s.assignments)])
+            where, *values = nodes
+            done = txn.update(s.table.qualified, {c: Sql(_hive(v)) for (c, _), v in zip(s.assignments, values)
+                                                  if v is not None},
+                              _hive(where) if where is not None else None, sources=sources)
         return self._result(s.TITLE, done, txn)
 
     def delete(self, s: Delete) -> Result:
         with self._in_txn("DELETE") as txn:
-            done = txn.delete(s.table.qualified, _hive(s.where) if s.where is not None else "TRUE")
+            [where], sources = subquery_sources(txn, [s.where])
+            done = txn.delete(s.table.qualified, _hive(where) if where is not None else "TRUE", sources=sources)
         return self._result(s.TITLE, done, txn)
 
     def truncate(self, s: Truncate) -> Result:
