@@ -30,7 +30,17 @@ from airflow_acid.client.transaction import StatementResult, Transaction
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.statements.hive_text import shortest_float32
-from airflow_acid.statements.model import Delete, Insert, Merge, MergeWhen, Query, TableName, Truncate, Update
+from airflow_acid.statements.model import (
+    Delete,
+    Insert,
+    Merge,
+    MergeWhen,
+    MultiInsert,
+    Query,
+    TableName,
+    Truncate,
+    Update,
+)
 from airflow_acid.statements.result import Result
 
 
@@ -156,7 +166,7 @@ class DmlExecutor:
     def _in_txn(self, statement: str) -> Transaction:
         return self.warehouse.transaction(agent_info=f"airflow-acid sql {statement}")
 
-    def compile(self, s: Query | Insert | Update | Delete | Merge | Truncate) -> None:
+    def compile(self, s: Query | Insert | MultiInsert | Update | Delete | Merge | Truncate) -> None:
         """Check ``s`` against the tables' columns without a transaction: unknown tables and columns, functions,
         types and VALUES/SELECT widths fail here, with nothing opened (the statement then runs in its own
         transaction; what only the data can show — a failed cast of one value, MERGE's cardinality — fails there)."""
@@ -164,10 +174,12 @@ class DmlExecutor:
         with Evaluator() as ev:
             if isinstance(s, Query):
                 query_rows(dry, ev, s.query, what="SELECT")
-            elif isinstance(s, Insert):
-                _spec, _dynamic, targets = _insert_targets(self.warehouse.transactional_table(s.table.qualified), s)
-                rows = query_rows(dry, ev, s.source, what=f"INSERT into {s.table.qualified}")
-                _check_width(s, rows.num_columns, targets)
+            elif isinstance(s, (Insert, MultiInsert)):
+                for each in s.inserts if isinstance(s, MultiInsert) else (s,):
+                    _spec, _dynamic, targets = _insert_targets(
+                        self.warehouse.transactional_table(each.table.qualified), each)
+                    rows = query_rows(dry, ev, each.source, what=f"INSERT into {each.table.qualified}")
+                    _check_width(each, rows.num_columns, targets)
             elif isinstance(s, (Update, Delete)):
                 info = self.warehouse.transactional_table(s.table.qualified)
                 if isinstance(s, Update):
@@ -204,8 +216,21 @@ class DmlExecutor:
                       messages=notes)
 
     def insert(self, s: Insert) -> Result:
+        with self._in_txn("INSERT") as txn:
+            done = self._insert(txn, s)
+        return self._result(s.TITLE if not s.overwrite else "INSERT OVERWRITE", done, txn)
+
+    def multi_insert(self, s: MultiInsert) -> Result:
+        """Every INSERT of a multi-table INSERT in one transaction (one write id per table, as Hive)."""
+        with self._in_txn("INSERT") as txn:
+            done = [self._insert(txn, each) for each in s.inserts]
+        results = [self._result(each.TITLE if not each.overwrite else "INSERT OVERWRITE", d, txn)
+                   for each, d in zip(s.inserts, done)]
+        return Result(s.TITLE, messages=[m for r in results for m in r.messages])
+
+    def _insert(self, txn: Transaction, s: Insert) -> StatementResult:
         what = f"INSERT into {s.table.qualified}"
-        with self._in_txn("INSERT") as txn, Evaluator() as ev:
+        with Evaluator() as ev:
             info = self.warehouse.transactional_table(s.table.qualified)
             data_cols = [c.name for c in info.columns]
             keys = [k.name for k in info.partition_keys]
@@ -226,8 +251,7 @@ class DmlExecutor:
             for k in (keys if dynamic else []):
                 typed = typed.append_column(k, rows.column(k))
             write = txn.insert_overwrite if s.overwrite else txn.insert
-            done = write(s.table.qualified, typed, partition)
-        return self._result(s.TITLE if not s.overwrite else "INSERT OVERWRITE", done, txn)
+            return write(s.table.qualified, typed, partition)
 
     def update(self, s: Update) -> Result:
         with self._in_txn("UPDATE") as txn:
