@@ -32,7 +32,13 @@ from airflow_acid.acid.statement_writer import (
     write_truncated_base,
     writer_threads,
 )
-from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
+from airflow_acid.acid.writeids import ValidWriteIdList
+from airflow_acid.client.errors import (
+    NotTransactionalError,
+    SchemaMismatchError,
+    TransactionClosedError,
+    UnsupportedOperationError,
+)
 from airflow_acid.client.merge_clauses import MergeClause, WhenMatched, WhenNotMatched, on_condition
 from airflow_acid.client.merge_source import merge_source
 from airflow_acid.client.predicates import (
@@ -65,7 +71,7 @@ from airflow_acid.client.sql_eval import (
     with_literals,
     with_row_ids,
 )
-from airflow_acid.metastore.catalog import TableInfo
+from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, TableInfo
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnAbortedError, TxnStateError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
@@ -452,7 +458,9 @@ class Transaction:
         SHARED_READ lock: data columns, partition columns and, with ``row_ids``, Hive's ``ROW__ID`` struct
         ``{writeid, bucketid, rowid}`` as the first column."""
         self._check_open("read")
-        info = self._io.transactional_table(table)
+        info = self._io.table(table)
+        if not info.is_transactional:
+            return self._read_plain(info, partition, row_ids=row_ids)
         full = self._io.full_schema(info)
         self._lock(info, [None], DataOperation.SELECT)
         txns, wids = self._snapshot(info)
@@ -463,6 +471,23 @@ class Transaction:
         rows = pa.concat_tables([with_row_ids(p, row_id_struct=True) for p in parts]) if parts else \
             with_row_ids(empty_target(full), row_id_struct=True)
         return rows.select(["ROW__ID", *full.names])
+
+    def _read_plain(self, info: TableInfo, partition: Mapping[str, Any] | str | None, *, row_ids: bool) -> pa.Table:
+        """A plain (non-ACID) ORC table's rows under a SHARED_READ lock, as Hive reads it: every ORC file of the
+        table (or partition) directory, the original files of the ACID reader (write id 0: always visible)."""
+        if row_ids:
+            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no ROW__ID")
+        if info.input_format not in (None, ORC_INPUT_FORMAT):
+            raise NotTransactionalError(
+                f"table {info.full_name} is stored with {info.input_format}; airflow-acid reads plain tables "
+                "stored as ORC only — read this one in Hive or Spark, or copy it into an ORC table there")
+        full = self._io.full_schema(info)
+        self._lock(info, [None], DataOperation.SELECT)
+        txns = self._ms.snapshots.valid_txn_list(self.txn_id)
+        originals_only = ValidWriteIdList(high_watermark=0, table=info.full_name)
+        parts = [self._io.read_partition(info, t, originals_only, txns)
+                 for t in self._io.partition_targets(info, partition)]
+        return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
 
     def insert_overwrite(self, table: str, data: Any, partition: Mapping[str, Any] | str | None = None
                          ) -> StatementResult:

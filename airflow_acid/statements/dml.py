@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.errors import NotTransactionalError, SchemaMismatchError, UnsupportedOperationError
 from airflow_acid.client.hive_dialect import Hive4
 from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
@@ -149,7 +149,9 @@ class SchemaOnly:
         self.warehouse = warehouse
 
     def read(self, table: str, partition: Any = None, *, row_ids: bool = False) -> pa.Table:
-        info = self.warehouse.transactional_table(table)
+        info = self.warehouse.table(table)  # a plain table is read too (Transaction.read refuses its ROW__ID)
+        if row_ids and not info.is_transactional:
+            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no ROW__ID")
         full = self.warehouse.io.full_schema(info)
         if not row_ids:
             return full.empty_table()
@@ -191,7 +193,7 @@ class DmlExecutor:
             elif isinstance(s, Merge):
                 self.warehouse.transactional_table(s.table.qualified)
                 if isinstance(s.source, TableName):
-                    self.warehouse.transactional_table(s.source.qualified)
+                    self.warehouse.table(s.source.qualified)
                 else:
                     query_rows(dry, ev, s.source, what=f"MERGE into {s.table.qualified}: USING")
             else:
