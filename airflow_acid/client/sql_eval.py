@@ -8,7 +8,6 @@ names it, Hive's ``ROW__ID`` struct ``{writeid, bucketid, rowid}``.
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,8 @@ from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.timestamps import TimestampForm, convert, has_timestamps, in_form
 from airflow_acid.client.engine_errors import engine_message
 from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.hive_casts import converts_strings, exact_timestamp, string_values
+from airflow_acid.client.hive_dialect import Hive4
 from airflow_acid.client.merge_clauses import (
     MergeClause,
     SourceColumn,
@@ -65,7 +66,7 @@ def hive_expression(text: str | exp.Expr, *, what: str) -> exp.Expr:
     if isinstance(text, exp.Expr):
         return text
     try:
-        node = sqlglot.parse_one(text, dialect="hive", into=exp.Condition)
+        node = sqlglot.parse_one(text, dialect=Hive4, into=exp.Condition)
     except (ParseError, TokenError) as exc:
         raise SchemaMismatchError(f"{what}: {text!r} is not a Hive expression: {str(exc).splitlines()[0]}") from None
     return node
@@ -76,23 +77,6 @@ def to_duckdb(node: exp.Expr) -> str:
     DuckDB's ``TIMESTAMP_NS`` (its ``TIMESTAMP`` holds microseconds)."""
     node = node.transform(_nanosecond_literal)
     return node.sql(dialect="duckdb")
-
-
-_LITERAL = re.compile(r"^\s*(\d{1,4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:\.(\d{1,9}))?)?)?\s*$")
-
-
-def exact_timestamp(text: str) -> dict[str, int] | None:
-    """A Hive timestamp literal's text as the wide form's fields (any year, every digit), or None if not one."""
-    match = _LITERAL.match(text)
-    if match is None:
-        return None
-    year, month, day, hour, minute, second, fraction = match.groups()
-    try:
-        days = (dt.date(int(year), int(month), int(day)) - dt.date(1970, 1, 1)).days
-    except ValueError:
-        return None
-    seconds = days * 86_400 + int(hour or 0) * 3600 + int(minute or 0) * 60 + int(second or 0)
-    return {"epoch_seconds": seconds, "nanos_of_second": int((fraction or "0").ljust(9, "0"))}
 
 
 def timestamp_literal(value: Any) -> dict[str, int] | None:
@@ -279,12 +263,15 @@ def quote(name: str) -> str:
 
 
 def conform(rows: pa.Table, schema: pa.Schema, *, what: str) -> pa.Table:
-    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write, char and
-    varchar values cut/padded to their length).
+    """Evaluated columns cast to the table's types, in ``schema`` order (Hive's implicit conversions on write — a
+    string Hive cannot cast becomes NULL (:mod:`airflow_acid.client.hive_casts`) —, char and varchar values cut/padded
+    to their length).
     Timestamps outside 1677–2262 stay microseconds, the unit the writers take for them (``acid/timestamps.py``)."""
     arrays = []
     for field in schema:
         col = rows.column(field.name)
+        if col.type != field.type and pa.types.is_string(col.type) and converts_strings(field.type):
+            col = python_column(field, string_values(col.to_pylist(), field.type), what)  # Hive's casts: else NULL
         if col.type != field.type:
             try:
                 if pa.types.is_decimal(field.type) and (pa.types.is_decimal(col.type) or pa.types.is_floating(col.type)):

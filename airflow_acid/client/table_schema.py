@@ -167,8 +167,12 @@ def to_arrow_table(data: Any, schema: pa.Schema, *, table: str, extra: Sequence[
 
 def cast_to_column(column: pa.ChunkedArray | pa.Array, typ: pa.DataType) -> pa.ChunkedArray | pa.Array:
     """``column`` as ``typ``, its timestamps in the narrowest exact form (``acid/timestamps.py``: nanoseconds, else
-    microseconds — e.g. for years outside 1677–2262 —, else the wide form); never rounds a timestamp."""
+    microseconds — e.g. for years outside 1677–2262 —, else the wide form); never rounds a timestamp. A decimal
+    becomes the nearest FLOAT as Hive's HiveDecimal.floatValue (through its text: Arrow's own cast truncates, giving
+    3.1399998 for 3.14)."""
     target = keep_timestamp_forms(typ, column.type)
+    if pa.types.is_float32(target) and pa.types.is_decimal(column.type):
+        column = column.cast(pa.string())
     try:
         out = column if column.type == target else column.cast(target, safe=True)
     except pa.ArrowInvalid as exc:

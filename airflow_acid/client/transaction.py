@@ -32,7 +32,13 @@ from airflow_acid.acid.statement_writer import (
     write_truncated_base,
     writer_threads,
 )
-from airflow_acid.client.errors import SchemaMismatchError, TransactionClosedError, UnsupportedOperationError
+from airflow_acid.acid.writeids import ValidWriteIdList
+from airflow_acid.client.errors import (
+    NotTransactionalError,
+    SchemaMismatchError,
+    TransactionClosedError,
+    UnsupportedOperationError,
+)
 from airflow_acid.client.merge_clauses import MergeClause, WhenMatched, WhenNotMatched, on_condition
 from airflow_acid.client.merge_source import merge_source
 from airflow_acid.client.predicates import (
@@ -65,7 +71,7 @@ from airflow_acid.client.sql_eval import (
     with_literals,
     with_row_ids,
 )
-from airflow_acid.metastore.catalog import TableInfo
+from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, TableInfo
 from airflow_acid.metastore.errors import LockNotAcquiredError, TxnAbortedError, TxnStateError
 from airflow_acid.metastore.heartbeat import Heartbeater
 from airflow_acid.metastore.locks import lock_component_for
@@ -306,20 +312,24 @@ class Transaction:
 
     # --- DELETE / UPDATE -------------------------------------------------------------------------------
 
-    def delete(self, table: str, where: Predicate = None) -> StatementResult:
+    def delete(self, table: str, where: Predicate = None, *, sources: Mapping[str, pa.Table] | None = None
+               ) -> StatementResult:
         """DELETE the rows matching ``where`` (a pyarrow compute expression, ``{col: value}``, or None = all).
 
-        Writes ``delete_delta_W_W_S`` in every partition with matching rows."""
-        return self._modify(table, where, None)
+        Writes ``delete_delta_W_W_S`` in every partition with matching rows. ``sources`` ({name: rows}) are tables
+        a SQL ``where`` reads in subqueries (``id IN (SELECT id FROM name)``)."""
+        return self._modify(table, where, None, sources)
 
-    def update(self, table: str, set: Mapping[str, Any], where: Predicate = None) -> StatementResult:
+    def update(self, table: str, set: Mapping[str, Any], where: Predicate = None, *,
+               sources: Mapping[str, pa.Table] | None = None) -> StatementResult:
         """UPDATE ``set`` ({column: literal or expression over the row}) on rows matching ``where``.
 
         Split-update: delete events for the old ROW__IDs in ``delete_delta_W_W_S`` and the new row versions in
-        ``delta_W_W_S``. Partition and bucket columns cannot be updated (as in Hive)."""
+        ``delta_W_W_S``. Partition and bucket columns cannot be updated (as in Hive). ``sources`` as for
+        :meth:`delete` (for the SQL condition and :class:`Sql` values)."""
         if not isinstance(set, Mapping) or not set:
             raise SchemaMismatchError(f"table {table}: update needs set={{column: value, ...}} with at least one column")
-        return self._modify(table, where, set)
+        return self._modify(table, where, set, sources)
 
     def _check_assignments(self, info: TableInfo, values: Mapping[str, Any], *, what: str) -> dict[str, Any]:
         schema = self._io.data_schema(info)
@@ -342,7 +352,8 @@ class Transaction:
             out[name] = value
         return out
 
-    def _modify(self, table: str, where: Predicate | str, assignments: Mapping[str, Any] | None) -> StatementResult:
+    def _modify(self, table: str, where: Predicate | str, assignments: Mapping[str, Any] | None,
+                sources: Mapping[str, pa.Table] | None = None) -> StatementResult:
         op_name = "update" if assignments is not None else "delete"
         info = self._table(table, op_name)
         if info.is_insert_only:
@@ -351,7 +362,10 @@ class Transaction:
                 "not supported; only INSERT is")
         full = self._io.full_schema(info)
         if isinstance(where, str) or any(isinstance(v, Sql) for v in (assignments or {}).values()):
-            return self._modify_sql(info, where, assignments)
+            return self._modify_sql(info, where, assignments, sources or {})
+        if sources:
+            raise SchemaMismatchError(f"{op_name.upper()} {info.full_name}: sources are read by SQL conditions and "
+                                      "values; give the condition as SQL text")
         expr = as_expression(where, table=info.full_name)
         check_predicate(expr, full, table=info.full_name)
         if assignments is not None:
@@ -368,8 +382,8 @@ class Transaction:
 
         return self._modify_rows(info, op_name, change)
 
-    def _modify_sql(self, info: TableInfo, where: Predicate | str, assignments: Mapping[str, Any] | None
-                    ) -> StatementResult:
+    def _modify_sql(self, info: TableInfo, where: Predicate | str, assignments: Mapping[str, Any] | None,
+                    sources: Mapping[str, pa.Table]) -> StatementResult:
         """UPDATE / DELETE with a Hive SQL condition (text) and/or :class:`Sql` values, evaluated by DuckDB."""
         op_name = "update" if assignments is not None else "delete"
         what = f"{op_name.upper()} {info.full_name}"
@@ -388,6 +402,8 @@ class Transaction:
         ids = ", ".join(quote(c) for c in ROW_ID_COLUMNS)
         cols = ", ".join(f"{values[c]} AS {quote(c)}" if c in values else quote(c) for c in full.names)
         with Evaluator() as ev:  # a bad condition or value fails here, before any lock or file
+            for source_name, source_rows in sources.items():
+                ev.register(source_rows, source_name)
             probe = ev.register(with_row_ids(empty_target(full), row_id_struct=row_id))
             ev.query(f"SELECT {ids}, {cols} FROM {probe} AS {alias} WHERE {where_sql}", what=what)
 
@@ -442,7 +458,9 @@ class Transaction:
         SHARED_READ lock: data columns, partition columns and, with ``row_ids``, Hive's ``ROW__ID`` struct
         ``{writeid, bucketid, rowid}`` as the first column."""
         self._check_open("read")
-        info = self._io.transactional_table(table)
+        info = self._io.table(table)
+        if not info.is_transactional:
+            return self._read_plain(info, partition, row_ids=row_ids)
         full = self._io.full_schema(info)
         self._lock(info, [None], DataOperation.SELECT)
         txns, wids = self._snapshot(info)
@@ -453,6 +471,23 @@ class Transaction:
         rows = pa.concat_tables([with_row_ids(p, row_id_struct=True) for p in parts]) if parts else \
             with_row_ids(empty_target(full), row_id_struct=True)
         return rows.select(["ROW__ID", *full.names])
+
+    def _read_plain(self, info: TableInfo, partition: Mapping[str, Any] | str | None, *, row_ids: bool) -> pa.Table:
+        """A plain (non-ACID) ORC table's rows under a SHARED_READ lock, as Hive reads it: every ORC file of the
+        table (or partition) directory, the original files of the ACID reader (write id 0: always visible)."""
+        if row_ids:
+            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no ROW__ID")
+        if info.input_format not in (None, ORC_INPUT_FORMAT):
+            raise NotTransactionalError(
+                f"table {info.full_name} is stored with {info.input_format}; airflow-acid reads plain tables "
+                "stored as ORC only — read this one in Hive or Spark, or copy it into an ORC table there")
+        full = self._io.full_schema(info)
+        self._lock(info, [None], DataOperation.SELECT)
+        txns = self._ms.snapshots.valid_txn_list(self.txn_id)
+        originals_only = ValidWriteIdList(high_watermark=0, table=info.full_name)
+        parts = [self._io.read_partition(info, t, originals_only, txns)
+                 for t in self._io.partition_targets(info, partition)]
+        return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
 
     def insert_overwrite(self, table: str, data: Any, partition: Mapping[str, Any] | str | None = None
                          ) -> StatementResult:

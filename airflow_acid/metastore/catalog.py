@@ -142,6 +142,8 @@ class TableInfo:
     owner: str | None = None
     create_time: int | None = None
     table_type: str = MANAGED_TABLE
+    input_format: str | None = None
+    """The storage descriptor's InputFormat class (``OrcInputFormat`` for ORC tables)."""
 
     @property
     def full_name(self) -> str:
@@ -812,7 +814,8 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
         sa.select(TABLE_PARAMS.c.PARAM_KEY, TABLE_PARAMS.c.PARAM_VALUE).where(TABLE_PARAMS.c.TBL_ID == row.TBL_ID))}
     return TableInfo(database=database, name=row.TBL_NAME, columns=cols, partition_keys=keys, bucket_cols=buckets,
                      num_buckets=sd.NUM_BUCKETS, location=sd.LOCATION, properties=props, owner=row.OWNER,
-                     create_time=_to_ms(conn, row.CREATE_TIME), table_type=row.TBL_TYPE)
+                     create_time=_to_ms(conn, row.CREATE_TIME), table_type=row.TBL_TYPE,
+                     input_format=sd.INPUT_FORMAT)
 
 
 def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: str) -> PartitionInfo:

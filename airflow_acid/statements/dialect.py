@@ -12,11 +12,12 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from sqlglot import exp
-from sqlglot.dialects.hive import Hive
 from sqlglot.errors import ParseError
 from sqlglot.parsers.hive import HiveParser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
+
+from airflow_acid.client.hive_dialect import Hive4
 
 # --- syntax nodes ------------------------------------------------------------------------------------------------
 
@@ -350,10 +351,10 @@ class AcidHiveParser(HiveParser):
         return node
 
 
-class HiveAcid(Hive):
-    """The Hive dialect with the ACID statements (SHOW is parsed as a statement, not swallowed as a command)."""
+class HiveAcid(Hive4):
+    """The Hive (4) dialect with the ACID statements (SHOW is parsed as a statement, not swallowed as a command)."""
 
-    class Tokenizer(Hive.Tokenizer):
-        COMMANDS = Hive.Tokenizer.COMMANDS - {TokenType.SHOW}
+    class Tokenizer(Hive4.Tokenizer):
+        COMMANDS = Hive4.Tokenizer.COMMANDS - {TokenType.SHOW}
 
     Parser = AcidHiveParser

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.errors import NotTransactionalError, SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.hive_dialect import Hive4
 from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
     ROW_ID_STRUCT,
@@ -28,12 +29,23 @@ from airflow_acid.client.sql_eval import (
 from airflow_acid.client.transaction import StatementResult, Transaction
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.metastore.catalog import TableInfo
-from airflow_acid.statements.model import Delete, Insert, Merge, MergeWhen, Query, TableName, Truncate, Update
+from airflow_acid.statements.hive_text import shortest_float32
+from airflow_acid.statements.model import (
+    Delete,
+    Insert,
+    Merge,
+    MergeWhen,
+    MultiInsert,
+    Query,
+    TableName,
+    Truncate,
+    Update,
+)
 from airflow_acid.statements.result import Result
 
 
 def _hive(node: exp.Expr) -> str:
-    return node.sql(dialect="hive")
+    return node.sql(dialect=Hive4)
 
 
 def _names(node: exp.Expr) -> list[exp.Table]:
@@ -70,11 +82,42 @@ def query_rows(txn: Reader, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.T
     return ev.query(to_duckdb(node), what=what)
 
 
+def subquery_sources(txn: Reader, nodes: list[exp.Expr | None]) -> tuple[list[exp.Expr | None], dict[str, pa.Table]]:
+    """UPDATE / DELETE conditions and values with the tables their subqueries name (``id IN (SELECT id FROM o)``,
+    ``EXISTS (…)``, scalar subqueries) read at ``txn``'s snapshot: copies of ``nodes`` naming each under an internal
+    name (keeping its written name as alias), and {internal name: rows} for DuckDB."""
+    sources: dict[str, pa.Table] = {}
+    out: list[exp.Expr | None] = []
+    for node in nodes:
+        if node is None:
+            out.append(None)
+            continue
+        node = node.copy()
+        wants_row_id = mentions_row_id(_hive(node))
+        for table in _names(node):
+            internal = f"__acid_source_{len(sources)}"
+            sources[internal] = txn.read(TableName(table.name, table.db or None).qualified, row_ids=wants_row_id)
+            table.replace(exp.Table(this=exp.to_identifier(internal),
+                                    alias=exp.TableAlias(this=exp.to_identifier(table.alias or table.name,
+                                                                                quoted=True))))
+        out.append(node)
+    return out, sources
+
+
 def _hive_value(value: Any) -> Any:
     """How Hive's CLI prints a complex value: JSON (maps as objects); scalars as they are."""
     if isinstance(value, (dict, list)):
         return json.dumps(_plain(value), separators=(",", ":"), default=str)
     return value
+
+
+def _column_values(column: pa.ChunkedArray) -> list[Any]:
+    """A result column as Python values; FLOAT values with the digits Hive shows (``3.14``, not the double
+    ``3.1399998664855957`` nearest the 32-bit value)."""
+    values: list[Any] = column.to_pylist()
+    if pa.types.is_float32(column.type):
+        return [shortest_float32(v) for v in values]
+    return values
 
 
 def _plain(value: Any) -> Any:
@@ -106,7 +149,9 @@ class SchemaOnly:
         self.warehouse = warehouse
 
     def read(self, table: str, partition: Any = None, *, row_ids: bool = False) -> pa.Table:
-        info = self.warehouse.transactional_table(table)
+        info = self.warehouse.table(table)  # a plain table is read too (Transaction.read refuses its ROW__ID)
+        if row_ids and not info.is_transactional:
+            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no ROW__ID")
         full = self.warehouse.io.full_schema(info)
         if not row_ids:
             return full.empty_table()
@@ -123,7 +168,7 @@ class DmlExecutor:
     def _in_txn(self, statement: str) -> Transaction:
         return self.warehouse.transaction(agent_info=f"airflow-acid sql {statement}")
 
-    def compile(self, s: Query | Insert | Update | Delete | Merge | Truncate) -> None:
+    def compile(self, s: Query | Insert | MultiInsert | Update | Delete | Merge | Truncate) -> None:
         """Check ``s`` against the tables' columns without a transaction: unknown tables and columns, functions,
         types and VALUES/SELECT widths fail here, with nothing opened (the statement then runs in its own
         transaction; what only the data can show — a failed cast of one value, MERGE's cardinality — fails there)."""
@@ -131,10 +176,12 @@ class DmlExecutor:
         with Evaluator() as ev:
             if isinstance(s, Query):
                 query_rows(dry, ev, s.query, what="SELECT")
-            elif isinstance(s, Insert):
-                _spec, _dynamic, targets = _insert_targets(self.warehouse.transactional_table(s.table.qualified), s)
-                rows = query_rows(dry, ev, s.source, what=f"INSERT into {s.table.qualified}")
-                _check_width(s, rows.num_columns, targets)
+            elif isinstance(s, (Insert, MultiInsert)):
+                for each in s.inserts if isinstance(s, MultiInsert) else (s,):
+                    _spec, _dynamic, targets = _insert_targets(
+                        self.warehouse.transactional_table(each.table.qualified), each)
+                    rows = query_rows(dry, ev, each.source, what=f"INSERT into {each.table.qualified}")
+                    _check_width(each, rows.num_columns, targets)
             elif isinstance(s, (Update, Delete)):
                 info = self.warehouse.transactional_table(s.table.qualified)
                 if isinstance(s, Update):
@@ -146,7 +193,7 @@ class DmlExecutor:
             elif isinstance(s, Merge):
                 self.warehouse.transactional_table(s.table.qualified)
                 if isinstance(s.source, TableName):
-                    self.warehouse.transactional_table(s.source.qualified)
+                    self.warehouse.table(s.source.qualified)
                 else:
                     query_rows(dry, ev, s.source, what=f"MERGE into {s.table.qualified}: USING")
             else:
@@ -163,7 +210,7 @@ class DmlExecutor:
         query = _hive_names(s.query)
         with self._in_txn("SELECT") as txn, Evaluator() as ev:
             rows = query_rows(txn, ev, query, what="SELECT")
-        columns = [rows.column(i).to_pylist() for i in range(rows.num_columns)]  # names may repeat
+        columns = [_column_values(rows.column(i)) for i in range(rows.num_columns)]  # names may repeat
         notes = [f"column(s) {', '.join(sorted(set(ev.floored)))} hold timestamps outside 1677–2262 with digits "
                  "below the microsecond: SQL shows them at microseconds; the Python API (Transaction.read) gives "
                  "every digit"] if ev.floored else []
@@ -171,8 +218,21 @@ class DmlExecutor:
                       messages=notes)
 
     def insert(self, s: Insert) -> Result:
+        with self._in_txn("INSERT") as txn:
+            done = self._insert(txn, s)
+        return self._result(s.TITLE if not s.overwrite else "INSERT OVERWRITE", done, txn)
+
+    def multi_insert(self, s: MultiInsert) -> Result:
+        """Every INSERT of a multi-table INSERT in one transaction (one write id per table, as Hive)."""
+        with self._in_txn("INSERT") as txn:
+            done = [self._insert(txn, each) for each in s.inserts]
+        results = [self._result(each.TITLE if not each.overwrite else "INSERT OVERWRITE", d, txn)
+                   for each, d in zip(s.inserts, done)]
+        return Result(s.TITLE, messages=[m for r in results for m in r.messages])
+
+    def _insert(self, txn: Transaction, s: Insert) -> StatementResult:
         what = f"INSERT into {s.table.qualified}"
-        with self._in_txn("INSERT") as txn, Evaluator() as ev:
+        with Evaluator() as ev:
             info = self.warehouse.transactional_table(s.table.qualified)
             data_cols = [c.name for c in info.columns]
             keys = [k.name for k in info.partition_keys]
@@ -193,18 +253,21 @@ class DmlExecutor:
             for k in (keys if dynamic else []):
                 typed = typed.append_column(k, rows.column(k))
             write = txn.insert_overwrite if s.overwrite else txn.insert
-            done = write(s.table.qualified, typed, partition)
-        return self._result(s.TITLE if not s.overwrite else "INSERT OVERWRITE", done, txn)
+            return write(s.table.qualified, typed, partition)
 
     def update(self, s: Update) -> Result:
         with self._in_txn("UPDATE") as txn:
-            done = txn.update(s.table.qualified, {c: Sql(_hive(v)) for c, v in s.assignments},
-                              _hive(s.where) if s.where is not None else None)
+            nodes, sources = subquery_sources(txn, [s.where, *(v for _, v in s.assignments)])
+            where, *values = nodes
+            done = txn.update(s.table.qualified, {c: Sql(_hive(v)) for (c, _), v in zip(s.assignments, values)
+                                                  if v is not None},
+                              _hive(where) if where is not None else None, sources=sources)
         return self._result(s.TITLE, done, txn)
 
     def delete(self, s: Delete) -> Result:
         with self._in_txn("DELETE") as txn:
-            done = txn.delete(s.table.qualified, _hive(s.where) if s.where is not None else "TRUE")
+            [where], sources = subquery_sources(txn, [s.where])
+            done = txn.delete(s.table.qualified, _hive(where) if where is not None else "TRUE", sources=sources)
         return self._result(s.TITLE, done, txn)
 
     def truncate(self, s: Truncate) -> Result:

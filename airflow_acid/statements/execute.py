@@ -40,6 +40,7 @@ from airflow_acid.statements.model import (
     DropTable,
     Insert,
     Merge,
+    MultiInsert,
     PartitionSpec,
     Query,
     ShowCompactions,
@@ -329,6 +330,7 @@ def _dml(method: str) -> Callable[[StatementExecutor, Any], Result]:
 _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     Query: _dml("select"),
     Insert: _dml("insert"),
+    MultiInsert: _dml("multi_insert"),
     Update: _dml("update"),
     Delete: _dml("delete"),
     Merge: _dml("merge"),

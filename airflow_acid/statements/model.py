@@ -316,6 +316,15 @@ class Insert:
 
 
 @dataclass(frozen=True)
+class MultiInsert:
+    """Hive's multi-table INSERT: ``FROM src INSERT OVERWRITE TABLE a SELECT … INSERT INTO TABLE b SELECT …`` — every
+    INSERT (its SELECT reading ``src``) in one transaction, all committed or none."""
+
+    TITLE: ClassVar[str] = "INSERT"
+    inserts: tuple[Insert, ...]
+
+
+@dataclass(frozen=True)
 class Truncate:
     TITLE: ClassVar[str] = "TRUNCATE TABLE"
     table: TableName
@@ -367,9 +376,9 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
              | CreateDatabase | DropDatabase | DescribeDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
              | ShowCreateTable
-             | Query | Insert | Truncate | Update | Delete | Merge)
+             | Query | Insert | MultiInsert | Truncate | Update | Delete | Merge)
 
-SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
+SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
              "SHOW COMPACTIONS", "SHOW TRANSACTIONS", "SHOW LOCKS", "ALTER TABLE … COMPACT",
              "ALTER TABLE … SET/UNSET TBLPROPERTIES", "ALTER TABLE … ADD COLUMNS/REPLACE COLUMNS/CHANGE COLUMN",
              "ABORT TRANSACTIONS", "ABORT COMPACTIONS", "CREATE [TRANSACTIONAL] TABLE [LIKE | AS SELECT]",

@@ -44,6 +44,7 @@ from airflow_acid.statements.model import (
     Insert,
     Merge,
     MergeWhen,
+    MultiInsert,
     PartitionSpec,
     Query,
     ShowCompactions,
@@ -241,6 +242,8 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         return Query(node)
     if isinstance(node, exp.Insert):
         return _insert(node)
+    if isinstance(node, exp.MultitableInserts):
+        return _multi_insert(node)
     if isinstance(node, exp.TruncateTable):
         if len(node.expressions) != 1:
             raise _unsupported("TRUNCATE TABLE of several tables", "truncate one table per statement")
@@ -374,6 +377,22 @@ def _alter(node: exp.Alter) -> Statement:
                  for p in e.expressions if type(p) is not exp.Property]
         clause = "SET " + " ".join(named + inner or ["…"])
     raise _unsupported(f"ALTER TABLE … {clause}".rstrip())
+
+
+def _multi_insert(node: exp.MultitableInserts) -> MultiInsert:
+    """FROM src INSERT … SELECT … [INSERT … SELECT …]: each SELECT reads ``src`` (Hive's multi-table INSERT)."""
+    source = node.args.get("source")
+    if not isinstance(source, (exp.Table, exp.Subquery)):
+        raise _malformed("a multi-table INSERT starts with FROM table [alias] or FROM (query) alias")
+    inserts = []
+    for item in node.expressions:
+        if not isinstance(item, exp.Insert) or not isinstance(item.expression, exp.Select):
+            raise _unsupported("this branch of a multi-table INSERT", "write FROM src INSERT … SELECT …")
+        if item.expression.args.get("from_") is None:
+            item = item.copy()
+            item.expression.from_(source.copy(), copy=False)
+        inserts.append(_insert(item))
+    return MultiInsert(tuple(inserts))
 
 
 def _insert(node: exp.Insert) -> Insert:

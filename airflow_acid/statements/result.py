@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from airflow_acid.statements.hive_text import hive_text
+
 
 @dataclass
 class Result:
@@ -23,8 +25,8 @@ class Result:
     """Things the user should know that did not stop the statement (an unknown SET key, the first time)."""
 
     def text_rows(self) -> list[list[str]]:
-        """The rows as Hive prints them: every value a string."""
-        return [[self.null if value is None else str(value) for value in row] for row in self.rows]
+        """The rows as Hive's CLI prints them: every value a string (:func:`hive_text`)."""
+        return [[hive_text(value, self.null) for value in row] for row in self.rows]
 
     def records(self) -> list[dict[str, Any]]:
         """The rows as {column: value} dicts (missing values None)."""
