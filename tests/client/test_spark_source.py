@@ -261,7 +261,7 @@ def test_merged_staged_bucket_files_keep_char_and_varchar(tmp_path):
         staged.append(str(directory / "bucket_00000"))
     final = tmp_path / "base_0000001" / "bucket_00000"
     final.parent.mkdir()
-    _merge_event_files(fsspec.filesystem("file"), staged, str(final))
+    _merge_event_files(fsspec.filesystem("file"), staged, str(final), {})
     data = final.read_bytes()
     assert set(column_char_types(read_tail(data).footer).values()) == {CharType("varchar", 4), CharType("char", 3)}
     assert po.ORCFile(pa.BufferReader(data)).read().column("row").to_pylist() == [
