@@ -61,7 +61,7 @@ def _standalone(bin_dir: Path, work: Path) -> Iterator[str]:
             with open(work / f"{name}.log", "wb") as log:
                 procs.append(subprocess.Popen([spark_class, *args], stdout=log, stderr=subprocess.STDOUT, env=env,
                                               start_new_session=True))
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 180
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as resp:
@@ -71,7 +71,7 @@ def _standalone(bin_dir: Path, work: Path) -> Iterator[str]:
                 pass
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 logs = "\n".join((work / f"{n}.log").read_text(errors="replace")[-2000:] for n in ("master", "worker"))
-                pytest.fail(f"standalone master/worker did not come up within 90 s:\n{logs}")
+                pytest.fail(f"standalone master/worker did not come up within 180 s:\n{logs}")
             time.sleep(1)
         yield url
     finally:
