@@ -48,7 +48,9 @@ class AcidCleanerOperator(BaseOperator):
         dry_run = self.report_only in (True, "True", "true")
         started = time.monotonic()
         try:
-            cycle = cleaner_cycle(self.hook.get_metastore(), dry_run=dry_run)
+            from airflow_acid.airflow_config import acid_config
+
+            cycle = cleaner_cycle(self.hook.get_metastore(), dry_run=dry_run, scope=acid_config().scope)
         except Exception:
             emit_metrics(cleaner_failure_metrics(time.monotonic() - started), self.log)
             raise
