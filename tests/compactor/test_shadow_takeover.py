@@ -98,3 +98,33 @@ def test_scope_matching():
     assert scope.covers("stage", "tmp_1") and not scope.covers("stage", "final")
     assert not scope.covers("crm", "customers") and scope.covers("crm", "customers", pool="airflow")
     assert CompactionScope().covers("any", "table") and not CompactionScope().explicit
+
+
+def test_shadow_cycle_of_the_sensors_queues_nothing_and_says_so(wh):
+    from airflow_acid.services.reports import initiator_cycle
+
+    ms = wh.metastore
+    _tables(wh, {"busy": 11})
+    cycle = initiator_cycle(ms, shadow=True)
+    assert cycle.waiting == [] and cycle.shadow and ms.compactions.find(state="initiated") == []
+    assert cycle.lines[0].startswith("shadow mode ([acid] mode = shadow)")
+    assert any(line.startswith("would compact: default.busy") for line in cycle.lines)
+    assert ms.initiator.latest_decision("default", "busy").outcome is Outcome.WOULD_QUEUE
+    active = initiator_cycle(ms)  # mode active: the same table is queued
+    assert [q.compaction_id for q in active.waiting] and not active.shadow
+
+
+def test_mode_and_scope_options():
+    import pytest
+
+    from airflow_acid.config import AcidConfig
+    from airflow_acid.metastore.errors import InvalidSettingError
+
+    config = AcidConfig.from_mapping({"mode": "Shadow", "scope": "sales, crm.orders", "scope_pools": "airflow",
+                                      "takeover_hive_active_window": "30m"})
+    assert config.shadow and config.scope.patterns == ("sales", "crm.orders") and config.scope.pools == ("airflow",)
+    assert config.takeover_hive_active_window_s == 1800
+    default = AcidConfig.from_mapping({})
+    assert default.mode == "active" and not default.shadow and not default.scope.explicit
+    with pytest.raises(InvalidSettingError, match="mode='passive': must be active or shadow"):
+        AcidConfig.from_mapping({"mode": "passive"})
