@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from airflow_acid.acid.codes import CompactionType
 from airflow_acid.compactor.cleaner import Cleaner
 from airflow_acid.compactor.initiator import Initiator
 from airflow_acid.config.scope import CompactionScope
@@ -128,3 +129,25 @@ def test_mode_and_scope_options():
     assert default.mode == "active" and not default.shadow and not default.scope.explicit
     with pytest.raises(InvalidSettingError, match="mode='passive': must be active or shadow"):
         AcidConfig.from_mapping({"mode": "passive"})
+
+
+def test_cleaner_leaves_compactions_of_out_of_scope_tables_to_hive(wh):
+    from airflow_acid.compactor.messages import WorkerStatus
+    from airflow_acid.compactor.worker import Worker
+    from airflow_acid.spark.runners import LocalRunner
+    from tests.compactor.initiator_support import insert_rows
+
+    ms = wh.metastore
+    ids = {}
+    for name in ("owned", "other"):
+        wh.create_table(name, [("id", "int")])
+        insert_rows(wh, name, 2)
+        ids[name] = ms.compactions.enqueue("default", name, None, CompactionType.MAJOR).id
+    for _ in ids:
+        assert Worker(ms, runner=LocalRunner()).run_next().status == WorkerStatus.COMPACTED
+    scope = CompactionScope.parse("default.owned")
+    report = Cleaner(ms, CONF, scope=scope).run_cycle()
+    handled = {e.compaction_id for e in report.entries + report.waiting}
+    assert ids["owned"] in handled and ids["other"] not in handled
+    assert ms.compactions.get(ids["other"]).state.display == "ready for cleaning"
+    assert ms.compactions.get(ids["owned"]).state.display != "ready for cleaning"
