@@ -99,24 +99,36 @@ def test_takeover_declines_until_the_table_is_marked_in_hive(hive_db, tmp_path):
     url, engine = hive_db
     ms = Metastore(url, CONF)
     try:
-        _setup(engine, ms, tmp_path)
-        # Hive's Initiator queued a compaction a minute ago: it is active on this metastore.
-        plant_hive_row(engine, queue=False, cid=9001, table="quiet", db="sales", state="s",
-                       enqueued_ms=ms.initiator.now_ms() - 60_000)
-        scope = CompactionScope.parse("sales.orders")
+        db_id = _setup(engine, ms, tmp_path)
+        hms.register_table(engine, db_id, "pooled", COLUMNS, str(tmp_path / "sales.db" / "pooled"),
+                           properties={"hive.compactor.worker.pool": "airflow"})
+        for _ in range(3):
+            synthetic_write(ms, tmp_path / "sales.db" / "pooled", "sales", "pooled", None)
+        assert ms.shadow.hive_initiator_last_seen() is None
+        ms.create_decisions_table()
+        # Hive's Initiator recorded its last run in its AUX_TABLE mutex row and queued a compaction a minute ago.
+        now = ms.initiator.now_ms()
+        with engine.begin() as conn:
+            conn.execute(sa.table("AUX_TABLE", sa.column("MT_KEY1"), sa.column("MT_KEY2")).insert().values(
+                MT_KEY1="Initiator", MT_KEY2=now - 30_000))
+        assert ms.shadow.hive_initiator_last_seen() == now - 30_000
+        plant_hive_row(engine, queue=False, cid=9001, table="quiet", db="sales", state="s", enqueued_ms=now - 60_000)
+        scope = CompactionScope.parse("sales.orders", "airflow")
         report = Initiator(ms, CONF, host="acidhost", scope=scope).run_cycle()
         got = {r.table: r for r in report.results}
+        assert got["pooled"].outcome is Outcome.QUEUED  # its pool is one no Hive worker serves
         assert got["orders"].outcome is Outcome.DECLINED
         assert "ALTER TABLE sales.orders SET TBLPROPERTIES ('no_auto_compaction'='true') in Hive" in \
             got["orders"].reason
         assert got["events"].outcome is Outcome.SKIPPED and "outside [acid] scope" in got["events"].reason
-        assert ms.compactions.find(state="initiated") == []
+        assert [c.table for c in ms.compactions.find(state="initiated")] == ["pooled"]
+        assert ms.initiator.latest_decision("sales", "orders").outcome is Outcome.DECLINED
 
         _mark_no_auto_compaction(engine, "orders")
         synthetic_write(ms, tmp_path / "sales.db" / "orders", "sales", "orders", None)
         report = Initiator(ms, CONF, host="acidhost", scope=scope).run_cycle()
         got = {r.table: r for r in report.results}
         assert got["orders"].outcome is Outcome.QUEUED
-        assert [(c.database, c.table) for c in ms.compactions.find(state="initiated")] == [("sales", "orders")]
+        assert sorted(c.table for c in ms.compactions.find(state="initiated")) == ["orders", "pooled"]
     finally:
         ms.close()
