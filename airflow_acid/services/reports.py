@@ -104,6 +104,8 @@ def initiator_cycle(metastore: Metastore, pool_name: str | None = None,
     metrics = initiator_cycle_metrics(report.seconds or time.monotonic() - started, metastore.conf, ran=report.ran)
     reasons = {r.compaction_id: r.reason for r in report.queued}
     waiting = sorted(metastore.compactions.find(state=CompactionState.INITIATED, pool=pool_name), key=lambda i: i.id)
+    if scope is not None and scope.explicit:  # rows Hive queued for tables outside the scope are Hive's to run
+        waiting = [i for i in waiting if scope.covers(i.database, i.table, i.pool_name)]
     held: list[str] = []
     if budgets is not None and waiting:
         order = schedule_queue(metastore, budgets, rows=waiting)

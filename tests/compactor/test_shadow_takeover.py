@@ -151,3 +151,14 @@ def test_cleaner_leaves_compactions_of_out_of_scope_tables_to_hive(wh):
     assert ids["owned"] in handled and ids["other"] not in handled
     assert ms.compactions.get(ids["other"]).state.display == "ready for cleaning"
     assert ms.compactions.get(ids["owned"]).state.display != "ready for cleaning"
+
+
+def test_compaction_dag_runs_only_queued_rows_of_the_scope(wh):
+    from airflow_acid.services.reports import initiator_cycle
+
+    ms = wh.metastore
+    _tables(wh, {"owned": 1, "other": 1})
+    hive_queued = {t: ms.compactions.enqueue("default", t, None, CompactionType.MAJOR).id for t in ("owned", "other")}
+    cycle = initiator_cycle(ms, scope=CompactionScope.parse("default.owned"))
+    assert [q.compaction_id for q in cycle.waiting] == [hive_queued["owned"]]
+    assert sorted(q.compaction_id for q in initiator_cycle(ms).waiting) == sorted(hive_queued.values())
