@@ -62,6 +62,8 @@ ENQUEUE_BATCH = 500
 DEFAULT_HIVE_ACTIVE_WINDOW_S = 3600.0
 """Hive's Initiator counts as active when it ran or queued within this long ([acid] takeover_hive_active_window)."""
 SHADOW_SUFFIX = "-shadow"
+MAX_SHADOW_PAGES = 10_000
+"""Most candidate windows (metastore.compactor.fetch.size each) one shadow cycle walks through."""
 """Compactions queued per metastore transaction by one Initiator cycle."""
 
 
@@ -257,12 +259,23 @@ class Initiator:
         return report
 
     def run_shadow(self) -> InitiatorReport:
-        """Shadow mode: evaluate every candidate on the metastore (since the beginning of COMPLETED_TXN_COMPONENTS,
-        not since anyone's last cycle) reading only — no lease, no queue rows, no history rows, nothing written to a
-        Hive table — and record the decisions in ACID_INITIATOR_DECISIONS (initiator id ``<host>-shadow``): what the
-        cycle would queue is stored as "would queue"."""
+        """Shadow mode: evaluate every candidate on the metastore (all of COMPLETED_TXN_COMPONENTS, window after
+        window of metastore.compactor.fetch.size, not since anyone's last cycle) reading only — no lease, no queue
+        rows, no history rows, nothing written to a Hive table — and record the decisions in ACID_INITIATOR_DECISIONS
+        (initiator id ``<host>-shadow``): what the cycle would queue is stored as "would queue"."""
         clock = time.perf_counter()
-        report, _ = self._evaluate_cycle(record=False, every_candidate=True)
+        report, _ = self._evaluate_cycle(record=False, since_ms=0)
+        seen = {(r.database, r.table, r.partition): r for r in report.results}
+        pages = 1
+        while report.truncated and pages < MAX_SHADOW_PAGES:  # past metastore.compactor.fetch.size: the next window
+            assert report.next_last_checked_ms is not None, "set by _evaluate_cycle"
+            page, _ = self._evaluate_cycle(record=False, since_ms=report.next_last_checked_ms)
+            pages += 1
+            for r in page.results:
+                seen.setdefault((r.database, r.table, r.partition), r)
+            report.truncated, report.next_last_checked_ms = page.truncated, page.next_last_checked_ms
+            report.listings += page.listings
+        report.results, report.candidates = list(seen.values()), len(seen)
         self.store.record_decisions([r.record(self.host + SHADOW_SUFFIX) for r in report.results])
         report.seconds = time.perf_counter() - clock
         log.info("Initiator shadow cycle: %d candidate(s), %d would be queued, %d not; nothing queued",
@@ -337,7 +350,7 @@ class Initiator:
 
     # --- one cycle --------------------------------------------------------------------------------------
 
-    def _evaluate_cycle(self, *, record: bool, every_candidate: bool = False
+    def _evaluate_cycle(self, *, record: bool, since_ms: int | None = None
                         ) -> tuple[InitiatorReport, list[_Intent]]:
         """Steps 2–7 of a cycle up to the decisions (see docs/hive-acid.md): candidates since the last cycle's start,
         Hive's filters, one listing each, the decision. Queues nothing; ``record`` False (the preview) reads the
@@ -345,7 +358,10 @@ class Initiator:
         report and what the decisions would queue."""
         conf = self.conf
         started = self.store.now_ms()
-        previous = 0 if every_candidate else self.store.last_checked() if record else self.store.peek_last_checked()
+        if since_ms is not None:  # a shadow cycle's window, not anyone's last-checked time
+            previous = since_ms
+        else:
+            previous = self.store.last_checked() if record else self.store.peek_last_checked()
         report = InitiatorReport(ran=True, started_ms=started, last_checked_ms=previous)
         self._listings = 0
 

@@ -162,3 +162,14 @@ def test_compaction_dag_runs_only_queued_rows_of_the_scope(wh):
     cycle = initiator_cycle(ms, scope=CompactionScope.parse("default.owned"))
     assert [q.compaction_id for q in cycle.waiting] == [hive_queued["owned"]]
     assert sorted(q.compaction_id for q in initiator_cycle(ms).waiting) == sorted(hive_queued.values())
+
+
+def test_shadow_run_walks_past_the_fetch_size(wh):
+    ms = wh.metastore
+    _tables(wh, {f"t{i}": 11 if i % 2 else 1 for i in range(5)})
+    report = Initiator(ms, dataclasses.replace(CONF, compactor_fetch_size=2), host="shadowhost").run_shadow()
+    assert report.candidates == 5 and not report.truncated
+    got = {d.table: d.outcome for d in ms.initiator.decisions()}
+    assert got == {"t0": Outcome.NOT_NEEDED, "t1": Outcome.WOULD_QUEUE, "t2": Outcome.NOT_NEEDED,
+                   "t3": Outcome.WOULD_QUEUE, "t4": Outcome.NOT_NEEDED}
+    assert ms.compactions.find(state="initiated") == []
