@@ -125,13 +125,17 @@ class OrcDataFile:
         text = self.user_metadata.get(ACID_VERSION_KEY)
         return int(text) if text is not None and text.strip().isdigit() else None
 
-    def _selection(self, row_columns: Sequence[int] | None, keys: bool) -> list[str] | None:
+    def _selection(self, row_columns: Sequence[int] | None, keys: bool | Sequence[str]) -> list[str] | None:
         if self.format is FileFormat.ORIGINAL:
             if row_columns is None:
                 return None
             return [self.file_schema.field(i).name for i in row_columns]
         names = [f.name for f in self.file_schema]
-        selected = names[:5] if keys else []
+        if isinstance(keys, bool):
+            selected = names[:5] if keys else []
+        else:  # some key columns, by canonical name (the file's may differ in case)
+            wanted = {k.lower() for k in keys}
+            selected = [n for n in names[:5] if n.lower() in wanted]
         if row_columns is None:
             return selected + [names[5]]
         children = [self.row_schema.field(i).name for i in row_columns]
@@ -150,11 +154,12 @@ class OrcDataFile:
                 raise
         return _wide_stripe(self._source, i, self.file_schema, selection)
 
-    def iter_batches(self, row_columns: Sequence[int] | None = None, *, keys: bool = True,
+    def iter_batches(self, row_columns: Sequence[int] | None = None, *, keys: bool | Sequence[str] = True,
                      stripes: tuple[int, int] | None = None) -> Iterator[pa.RecordBatch]:
         """Stripes as record batches (all, or those in the half-open range ``stripes``).
 
-        ACID files give the event columns under their canonical names (``keys=False`` drops the five key columns;
+        ACID files give the event columns under their canonical names (``keys=False`` drops the five key columns,
+        a sequence of their names keeps those only;
         ``row`` holds the selected user fields, or all). Original files give the user columns. ``row_columns``
         are positions in :attr:`row_schema`.
         """
@@ -281,7 +286,7 @@ def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
 
 
-def _canonical(batch: pa.RecordBatch | pa.Table, keys: bool) -> pa.RecordBatch | pa.Table:
+def _canonical(batch: pa.RecordBatch | pa.Table, keys: bool | Sequence[str]) -> pa.RecordBatch | pa.Table:
     """Rename ACID columns (any case) to the canonical names."""
     canonical = {n.lower(): n for n in ACID_FIELDS}
     names = [canonical.get(n.lower(), n) for n in batch.schema.names]

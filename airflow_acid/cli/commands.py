@@ -669,6 +669,83 @@ def plan(metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
                                                          "benefit", "note"], rows))
 
 
+# --- preflight ----------------------------------------------------------------------------------------------------
+
+_SEVERITY_STYLE = {"blocker": "bold red", "warning": "yellow", "note": ""}
+
+
+@main.command()
+@warehouse_options
+@_handles_errors
+def preflight(metastore_url: str | None, warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
+    """Check a metastore database before airflow-acid works on it: Hive's schema of its VERSION (tables, columns,
+    types, primary keys, indexes, foreign keys, unique constraints) or airflow-acid's own schema revision, the
+    known Hive metastore issues of that version, whether Hive's compactor and airflow-acid would compact the same
+    tables ([acid] mode / scope), the server's isolation level and time zone. Prints the verdict, ready or not ready
+    with the reasons; exit code 1 when not ready. Only reads."""
+    from airflow_acid.metastore.db import create_engine
+    from airflow_acid.metastore.init import head_revision
+    from airflow_acid.metastore.store import default_url
+    from airflow_acid.services.preflight import CompactionSettings, run_preflight
+
+    if metastore_url is None:
+        local = warehouse / "metastore.db" if isinstance(warehouse, Path) else None
+        metastore_url = f"sqlite:///{local.resolve()}" if local is not None and local.is_file() else default_url()
+    config = _acid_config()
+    settings = CompactionSettings(mode=_optional_setting(config, "mode"), scope=_optional_setting(config, "scope"))
+    engine = create_engine(metastore_url)
+    try:
+        with engine.connect() as conn:
+            report = run_preflight(conn, settings, head_revision())
+    finally:
+        engine.dispose()
+    if as_json:
+        _echo_json(report.to_json())
+    else:
+        _show_preflight(report)
+    if not report.ready:
+        raise click.exceptions.Exit(1)
+
+
+def _optional_setting(config: Any, name: str) -> str | None:
+    """An [acid] option that this version may not define yet (None then, and None when empty), as text; a parsed
+    scope (``explicit``/``describe()``) is None unless one was configured."""
+    value = getattr(config, name, None)
+    if value is None or getattr(value, "explicit", True) is False:
+        return None
+    if callable(getattr(value, "describe", None)):
+        return str(value.describe()) or None
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return ", ".join(str(v) for v in value) or None
+    return str(getattr(value, "value", value)) or None
+
+
+def _show_preflight(report: Any) -> None:
+    facts = report.facts
+    _say(f"{report.describe()} on {facts.dialect} {facts.server_version}"
+         + (f"; compared with {report.reference}" if report.reference else ""))
+    if report.reference is not None:
+        if report.drift:
+            _show(_table("schema drift", ["kind", "table", "name", "expected", "found"],
+                         [[d.kind.value, d.table, d.name or "", d.expected or "", d.actual or ""]
+                          for d in report.drift]))
+        else:
+            _say("schema: no drift", "green")
+    if report.known_issues:
+        _show(_table(f"known issues of Hive {facts.hive_version}", ["issue", "what", "affected versions"],
+                     [[i.key, i.summary, i.window()] for i in report.known_issues]))
+    for finding in report.findings:
+        line = Text.assemble((f"{finding.severity.value}: ", _SEVERITY_STYLE[finding.severity.value]),
+                             f"{finding.topic}: {finding.message}")
+        console.print(line, soft_wrap=True)
+        if finding.fix:
+            _say(f"    fix: {finding.fix}")
+    if report.ready:
+        _say("verdict: ready", "bold green")
+    else:
+        _say("verdict: not ready — " + "; ".join(f.message for f in report.blockers), "bold red")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
 
@@ -944,3 +1021,63 @@ def _show_impact(impact: Any, heading: str) -> None:
     _say(f"{heading}:")
     for line in impact.consequences:
         _say(f"  - {line}")
+
+
+# --- doctor -------------------------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--fix", "fix_id", default=None, metavar="ID",
+              help="Apply the fix of finding ID (e.g. stuck-working:cq=12) after showing what it changes.")
+@click.option("--yes", is_flag=True, help="With --fix: apply without asking (scripts).")
+@warehouse_options
+@_handles_errors
+def doctor(fix_id: str | None, yes: bool, metastore_url: str | None, warehouse: Path | str | None, as_json: bool,
+           flavour: str = "auto") -> None:
+    """Find the states compaction gets stuck in, on a Hive 4 metastore or airflow-acid's own: each finding with
+    its rows, what it blocks and its fix. Only reads; --fix ID applies one fix after confirmation. The check for
+    compactions waiting on a paused acid_compaction DAG needs Airflow's database: it is in the console only."""
+    from airflow_acid.services.doctor import apply_fix, diagnose
+
+    with _open_metastore(metastore_url, warehouse, flavour) as (ms, _):
+        findings = diagnose(ms)
+        if fix_id is None:
+            if as_json:
+                _echo_json({"findings": [f.to_dict() for f in findings]})
+            else:
+                _show_findings(findings)
+            return
+        finding = next((f for f in findings if f.id == fix_id), None)
+        if finding is None:
+            raise _Failure(f"the doctor finds no '{fix_id}' now (fixed meanwhile, or a wrong id); run 'airflow-acid "
+                           "doctor' for the current findings")
+        if finding.fix is None:
+            raise _Failure(f"{finding.id} has no automatic fix: {finding.advice}")
+        if not as_json:
+            _show_findings([finding])
+        if not yes and not click.confirm(f"apply: {finding.fix.statement}?", err=True):
+            raise _Failure("nothing changed")
+        result = apply_fix(ms, fix_id, user=_cli_user())
+    _action_answer(result.to_dict(), result.applied, result.message, as_json, "fix refused")
+
+
+def _show_findings(findings: Sequence[Any]) -> None:
+    """Findings as a table, then each one's evidence ids, what it blocks and its fix."""
+    if not findings:
+        _say("no findings: nothing is stuck", "green")
+        return
+    _show(_table("findings", ["severity", "id", "finding"],
+                 [[Text(f.severity.value, style="red" if f.severity.value == "critical" else "yellow"), f.id,
+                   f.summary] for f in findings]))
+    for f in findings:
+        _say(f.id, "bold")
+        if f.compaction_ids:
+            _say(f"  compactions: {', '.join(map(str, f.compaction_ids))}")
+        if f.txn_ids:
+            _say(f"  transactions: {', '.join(map(str, f.txn_ids))}")
+        _say(f"  blocks: {f.blocks}")
+        if f.fix is not None:
+            _say(f"  fix (airflow-acid doctor --fix '{f.id}'): {f.fix.statement}")
+            _say(f"  changes: {f.fix.changes}")
+        else:
+            _say(f"  no automatic fix: {f.advice}")

@@ -17,7 +17,7 @@ from airflow_acid.compactor.errors import CompactorSettingsError
 from airflow_acid.compactor.job_conf import COMPACTOR_PREFIX, TBLPROPS_PREFIX, effective_properties
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidInputError
-from airflow_acid.metastore.table_properties import check_property
+from airflow_acid.metastore.table_properties import check_property, property_value
 
 THRESHOLD_PREFIX = "compactorthreshold."
 DELTA_NUM_KEY = MetastoreConf.key_of("delta_num_threshold")  # hive.compactor.delta.num.threshold
@@ -46,14 +46,6 @@ class TableThresholds:
             f"{self.sources.get(key, key)}={value}"
 
 
-def _get_ci(mapping: Mapping[str, str], key: str) -> str | None:
-    lowered = key.lower()
-    for k, v in mapping.items():
-        if str(k).lower() == lowered:
-            return v
-    return None
-
-
 def parse_threshold(table: str, key: str, value: Any, *, integer: bool) -> int | float:
     """One threshold value from a table property: a finite non-negative number (integer for counts)."""
     where = f"table {table}: property {key}={value!r}"
@@ -80,7 +72,7 @@ def table_thresholds(conf: MetastoreConf, table_properties: Mapping[str, str], *
     for key in TABLE_THRESHOLD_KEYS:
         for name in MetastoreConf.names_of(MetastoreConf.field_of(key) or key):  # metastore.* name first, as Hive
             prop = THRESHOLD_PREFIX + name
-            raw = _get_ci(table_properties, prop)
+            raw = property_value(table_properties, prop)
             if raw is not None:
                 values[key] = parse_threshold(table, prop, raw, integer=key == DELTA_NUM_KEY)
                 sources[key] = f"table property {prop}"

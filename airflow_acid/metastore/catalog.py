@@ -58,6 +58,7 @@ from airflow_acid.metastore.table_properties import (
     TRANSACTIONAL,
     TRANSACTIONAL_PROPERTIES,
     check_properties,
+    property_value,
     validate_table_properties,
 )
 from airflow_acid.metastore.txn_records import delete_txn_records
@@ -123,7 +124,7 @@ class DatabaseInfo:
 
     def param(self, key: str) -> str | None:
         """A database parameter by case-insensitive key (Hive accepts e.g. NO_AUTO_COMPACTION)."""
-        return _get_ci(self.params, key)
+        return property_value(self.params, key)
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ class TableInfo:
 
     def property(self, key: str) -> str | None:
         """A table property by case-insensitive key."""
-        return _get_ci(self.properties, key)
+        return property_value(self.properties, key)
 
     def partition_spec(self, spec: Mapping[str, object]) -> dict[str, str]:
         """Check a full partition spec for this table; return it normalized (InvalidInputError if bad)."""
@@ -185,15 +186,7 @@ class PartitionInfo:
     params: dict[str, str] = field(default_factory=dict)
 
     def param(self, key: str) -> str | None:
-        return _get_ci(self.params, key)
-
-
-def _get_ci(mapping: Mapping[str, str], key: str) -> str | None:
-    lowered = key.lower()
-    for k, v in mapping.items():
-        if k.lower() == lowered:
-            return v
-    return None
+        return property_value(self.params, key)
 
 
 def _as_text(key: str, value: object) -> str:
@@ -366,7 +359,7 @@ class Catalog:
         elif num_buckets not in (None, -1):
             raise InvalidInputError(f"table {full}: num_buckets={num_buckets!r} needs bucket columns (bucket_cols)")
         props = merge_properties({}, dict(properties or {}))
-        if _get_ci(props, TRANSACTIONAL) is None:
+        if property_value(props, TRANSACTIONAL) is None:
             props[TRANSACTIONAL] = "true"
         validate_table_properties(full, props)
         if location is not None and (not isinstance(location, str) or not location.strip()):

@@ -11,6 +11,7 @@ from airflow_acid.metastore.compaction_actions import CompactionActions
 from airflow_acid.metastore.compactions import CompactionQueue
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.db import Database
+from airflow_acid.metastore.diagnosis import Diagnosis
 from airflow_acid.metastore.flavour import FLAVOUR_ENV, Flavour, SchemaProfile
 from airflow_acid.metastore.housekeeping import Housekeeping
 from airflow_acid.metastore.initiator_store import InitiatorStore
@@ -64,6 +65,7 @@ class Metastore:
         self.undo = UndoStore(self.db, self.conf)
         self.actions = CompactionActions(self.db, self.conf)
         self.shadow = ShadowStore(self.db)
+        self.diagnosis = Diagnosis(self.db, self.conf)
 
     def with_conf(self, conf: MetastoreConf | None) -> Metastore:
         """The same database seen with other settings (an Initiator, Cleaner or HouseKeeper given its own conf);

@@ -124,12 +124,12 @@ def validate_table_properties(table: str, properties: Mapping[str, str], *, prev
     for key in (TRANSACTIONAL, TRANSACTIONAL_PROPERTIES):
         if key in unset_keys:
             raise InvalidInputError(f"table {table}: property {key!r} cannot be unset")
-    transactional = _get_ci(properties, TRANSACTIONAL)
+    transactional = property_value(properties, TRANSACTIONAL)
     value = (transactional or "").strip().lower()
     if transactional is None and previous is not None:
         value = "false"  # a plain table Hive registered without the key stays plain
-    was_transactional = previous is not None and (_get_ci(previous, TRANSACTIONAL) or "").strip().lower() == "true"
-    given = _get_ci(properties, TRANSACTIONAL_PROPERTIES)
+    was_transactional = previous is not None and (property_value(previous, TRANSACTIONAL) or "").strip().lower() == "true"
+    given = property_value(properties, TRANSACTIONAL_PROPERTIES)
     if value != "true":
         if was_transactional:
             raise InvalidInputError(
@@ -149,7 +149,7 @@ def validate_table_properties(table: str, properties: Mapping[str, str], *, prev
                 f"{', '.join(TRANSACTIONAL_PROPERTY_VALUES)}")
         if was_transactional:
             assert previous is not None, "was_transactional implies previous"
-            before = (_get_ci(previous, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
+            before = (property_value(previous, TRANSACTIONAL_PROPERTIES) or "default").strip().lower()
             if before != kind:
                 raise InvalidInputError(
                     f"table {table}: transactional_properties cannot change after creation ({before!r} -> {kind!r}); "
@@ -157,14 +157,16 @@ def validate_table_properties(table: str, properties: Mapping[str, str], *, prev
     check_properties(table, properties if changed is None else changed)
 
 
-def _get_ci(mapping: Mapping[str, str], key: str) -> str | None:
+def property_value(mapping: Mapping[str, str], key: str) -> str | None:
+    """The value of property ``key`` in ``mapping``, its name compared case-insensitively (as Hive does)."""
     lowered = key.lower()
     for k, v in mapping.items():
-        if k.lower() == lowered:
+        if str(k).lower() == lowered:
             return v
     return None
 
 
 __all__ = ["BOOLEAN_PROPERTIES", "COMPACTOR_THRESHOLD_PREFIX", "NO_AUTO_COMPACTION", "NO_CLEANUP", "ORC_KEYS",
            "TRANSACTIONAL", "TRANSACTIONAL_PROPERTIES", "TRANSACTIONAL_PROPERTY_VALUES", "WORKER_POOL",
-           "check_properties", "check_property", "validate_table_properties", "validate_threshold"]
+           "check_properties", "check_property", "property_value", "validate_table_properties",
+           "validate_threshold"]

@@ -54,6 +54,19 @@
         ]);
       }
     },
+    "doctor-fix": {
+      title: function (b) { return "Fix " + b.dataset.what + "?"; },
+      confirm: "Apply fix",
+      url: function (id) { return root + "/api/doctor/fix?finding=" + encodeURIComponent(id); },
+      done: "applied",
+      consequences: function (b) {
+        return Promise.resolve([
+          "run " + b.dataset.statement,
+          b.dataset.changes,
+          "be refused, with the reason, if the state changed meanwhile"
+        ]);
+      }
+    },
     "abort-transaction": {
       title: function (b) { return "Abort " + b.dataset.what + "?"; },
       confirm: "Abort transaction",
