@@ -600,7 +600,8 @@ def cleaner(dry_run: bool, metastore_url: str | None, warehouse: Path | str | No
     from airflow_acid.services.reports import cleaner_cycle
 
     with _open_warehouse(metastore_url, warehouse, flavour) as wh:
-        report = cleaner_cycle(wh.metastore, dry_run=dry_run, filesystem=wh.filesystem).report
+        report = cleaner_cycle(wh.metastore, dry_run=dry_run, filesystem=wh.filesystem,
+                               scope=_acid_config().scope).report
     if as_json:
         _echo_json(dataclasses.asdict(report))
         return
@@ -779,6 +780,102 @@ def create_extra_tables(metastore_url: str) -> None:
     with _metastore(metastore_url, flavour="hive") as ms:
         created = ms.create_extra_tables()
     _say(f"created {', '.join(created)} in {ms.url}" if created else f"already present: every extra table in {ms.url}")
+
+
+# --- shadow mode -------------------------------------------------------------------------------------------------
+
+
+@main.group()
+def shadow() -> None:
+    """Shadow mode: what airflow-acid's Initiator would do, recorded without acting, compared with Hive's compactor."""
+
+
+@shadow.command("run")
+@warehouse_options
+@_handles_errors
+def shadow_run(metastore_url: str | None, warehouse: Path | str | None, as_json: bool, flavour: str = "auto") -> None:
+    """Evaluate every table as the Initiator would, reading only (no queue rows, nothing written to a Hive table),
+    and record the decisions in ACID_INITIATOR_DECISIONS for 'shadow report'."""
+    from airflow_acid.compactor.initiator import Initiator
+    from airflow_acid.metastore.initiator_store import Outcome
+
+    with _open_warehouse(metastore_url, warehouse, flavour) as wh:
+        if not wh.metastore.profile.decisions_table:
+            _exit("this Hive metastore has no ACID_INITIATOR_DECISIONS table, so shadow decisions cannot be recorded; "
+                  "create it with: airflow-acid hive create-decisions-table --metastore-url URL", 1)
+        report = Initiator(wh.metastore, filesystem=wh.filesystem).run_shadow()
+    if as_json:
+        _echo_json(report.to_dict())
+        return
+    _show(_table(f"shadow run: {report.candidates} candidate(s), nothing queued",
+                 ["table/partition", "decision", "type", "deltas", "reason"],
+                 [[r.name, r.outcome.display, r.type.display if r.type else "",
+                   r.stats.delta_count if r.stats else "", r.reason] for r in report.results]))
+    would = sum(r.outcome is Outcome.WOULD_QUEUE for r in report.results)
+    _say(f"{would} compaction(s) would be queued; compare with Hive: airflow-acid shadow report")
+
+
+def _time_ms(text: str | None, now_ms: int) -> int | None:
+    """--since/--until: epoch ms, an ISO date/time (UTC unless it says otherwise) or an age (30m, 12h, 7d ago)."""
+    from datetime import datetime, timezone
+
+    from airflow_acid.metastore.conf import parse_duration_s
+
+    if text is None:
+        return None
+    value = text.strip()
+    if value.isdigit():
+        return int(value)
+    if value[-1:] in "smhd" and value[:-1].replace(".", "", 1).isdigit():
+        return now_ms - int(parse_duration_s("--since/--until", value) * 1000)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{text!r} is not epoch ms, an ISO date/time or an age like 7d") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+@shadow.command("report")
+@click.option("--since", default=None, help="Start of the range: ISO date/time (UTC), epoch ms or an age (7d); "
+              "default: 7 days before --until.")
+@click.option("--until", default=None, help="End of the range (same forms); default: now.")
+@click.option("--metastore-url", envvar=METASTORE_URL_ENV, required=True,
+              help=f"SQLAlchemy URL of the metastore (env {METASTORE_URL_ENV}).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@flavour_option
+@_handles_errors
+def shadow_report_command(since: str | None, until: str | None, metastore_url: str, as_json: bool,
+                          flavour: str) -> None:
+    """Per table/partition over a time range: airflow-acid's recorded decisions beside what Hive's compactor did —
+    agreed, would compact earlier/later, Hive never compacted (starved), Hive refused/failed — with the deltas,
+    sizes and Hive's rows behind each."""
+    from airflow_acid.services.shadow import shadow_report
+
+    with _metastore(metastore_url, flavour=flavour) as ms:
+        now = ms.initiator.now_ms()
+        report = shadow_report(ms, _time_ms(since, now), _time_ms(until, now))
+    if as_json:
+        _echo_json(report.to_dict())
+        return
+    _show(_table("shadow report: airflow-acid's decisions beside Hive's compactor",
+                 ["table/partition", "category", "airflow-acid", "deltas", "delta bytes", "base bytes", "Hive",
+                  "reason"],
+                 [[r.name, r.category.value, r.decision.outcome.display if r.decision else "—",
+                   _maybe(r.decision.delta_count if r.decision else None),
+                   _size(r.decision.delta_size if r.decision else None),
+                   _size(r.decision.base_size if r.decision else None), r.hive_summary,
+                   r.decision.reason if r.decision else ""] for r in report.rows]))
+    _say(", ".join(f"{n} {c.value}" for c, n in report.counts.items() if n) or "nothing decided or done in the range")
+
+
+def _maybe(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _size(value: int | None) -> str:
+    return "" if value is None else human_size(value)
 
 
 @main.group()

@@ -43,9 +43,11 @@ from airflow_acid.acid.writeids import (
     ValidWriteIdList,
 )
 from airflow_acid.compactor.errors import CleanerError, describe_error
+from airflow_acid.compactor.scope import table_pool
 from airflow_acid.compactor.undo import OutputRemoval, protected_txns, remove_output
+from airflow_acid.config.scope import CompactionScope
 from airflow_acid.metastore import Metastore, hive_mutex
-from airflow_acid.metastore.catalog import TableInfo
+from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
 from airflow_acid.metastore.cleaning import AbortCleanupCandidate
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.conf import MetastoreConf
@@ -148,8 +150,10 @@ class Cleaner:
     """Hive 4's Cleaner over one metastore (``filesystem``: fsspec filesystem for plain-path locations)."""
 
     def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *,
-                 filesystem: fsspec.AbstractFileSystem | None = None) -> None:
+                 filesystem: fsspec.AbstractFileSystem | None = None, scope: CompactionScope | None = None) -> None:
         self.metastore = metastore
+        self.scope = scope or CompactionScope()
+        """[acid] scope: rows and aborted writes of tables outside it are left to Hive's Cleaner."""
         self.conf = conf or metastore.conf
         self.filesystem = filesystem
         self._table_roots: set[str] = set()  # table locations this cycle looked at (stale Spark staging)
@@ -179,13 +183,14 @@ class Cleaner:
         report = CleanerReport(dry_run)
         report.undone = self.remove_undone(dry_run)
         self._protected = protected_txns(self.metastore)
-        ready = self._ready()
+        ready = [i for i in self._ready() if self._in_scope(i.database, i.table, i.pool_name)]
         for info in ready:
             entry = self._clean_row(info, dry_run)
             (report.waiting if entry.status == CleanerStatus.WAITING else report.entries).append(entry)
         handled = {i.id for i in ready}
         for info in self.metastore.compactions.find(state=CompactionState.READY_FOR_CLEANING):
-            if info.id not in handled and info.type is not CompactionType.ABORT_TXN_CLEANUP:
+            if (info.id not in handled and info.type is not CompactionType.ABORT_TXN_CLEANUP
+                    and self._in_scope(info.database, info.table, info.pool_name)):
                 report.waiting.append(self._waiting(info))
         if self.conf.clean_aborts_using_cleaner:
             report.abort_cleanups = self.clean_aborted(dry_run=dry_run)
@@ -209,6 +214,24 @@ class Cleaner:
     def _protected_txns(self) -> set[int]:
         """Undone compactor txns whose output a reader may still be reading (asked once per cycle)."""
         return self._protected if self._protected is not None else protected_txns(self.metastore)
+
+    def _in_scope(self, database: str, table: str, pool: str | None = None) -> bool:
+        """Whether the table is in [acid] scope (its compaction pool read from the catalog when not given)."""
+        if not self.scope.explicit or self.scope.covers(database, table, pool):
+            return True
+        if pool is None and self.scope.pools:
+            try:
+                info = self.metastore.catalog.get_table(database, table)
+            except NoSuchObjectError:
+                return False
+            return self.scope.covers(database, table, table_pool(info, self._database(database)))
+        return False
+
+    def _database(self, name: str) -> DatabaseInfo | None:
+        try:
+            return self.metastore.catalog.get_database(name)
+        except NoSuchObjectError:
+            return None
 
     def _drop_stale_staging(self) -> list[str]:
         """Remove ``.hive-staging_acid_<txn>`` directories (a Spark write that died before its commit or abort) at
@@ -444,6 +467,8 @@ class Cleaner:
         conf = self.conf
         for c in self.metastore.cleaning.ready_to_clean_aborts(
                 conf.abortedtxn_threshold, int(conf.aborted_txn_time_threshold_s * 1000)):
+            if not self._in_scope(c.database, c.table):
+                continue
             db, table_name, partition = c.database, c.table, c.partition
             entity = entity_name(db, table_name, partition)
             entry = CleanerEntry(None, entity, CleanerStatus.CLEANED, retry_id=c.retry_id)

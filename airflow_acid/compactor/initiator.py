@@ -28,6 +28,7 @@ from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
 from airflow_acid.compactor.decision import Decision, DirectoryStats, decide_compaction
 from airflow_acid.compactor.errors import CompactorSettingsError
+from airflow_acid.compactor.scope import hive_would_pick, table_pool
 from airflow_acid.compactor.settings import (
     DELTA_NUM_KEY,
     DELTA_PCT_KEY,
@@ -37,6 +38,7 @@ from airflow_acid.compactor.settings import (
     request_overrides,
     table_thresholds,
 )
+from airflow_acid.config.scope import CompactionScope
 from airflow_acid.metastore.aborts import AbortGroup
 from airflow_acid.metastore.catalog import DatabaseInfo, TableInfo
 from airflow_acid.metastore.compactions import CompactionInfo, EnqueueRequest, EnqueueResult
@@ -57,6 +59,11 @@ log = logging.getLogger(__name__)
 REPL_PENDING = "hive.repl.first.inc.pending"
 DEFAULT_LEASE_S = 3600.0
 ENQUEUE_BATCH = 500
+DEFAULT_HIVE_ACTIVE_WINDOW_S = 3600.0
+"""Hive's Initiator counts as active when it ran or queued within this long ([acid] takeover_hive_active_window)."""
+SHADOW_SUFFIX = "-shadow"
+MAX_SHADOW_PAGES = 10_000
+"""Most candidate windows (metastore.compactor.fetch.size each) one shadow cycle walks through."""
 """Compactions queued per metastore transaction by one Initiator cycle."""
 
 
@@ -199,8 +206,13 @@ class Initiator:
     from each location's URL)."""
 
     def __init__(self, metastore: Metastore, conf: MetastoreConf | None = None, *, host: str | None = None,
-                 filesystem: fsspec.AbstractFileSystem | None = None, lease_s: float = DEFAULT_LEASE_S) -> None:
+                 filesystem: fsspec.AbstractFileSystem | None = None, lease_s: float = DEFAULT_LEASE_S,
+                 scope: CompactionScope | None = None, hive_active_window_s: float = DEFAULT_HIVE_ACTIVE_WINDOW_S
+                 ) -> None:
         self.metastore = metastore
+        self.scope = scope or CompactionScope()
+        self.hive_active_window_s = hive_active_window_s
+        self._hive_active: bool | None = None
         self.conf = conf or metastore.conf
         self.host = host or socket.gethostname()
         self.initiator_id = f"{self.host}-initiator"
@@ -244,6 +256,31 @@ class Initiator:
         report.seconds = time.perf_counter() - clock
         log.info("Initiator cycle: %d candidate(s), %d queued, %d declined, %d listing(s) in %.2f s",
                  report.candidates, len(report.queued), len(report.declined), report.listings, report.seconds)
+        return report
+
+    def run_shadow(self) -> InitiatorReport:
+        """Shadow mode: evaluate every candidate on the metastore (all of COMPLETED_TXN_COMPONENTS, window after
+        window of metastore.compactor.fetch.size, not since anyone's last cycle) reading only — no lease, no queue
+        rows, no history rows, nothing written to a Hive table — and record the decisions in ACID_INITIATOR_DECISIONS
+        (initiator id ``<host>-shadow``): what the cycle would queue is stored as "would queue"."""
+        clock = time.perf_counter()
+        report, _ = self._evaluate_cycle(record=False, since_ms=0)
+        seen = {(r.database, r.table, r.partition): r for r in report.results}
+        pages = 1
+        while report.truncated and pages < MAX_SHADOW_PAGES:  # past metastore.compactor.fetch.size: the next window
+            assert report.next_last_checked_ms is not None, "set by _evaluate_cycle"
+            page, _ = self._evaluate_cycle(record=False, since_ms=report.next_last_checked_ms)
+            pages += 1
+            for r in page.results:
+                seen.setdefault((r.database, r.table, r.partition), r)
+            report.truncated, report.next_last_checked_ms = page.truncated, page.next_last_checked_ms
+            report.listings += page.listings
+        report.results, report.candidates = list(seen.values()), len(seen)
+        self.store.record_decisions([r.record(self.host + SHADOW_SUFFIX) for r in report.results])
+        report.seconds = time.perf_counter() - clock
+        log.info("Initiator shadow cycle: %d candidate(s), %d would be queued, %d not; nothing queued",
+                 report.candidates, sum(r.outcome is Outcome.WOULD_QUEUE for r in report.results),
+                 sum(r.outcome is not Outcome.WOULD_QUEUE for r in report.results))
         return report
 
     def preview(self) -> InitiatorReport:
@@ -313,14 +350,18 @@ class Initiator:
 
     # --- one cycle --------------------------------------------------------------------------------------
 
-    def _evaluate_cycle(self, *, record: bool) -> tuple[InitiatorReport, list[_Intent]]:
+    def _evaluate_cycle(self, *, record: bool, since_ms: int | None = None
+                        ) -> tuple[InitiatorReport, list[_Intent]]:
         """Steps 2–7 of a cycle up to the decisions (see docs/hive-acid.md): candidates since the last cycle's start,
         Hive's filters, one listing each, the decision. Queues nothing; ``record`` False (the preview) reads the
         last-checked time without locking and keeps the eligibility checks from recording anything. Returns the
         report and what the decisions would queue."""
         conf = self.conf
         started = self.store.now_ms()
-        previous = self.store.last_checked() if record else self.store.peek_last_checked()
+        if since_ms is not None:  # a shadow cycle's window, not anyone's last-checked time
+            previous = since_ms
+        else:
+            previous = self.store.last_checked() if record else self.store.peek_last_checked()
         report = InitiatorReport(ran=True, started_ms=started, last_checked_ms=previous)
         self._listings = 0
 
@@ -384,6 +425,12 @@ class Initiator:
                     raise _Skip(skipped_dbs[c.database])
                 if key in skipped_tables:
                     raise _Skip(skipped_tables[key])
+                if self.scope.explicit:
+                    if key not in tables:
+                        tables[key] = self._table(c.database, c.table)
+                    owner = self._ownership(tables[key], databases[c.database])
+                    if owner is not None:
+                        raise owner
                 busy = None
                 if (c.database, c.table, c.partition) in watched:
                     busy = self.store.initiator_skip_reason(c.database, c.table, c.partition, self._abort_type(c),
@@ -426,7 +473,9 @@ class Initiator:
         if is_true(info.property(REPL_PENDING)):
             return f"table {name} has {REPL_PENDING}=true (replication bootstrap pending)", "table"
         db_value = db_info.param(NO_AUTO_COMPACTION)
-        if db_value is not None:
+        if self.scope.explicit:
+            pass  # in scope: no_auto_compaction is Hive's hand-over marker (checked by _ownership), not a stop here
+        elif db_value is not None:
             if is_true(db_value):
                 return (f"database {c.database} has {NO_AUTO_COMPACTION}=true; auto-compaction is off for every "
                         "table in it (set it to false to turn it on)", "database")
@@ -591,6 +640,32 @@ class Initiator:
 
         state = get_acid_state(files, write_ids, txns, metadata_reader=metadata_reader)
         return DirectoryStats.of(state)
+
+    # --- scope and takeover -----------------------------------------------------------------------------
+
+    def _ownership(self, info: TableInfo | None, db_info: DatabaseInfo | None) -> _Skip | None:
+        """With an explicit [acid] scope: a skip for a table outside it (left to Hive), a 'declined' for an in-scope
+        table Hive's compactor would also pick (naming the setting to change in Hive), None when airflow-acid owns
+        it."""
+        if info is None:
+            return None
+        if not self.scope.covers(info.database, info.name, table_pool(info, db_info)):
+            return _Skip(f"table {info.full_name} is outside [acid] scope ({self.scope.describe()}); Hive's "
+                         "compactor handles it")
+        reason = hive_would_pick(info, db_info, self.scope, self.hive_initiator_active())
+        return None if reason is None else _Skip(reason, Outcome.DECLINED)
+
+    def hive_initiator_active(self) -> bool:
+        """Whether Hive's own Initiator ran or queued on this metastore within the active window (checked once per
+        Initiator object; always False on airflow-acid's own schema)."""
+        if self._hive_active is None:
+            if not self.metastore.profile.is_hive:
+                self._hive_active = False
+            else:
+                seen = self.metastore.shadow.hive_initiator_last_seen()
+                now = self.store.now_ms()
+                self._hive_active = seen is not None and seen >= now - int(self.hive_active_window_s * 1000)
+        return self._hive_active
 
     # --- helpers ----------------------------------------------------------------------------------------
 

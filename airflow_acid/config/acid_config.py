@@ -19,12 +19,15 @@ from airflow_acid.config.alert_limits import BacklogLimits
 from airflow_acid.config.budgets import Budgets, budgets_from_mapping
 from airflow_acid.config.hive import settings_from_mapping
 from airflow_acid.config.options import ACID_SECTION, DAG_OPTION_NAMES, DEFAULT_POOL
+from airflow_acid.config.scope import CompactionScope
 from airflow_acid.job.verify import VERIFY_MODES
 from airflow_acid.metastore.conf import MetastoreConf, parse_duration_s
 from airflow_acid.metastore.errors import InvalidSettingError
 
 log = logging.getLogger(__name__)
 
+ACTIVE_MODE = "active"
+SHADOW_MODE = "shadow"
 _TRUE = ("true", "t", "yes", "on", "1")
 _FALSE = ("false", "f", "no", "off", "0", "")
 
@@ -53,6 +56,17 @@ class AcidConfig:
     """How a compaction proves its output before it commits: ``digest``, ``count`` or ``off``."""
     spark_ui_url: str | None = None
     """The console's link to a Spark application: a URL template with ``{app_id}`` (unset: no link)."""
+    mode: str = ACTIVE_MODE
+    """``active`` (queue compactions) or ``shadow`` (evaluate and record only)."""
+    scope: CompactionScope = field(default_factory=CompactionScope)
+    """The tables airflow-acid compacts and cleans (empty: every table)."""
+    takeover_hive_active_window_s: float = 3600.0
+    """How recently Hive's Initiator must have shown itself to count as active."""
+
+    @property
+    def shadow(self) -> bool:
+        """``[acid] mode = shadow``."""
+        return self.mode == SHADOW_MODE
 
     def spark_ui_link(self, app_id: str | None) -> str | None:
         """The Spark UI / history server URL of application ``app_id`` (None without a template or an id)."""
@@ -84,7 +98,26 @@ class AcidConfig:
                    compaction_batch_size=_batch_size(given("compaction_batch_size"), source),
                    alert_limits=_alert_limits(given, source), default_deferrable=_deferrable(operators or {}),
                    compaction_verify=_verify_mode(given("compaction_verify"), source),
-                   spark_ui_url=_spark_ui_url(given("spark_ui_url"), source))
+                   spark_ui_url=_spark_ui_url(given("spark_ui_url"), source),
+                   mode=_mode(given("mode"), source),
+                   scope=CompactionScope.parse(given("scope"), given("scope_pools")),
+                   takeover_hive_active_window_s=_window(given("takeover_hive_active_window"), source))
+
+
+def _mode(raw: str, source: str) -> str:
+    value = raw.strip().lower() or ACTIVE_MODE
+    if value not in (ACTIVE_MODE, SHADOW_MODE):
+        raise InvalidSettingError(f"{source} mode={raw!r}: must be {ACTIVE_MODE} or {SHADOW_MODE}")
+    return value
+
+
+def _window(raw: str, source: str) -> float:
+    if not raw:
+        return 3600.0
+    value = parse_duration_s(f"{source} takeover_hive_active_window", raw)
+    if value <= 0:
+        raise InvalidSettingError(f"{source} takeover_hive_active_window={raw!r}: must be positive")
+    return value
 
 
 def _text(value: Any) -> str:

@@ -197,6 +197,23 @@ DAG_OPTIONS: tuple[Option, ...] = (
            "tasks and reach the Spark job and its executors through fsspec's FSSPEC_<PROTOCOL> environment. The "
            "acid_metastore connection's storage_options extra overrides them. Credentials never go here: they "
            'come from the environment (AWS_ACCESS_KEY_ID ...), a profile or an instance role.'),
+    Option('mode', 'string', 'active', 'shadow',
+           "active (default): the Initiator queues compactions. shadow: the Initiator (the compaction DAG's "
+           'sensors, airflow-acid shadow run) evaluates every table reading only - no queue rows, nothing written to '
+           "a Hive table - and records its decisions in ACID_INITIATOR_DECISIONS, to compare with Hive's own "
+           'compactor (airflow-acid shadow report; docs/migrating-from-hive.md).'),
+    Option('scope', 'string', '', 'sales,crm.orders,stage.tmp_*',
+           'Comma-separated tables airflow-acid compacts and cleans: a database (sales), a table (crm.orders) or an '
+           'fnmatch pattern of db.table (stage.tmp_*). Unset (and scope_pools unset): every table. Everything else '
+           "is left to Hive's compactor. An in-scope table is declined while Hive's Initiator is active and the "
+           "table is not marked no_auto_compaction=true in Hive (nor in a scope_pools pool); in scope, "
+           'no_auto_compaction=true is the hand-over marker, not a stop.'),
+    Option('scope_pools', 'string', '', 'airflow',
+           'Comma-separated Hive compaction pools (hive.compactor.worker.pool) whose tables airflow-acid compacts '
+           "and cleans; configure no Hive worker for them, so Hive's workers skip these tables."),
+    Option('takeover_hive_active_window', 'string', '1h', '30m',
+           "Hive's Initiator counts as active (and in-scope tables it would pick are declined) when it queued a "
+           'compaction or recorded a run within this long (s, m, h, d).'),
     Option('compaction_verify', 'string', 'digest', 'count',
            'How a compaction proves its output before the Worker commits it. digest (default): per compaction '
            'unit (bucket; the whole partition for a rebalance) the Spark job digests the rows it read at the '

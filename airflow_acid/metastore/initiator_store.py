@@ -72,12 +72,13 @@ class Outcome(str, enum.Enum):
     SKIPPED = "s"
     REFUSED = "r"           # the queue refused the request (docs/hive-acid.md#enqueue)
     ERROR = "e"             # evaluating the candidate failed
-    WOULD_QUEUE = "w"       # a dry run found a compaction it would queue (never stored)
+    WOULD_QUEUE = "w"       # a dry run or shadow cycle found a compaction it would queue (stored by shadow cycles)
+    DECLINED = "d"          # in [acid] scope, but Hive's own compactor would compact it too (takeover refused)
 
     @property
     def display(self) -> str:
         return {"q": "queued", "n": "not needed", "s": "skipped", "r": "refused", "e": "error",
-                "w": "would queue"}[self.value]
+                "w": "would queue", "d": "declined"}[self.value]
 
 
 @dataclass(frozen=True)
@@ -487,7 +488,7 @@ class InitiatorStore:
             row = conn.execute(sa.select(AID).where(
                 _entity_filter(AID.c.AID_DATABASE, AID.c.AID_TABLE, AID.c.AID_PARTITION,
                                (database, table, partition))).order_by(AID.c.AID_ID.desc()).limit(1)).first()
-            return None if row is None else _record(row)
+            return None if row is None else decision_record(row)
 
         return self.db.run(work, what="read Initiator decision")
 
@@ -507,12 +508,12 @@ class InitiatorStore:
                 conditions.append(AID.c.AID_OUTCOME == Outcome(outcome).value)
             rows = conn.execute(sa.select(AID).where(*conditions).order_by(
                 AID.c.AID_DATABASE, AID.c.AID_TABLE, AID.c.AID_PARTITION)).all()
-            return [_record(r) for r in rows]
+            return [decision_record(r) for r in rows]
 
         return self.db.run(work, what="list Initiator decisions")
 
 
-def _record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRecord:
+def decision_record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRecord:
     return InitiatorDecisionRecord(
         database=row.AID_DATABASE, table=row.AID_TABLE, partition=row.AID_PARTITION, outcome=Outcome(row.AID_OUTCOME),
         reason=row.AID_REASON, decided_at=row.AID_DECIDED_AT,

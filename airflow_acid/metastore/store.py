@@ -17,6 +17,7 @@ from airflow_acid.metastore.housekeeping import Housekeeping
 from airflow_acid.metastore.initiator_store import InitiatorStore
 from airflow_acid.metastore.locks import LockManager
 from airflow_acid.metastore.runs import RunHistory
+from airflow_acid.metastore.shadow import ShadowStore
 from airflow_acid.metastore.snapshots import Snapshots
 from airflow_acid.metastore.txns import TxnStore
 from airflow_acid.metastore.undo import UndoStore
@@ -63,6 +64,7 @@ class Metastore:
         self.runs = RunHistory(self.db, self.conf)
         self.undo = UndoStore(self.db, self.conf)
         self.actions = CompactionActions(self.db, self.conf)
+        self.shadow = ShadowStore(self.db)
         self.diagnosis = Diagnosis(self.db, self.conf)
 
     def with_conf(self, conf: MetastoreConf | None) -> Metastore:

@@ -43,12 +43,13 @@ class AcidCleanerOperator(BaseOperator):
         return AcidMetastoreHook(self.acid_conn_id)
 
     def execute(self, context: Context) -> dict[str, Any]:
+        from airflow_acid.airflow_config import acid_config
         from airflow_acid.services.reports import cleaner_cycle, cleaner_failure_metrics
 
         dry_run = self.report_only in (True, "True", "true")
         started = time.monotonic()
         try:
-            cycle = cleaner_cycle(self.hook.get_metastore(), dry_run=dry_run)
+            cycle = cleaner_cycle(self.hook.get_metastore(), dry_run=dry_run, scope=acid_config().scope)
         except Exception:
             emit_metrics(cleaner_failure_metrics(time.monotonic() - started), self.log)
             raise

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from airflow_acid.hooks.metastore import AcidMetastoreHook
 from airflow_acid.plugins import errors
 from airflow_acid.plugins.access import WarehouseCache
-from airflow_acid.plugins.routes import actions, assets, compactions, doctor, health, overview, plan, transactions
+from airflow_acid.plugins.routes import actions, assets, compactions, doctor, health, overview, plan, shadow, transactions
 from airflow_acid.version import __version__
 
 
@@ -32,7 +32,7 @@ def create_app(conn_id: str = AcidMetastoreHook.default_conn_name) -> FastAPI:
                               "requests of Hive-style ACID tables. Every route needs an Airflow login.",
                   docs_url=None, redoc_url=None)
     app.state.warehouses = warehouses
-    for area in (overview, compactions, transactions, health, assets, plan, actions, doctor):
+    for area in (overview, compactions, transactions, health, assets, plan, shadow, actions, doctor):
         app.include_router(area.router)
     errors.install(app)
     return app

@@ -56,8 +56,10 @@ class AcidInitiatorSensor(BaseSensorOperator):
         metastore = self.hook.get_metastore()
         started = time.monotonic()
         try:
+            config = acid_config()
             poke = initiator_cycle(metastore, self.pool_name or None,
-                                  self.budgets if self.budgets is not None else acid_config().budgets)
+                                  self.budgets if self.budgets is not None else config.budgets, shadow=config.shadow,
+                                  scope=config.scope, hive_active_window_s=config.takeover_hive_active_window_s)
         except Exception:
             emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
             raise

@@ -262,7 +262,10 @@ def _summary(e: Explanation, record: InitiatorDecisionRecord | None, current: Co
         what = {Outcome.QUEUED: f"queued {kind} compaction {record.compaction_id}",
                 Outcome.NOT_NEEDED: "did not compact it", Outcome.SKIPPED: "skipped it",
                 Outcome.REFUSED: "wanted to compact it but the queue refused",
-                Outcome.ERROR: "could not evaluate it"}.get(record.outcome, record.outcome.display)
+                Outcome.ERROR: "could not evaluate it",
+                Outcome.WOULD_QUEUE: f"would queue a {kind} compaction (shadow mode: nothing queued)",
+                Outcome.DECLINED: "declined it (Hive's own compactor would compact it too)",
+                }.get(record.outcome, record.outcome.display)
         out.append(f"The Initiator last looked at {e.name} {_when(record.decided_at, now)} and {what}: "
                    f"{_reason_body(record.reason)}.")
     ev = e.evaluation or {}

@@ -22,7 +22,7 @@ from airflow_acid.acid.codes import CompactionState
 from airflow_acid.compactor.cleaner import Cleaner, CleanerReport
 from airflow_acid.compactor.dry_run import DryRunReport, next_run_schedule
 from airflow_acid.compactor.housekeeper import HouseKeeper
-from airflow_acid.compactor.initiator import Initiator, InitiatorReport
+from airflow_acid.compactor.initiator import DEFAULT_HIVE_ACTIVE_WINDOW_S, Initiator, InitiatorReport
 from airflow_acid.compactor.messages import (
     CleanerSummary,
     HouseKeeperReport,
@@ -33,7 +33,9 @@ from airflow_acid.compactor.messages import (
 from airflow_acid.compactor.scheduling import RunSchedule, schedule_queue
 from airflow_acid.compactor.worker import Worker
 from airflow_acid.config import Budgets
+from airflow_acid.config.scope import CompactionScope
 from airflow_acid.metastore.conf import MetastoreConf
+from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.metastore.store import Metastore
 from airflow_acid.services.metrics import (
     MetricsReport,
@@ -53,11 +55,18 @@ class InitiatorCycle:
     waiting: list[QueuedCompaction]
     metrics: MetricsReport
     held: list[str] = field(default_factory=list)
+    shadow: bool = False
+    """A shadow cycle ([acid] mode = shadow): decisions recorded, nothing queued."""
 
     @property
     def lines(self) -> list[str]:
         """The cycle in plain sentences (the sensor's and the trigger's log)."""
         lines = [] if self.report.ran else [f"Initiator cycle skipped: {self.report.message}"]
+        if self.shadow:
+            would = [r for r in self.report.results if r.outcome is Outcome.WOULD_QUEUE]
+            return [self.report.message] + [f"would compact: {r.name} ({r.type.display if r.type else ''}) — "
+                                            f"{r.reason}" for r in would] + [
+                f"nothing to compact in shadow mode ({self.report.candidates} candidate(s) looked at)"]
         lines += [f"not queued: {d.name} — {d.reason}" for d in self.report.declined]
         if not self.waiting:
             lines.append(f"nothing to compact ({self.report.candidates} candidate(s) looked at)")
@@ -71,17 +80,32 @@ class InitiatorCycle:
         return [q.to_xcom() for q in self.waiting]
 
 
+def shadow_cycle(metastore: Metastore) -> InitiatorCycle:
+    """[acid] mode = shadow: evaluate and record only (Initiator.run_shadow); nothing waits to be compacted."""
+    started = time.monotonic()
+    report = Initiator(metastore).run_shadow()
+    report.message = ("shadow mode ([acid] mode = shadow): decisions recorded in ACID_INITIATOR_DECISIONS, nothing "
+                      "queued; compare with Hive's compactor with airflow-acid shadow report")
+    metrics = initiator_cycle_metrics(report.seconds or time.monotonic() - started, metastore.conf, ran=True)
+    return InitiatorCycle(report, [], metrics, shadow=True)
+
+
 def initiator_cycle(metastore: Metastore, pool_name: str | None = None,
-                    budgets: Budgets | None = None) -> InitiatorCycle:
+                    budgets: Budgets | None = None, *, shadow: bool = False, scope: CompactionScope | None = None,
+                    hive_active_window_s: float = DEFAULT_HIVE_ACTIVE_WINDOW_S) -> InitiatorCycle:
     """Run one Initiator cycle, then list the 'initiated' rows (of ``pool_name`` when given): oldest first, or —
     with ``budgets`` — highest benefit per cost first and only those the budgets admit this run
     (:mod:`airflow_acid.compactor.scheduling`; held rows wait). A failing cycle raises;
     :func:`initiator_failure_metrics` gives the figures to send then."""
     started = time.monotonic()
-    report = Initiator(metastore).run_cycle()
+    if shadow:
+        return shadow_cycle(metastore)
+    report = Initiator(metastore, scope=scope, hive_active_window_s=hive_active_window_s).run_cycle()
     metrics = initiator_cycle_metrics(report.seconds or time.monotonic() - started, metastore.conf, ran=report.ran)
     reasons = {r.compaction_id: r.reason for r in report.queued}
     waiting = sorted(metastore.compactions.find(state=CompactionState.INITIATED, pool=pool_name), key=lambda i: i.id)
+    if scope is not None and scope.explicit:  # rows Hive queued for tables outside the scope are Hive's to run
+        waiting = [i for i in waiting if scope.covers(i.database, i.table, i.pool_name)]
     held: list[str] = []
     if budgets is not None and waiting:
         order = schedule_queue(metastore, budgets, rows=waiting)
@@ -189,11 +213,12 @@ class CleanerCycle:
 
 
 def cleaner_cycle(metastore: Metastore, *, dry_run: bool = False, conf: MetastoreConf | None = None,
-                  filesystem: fsspec.AbstractFileSystem | None = None) -> CleanerCycle:
+                  filesystem: fsspec.AbstractFileSystem | None = None,
+                  scope: CompactionScope | None = None) -> CleanerCycle:
     """One Cleaner cycle (``dry_run``: only what would go). A failing cycle raises; :func:`cleaner_failure_metrics`
     gives the figures to send then."""
     started = time.monotonic()
-    report = Cleaner(metastore, conf, filesystem=filesystem).run_cycle(dry_run=dry_run)
+    report = Cleaner(metastore, conf, filesystem=filesystem, scope=scope).run_cycle(dry_run=dry_run)
     metrics = MetricsReport()
     if not dry_run and report.skipped is None:
         metrics = cleaner_cycle_metrics(time.monotonic() - started, deletions=len(report.deletions))

@@ -48,8 +48,10 @@ class AcidInitiatorTrigger(BaseTrigger):
         try:
             metastore = hook.get_metastore()
             try:
-                budgets = acid_config().budgets if self.budgets is None else Budgets(**self.budgets)
-                poke = initiator_cycle(metastore, self.pool_name, budgets)
+                config = acid_config()
+                budgets = config.budgets if self.budgets is None else Budgets(**self.budgets)
+                poke = initiator_cycle(metastore, self.pool_name, budgets, shadow=config.shadow, scope=config.scope,
+                                       hive_active_window_s=config.takeover_hive_active_window_s)
             except Exception:
                 emit_metrics(initiator_failure_metrics(metastore, time.monotonic() - started), self.log)
                 raise

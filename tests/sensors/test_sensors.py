@@ -139,6 +139,22 @@ def test_initiator_sensor_fires_with_the_queue(table_t):
     assert [i["compaction_id"] for i in again] == [item["compaction_id"]]
 
 
+def test_initiator_sensor_in_shadow_mode_records_and_returns_nothing(table_t, monkeypatch, caplog, capsys):
+    monkeypatch.setenv("AIRFLOW__ACID__MODE", "shadow")
+    insert_rows(table_t, "db.t", 11)
+    ms = table_t.metastore
+    ms.compactions.enqueue("db", "t", None)  # queued by Hive's compactor: never offered in shadow mode
+    with caplog.at_level("INFO"):
+        assert AcidInitiatorSensor(task_id="initiator").poke({}) is False
+    logged = caplog.text + capsys.readouterr().out
+    assert "shadow mode ([acid] mode = shadow)" in logged and "nothing to compact in shadow mode" in logged
+    decision = ms.initiator.latest_decision("db", "t")
+    assert decision.initiator_id.endswith("-shadow") and len(ms.compactions.find(state="initiated")) == 1
+    monkeypatch.setenv("AIRFLOW__ACID__SCOPE", "other")
+    monkeypatch.setenv("AIRFLOW__ACID__MODE", "active")
+    assert AcidInitiatorSensor(task_id="initiator").poke({}) is False  # db.t is outside the scope: left to Hive
+
+
 def test_initiator_sensor_orders_by_benefit_per_cost_within_the_budget(table_t, monkeypatch):
     """Three queued tables: the budget admits the two with the best benefit per cost, best first; the third
     waits for the next run. The [acid] options set the same budget."""
