@@ -97,7 +97,7 @@ def _mm_table(loc: Path) -> None:
 
 
 @pytest.mark.parametrize("version", VERSIONS)
-def test_job_on_a_standalone_cluster(version: str, tmp_path, record_property):
+def test_job_on_a_standalone_cluster(version: str, tmp_path, record_property, monkeypatch):
     started = time.monotonic()
     venv = compat_venv(spark_executors(version))
     built = time.monotonic() - started
@@ -118,6 +118,10 @@ def test_job_on_a_standalone_cluster(version: str, tmp_path, record_property):
                  row_schema="struct<id:int,name:string>", insert_only=True),
     ))
     bin_dir = venv / "bin"
+    # The suite's session SparkSession exports PYSPARK_PYTHON (this interpreter, another pyspark): spark-submit would
+    # keep it, so the job's Python would not be the environment's own.
+    monkeypatch.setenv("PYSPARK_PYTHON", str(bin_dir / "python"))
+    monkeypatch.delenv("PYSPARK_DRIVER_PYTHON", raising=False)
     work = tmp_path / "standalone"
     work.mkdir()
     cluster = _standalone(bin_dir, work)
