@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from airflow_acid.config.acid_config import SHADOW_MODE
 from airflow_acid.metastore import hive_reference
 from airflow_acid.metastore.hive_mutex import CLEANER, INITIATOR
 from airflow_acid.metastore.preflight import DatabaseFacts, Drift, compare, database_facts, describe_schema
@@ -21,8 +22,6 @@ HIVE_ACTIVITY_WINDOW_MS = 24 * 3600 * 1000
 """A Hive service mutex released within this window counts as a compactor service that is running."""
 OWN_TABLE_PREFIX = "ACID_"
 """airflow-acid's own tables on a Hive metastore (decisions, compaction runs) start with this."""
-SHADOW_MODE = "shadow"
-"""``[acid] mode`` value in which airflow-acid only evaluates and records, never compacts."""
 
 
 class Kind(str, enum.Enum):
