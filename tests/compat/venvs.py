@@ -72,6 +72,20 @@ def _key(combo: Combo, python: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+STALE_AFTER_S = 7 * 24 * 3600
+"""An environment of an earlier requirement set is removed once unused this long: another checkout (a concurrent
+CI run in another clone) may be using one built for its own path right now."""
+
+
+def _remove_stale(root: Path, combo: Combo, *, keep: Path) -> None:
+    """Remove environments of ``combo``'s earlier requirement sets that no run has used for a week."""
+    for stale in root.glob(f"{combo.name}-*"):
+        stamp = stale / ".complete"
+        used = stamp.stat().st_mtime if stamp.exists() else stale.stat().st_mtime
+        if stale != keep and time.time() - used > STALE_AFTER_S:
+            shutil.rmtree(stale, ignore_errors=True)
+
+
 def compat_venv(combo: Combo) -> Path:
     """The environment of ``combo`` (built on first use, reused afterwards); returns its directory."""
     python = find_python(combo.python)
@@ -79,10 +93,10 @@ def compat_venv(combo: Combo) -> Path:
     venv = root / f"{combo.name}-{_key(combo, python)}"
     stamp = venv / ".complete"
     if stamp.exists():
+        stamp.touch()  # in use: not stale for other checkouts' runs
         return venv
     root.mkdir(parents=True, exist_ok=True)
-    for stale in root.glob(f"{combo.name}-*"):  # earlier requirement sets of this combination
-        shutil.rmtree(stale, ignore_errors=True)
+    _remove_stale(root, combo, keep=venv)
     started = time.monotonic()
     subprocess.run([uv(), "venv", "-q", "--python", python, str(venv)], check=True)
     args = [uv(), "pip", "install", "-q", "--python", str(venv / "bin" / "python"), *combo.requirements]
