@@ -597,6 +597,11 @@ class _Reader:
                     ahead_bytes += nxt.size
                     upcoming += 1
                 future = ahead.pop(i, None)
+                if future is not None and future.cancel():  # the worker has not started it: read it here
+                    ahead_bytes -= src.size
+                    future = None
+                if future is not None:
+                    self._read_while_waiting(future, ahead, sources, bucket, deleted, offsets)
                 if future is None:
                     yield from self._source_batches(src, bucket, deleted, offsets)
                 else:
@@ -604,6 +609,21 @@ class _Reader:
                     yield from future.result()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _read_while_waiting(self, future: Future[list[pa.RecordBatch]], ahead: dict[int, Future[list[pa.RecordBatch]]],
+                            sources: Sequence[DataSource], bucket: BucketPlan, deleted: Deletes,
+                            offsets: dict[str | None, int]) -> None:
+        """While the worker reads ``future``'s file, read files queued behind it here, the last first (so the two
+        threads do not meet): with a projection or a cheap base the reading thread would otherwise wait on the
+        worker's queue of deltas. Their batches take the queued future's place (an error is raised at once)."""
+        for j in sorted(ahead, reverse=True):
+            if future.done():
+                return
+            if not ahead[j].cancel():
+                continue
+            done: Future[list[pa.RecordBatch]] = Future()
+            done.set_result(self._all_batches(sources[j], bucket, deleted, offsets))
+            ahead[j] = done
 
     def _all_batches(self, src: DataSource, bucket: BucketPlan, deleted: Deletes,
                      offsets: dict[str | None, int]) -> list[pa.RecordBatch]:
