@@ -1,6 +1,7 @@
 """Merge-on-read throughput: base + 20 insert deltas (+ 5 delete deltas) vs pyarrow reading one plain ORC file.
 
-Prints one JSON object. Two layouts, each against its baseline — the same surviving rows read from a single plain
+Prints one JSON object. ``unpruned_*`` times the same merge decoding every ACID column of every file (as before
+issue 35), in the same rounds. Two layouts, each against its baseline — the same surviving rows read from a single plain
 ORC file written by pyarrow — measured in the same run, the two reads alternating (the better of N each):
 ``untouched``: the 5 delete deltas delete rows of another bucket only, so no delete event touches the bucket read;
 the top level: the 5 delete deltas delete 10,000 random base rows each. ``projection`` reads one column of the
@@ -20,7 +21,8 @@ import pyarrow as pa
 import pyarrow.orc as po
 from goals import Goal, emit
 
-from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid import bucket_codec, merge, names
+from airflow_acid.acid.event_reader import OrcDataFile
 from airflow_acid.acid.event_schema import delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, write_event_file
 from airflow_acid.acid.merge import read_acid_table
@@ -76,6 +78,19 @@ def write_table(root: Path, args: argparse.Namespace, *, delete_bucket: int) -> 
                          delete_events(keys, w, SCHEMA))
 
 
+def read_unpruned(root: Path, snapshot: ValidReaderWriteIdList, columns: list[str] | None) -> pa.Table:
+    """The merge as before issue 35: every event file's five ACID columns decoded, every delete lookup made, the key
+    order checked (the same switches as tests/acid/test_merge_pruning.py)."""
+    saved = merge._event_key_range, merge._ordered_by_names, OrcDataFile.stats
+    merge._event_key_range = lambda f, src: (merge._LOWEST_KEY, merge._HIGHEST_KEY, None)  # type: ignore[assignment]
+    merge._ordered_by_names = lambda plan: False  # type: ignore[assignment]
+    OrcDataFile.stats = property(lambda self: None)  # type: ignore[assignment,method-assign]
+    try:
+        return read_acid_table(str(root), snapshot, columns=columns)
+    finally:
+        merge._event_key_range, merge._ordered_by_names, OrcDataFile.stats = saved  # type: ignore[method-assign]
+
+
 def measure(tmp: Path, root: Path, repeat: int, columns: list[str] | None = None) -> dict[str, float | int]:
     """Merge-on-read of ``root`` against pyarrow reading its surviving rows from one plain file (zlib, as the
     event files), in the same run."""
@@ -84,13 +99,17 @@ def measure(tmp: Path, root: Path, repeat: int, columns: list[str] | None = None
     plain = tmp / f"plain-{root.name}.orc"
     po.write_table(merged, str(plain), compression="zlib")
     seconds, out = best_of({"merge": lambda: read_acid_table(str(root), snapshot, columns=columns),
+                            "unpruned": lambda: read_unpruned(root, snapshot, columns),
                             "baseline": lambda: po.ORCFile(str(plain)).read(columns=columns)}, repeat)
     assert out["baseline"].num_rows == out["merge"].num_rows == merged.num_rows
+    assert out["unpruned"].equals(out["merge"])
     n = merged.num_rows
     return {"surviving_rows": n, "merge_seconds": round(seconds["merge"], 4),
             "merge_rows_per_s": round(n / seconds["merge"]), "baseline_seconds": round(seconds["baseline"], 4),
             "baseline_rows_per_s": round(n / seconds["baseline"]),
-            "ratio_vs_baseline": round(seconds["baseline"] / seconds["merge"], 3)}
+            "ratio_vs_baseline": round(seconds["baseline"] / seconds["merge"], 3),
+            "unpruned_seconds": round(seconds["unpruned"], 4),
+            "unpruned_ratio_vs_baseline": round(seconds["baseline"] / seconds["unpruned"], 3)}
 
 
 def main() -> None:
