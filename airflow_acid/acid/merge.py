@@ -6,6 +6,9 @@ the snapshot), then that bucket's data is streamed stripe by stripe, each event 
 synthetic ROW__IDs (docs/hive-acid.md#original-files): originalTransaction 0, bucket = BucketCodec V1 of the bucket id in the
 file name, rowId = running row offset across that bucket's original files in path order.
 
+Only what a read needs is decoded (:meth:`_Reader._event_key_columns`): the read columns, and the ACID columns only
+for files a delete event may touch or whose write ids the snapshot does not all accept.
+
 Output order: bucket id, then file order (original files / base, then deltas in getAcidState order), which is
 (originalTransaction, bucket, rowId) order for every layout Hive produces; :func:`read_acid_table` checks that and
 sorts a bucket if it is not.
@@ -20,6 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import fsspec
 import numpy as np
@@ -286,11 +290,18 @@ class _DeleteSet:
             return None
         return _sorted_hits(deleted, r)
 
+    @cached_property
+    def _pairs(self) -> list[tuple[int, int]]:
+        """The (originalTransaction, bucket) pairs in key order."""
+        return sorted(self.row_ids)
+
     def touches(self, lo: tuple[int, int, int], hi: tuple[int, int, int]) -> bool:
         """Whether any deleted key lies in the inclusive ROW__ID range [lo, hi] (a data file's key range: when none
-        does, merge-on-read need not decode that file's key columns)."""
-        for (o, b), rows in self.row_ids.items():
-            if not lo[:2] <= (o, b) <= hi[:2] or not len(rows):
+        does, merge-on-read need not decode that file's key columns). Binary searches: no walk over every pair."""
+        pairs = self._pairs
+        for o, b in pairs[bisect.bisect_left(pairs, lo[:2]):bisect.bisect_right(pairs, hi[:2])]:
+            rows = self.row_ids[(o, b)]
+            if not len(rows):
                 continue
             first = int(rows[0]) if (o, b) != lo[:2] else lo[2]
             last = int(rows[-1]) if (o, b) != hi[:2] else hi[2]
@@ -418,10 +429,6 @@ class Deletes:
 
     def __call__(self) -> _DeleteSet | None:
         return self.pending.result() if self.pending is not None else None
-
-    def ready(self) -> bool:
-        """Whether calling gives the set without waiting."""
-        return self.pending is None or self.pending.done()
 
     def may_touch(self, lo: tuple[int, int, int], hi: tuple[int, int, int]) -> bool:
         """Whether a delete event may fall in the ROW__ID range [lo, hi]; from the loaded set when it is read
@@ -959,9 +966,10 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
                                          include_row_ids=include_row_ids, _keys=check_order))
     if schema is None:
         return pa.table({})
+    keyed = check_order or include_row_ids  # the batches carry the ROW__ID columns
     if batches:
         table = pa.Table.from_batches(batches)
-        if check_order and not _in_key_order(batches):
+        if keyed and not _in_key_order(batches):
             table = _sort_by_bucket_and_key(table)
     else:
         proj = _projection(schema, columns, filter, include_row_ids)
@@ -969,8 +977,9 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
         fields += [pa.field(c, _KEY_TYPES[c], nullable=False) if c in _KEY_TYPES else schema.field(c)
                    for c in proj.out_columns]
         table = pa.schema(fields).empty_table()
-    if not include_row_ids:
-        table = table.drop_columns([c for c in ROW_ID_COLUMNS if c in table.column_names])
+        keyed = True
+    if keyed and not include_row_ids:
+        table = table.drop_columns(list(ROW_ID_COLUMNS))
     return narrowest_table(table)  # each column in the narrowest form that holds its values exactly
 
 
