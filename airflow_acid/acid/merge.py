@@ -6,6 +6,9 @@ the snapshot), then that bucket's data is streamed stripe by stripe, each event 
 synthetic ROW__IDs (docs/hive-acid.md#original-files): originalTransaction 0, bucket = BucketCodec V1 of the bucket id in the
 file name, rowId = running row offset across that bucket's original files in path order.
 
+Only what a read needs is decoded (:meth:`_Reader._event_key_columns`): the read columns, and the ACID columns only
+for files a delete event may touch or whose write ids the snapshot does not all accept.
+
 Output order: bucket id, then file order (original files / base, then deltas in getAcidState order), which is
 (originalTransaction, bucket, rowId) order for every layout Hive produces; :func:`read_acid_table` checks that and
 sorts a bucket if it is not.
@@ -13,12 +16,14 @@ sorts a bucket if it is not.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import posixpath
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import fsspec
 import numpy as np
@@ -285,6 +290,27 @@ class _DeleteSet:
             return None
         return _sorted_hits(deleted, r)
 
+    @cached_property
+    def _pairs(self) -> list[tuple[int, int]]:
+        """The (originalTransaction, bucket) pairs in key order."""
+        return sorted(self.row_ids)
+
+    def touches(self, lo: tuple[int, int, int], hi: tuple[int, int, int]) -> bool:
+        """Whether any deleted key lies in the inclusive ROW__ID range [lo, hi] (a data file's key range: when none
+        does, merge-on-read need not decode that file's key columns). Binary searches: no walk over every pair."""
+        pairs = self._pairs
+        for o, b in pairs[bisect.bisect_left(pairs, lo[:2]):bisect.bisect_right(pairs, hi[:2])]:
+            rows = self.row_ids[(o, b)]
+            if not len(rows):
+                continue
+            first = int(rows[0]) if (o, b) != lo[:2] else lo[2]
+            last = int(rows[-1]) if (o, b) != hi[:2] else hi[2]
+            if first > last:
+                continue
+            if np.searchsorted(rows, first) < np.searchsorted(rows, last, side="right"):
+                return True
+        return False
+
     def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
         """Boolean mask of rows NOT deleted, or None when no row is deleted."""
         n = len(o)
@@ -390,8 +416,29 @@ def _sorted_by_pair(o: np.ndarray, b: np.ndarray, lengths: np.ndarray, r: np.nda
     return {(pair_o[p], pair_b[p]): r[s:e] for p, s, e in bounds}
 
 
-Deletes = Callable[[], "_DeleteSet | None"]
-"""The bucket's delete set, when it is needed (it may still be being read on the read-ahead thread)."""
+@dataclass(frozen=True)
+class Deletes:
+    """The bucket's delete set, when it is needed (it may still be being read on the read-ahead thread).
+
+    ``max_write_id`` is the highest write id of the bucket's delete deltas (-1: none): a delete event at write id W
+    only deletes rows inserted at or before W, so a file whose rows were all inserted later needs no delete lookup
+    (Hive's ``isQualifiedDeleteDeltaForSplit``)."""
+
+    pending: Future[_DeleteSet | None] | None = None
+    max_write_id: int = -1
+
+    def __call__(self) -> _DeleteSet | None:
+        return self.pending.result() if self.pending is not None else None
+
+    def may_touch(self, lo: tuple[int, int, int], hi: tuple[int, int, int]) -> bool:
+        """Whether a delete event may fall in the ROW__ID range [lo, hi]; from the loaded set when it is read
+        already, else from the delete deltas' write ids (no waiting)."""
+        if self.pending is None or lo[0] > self.max_write_id:
+            return False
+        if not self.pending.done():
+            return True
+        delete_set = self.pending.result()
+        return delete_set is not None and delete_set.touches(lo, hi)
 
 READ_AHEAD_BYTES = 8 << 20
 """Event files up to this many bytes on storage, in all, are read ahead of the current file on a second thread
@@ -421,16 +468,70 @@ def _slices(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             yield batch.slice(start, step)
 
 
+_INT32, _INT64 = np.iinfo(np.int32), np.iinfo(np.int64)
+_LOWEST_KEY = (int(_INT64.min), int(_INT32.min), int(_INT64.min))
+_HIGHEST_KEY = (int(_INT64.max), int(_INT32.max), int(_INT64.max))
+
+
+def _write_id_range(directory: str | None) -> tuple[int, int] | None:
+    """Write ids an event file's rows were inserted by, from its directory's name: ``delta_x_y`` holds inserts of
+    write ids x..y, ``base_W`` of write ids up to W; None when the name tells nothing (an ACID file among the
+    original files)."""
+    try:
+        parsed = names.parse_dir(directory) if directory is not None else None
+    except AcidNameError:
+        return None
+    if isinstance(parsed, names.BaseDir):
+        return 0, parsed.write_id
+    if isinstance(parsed, names.DeltaDir):
+        return parsed.min_write_id, parsed.max_write_id
+    return None
+
+
+def _max_write_id(deletes: Sequence[DataSource]) -> int:
+    """The highest write id of these delete-delta files (a directory without one counts as any)."""
+    ranges = [_write_id_range(src.directory) for src in deletes]
+    return max((int(_INT64.max) if w is None else w[1] for w in ranges), default=-1)
+
+
+def _event_key_range(f: OrcDataFile, src: DataSource) -> tuple[tuple[int, int, int], tuple[int, int, int],
+                                                               tuple[int, int] | None]:
+    """Inclusive bounds of an event file's ROW__IDs and the range of its write ids (None: unknown).
+
+    Rows of a directory for write ids x..y have originalTransaction and currentTransaction in [x, y] (as Hive's
+    split reader assumes); the ``hive.acid.key.index`` gives the file's last key exactly when it covers every
+    stripe (a streaming file read to an earlier flush may carry an index of fewer)."""
+    write_ids = _write_id_range(src.directory)
+    if write_ids is None:
+        return _LOWEST_KEY, _HIGHEST_KEY, None
+    stats = f.stats  # update events (ACID v1) keep the row's older originalTransaction
+    lo = (write_ids[0], _LOWEST_KEY[1], _LOWEST_KEY[2]) if stats is not None and not stats.updates else _LOWEST_KEY
+    hi = (write_ids[1], _HIGHEST_KEY[1], _HIGHEST_KEY[2])
+    index = f.key_index
+    if index and len(index) == f.num_stripes:
+        hi = min(hi, (index[-1][0], index[-1][1], index[-1][2]))
+    return lo, hi, write_ids
+
+
+def _all_valid(write_ids: ValidWriteIdList, lo: int, hi: int) -> bool:
+    """Whether the snapshot accepts every write id in [lo, hi] (then no row needs its currentTransaction read)."""
+    exceptions = write_ids.exceptions
+    return hi <= write_ids.high_watermark and bisect.bisect_left(exceptions, lo) == bisect.bisect_right(exceptions, hi)
+
+
 class _Reader:
     """Shared state of one merge: storage, snapshot, table schema, projection."""
 
     def __init__(self, storage: Storage, write_ids: ValidWriteIdList, schema: pa.Schema,
-                 read_columns: Sequence[int], floor_timestamps: bool = False) -> None:
+                 read_columns: Sequence[int], floor_timestamps: bool = False, *, keys: bool = True) -> None:
         self.storage = storage
         self.write_ids = write_ids
         self.schema = schema
         self.read_columns = list(read_columns)
         self.floor_timestamps = floor_timestamps
+        self.keys = keys or not self.read_columns
+        """Whether batches carry the ROW__ID columns. Without them, an event file's key columns are decoded only
+        where a delete event may touch it (a batch of no columns would lose its row count: then they always are)."""
 
     def open(self, src: DataSource, expect: FileFormat | None) -> OrcDataFile:
         length = read_flush_length(self.storage, src.side_file) if src.side_file else None
@@ -486,10 +587,11 @@ class _Reader:
         sources = [src for src in bucket.data if src.size != 0]
         if len(sources) < 2 and not any(src.size for src in bucket.deletes):
             for src in sources:
-                yield from self._source_batches(src, bucket, lambda: None, offsets)
+                yield from self._source_batches(src, bucket, Deletes(), offsets)
             return
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acid-read-ahead")
-        deleted = pool.submit(self.delete_keys, bucket).result  # first in the worker's queue: read-ahead waits on it
+        # first in the worker's queue: read-ahead waits on it
+        deleted = Deletes(pool.submit(self.delete_keys, bucket), _max_write_id(bucket.deletes))
         ahead: dict[int, Future[list[pa.RecordBatch]]] = {}
         ahead_bytes, upcoming = 0, 1
         try:
@@ -502,6 +604,11 @@ class _Reader:
                     ahead_bytes += nxt.size
                     upcoming += 1
                 future = ahead.pop(i, None)
+                if future is not None and future.cancel():  # the worker has not started it: read it here
+                    ahead_bytes -= src.size
+                    future = None
+                if future is not None:
+                    self._read_while_waiting(future, ahead, sources, bucket, deleted, offsets)
                 if future is None:
                     yield from self._source_batches(src, bucket, deleted, offsets)
                 else:
@@ -509,6 +616,21 @@ class _Reader:
                     yield from future.result()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _read_while_waiting(self, future: Future[list[pa.RecordBatch]], ahead: dict[int, Future[list[pa.RecordBatch]]],
+                            sources: Sequence[DataSource], bucket: BucketPlan, deleted: Deletes,
+                            offsets: dict[str | None, int]) -> None:
+        """While the worker reads ``future``'s file, read files queued behind it here, the last first (so the two
+        threads do not meet): with a projection or a cheap base the reading thread would otherwise wait on the
+        worker's queue of deltas. Their batches take the queued future's place (an error is raised at once)."""
+        for j in sorted(ahead, reverse=True):
+            if future.done():
+                return
+            if not ahead[j].cancel():
+                continue
+            done: Future[list[pa.RecordBatch]] = Future()
+            done.set_result(self._all_batches(sources[j], bucket, deleted, offsets))
+            ahead[j] = done
 
     def _all_batches(self, src: DataSource, bucket: BucketPlan, deleted: Deletes,
                      offsets: dict[str | None, int]) -> list[pa.RecordBatch]:
@@ -521,7 +643,7 @@ class _Reader:
         mapping = self.column_map(f)
         wanted = sorted({c for j in self.read_columns if (c := mapping[j]) is not None})
         if f.format is FileFormat.ACID:
-            yield from self._event_batches(f, mapping, wanted, deleted, src.stripes)
+            yield from self._event_batches(f, src, mapping, wanted, deleted)
             return
         if src.kind is SourceKind.EVENTS:  # unreachable: expect=ACID raised already
             raise AcidFileError(f.path, "not an ACID event file")
@@ -531,35 +653,60 @@ class _Reader:
             n = batch.num_rows
             start = offsets[key]
             offsets[key] += n
-            o = np.full(n, src.write_id, dtype=np.int64)
-            b = np.full(n, prop, dtype=np.int32)
-            r = np.arange(start, start + n, dtype=np.int64)
-            delete_set = deleted()
-            keep = delete_set.survivors(o, b, r) if delete_set is not None else None
-            cols = self._columns(batch, f, mapping, wanted)
-            yield self._finish(cols, (o, b, r), keep)
-
-    def _event_batches(self, f: OrcDataFile, mapping: Sequence[int | None], wanted: Sequence[int],
-                       deleted: Deletes, stripes: tuple[int, int] | None = None
-                       ) -> Iterator[pa.RecordBatch]:
-        for batch in _slices(f.iter_batches(row_columns=wanted, keys=True, stripes=stripes)):
-            ops = batch.column(OPERATION)
             keep = None
-            if batch.num_rows and pc.max(ops).as_py() >= int(Operation.DELETE):
-                keep = pc.not_equal(ops, int(Operation.DELETE))
-            valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
-            if valid is not None:
-                keep = valid if keep is None else pc.and_(keep, valid)
-            o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
-            delete_set = deleted()  # the batch is decoded: now wait for the delete deltas, if still reading
-            if delete_set is not None:
-                survivors = delete_set.survivors(o, b, r)
-                if survivors is not None:
-                    keep = survivors if keep is None else pc.and_(keep, survivors)
-            row = batch.column(ROW)
-            children = dict(zip([fld.name for fld in row.type], row.flatten()))
+            keys: tuple[np.ndarray, ...] = ()
+            lookup = deleted.may_touch((src.write_id, prop, start), (src.write_id, prop, start + n - 1))
+            if self.keys or lookup:
+                keys = (np.full(n, src.write_id, dtype=np.int64), np.full(n, prop, dtype=np.int32),
+                        np.arange(start, start + n, dtype=np.int64))
+                delete_set = deleted() if lookup else None
+                keep = delete_set.survivors(*keys) if delete_set is not None else None
+            cols = self._columns(batch, f, mapping, wanted)
+            yield self._finish(cols, keys if self.keys else (), keep)
+
+    def _event_key_columns(self, f: OrcDataFile, src: DataSource, deleted: Deletes) -> tuple[list[str], bool]:
+        """The ACID columns of an event file to decode, and whether its rows need a delete lookup.
+
+        The ROW__ID triple only when the caller wants it or a delete event may touch the file's key range;
+        ``currentTransaction`` only when the file may hold a write id the snapshot does not accept; ``operation``
+        only when the file's ``hive.acid.stats`` do not rule out delete events in it."""
+        lo, hi, write_ids = _event_key_range(f, src)
+        lookup = deleted.may_touch(lo, hi)
+        need = [ORIGINAL_TRANSACTION, BUCKET, ROW_ID] if self.keys or lookup else []
+        if write_ids is None or not _all_valid(self.write_ids, *write_ids):
+            need.append(CURRENT_TRANSACTION)
+        stats = f.stats
+        if stats is None or stats.deletes > 0 or src.side_file is not None:
+            need.append(OPERATION)
+        return need, lookup
+
+    def _event_batches(self, f: OrcDataFile, src: DataSource, mapping: Sequence[int | None], wanted: Sequence[int],
+                       deleted: Deletes) -> Iterator[pa.RecordBatch]:
+        need, lookup = self._event_key_columns(f, src, deleted)
+        for batch in _slices(f.iter_batches(row_columns=wanted, keys=need, stripes=src.stripes)):
+            keep = None
+            if OPERATION in need:
+                ops = batch.column(OPERATION)
+                if batch.num_rows and pc.max(ops).as_py() >= int(Operation.DELETE):
+                    keep = pc.not_equal(ops, int(Operation.DELETE))
+            if CURRENT_TRANSACTION in need:
+                valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
+                if valid is not None:
+                    keep = valid if keep is None else pc.and_(keep, valid)
+            if lookup:
+                o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
+                delete_set = deleted()  # the batch is decoded: now wait for the delete deltas, if still reading
+                if delete_set is not None:
+                    survivors = delete_set.survivors(o, b, r)
+                    if survivors is not None:
+                        keep = survivors if keep is None else pc.and_(keep, survivors)
+            children: dict[str, pa.Array] = {}
+            if ROW in batch.schema.names:
+                row = batch.column(ROW)
+                children = dict(zip([fld.name for fld in row.type], row.flatten()))
             cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
-            yield self._finish(cols, tuple(batch.column(k) for k in KEY_FIELDS), keep)
+            keys = tuple(batch.column(k) for k in KEY_FIELDS) if self.keys else ()
+            yield self._finish(cols, keys, keep)
 
     def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping: Sequence[int | None],
                  wanted: Sequence[int]) -> list[pa.Array]:
@@ -592,8 +739,8 @@ class _Reader:
 
     def _finish(self, cols: list[pa.Array], keys: tuple[pa.Array | np.ndarray, ...],
                 keep: pa.Array | None) -> pa.RecordBatch:
-        """ROW__ID columns + read columns, with the surviving rows only."""
-        fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS]
+        """ROW__ID columns (when the reader gives them) + read columns, with the surviving rows only."""
+        fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS] if self.keys else []
         fields += [self.schema.field(j) for j in self.read_columns]
         key_arrays = [k if isinstance(k, pa.Array) else pa.array(k) for k in keys]
         batch = pa.RecordBatch.from_arrays(key_arrays + cols, schema=pa.schema(fields))
@@ -641,6 +788,16 @@ class _Projection:
     schema: pa.Schema            # table schema
     read_columns: list[int]      # table columns to read (requested + filter needs)
     out_columns: list[str]       # final columns (row ids first when requested)
+    filter_keys: bool = False    # the filter refers to ROW__ID columns
+
+
+def _applies(filter: pc.Expression, fields: Sequence[pa.Field]) -> bool:
+    """Whether ``filter`` evaluates on a table of these fields."""
+    try:
+        pa.table({f.name: pa.array([], f.type) for f in fields}).filter(filter)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError, KeyError):
+        return False
+    return True
 
 
 def _projection(schema: pa.Schema, columns: Sequence[str] | None, filter: pc.Expression | None,
@@ -672,7 +829,8 @@ def _projection(schema: pa.Schema, columns: Sequence[str] | None, filter: pc.Exp
                 raise AcidSchemaError(f"filter {filter} does not apply to the table schema {_fmt(schema)}: "
                                       f"{exc}") from None
     out = ([*ROW_ID_COLUMNS] if include_row_ids else []) + [names_[j] for j in wanted]
-    return _Projection(schema, read, out)
+    filter_keys = filter is not None and not _applies(filter, [schema.field(j) for j in read])
+    return _Projection(schema, read, out, filter_keys)
 
 
 def _infer_schema(reader_storage: Storage, plan: MergePlan) -> pa.Schema | None:
@@ -699,7 +857,8 @@ def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteId
         if schema is None:
             return
     proj = _projection(schema, columns, filter, include_row_ids)
-    reader = _Reader(storage, write_ids, schema, proj.read_columns, floor_timestamps)
+    reader = _Reader(storage, write_ids, schema, proj.read_columns, floor_timestamps,
+                     keys=include_row_ids or _keys or proj.filter_keys)
     out = list(proj.out_columns)
     if _keys and not include_row_ids:
         out = [*ROW_ID_COLUMNS, *out]
@@ -762,26 +921,55 @@ def _sort_by_bucket_and_key(table: pa.Table) -> pa.Table:
     return table.take(pa.array(np.lexsort((r, b, o, decoded_bucket_ids(b)))))
 
 
+def _ordered_by_names(plan: MergePlan) -> bool:
+    """Whether the plan's files, read in order, give rows in key order by their directories' names alone: within a
+    bucket each file's write ids lie above the previous one's (``base_W`` [0, W], ``delta_x_y`` [x, y]), or both
+    are original files numbered in one run (same directory). Multi-statement deltas of one write id, overlapping
+    deltas and ACID files among the originals are not: their keys are read and checked."""
+    for bucket in plan.buckets:
+        previous: tuple[DataSource, tuple[int, int]] | None = None
+        for src in bucket.data:
+            if src.kind is SourceKind.EVENTS:
+                span = _write_id_range(src.directory)
+                if span is None:
+                    return False
+            else:
+                span = (src.write_id, src.write_id)
+            if previous is not None:
+                before, (_, last) = previous
+                numbered_on = (src.kind is not SourceKind.EVENTS and before.kind is src.kind
+                               and before.directory == src.directory)
+                if last >= span[0] and not numbered_on:
+                    return False
+            previous = src, span
+    return True
+
+
 def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *, schema: pa.Schema | None = None,
               columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
               include_row_ids: bool = False) -> pa.Table:
-    """Merged table for an explicit plan, ordered by bucket id then (originalTransaction, bucket, rowId)."""
+    """Merged table for an explicit plan, ordered by bucket id then (originalTransaction, bucket, rowId).
+
+    The key columns are read only when the order needs checking (:func:`_ordered_by_names`) or the caller wants
+    them; otherwise only files a delete event may touch decode them."""
     if schema is None:
         schema = _infer_schema(storage, plan)
+    check_order = not _ordered_by_names(plan)
     try:
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                         include_row_ids=include_row_ids, _keys=True))
+                                         include_row_ids=include_row_ids, _keys=check_order))
     except TimestampRangeError:
         if schema is None or schema == wide_schema(schema):
             raise
         schema = wide_schema(schema)  # a timestamp outside 1677–2262: read again in the form that holds any
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                         include_row_ids=include_row_ids, _keys=True))
+                                         include_row_ids=include_row_ids, _keys=check_order))
     if schema is None:
         return pa.table({})
+    keyed = check_order or include_row_ids  # the batches carry the ROW__ID columns
     if batches:
         table = pa.Table.from_batches(batches)
-        if not _in_key_order(batches):
+        if keyed and not _in_key_order(batches):
             table = _sort_by_bucket_and_key(table)
     else:
         proj = _projection(schema, columns, filter, include_row_ids)
@@ -789,7 +977,8 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
         fields += [pa.field(c, _KEY_TYPES[c], nullable=False) if c in _KEY_TYPES else schema.field(c)
                    for c in proj.out_columns]
         table = pa.schema(fields).empty_table()
-    if not include_row_ids:
+        keyed = True
+    if keyed and not include_row_ids:
         table = table.drop_columns(list(ROW_ID_COLUMNS))
     return narrowest_table(table)  # each column in the narrowest form that holds its values exactly
 

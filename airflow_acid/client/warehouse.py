@@ -255,7 +255,11 @@ class AcidWarehouse:
             parts = []
             for target in snap.targets:
                 if info.is_partitioned:
-                    rows = self.io.read_partition(info, target, snap.write_ids, snap.txns)
+                    # the data columns asked for (all when a filter, which may name any column, is given)
+                    data_names = set(self.io.data_schema(info).names)
+                    wanted = None if columns is None or expr is not None else \
+                        [c for c in columns if c in data_names] or None
+                    rows = self.io.read_partition(info, target, snap.write_ids, snap.txns, columns=wanted)
                     if expr is not None:
                         rows = rows.filter(expr)
                 else:

@@ -160,6 +160,10 @@ def test_partitioned_static_dynamic_and_cross_partition_statements(warehouse, tm
         (1, 0.0, "d1"), (2, 0.0, "d1"), (4, 0.0, "d3")]
     assert warehouse.read("sales", partition={"ds": "d3"}).column("id").to_pylist() == [4]
     assert warehouse.read("sales", partition={"ds": "nope"}).num_rows == 0
+    # projections of a partitioned table: data columns pushed into the merge, partition columns added after
+    assert sorted(warehouse.read("sales", columns=["ds", "amount"]).to_pylist(), key=str) == [
+        {"ds": "d1", "amount": 0.0}, {"ds": "d1", "amount": 0.0}, {"ds": "d3", "amount": 0.0}]
+    assert sorted(warehouse.read("sales", columns=["ds"]).column("ds").to_pylist()) == ["d1", "d1", "d3"]
     assert "ds=d2/delete_delta_0000002_0000002_0001/bucket_00000" in tree(tmp_path / "wh" / "sales")
     done = warehouse.metastore.db.run(lambda c: c.execute(
         sa.select(COMPLETED_TXN_COMPONENTS.c.CTC_PARTITION, COMPLETED_TXN_COMPONENTS.c.CTC_WRITEID)).all())
