@@ -1,7 +1,13 @@
 """Where the proof's cost goes (``[acid] compaction_verify = digest``): one-bucket major compactions of the compaction
 anchor's input in this process, with ``verify`` off and digest in turn, the digest runs split into hashing the merged
 rows, decoding the files read back (all threads) and hashing those rows — each as a fraction of the CPU of the
-compaction without a check (``bench_digest_cost.py`` measures the whole in fresh processes). Prints one JSON object.
+compaction without a check (``bench_digest_cost.py`` measures the whole in fresh processes).
+
+``floor`` is the least the proof can cost with this reader and this hash, measured on the last run's output file
+alone: decoding the columns the digest covers with pyarrow's C++ ORC reader and nothing else (``decode``), the
+same rows written again without compression and decoded (``decode_uncompressed``: the difference is ZLIB's
+inflate), and hashing rows already in memory (``hash_one_side``; the proof hashes two sides) — each as a fraction
+of the CPU of the compaction without a check. Prints one JSON object.
 Usage: python bench/bench_digest_parts.py [--gib 0.05] [--repeat 3]
 """
 
@@ -13,8 +19,12 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.orc as po
 from bench_major_compaction import build_table
 from goals import emit
 
@@ -69,6 +79,59 @@ def compact(loc: Path, write_ids: int, verify: str) -> float:
     return time.process_time() - start
 
 
+_COLUMNS = ["originalTransaction", "bucket", "rowId", "row"]
+"""What the read-back of a base decodes (``output_check._read_back``: the ROW__ID and every column)."""
+
+
+def _batches(path: Path) -> Iterator[pa.RecordBatch]:
+    """The digest's columns of an ORC file as the read-back scans them (``event_reader.OrcDataFile._scan``)."""
+    from airflow_acid.acid.event_reader import SCAN_BATCH_ROWS, SCAN_READAHEAD
+
+    fragment = ds.OrcFileFormat().make_fragment(pa.OSFile(str(path)))
+    yield from fragment.to_batches(columns=_COLUMNS, batch_size=SCAN_BATCH_ROWS, batch_readahead=SCAN_READAHEAD,
+                                   fragment_readahead=1, use_threads=False)
+
+
+def _decode_cpu(path: Path) -> float:
+    start = time.process_time()
+    for _ in _batches(path):
+        pass
+    return time.process_time() - start
+
+
+def _hash_cpu(path: Path) -> float:
+    """CPU of digesting the file's rows, decoded beforehand batch by batch (the decoding is not counted)."""
+    spent = 0.0
+    for batch in _batches(path):
+        columns = [batch.column(k) for k in _COLUMNS[:3]] + batch.column("row").flatten()
+        start = time.thread_time()
+        digest.digest_columns(columns, batch.num_rows)
+        spent += time.thread_time() - start
+    return spent
+
+
+def _uncompressed_copy(path: Path, target: Path) -> None:
+    writer = po.ORCWriter(str(target), compression="uncompressed", stripe_size=64 << 20)
+    for batch in _batches(path):
+        writer.write(pa.Table.from_batches([batch]))
+    writer.close()
+
+
+def floor(loc: Path, repeat: int) -> dict[str, float]:
+    """CPU seconds of the proof's unavoidable parts on the output files in ``loc`` (best of ``repeat``)."""
+    outputs = sorted(loc.glob("base_*_v*/bucket_*"))
+    copies = []
+    for i, path in enumerate(outputs):
+        copies.append(loc.parent / f"uncompressed_{i}.orc")
+        _uncompressed_copy(path, copies[-1])
+    best = {"decode": float("inf"), "decode_uncompressed": float("inf"), "hash_one_side": float("inf")}
+    for _ in range(max(1, repeat)):
+        best["decode"] = min(best["decode"], sum(_decode_cpu(p) for p in outputs))
+        best["decode_uncompressed"] = min(best["decode_uncompressed"], sum(_decode_cpu(p) for p in copies))
+        best["hash_one_side"] = min(best["hash_one_side"], sum(_hash_cpu(p) for p in outputs))
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gib", type=float, default=0.05, help="approximate input size of the one bucket in GiB")
@@ -86,6 +149,7 @@ def main() -> None:
             meter.cpu = dict.fromkeys(meter.cpu, 0.0)
             total = compact(loc, info["write_ids"], "digest")
             parts.append({**meter.cpu, "total": total})
+        least = floor(loc, args.repeat)  # the last digest run's output is still in place
         base = statistics.median(off)
         median = {k: statistics.median(p[k] for p in parts) for k in parts[0]}
         decode = median["read_back"] - median["hash_written"]
@@ -96,6 +160,9 @@ def main() -> None:
                              "decode_read_back": round(decode / base, 3),
                              "hash_written": round(median["hash_written"] / base, 3),
                              "total": round(median["total"] / base - 1, 3)},
+            "floor": {**{k: round(v / base, 3) for k, v in least.items()},
+                      "inflate": round((least["decode"] - least["decode_uncompressed"]) / base, 3),
+                      "total": round((least["decode"] + 2 * least["hash_one_side"]) / base, 3)},
         }, [])
     finally:
         shutil.rmtree(work, ignore_errors=True)
