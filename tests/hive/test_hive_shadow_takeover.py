@@ -19,7 +19,7 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.initiator_store import Outcome
 from tests.backends import SERVER_BACKENDS
 from tests.compactor.initiator_support import synthetic_write
-from tests.compactor.shadow_support import plant_hive_row, row_checksums
+from tests.compactor.shadow_support import DECISION_TABLES, plant_hive_row, row_checksums
 from tests.hive import hms
 from tests.hive.conftest import load_hive_database
 
@@ -71,14 +71,14 @@ def test_shadow_run_writes_no_hive_table_and_reports_categories(hive_db, tmp_pat
         plant_hive_row(engine, queue=False, cid=9001, table="orders", db="sales", state="s", enqueued_ms=now - 60_000)
         plant_hive_row(engine, queue=False, cid=9002, table="quiet", db="sales", state="c", enqueued_ms=now - 50_000,
                        message="Compaction is already scheduled with state='working'")
-        before = row_checksums(engine, exclude={"ACID_INITIATOR_DECISIONS"})
+        before = row_checksums(engine, exclude=DECISION_TABLES)
 
         result = CliRunner().invoke(main, ["shadow", "run", "--metastore-url", url, "--warehouse", str(tmp_path),
                                            "--json"], catch_exceptions=False, env=ENV)
         assert result.exit_code == 0, result.output
         assert {d["table"] for d in json.loads(result.output)["declined"]} == {"sales.orders", "sales.events",
                                                                                "sales.quiet"}
-        assert row_checksums(engine, exclude={"ACID_INITIATOR_DECISIONS"}) == before
+        assert row_checksums(engine, exclude=DECISION_TABLES) == before
 
         result = CliRunner().invoke(main, ["shadow", "report", "--metastore-url", url, "--since", "1d", "--json"],
                                     catch_exceptions=False)
@@ -90,7 +90,7 @@ def test_shadow_run_writes_no_hive_table_and_reports_categories(hive_db, tmp_pat
             "would queue"
         table = CliRunner().invoke(main, ["shadow", "report", "--metastore-url", url], catch_exceptions=False)
         assert "hive never compacted" in table.output and "sales.events" in table.output
-        assert row_checksums(engine, exclude={"ACID_INITIATOR_DECISIONS"}) == before
+        assert row_checksums(engine, exclude=DECISION_TABLES) == before
     finally:
         ms.close()
 
