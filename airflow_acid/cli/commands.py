@@ -865,11 +865,11 @@ def shadow_report_command(since: str | None, until: str | None, metastore_url: s
     _show(_table("shadow report: airflow-acid's decisions beside Hive's compactor",
                  ["table/partition", "category", "airflow-acid (oldest first)", "deltas", "delta bytes", "base bytes",
                   "decided to compact", "vs Hive", "Hive", "reason"],
-                 [[r.name, r.category.value, r.timeline_text,
-                   _maybe(r.decision.delta_count if r.decision else None),
-                   _size(r.decision.delta_size if r.decision else None),
-                   _size(r.decision.base_size if r.decision else None), _moment(r.compact_at), _lead(r.lead_ms),
-                   r.hive_summary, r.decision.reason if r.decision else ""] for r in report.rows]))
+                 [[r.name, r.category.value, r.timeline_text, _maybe(b.delta_count if b else None),
+                   _size(b.delta_size if b else None), _size(b.base_size if b else None), _moment(r.compact_at),
+                   _lead(r.lead_ms), r.hive_summary, b.reason if b else ""]
+                  for r, b in ((r, r.basis) for r in report.rows)]))
+    _say("deltas, sizes and reason: airflow-acid's last decision before Hive first acted, else its latest")
     _say(", ".join(f"{n} {c.value}" for c, n in report.counts.items() if n) or "nothing decided or done in the range")
 
 
@@ -886,7 +886,8 @@ def _lead(ms: int | None) -> str:
         return ""
     seconds = abs(ms) // 1000
     hours, rest = divmod(seconds, 3600)
-    text = f"{hours}h {rest // 60:02d}m" if hours else f"{rest // 60}m {rest % 60:02d}s" if rest >= 60 else f"{rest}s"
+    text = f"{hours}h {rest // 60:02d}m" if hours else f"{rest // 60}m {rest % 60:02d}s" if rest >= 60 else \
+        f"{rest}s" if rest else f"{abs(ms)}ms"
     return f"{text} {'before' if ms >= 0 else 'after'}"
 
 

@@ -62,6 +62,14 @@ class ShadowRow:
         return _first_acted(self.hive)
 
     @property
+    def basis(self) -> InitiatorDecisionRecord | None:
+        """The decision the category rests on: airflow-acid's last look before Hive first acted when there was one,
+        else its latest decision in the range (the deltas and sizes the report shows)."""
+        first = self.hive_first_at
+        before = self.history.last_before(first) if self.history is not None and first is not None else None
+        return before[1].last if before is not None else self.decision
+
+    @property
     def lead_ms(self) -> int | None:
         """How long before Hive airflow-acid decided to compact (negative: after; None: one of them did not)."""
         first = self.hive_first_at
@@ -85,13 +93,9 @@ class ShadowRow:
         return "; ".join(f"#{h.id} {h.type.display} {h.state.display}" for h in self.hive) or "nothing"
 
     def to_dict(self) -> dict[str, Any]:
-        d = self.decision
         return {"table": f"{self.database}.{self.table}", "partition": self.partition,
-                "category": self.category.value,
-                "acid": None if d is None else {
-                    "outcome": d.outcome.display, "type": d.type.display if d.type else None, "reason": d.reason,
-                    "decided_at": d.decided_at, "delta_count": d.delta_count, "delta_size": d.delta_size,
-                    "base_size": d.base_size},
+                "category": self.category.value, "acid": _decision_dict(self.decision),
+                "basis": _decision_dict(self.basis),
                 "hive": [{"id": h.id, "state": h.state.display, "type": h.type.display, "enqueued_at": h.enqueued_ms,
                           "ended_at": h.ended_ms, "initiator_id": h.initiator_id,
                           "highest_write_id": h.highest_write_id, "message": h.message} for h in self.hive],
@@ -104,6 +108,12 @@ class ShadowRow:
                      "delta_count": [s.first.delta_count, s.last.delta_count],
                      "delta_size": [s.first.delta_size, s.last.delta_size],
                      "base_size": [s.first.base_size, s.last.base_size]} for s in self.history.spans]}
+
+
+def _decision_dict(d: InitiatorDecisionRecord | None) -> dict[str, Any] | None:
+    return None if d is None else {
+        "outcome": d.outcome.display, "type": d.type.display if d.type else None, "reason": d.reason,
+        "decided_at": d.decided_at, "delta_count": d.delta_count, "delta_size": d.delta_size, "base_size": d.base_size}
 
 
 @dataclass

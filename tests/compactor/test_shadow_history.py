@@ -91,6 +91,8 @@ def test_report_over_a_range_of_shadow_cycles_against_a_scripted_hive_history(wh
     data = report.to_dict()
     rows = {r["table"]: r for r in data["rows"]}
     assert rows["default.early"]["acid"]["outcome"] == "not needed"  # the existing shape, unchanged
+    assert rows["default.early"]["basis"]["outcome"] == "would queue"  # what it decided before Hive acted
+    assert rows["default.early"]["basis"]["delta_count"] == 11 and rows["default.late"]["basis"]["delta_count"] == 2
     assert rows["default.early"]["timeline"] == [
         {"outcome": "would queue", "from": t1, "to": t2, "cycles": 2, "type": "MAJOR", "delta_count": [11, 11],
          "delta_size": [1100, 1100], "base_size": [0, 0]},
