@@ -1,8 +1,8 @@
 """Transactional records of dropped tables and partitions (Hive's TxnHandler.cleanupRecords).
 
 Dropping a table or partition removes its rows from the transaction and compaction tables (and the Initiator's
-last decisions and shadow decision log, which the shadow report would otherwise compare with no Hive rows), so a new table with the same name starts from write id 1 and the Initiator never sees writes
-of the old one.
+last decisions and shadow decision log, which the shadow report would otherwise compare with no Hive rows), so a
+new table with the same name starts from write id 1 and the Initiator never sees writes of the old one.
 """
 
 from __future__ import annotations
