@@ -266,6 +266,10 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
     if not profile.decisions_table:
         log.warning("Hive metastore without %s: Initiator decisions are not recorded ('why' shows only the queue "
                     "and history); create the table with: airflow-acid hive create-decisions-table", DECISIONS_TABLE)
+    elif not profile.decision_log_table:
+        log.warning("Hive metastore without %s: shadow cycles record only the latest decision, so 'shadow report' "
+                    "cannot follow decisions over time; add it with: airflow-acid hive create-decisions-table",
+                    DECISION_LOG_TABLE)
     return profile
 
 

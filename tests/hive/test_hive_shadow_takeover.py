@@ -152,7 +152,7 @@ def _logged_cycle(ms, engine) -> int:
     return decided
 
 
-def test_shadow_history_over_a_range_is_created_only_on_request(hive_db, tmp_path):
+def test_shadow_history_over_a_range_is_created_only_on_request(hive_db, tmp_path, caplog):
     """The decision log appears on a Hive metastore only with ``hive create-decisions-table``; one made by an older
     release (decisions table only) still gives a report (the latest decisions), and the command adds just the log.
     Then three shadow cycles against Hive's scripted history: earlier/later judged from the history, no Hive table
@@ -182,6 +182,7 @@ def test_shadow_history_over_a_range_is_created_only_on_request(hive_db, tmp_pat
         ACID_INITIATOR_DECISIONS.create(conn)
     with Metastore(url, CONF) as ms:
         assert ms.profile.decisions_table and not ms.profile.decision_log_table
+        assert "shadow cycles record only the latest decision" in caplog.text
         Initiator(ms, CONF, host="shadowhost").run_shadow()
         old = {r.table: r for r in shadow_report(ms).rows}
         assert old["starved"].category is ShadowCategory.STARVED and old["starved"].history.decisions == 1
