@@ -63,11 +63,15 @@ class ShadowRow:
 
     @property
     def basis(self) -> InitiatorDecisionRecord | None:
-        """The decision the category rests on: airflow-acid's last look before Hive first acted when there was one,
-        else its latest decision in the range (the deltas and sizes the report shows)."""
+        """The decision the category rests on: airflow-acid's last look before Hive first acted when there was one
+        (its run of one outcome's last decision, or the run's first when the run went on after Hive acted), else its
+        latest decision in the range (the deltas and sizes the report shows)."""
         first = self.hive_first_at
         before = self.history.last_before(first) if self.history is not None and first is not None else None
-        return before[1].last if before is not None else self.decision
+        if before is None:
+            return self.decision
+        span = before[1]
+        return span.last if first is not None and span.last_ms < first else span.first
 
     @property
     def lead_ms(self) -> int | None:

@@ -68,3 +68,14 @@ def test_the_log_wins_over_the_latest_decision_and_the_latest_fills_in():
     got = {r.table: r for r in report.rows}
     assert got["t"].category is ShadowCategory.EARLIER and got["t"].history.decisions == 2
     assert got["u"].category is ShadowCategory.AGREED and got["u"].history.decisions == 1
+
+
+def test_the_basis_is_a_decision_taken_before_hive_acted():
+    looked = _history([Outcome.NOT_NEEDED, Outcome.WOULD_QUEUE, Outcome.WOULD_QUEUE, Outcome.WOULD_QUEUE], 0)
+    crossing = compare([], [_hive(CompactionState.SUCCEEDED, at=15)], 0, HIVE_AT,
+                       {("db", "t", None): DecisionHistory.of(looked)}).rows[0]
+    assert crossing.category is ShadowCategory.EARLIER and crossing.compact_at == 10 and crossing.lead_ms == 5
+    assert crossing.basis.decided_at == 10 and crossing.decision.decided_at == 30  # the run went on after Hive
+    later = compare([], [_hive(CompactionState.SUCCEEDED, at=35)], 0, HIVE_AT,
+                    {("db", "t", None): DecisionHistory.of(looked)}).rows[0]
+    assert later.basis.decided_at == 30 and later.basis.delta_count == 3
