@@ -763,11 +763,13 @@ def hive() -> None:
               help=f"SQLAlchemy URL of the Hive metastore database (env {METASTORE_URL_ENV}).")
 @_handles_errors
 def create_decisions_table(metastore_url: str) -> None:
-    """Add airflow-acid's one extra table, ACID_INITIATOR_DECISIONS (the Initiator's latest decision per table or
-    partition, shown by 'why'), to a Hive metastore database. Hive does not read it; without it nothing is recorded."""
+    """Add airflow-acid's decisions tables, ACID_INITIATOR_DECISIONS (the Initiator's latest decision per table or
+    partition, shown by 'why') and ACID_INITIATOR_DECISION_LOG (every shadow cycle's decisions, for 'shadow report'
+    over a time range), to a Hive metastore database. Hive does not read them; without them nothing is recorded."""
     with _metastore(metastore_url, flavour="hive") as ms:
         created = ms.create_decisions_table()
-    _say(f"{'created' if created else 'already present:'} ACID_INITIATOR_DECISIONS in {ms.url}")
+    _say(f"created ACID_INITIATOR_DECISIONS and ACID_INITIATOR_DECISION_LOG (whichever was missing) in {ms.url}"
+         if created else f"already present: ACID_INITIATOR_DECISIONS and ACID_INITIATOR_DECISION_LOG in {ms.url}")
 
 
 @hive.command("create-extra-tables")
@@ -775,7 +777,8 @@ def create_decisions_table(metastore_url: str) -> None:
               help=f"SQLAlchemy URL of the Hive metastore database (env {METASTORE_URL_ENV}).")
 @_handles_errors
 def create_extra_tables(metastore_url: str) -> None:
-    """Add airflow-acid's own tables that are missing — ACID_INITIATOR_DECISIONS ('why') and ACID_COMPACTION_RUNS
+    """Add airflow-acid's own tables that are missing — ACID_INITIATOR_DECISIONS ('why'), ACID_INITIATOR_DECISION_LOG
+    ('shadow report' over time) and ACID_COMPACTION_RUNS
     (run figures in SHOW COMPACTIONS) — to a Hive metastore database, beside Hive's. Hive's tables are not touched."""
     with _metastore(metastore_url, flavour="hive") as ms:
         created = ms.create_extra_tables()
@@ -860,14 +863,32 @@ def shadow_report_command(since: str | None, until: str | None, metastore_url: s
         _echo_json(report.to_dict())
         return
     _show(_table("shadow report: airflow-acid's decisions beside Hive's compactor",
-                 ["table/partition", "category", "airflow-acid", "deltas", "delta bytes", "base bytes", "Hive",
-                  "reason"],
-                 [[r.name, r.category.value, r.decision.outcome.display if r.decision else "—",
-                   _maybe(r.decision.delta_count if r.decision else None),
-                   _size(r.decision.delta_size if r.decision else None),
-                   _size(r.decision.base_size if r.decision else None), r.hive_summary,
-                   r.decision.reason if r.decision else ""] for r in report.rows]))
+                 ["table/partition", "category", "airflow-acid (oldest first)", "deltas", "delta bytes", "base bytes",
+                  "decided to compact", "vs Hive", "Hive", "reason"],
+                 [[r.name, r.category.value, r.timeline_text, _maybe(b.delta_count if b else None),
+                   _size(b.delta_size if b else None), _size(b.base_size if b else None), _moment(r.compact_at),
+                   _lead(r.lead_ms), r.hive_summary, b.reason if b else ""]
+                  for r, b in ((r, r.basis) for r in report.rows)]))
+    _say("deltas, sizes and reason: airflow-acid's last decision before Hive first acted, else its latest")
     _say(", ".join(f"{n} {c.value}" for c, n in report.counts.items() if n) or "nothing decided or done in the range")
+
+
+def _moment(ms: int | None) -> str:
+    """Epoch ms as ``YYYY-MM-DD HH:MM:SS`` UTC; empty when missing."""
+    from datetime import datetime, timezone
+
+    return "" if ms is None else datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _lead(ms: int | None) -> str:
+    """How long before (or after) Hive airflow-acid decided to compact: ``2h 05m before``, ``40s after``."""
+    if ms is None:
+        return ""
+    seconds = abs(ms) // 1000
+    hours, rest = divmod(seconds, 3600)
+    text = f"{hours}h {rest // 60:02d}m" if hours else f"{rest // 60}m {rest % 60:02d}s" if rest >= 60 else \
+        f"{rest}s" if rest else f"{abs(ms)}ms"
+    return f"{text} {'before' if ms >= 0 else 'after'}"
 
 
 def _maybe(value: Any) -> str:

@@ -1,6 +1,7 @@
 """The HouseKeeper (docs/hive-acid.md#housekeeping): one pass of Hive's AcidHouseKeeperService, CompactionHouseKeeperService
 and AcidTxnCleanerService under the ``HouseKeeper`` lease — abort timed-out transactions, drop timed-out locks,
-garbage-collect WRITE_SET, clean TXN_TO_WRITE_ID and empty TXNS rows, purge compaction history by retention.
+garbage-collect WRITE_SET, clean TXN_TO_WRITE_ID and empty TXNS rows, purge compaction history by retention, and
+trim airflow-acid's shadow decision log (ACID_INITIATOR_DECISION_LOG) to airflow.acid.initiator.decision.log.retention.
 
 A thin layer over :class:`Housekeeping` and :meth:`CompactionQueue.purge_history`; the lease (see
 ``initiator_store``) keeps two schedulers from running a pass at the same time.
@@ -53,6 +54,7 @@ class HouseKeeper:
                 min_history_rows_deleted=done.min_history_rows_deleted,
                 txn_to_write_id_rows_deleted=done.txn_to_write_id_rows_deleted, txns_deleted=done.txns_deleted)
             report.history_rows_purged = self.queue.purge_history()
+            report.decision_log_rows_purged = self.store.purge_decision_log()
         finally:
             self.store.release_lease(HOUSEKEEPER_MUTEX, holder)
         report.seconds = time.perf_counter() - clock

@@ -276,7 +276,7 @@ class Initiator:
             report.truncated, report.next_last_checked_ms = page.truncated, page.next_last_checked_ms
             report.listings += page.listings
         report.results, report.candidates = list(seen.values()), len(seen)
-        self.store.record_decisions([r.record(self.host + SHADOW_SUFFIX) for r in report.results])
+        self.store.record_decisions([r.record(self.host + SHADOW_SUFFIX) for r in report.results], log_cycle=True)
         report.seconds = time.perf_counter() - clock
         log.info("Initiator shadow cycle: %d candidate(s), %d would be queued, %d not; nothing queued",
                  report.candidates, sum(r.outcome is Outcome.WOULD_QUEUE for r in report.results),

@@ -189,6 +189,7 @@ class HouseKeeperReport:
     txn_to_write_id_rows_deleted: int = 0
     txns_deleted: int = 0
     history_rows_purged: int = 0
+    decision_log_rows_purged: int = 0
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:

@@ -57,6 +57,10 @@ HIVE_DESCRIPTIONS: dict[str, str] = {
                                  "table/partition (1-20).",
     "transient_error_retries": "Retries of a metastore operation on a transient database error "
                                "(airflow-acid setting).",
+    "decision_log_retention_s": "How long ACID_INITIATOR_DECISION_LOG keeps the decisions of each shadow cycle "
+                                "([acid] mode = shadow, airflow-acid shadow run), the history behind airflow-acid "
+                                "shadow report over a time range; each shadow cycle and the HouseKeeper delete older "
+                                "rows. 0: no log is kept (airflow-acid setting).",
     "failed_retry_time_s": "After this long the Initiator tries a table/partition again despite failures "
                            "(negative: never).",
     "worker_timeout_s": "A compaction 'working' for longer than this is revoked and queued again.",
@@ -119,6 +123,11 @@ HIVE_DESCRIPTIONS: dict[str, str] = {
 }
 
 
+def _number(value: float) -> str:
+    """A number as a setting's text: whole numbers in full (``2592000``, not ``2.592e+06``)."""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
 def _hive_option(field: dataclasses.Field[Any], default: Any) -> Option:
     """One Hive setting under its Hive key, its default written the way Hive writes it (times with their unit)."""
     name = field.name
@@ -131,7 +140,7 @@ def _hive_option(field: dataclasses.Field[Any], default: Any) -> Option:
     if isinstance(default, str):
         return Option(key, "string", default, "compaction", description)
     if name.endswith("_s"):
-        return Option(key, "string", f"{default:g}s", f"{default * 2:g}s", description)
+        return Option(key, "string", f"{_number(default)}s", f"{_number(default * 2)}s", description)
     if name.endswith("_ms"):
         return Option(key, "string", f"{int(default)}ms", f"{int(default) * 2}ms", description)
     if isinstance(default, int):

@@ -39,6 +39,7 @@ class MetastoreConf:
     history_retention_timeout_s: float = 7 * 86400.0
     failed_compacts_threshold: int = 2
     transient_error_retries: int = 10
+    decision_log_retention_s: float = 30 * 86400.0
     failed_retry_time_s: float = 7 * 86400.0
     worker_timeout_s: float = 86400.0
     worker_pool_timeout_s: float = 12 * 3600.0
@@ -109,6 +110,7 @@ class MetastoreConf:
         "history_retention_timeout_s": "hive.compactor.history.retention.timeout",
         "failed_compacts_threshold": "hive.compactor.initiator.failed.compacts.threshold",
         "transient_error_retries": "airflow.acid.metastore.transient.retries",
+        "decision_log_retention_s": "airflow.acid.initiator.decision.log.retention",
         "failed_retry_time_s": "hive.compactor.initiator.failed.retry.time",
         "worker_timeout_s": "hive.compactor.worker.timeout",
         "worker_pool_timeout_s": "metastore.compactor.worker.pool.timeout",

@@ -30,6 +30,9 @@ FLAVOUR_ENV = "AIRFLOW_ACID_METASTORE_FLAVOUR"
 DECISIONS_TABLE = "ACID_INITIATOR_DECISIONS"
 """airflow-acid's own table (not Hive's); on a Hive metastore it exists only after ``airflow-acid hive
 create-decisions-table``."""
+DECISION_LOG_TABLE = "ACID_INITIATOR_DECISION_LOG"
+"""airflow-acid's log of shadow decisions per cycle; on a Hive metastore made by ``airflow-acid hive
+create-decisions-table`` (or ``create-extra-tables``) together with the decisions table."""
 RUNS_TABLE = "ACID_COMPACTION_RUNS"
 RUN_TASK_COLUMNS = ("ACR_DAG_ID", "ACR_RUN_ID", "ACR_TASK_ID", "ACR_MAP_INDEX", "ACR_TRY_NUMBER")
 """Added to ACID_COMPACTION_RUNS later (migration 0006): the Airflow task instance that ran a compaction."""
@@ -77,6 +80,8 @@ class SchemaProfile:
     """NOT NULL catalog columns without a default (Hive 4.3+, e.g. HIVE_LOCKS.HL_CATALOG) per table."""
     decisions_table: bool = True
     """ACID_INITIATOR_DECISIONS exists (always on airflow-acid's own schema)."""
+    decision_log_table: bool = True
+    """ACID_INITIATOR_DECISION_LOG exists (always on airflow-acid's own schema): shadow cycles log every decision."""
     runs_table: bool = True
     """ACID_COMPACTION_RUNS exists (always on airflow-acid's own schema): run figures are recorded."""
     run_digest_columns: bool = True
@@ -99,6 +104,8 @@ class SchemaProfile:
             return "airflow-acid metastore (schema managed by airflow-acid init)"
         extra = "" if self.decisions_table else "; Initiator decisions not recorded (no ACID_INITIATOR_DECISIONS)"
         extra += "" if self.runs_table else "; run figures not recorded (no ACID_COMPACTION_RUNS)"
+        if self.decisions_table and not self.decision_log_table:
+            extra += "; shadow decisions not logged per cycle (no ACID_INITIATOR_DECISION_LOG)"
         return f"Hive metastore, schema {self.hive_version or 'unknown'} (read-only catalog, schema never altered{extra})"
 
     # --- commit timestamps (CTC_TIMESTAMP) ---------------------------------------------------------------
@@ -245,6 +252,7 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
         and "CC_META_INFO" in columns.get("COMPLETED_COMPACTIONS", {}),
         catalog_columns=catalog_columns,
         decisions_table=DECISIONS_TABLE in names,
+        decision_log_table=DECISION_LOG_TABLE in names,
         runs_table=RUNS_TABLE in names,
         run_digest_columns=RUNS_TABLE in names
         and {c["name"].upper() for c in inspector.get_columns(RUNS_TABLE)} >= {"ACR_DIGEST_IN", "ACR_DIGEST_OUT"},
@@ -258,6 +266,10 @@ def _hive_profile(engine: Engine, inspector: Any, names: set[str]) -> SchemaProf
     if not profile.decisions_table:
         log.warning("Hive metastore without %s: Initiator decisions are not recorded ('why' shows only the queue "
                     "and history); create the table with: airflow-acid hive create-decisions-table", DECISIONS_TABLE)
+    elif not profile.decision_log_table:
+        log.warning("Hive metastore without %s: shadow cycles record only the latest decision, so 'shadow report' "
+                    "cannot follow decisions over time; add it with: airflow-acid hive create-decisions-table",
+                    DECISION_LOG_TABLE)
     return profile
 
 

@@ -22,6 +22,7 @@ from airflow_acid.metastore.db import Database
 from airflow_acid.metastore.errors import HiveMetastoreError
 from airflow_acid.metastore.schema import (
     ACID_COMPACTION_RUNS,
+    ACID_INITIATOR_DECISION_LOG,
     ACID_INITIATOR_DECISIONS,
     NEXT_COMPACTION_QUEUE_ID,
     NEXT_LOCK_ID,
@@ -152,29 +153,35 @@ def refuse_hive(database: Database, what: str) -> None:
 
 
 def create_decisions_table(database: Database) -> bool:
-    """Create ACID_INITIATOR_DECISIONS on a Hive metastore (explicit request only); False if it exists already."""
+    """Create ACID_INITIATOR_DECISIONS and its shadow-cycle log ACID_INITIATOR_DECISION_LOG on a Hive metastore
+    (explicit request only), whichever is missing; False if both exist already."""
     profile = database.profile
     if not profile.is_hive:
         raise HiveMetastoreError(f"{database.url} is not a Hive metastore; airflow-acid init creates the decisions "
                                  "table with the rest of its schema")
-    if profile.decisions_table:
+    wanted = [t for t, present in ((ACID_INITIATOR_DECISIONS, profile.decisions_table),
+                                   (ACID_INITIATOR_DECISION_LOG, profile.decision_log_table)) if not present]
+    if not wanted:
         return False
     with database.translating(), database.engine.begin() as conn:
-        ACID_INITIATOR_DECISIONS.create(conn, checkfirst=True)
+        for table in wanted:
+            table.create(conn, checkfirst=True)
     database.forget_profile()
     log.warning("created %s in the Hive metastore at %s (airflow-acid's Initiator decisions)",
-                ACID_INITIATOR_DECISIONS.name, database.url)
+                ", ".join(t.name for t in wanted), database.url)
     return True
 
 
 def create_extra_tables(database: Database) -> list[str]:
     """Create airflow-acid's own tables missing from a Hive metastore (ACID_INITIATOR_DECISIONS,
-    ACID_COMPACTION_RUNS; explicit request only); returns the names created. Hive's tables are never touched."""
+    ACID_INITIATOR_DECISION_LOG, ACID_COMPACTION_RUNS; explicit request only); returns the names created. Hive's
+    tables are never touched."""
     profile = database.profile
     if not profile.is_hive:
         raise HiveMetastoreError(f"{database.url} is not a Hive metastore; airflow-acid init creates its own tables "
                                  "with the rest of its schema")
     wanted = [t for t, present in ((ACID_INITIATOR_DECISIONS, profile.decisions_table),
+                                   (ACID_INITIATOR_DECISION_LOG, profile.decision_log_table),
                                    (ACID_COMPACTION_RUNS, profile.runs_table)) if not present]
     with database.translating(), database.engine.begin() as conn:
         for table in wanted:

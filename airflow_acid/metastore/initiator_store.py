@@ -37,6 +37,7 @@ from airflow_acid.metastore.db import Database, acquire_mutex, in_literals, now_
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.schema import (
+    ACID_INITIATOR_DECISION_LOG,
     ACID_INITIATOR_DECISIONS,
     AUX_TABLE,
     COMPACTION_QUEUE,
@@ -59,6 +60,7 @@ LEASE_SUFFIX = ".lease"
 _CHUNK = 500
 
 AID, CTC, CC, CQ = ACID_INITIATOR_DECISIONS, COMPLETED_TXN_COMPONENTS, COMPLETED_COMPACTIONS, COMPACTION_QUEUE
+ADL = ACID_INITIATOR_DECISION_LOG
 Entity = tuple[str, str, str | None]
 """(database, table, partition name or None)."""
 
@@ -448,12 +450,18 @@ class InitiatorStore:
 
     # --- decisions --------------------------------------------------------------------------------------
 
-    def record_decisions(self, records: Sequence[InitiatorDecisionRecord]) -> None:
+    def record_decisions(self, records: Sequence[InitiatorDecisionRecord], *, log_cycle: bool = False) -> None:
         """Replace the stored decision of every table/partition in ``records`` (one transaction). A Hive metastore
-        without the decisions table records nothing (said once, when the metastore was first used)."""
+        without the decisions table records nothing (said once, when the metastore was first used).
+
+        ``log_cycle`` (shadow cycles): also append every decision to ACID_INITIATOR_DECISION_LOG, one row per
+        table/partition stamped with this cycle's time, and delete log rows past
+        airflow.acid.initiator.decision.log.retention in the same transaction — a shadow cycle on a Hive metastore
+        runs where no airflow-acid HouseKeeper may run, so the log stays bounded by itself."""
         if not records or not self.db.profile.decisions_table:
             return
         latest = {r.entity: r for r in records}
+        log_rows = log_cycle and self.db.profile.decision_log_table and self.conf.decision_log_retention_s > 0
 
         def work(conn: Connection) -> None:
             now = now_ms(conn)
@@ -474,8 +482,31 @@ class InitiatorStore:
                 "AID_RULE": r.rule, "AID_REASON": r.reason, "AID_COMPACTION_ID": r.compaction_id,
                 "AID_INITIATOR_ID": r.initiator_id, "AID_BASE_SIZE": r.base_size, "AID_DELTA_SIZE": r.delta_size,
                 "AID_DELTA_COUNT": r.delta_count} for r in latest.values()])
+            if log_rows:
+                rows = [{"ADL_DATABASE": r.database, "ADL_TABLE": r.table, "ADL_PARTITION": r.partition,
+                         "ADL_DECIDED_AT": r.decided_at if r.decided_at is not None else now,
+                         "ADL_OUTCOME": r.outcome.value, "ADL_TYPE": r.type.value if r.type is not None else None,
+                         "ADL_RULE": r.rule, "ADL_REASON": r.reason, "ADL_INITIATOR_ID": r.initiator_id,
+                         "ADL_BASE_SIZE": r.base_size, "ADL_DELTA_SIZE": r.delta_size,
+                         "ADL_DELTA_COUNT": r.delta_count} for r in latest.values()]
+                for start in range(0, len(rows), _CHUNK):
+                    conn.execute(sa.insert(ADL), rows[start:start + _CHUNK])
+                _trim_decision_log(conn, now - int(self.conf.decision_log_retention_s * 1000))
 
         self.db.run(work, what="record Initiator decisions")
+
+    def purge_decision_log(self) -> int:
+        """Delete ACID_INITIATOR_DECISION_LOG rows older than airflow.acid.initiator.decision.log.retention (every
+        row when it is 0); the HouseKeeper's pass. Returns rows deleted (0 without the table)."""
+        if not self.db.profile.decision_log_table:
+            return 0
+        retention_ms = int(self.conf.decision_log_retention_s * 1000)
+
+        def work(conn: Connection) -> int:
+            now = now_ms(conn)
+            return _trim_decision_log(conn, now - retention_ms if retention_ms > 0 else now + 1)
+
+        return self.db.run(work, what="purge the Initiator decision log")
 
     def latest_decision(self, database: str, table: str, partition: str | None = None
                         ) -> InitiatorDecisionRecord | None:
@@ -513,6 +544,11 @@ class InitiatorStore:
         return self.db.run(work, what="list Initiator decisions")
 
 
+def _trim_decision_log(conn: Connection, before_ms: int) -> int:
+    """Delete log rows decided before ``before_ms``; the number deleted."""
+    return int(conn.execute(sa.delete(ADL).where(ADL.c.ADL_DECIDED_AT < before_ms)).rowcount or 0)
+
+
 def decision_record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRecord:
     return InitiatorDecisionRecord(
         database=row.AID_DATABASE, table=row.AID_TABLE, partition=row.AID_PARTITION, outcome=Outcome(row.AID_OUTCOME),
@@ -520,3 +556,13 @@ def decision_record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRe
         type=CompactionType(row.AID_TYPE) if row.AID_TYPE else None, rule=row.AID_RULE,
         compaction_id=row.AID_COMPACTION_ID, initiator_id=row.AID_INITIATOR_ID, base_size=row.AID_BASE_SIZE,
         delta_size=row.AID_DELTA_SIZE, delta_count=row.AID_DELTA_COUNT)
+
+
+def logged_decision_record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRecord:
+    """One ACID_INITIATOR_DECISION_LOG row as a decision record (a shadow decision: no compaction id)."""
+    return InitiatorDecisionRecord(
+        database=row.ADL_DATABASE, table=row.ADL_TABLE, partition=row.ADL_PARTITION, outcome=Outcome(row.ADL_OUTCOME),
+        reason=row.ADL_REASON, decided_at=row.ADL_DECIDED_AT,
+        type=CompactionType(row.ADL_TYPE) if row.ADL_TYPE else None, rule=row.ADL_RULE,
+        initiator_id=row.ADL_INITIATOR_ID, base_size=row.ADL_BASE_SIZE, delta_size=row.ADL_DELTA_SIZE,
+        delta_count=row.ADL_DELTA_COUNT)

@@ -236,6 +236,28 @@ ACID_INITIATOR_DECISIONS = Table(
           mysql_length={"AID_DATABASE": 128, "AID_TABLE": 256, "AID_PARTITION": 300}),
 )
 
+# Not a Hive table: one row per table/partition per shadow Initiator cycle (ACID_INITIATOR_DECISIONS keeps only the
+# latest), so the shadow report can tell when airflow-acid first wanted a compaction and how its decisions changed
+# over a time range. Rows older than airflow.acid.initiator.decision.log.retention are deleted by each shadow cycle
+# and by the HouseKeeper.
+ACID_INITIATOR_DECISION_LOG = Table(
+    "ACID_INITIATOR_DECISION_LOG", metadata,
+    Column("ADL_ID", Id, primary_key=True, autoincrement=True),
+    Column("ADL_DATABASE", DB_NAME, nullable=False),
+    Column("ADL_TABLE", TABLE_NAME, nullable=False),
+    Column("ADL_PARTITION", PART_NAME),
+    Column("ADL_DECIDED_AT", BigInteger, nullable=False),  # epoch ms, database clock; one value per cycle
+    Column("ADL_OUTCOME", CHAR(1), nullable=False),
+    Column("ADL_TYPE", CHAR(1)),
+    Column("ADL_RULE", String(32)),
+    Column("ADL_REASON", Text, nullable=False),
+    Column("ADL_INITIATOR_ID", String(128)),
+    Column("ADL_BASE_SIZE", BigInteger),
+    Column("ADL_DELTA_SIZE", BigInteger),
+    Column("ADL_DELTA_COUNT", Integer),
+    Index("ACID_INITIATOR_DECISION_LOG_TIME", "ADL_DECIDED_AT"),
+)
+
 # Not a Hive table: the figures of each compaction run (files/bytes/rows in and out, deltas before/after, Spark
 # application, executor core-seconds, wall time), keyed by the compaction id; trimmed with the history rows.
 ACID_COMPACTION_RUNS = Table(

@@ -1,11 +1,12 @@
-"""Reads behind shadow mode and the takeover check: airflow-acid's recorded decisions in a time range, what Hive's
-compactor did in that range (COMPACTION_QUEUE and COMPLETED_COMPACTIONS, with 'did not initiate', 'refused' and
-aborted-transaction cleanup rows), and when Hive's own Initiator was last seen. Nothing here writes.
+"""Reads behind shadow mode and the takeover check: airflow-acid's recorded decisions in a time range (the latest per
+table/partition, and every shadow cycle's from ACID_INITIATOR_DECISION_LOG folded into a :class:`DecisionHistory`),
+what Hive's compactor did in that range (COMPACTION_QUEUE and COMPLETED_COMPACTIONS, with 'did not initiate',
+'refused' and aborted-transaction cleanup rows), and when Hive's own Initiator was last seen. Nothing here writes.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -13,10 +14,26 @@ from sqlalchemy.engine import Connection
 from airflow_acid.acid.codes import CompactionState, CompactionType
 from airflow_acid.metastore import hive_mutex
 from airflow_acid.metastore.db import Database
-from airflow_acid.metastore.initiator_store import LEASE_SUFFIX, InitiatorDecisionRecord, decision_record
-from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS, AUX_TABLE, COMPACTION_QUEUE, COMPLETED_COMPACTIONS
+from airflow_acid.metastore.initiator_store import (
+    LEASE_SUFFIX,
+    Entity,
+    InitiatorDecisionRecord,
+    Outcome,
+    decision_record,
+    logged_decision_record,
+)
+from airflow_acid.metastore.schema import (
+    ACID_INITIATOR_DECISION_LOG,
+    ACID_INITIATOR_DECISIONS,
+    AUX_TABLE,
+    COMPACTION_QUEUE,
+    COMPLETED_COMPACTIONS,
+)
 
-AID, CQ, CC = ACID_INITIATOR_DECISIONS, COMPACTION_QUEUE, COMPLETED_COMPACTIONS
+AID, ADL, CQ, CC = ACID_INITIATOR_DECISIONS, ACID_INITIATOR_DECISION_LOG, COMPACTION_QUEUE, COMPLETED_COMPACTIONS
+WANTS_COMPACTION = (Outcome.QUEUED, Outcome.WOULD_QUEUE)
+"""Outcomes that mean airflow-acid decided to compact."""
+_STREAM_ROWS = 5000
 OWN_INITIATOR_SUFFIXES = ("-initiator", "-shadow")
 """Initiator ids airflow-acid writes (``<host>-initiator``, ``<host>-shadow``); Hive's are ``<host>-<thread id>``."""
 
@@ -39,6 +56,97 @@ class HiveCompaction:
     message: str | None
     queued: bool
     """From COMPACTION_QUEUE (still current) rather than COMPLETED_COMPACTIONS."""
+
+
+@dataclass
+class DecisionSpan:
+    """Consecutive decisions of one table/partition with the same outcome: the first and the last of them and how
+    many cycles decided so (the figures of both ends show how the deltas grew while the outcome held)."""
+
+    first: InitiatorDecisionRecord
+    last: InitiatorDecisionRecord
+    cycles: int = 1
+
+    @property
+    def outcome(self) -> Outcome:
+        return self.first.outcome
+
+    @property
+    def wants(self) -> bool:
+        return self.outcome in WANTS_COMPACTION
+
+    @property
+    def first_ms(self) -> int:
+        return self.first.decided_at or 0
+
+    @property
+    def last_ms(self) -> int:
+        return self.last.decided_at or 0
+
+
+@dataclass
+class DecisionHistory:
+    """airflow-acid's decisions about one table/partition over a time range, oldest first, as :class:`DecisionSpan`
+    runs of one outcome (a decision that flips — would queue, not needed, would queue — makes three spans)."""
+
+    database: str
+    table: str
+    partition: str | None
+    spans: list[DecisionSpan] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, records: list[InitiatorDecisionRecord]) -> DecisionHistory:
+        """The history of one entity's records (in time order)."""
+        first = records[0]
+        history = cls(first.database, first.table, first.partition)
+        for record in records:
+            history.add(record)
+        return history
+
+    def add(self, record: InitiatorDecisionRecord) -> None:
+        """Append the next decision (not older than the last one added)."""
+        if self.spans and self.spans[-1].outcome is record.outcome:
+            span = self.spans[-1]
+            span.last, span.cycles = record, span.cycles + 1
+        else:
+            self.spans.append(DecisionSpan(record, record))
+
+    @property
+    def entity(self) -> Entity:
+        return self.database, self.table, self.partition
+
+    @property
+    def latest(self) -> InitiatorDecisionRecord:
+        return self.spans[-1].last
+
+    @property
+    def decisions(self) -> int:
+        return sum(s.cycles for s in self.spans)
+
+    @property
+    def flips(self) -> int:
+        """How often the decision changed between "compact" and "do not compact"."""
+        return sum(a.wants != b.wants for a, b in zip(self.spans, self.spans[1:]))
+
+    @property
+    def first_compact_ms(self) -> int | None:
+        """When airflow-acid first decided to compact in the range, or None."""
+        return next((s.first_ms for s in self.spans if s.wants), None)
+
+    def last_before(self, moment_ms: int) -> tuple[int, DecisionSpan] | None:
+        """The span (with its index) holding the last decision taken before ``moment_ms``, or None."""
+        found = None
+        for index, span in enumerate(self.spans):
+            if span.first_ms >= moment_ms:
+                break
+            found = index, span
+        return found
+
+    def wanting_since(self, index: int) -> int:
+        """When the run of "compact" decisions that includes span ``index`` began."""
+        while index > 0 and self.spans[index - 1].wants:
+            index -= 1
+        return self.spans[index].first_ms
 
 
 def _rows(conn: Connection, table: sa.Table, prefix: str, since_ms: int, until_ms: int) -> list[HiveCompaction]:
@@ -71,6 +179,28 @@ class ShadowStore:
             return [decision_record(r) for r in rows]
 
         return self.db.run(work, what="read Initiator decisions of a time range")
+
+    def decision_histories(self, since_ms: int, until_ms: int) -> dict[Entity, DecisionHistory]:
+        """Every shadow cycle's decisions taken in [since, until] (ACID_INITIATOR_DECISION_LOG) folded per
+        table/partition, streamed oldest first; empty without the log table (a Hive metastore whose decisions table
+        an older release created)."""
+        if not self.db.profile.decision_log_table:
+            return {}
+
+        def work(conn: Connection) -> dict[Entity, DecisionHistory]:
+            histories: dict[Entity, DecisionHistory] = {}
+            query = (sa.select(ADL).where(ADL.c.ADL_DECIDED_AT >= since_ms, ADL.c.ADL_DECIDED_AT <= until_ms)
+                     .order_by(ADL.c.ADL_DECIDED_AT, ADL.c.ADL_ID).execution_options(yield_per=_STREAM_ROWS))
+            for row in conn.execute(query):
+                record = logged_decision_record(row)
+                history = histories.get(record.entity)
+                if history is None:
+                    histories[record.entity] = DecisionHistory.of([record])
+                else:
+                    history.add(record)
+            return histories
+
+        return self.db.run(work, what="read the Initiator decision log of a time range")
 
     def hive_compactions(self, since_ms: int, until_ms: int) -> list[HiveCompaction]:
         """Queue and history rows enqueued in [since, until], oldest id first (queue rows after history rows)."""

@@ -99,8 +99,8 @@ class Metastore:
         return self.profile.flavour
 
     def create_decisions_table(self) -> bool:
-        """On a Hive metastore, create airflow-acid's ACID_INITIATOR_DECISIONS table (its only addition there, made
-        only on request). Returns False when it already existed."""
+        """On a Hive metastore, create airflow-acid's ACID_INITIATOR_DECISIONS table and its shadow-cycle log
+        ACID_INITIATOR_DECISION_LOG (made only on request), whichever is missing. Returns False when both existed."""
         from airflow_acid.metastore.init import create_decisions_table
 
         return create_decisions_table(self.db)

@@ -1,8 +1,8 @@
 """Transactional records of dropped tables and partitions (Hive's TxnHandler.cleanupRecords).
 
 Dropping a table or partition removes its rows from the transaction and compaction tables (and the Initiator's
-last decisions), so a new table with the same name starts from write id 1 and the Initiator never sees writes
-of the old one.
+last decisions and shadow decision log, which the shadow report would otherwise compare with no Hive rows), so a
+new table with the same name starts from write id 1 and the Initiator never sees writes of the old one.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from airflow_acid.metastore.schema import (
+    ACID_INITIATOR_DECISION_LOG,
     ACID_INITIATOR_DECISIONS,
     COMPACTION_QUEUE,
     COMPLETED_COMPACTIONS,
@@ -29,6 +30,7 @@ _ENTITY_TABLES = (
     (COMPLETED_COMPACTIONS, "CC_DATABASE", "CC_TABLE", "CC_PARTITION"),
     (WRITE_SET, "WS_DATABASE", "WS_TABLE", "WS_PARTITION"),
     (ACID_INITIATOR_DECISIONS, "AID_DATABASE", "AID_TABLE", "AID_PARTITION"),
+    (ACID_INITIATOR_DECISION_LOG, "ADL_DATABASE", "ADL_TABLE", "ADL_PARTITION"),
     (TXN_TO_WRITE_ID, "T2W_DATABASE", "T2W_TABLE", None),
     (NEXT_WRITE_ID, "NWI_DATABASE", "NWI_TABLE", None),
 )

@@ -35,6 +35,8 @@ def test_shadow_run_and_report(tmp_path):
         data = json.loads(report.output)
         assert {r["table"]: r["category"] for r in data["rows"]} == {"default.busy": "hive never compacted",
                                                                      "default.quiet": "would compact later"}
+        busy = next(r for r in data["rows"] if r["table"] == "default.busy")
+        assert busy["decisions"] == 1 and busy["timeline"][0]["outcome"] == "would queue" and busy["compact_at"]
         table = runner.invoke(main, ["shadow", "report", "--metastore-url", url], catch_exceptions=False)
         assert "hive never compacted" in table.output and "#7 MAJOR succeeded" in table.output
         bad = runner.invoke(main, ["shadow", "report", "--metastore-url", url, "--since", "yesterday"])

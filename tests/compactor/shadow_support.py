@@ -7,6 +7,8 @@ import hashlib
 
 import sqlalchemy as sa
 
+DECISION_TABLES = frozenset({"ACID_INITIATOR_DECISIONS", "ACID_INITIATOR_DECISION_LOG"})
+"""airflow-acid's own tables a shadow cycle writes (the latest decisions and the per-cycle log)."""
 HIVE_INITIATOR = "hms1.example-42"
 """An initiator id as Hive's Initiator writes it (<host>-<thread id>)."""
 

@@ -13,7 +13,7 @@ from airflow_acid.config.scope import CompactionScope
 from airflow_acid.metastore.initiator_store import Outcome
 from airflow_acid.services.shadow import ShadowCategory, shadow_report
 from tests.compactor.initiator_support import CONF, aborted_writes, synthetic_write
-from tests.compactor.shadow_support import plant_hive_row, row_checksums
+from tests.compactor.shadow_support import DECISION_TABLES, plant_hive_row, row_checksums
 
 
 def _tables(wh, deltas: dict[str, int]) -> None:
@@ -26,9 +26,9 @@ def _tables(wh, deltas: dict[str, int]) -> None:
 def test_shadow_run_records_decisions_and_changes_nothing_else(wh):
     ms = wh.metastore
     _tables(wh, {"busy": 11, "quiet": 2})
-    before = row_checksums(ms.db.engine, exclude={"ACID_INITIATOR_DECISIONS"})
+    before = row_checksums(ms.db.engine, exclude=DECISION_TABLES)
     report = Initiator(ms, CONF, host="shadowhost").run_shadow()
-    assert row_checksums(ms.db.engine, exclude={"ACID_INITIATOR_DECISIONS"}) == before
+    assert row_checksums(ms.db.engine, exclude=DECISION_TABLES) == before
     assert ms.compactions.find(state="initiated") == []
     got = {d.table: d for d in ms.initiator.decisions()}
     assert got["busy"].outcome is Outcome.WOULD_QUEUE and got["busy"].delta_count == 11

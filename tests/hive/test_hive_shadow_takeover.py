@@ -6,6 +6,7 @@ compact — naming the ALTER TABLE to run in Hive — and takes it over once it 
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 import sqlalchemy as sa
@@ -19,7 +20,7 @@ from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.initiator_store import Outcome
 from tests.backends import SERVER_BACKENDS
 from tests.compactor.initiator_support import synthetic_write
-from tests.compactor.shadow_support import plant_hive_row, row_checksums
+from tests.compactor.shadow_support import DECISION_TABLES, plant_hive_row, row_checksums
 from tests.hive import hms
 from tests.hive.conftest import load_hive_database
 
@@ -71,14 +72,14 @@ def test_shadow_run_writes_no_hive_table_and_reports_categories(hive_db, tmp_pat
         plant_hive_row(engine, queue=False, cid=9001, table="orders", db="sales", state="s", enqueued_ms=now - 60_000)
         plant_hive_row(engine, queue=False, cid=9002, table="quiet", db="sales", state="c", enqueued_ms=now - 50_000,
                        message="Compaction is already scheduled with state='working'")
-        before = row_checksums(engine, exclude={"ACID_INITIATOR_DECISIONS"})
+        before = row_checksums(engine, exclude=DECISION_TABLES)
 
         result = CliRunner().invoke(main, ["shadow", "run", "--metastore-url", url, "--warehouse", str(tmp_path),
                                            "--json"], catch_exceptions=False, env=ENV)
         assert result.exit_code == 0, result.output
         assert {d["table"] for d in json.loads(result.output)["declined"]} == {"sales.orders", "sales.events",
                                                                                "sales.quiet"}
-        assert row_checksums(engine, exclude={"ACID_INITIATOR_DECISIONS"}) == before
+        assert row_checksums(engine, exclude=DECISION_TABLES) == before
 
         result = CliRunner().invoke(main, ["shadow", "report", "--metastore-url", url, "--since", "1d", "--json"],
                                     catch_exceptions=False)
@@ -90,7 +91,7 @@ def test_shadow_run_writes_no_hive_table_and_reports_categories(hive_db, tmp_pat
             "would queue"
         table = CliRunner().invoke(main, ["shadow", "report", "--metastore-url", url], catch_exceptions=False)
         assert "hive never compacted" in table.output and "sales.events" in table.output
-        assert row_checksums(engine, exclude={"ACID_INITIATOR_DECISIONS"}) == before
+        assert row_checksums(engine, exclude=DECISION_TABLES) == before
     finally:
         ms.close()
 
@@ -132,3 +133,103 @@ def test_takeover_declines_until_the_table_is_marked_in_hive(hive_db, tmp_path):
         assert sorted(c.table for c in ms.compactions.find(state="initiated")) == ["orders", "pooled"]
     finally:
         ms.close()
+
+
+def _tables_of(engine) -> set[str]:
+    return {name.upper() for name in sa.inspect(engine).get_table_names()}
+
+
+def _logged_cycle(ms, engine) -> int:
+    """One shadow cycle that writes no Hive table (row checksums); the time its decisions were logged."""
+    from airflow_acid.metastore.schema import ACID_INITIATOR_DECISION_LOG as ADL
+
+    before = row_checksums(engine, exclude=DECISION_TABLES)
+    Initiator(ms, CONF, host="shadowhost").run_shadow()
+    assert row_checksums(engine, exclude=DECISION_TABLES) == before
+    with engine.connect() as conn:
+        decided = int(conn.execute(sa.select(sa.func.max(ADL.c.ADL_DECIDED_AT))).scalar_one())
+    time.sleep(0.02)
+    return decided
+
+
+def test_shadow_history_over_a_range_is_created_only_on_request(hive_db, tmp_path, caplog):
+    """The decision log appears on a Hive metastore only with ``hive create-decisions-table``; one made by an older
+    release (decisions table only) still gives a report (the latest decisions), and the command adds just the log.
+    Then three shadow cycles against Hive's scripted history: earlier/later judged from the history, no Hive table
+    changed, and the log trimmed to its retention."""
+    from airflow_acid.metastore.schema import ACID_INITIATOR_DECISION_LOG as ADL
+    from airflow_acid.metastore.schema import ACID_INITIATOR_DECISIONS
+    from airflow_acid.services.shadow import ShadowCategory, shadow_report
+
+    url, engine = hive_db
+    root = tmp_path / "sales.db"
+    db_id = hms.register_database(engine, "sales", str(root))
+    for name in ("early", "late", "starved"):
+        hms.register_table(engine, db_id, name, COLUMNS, str(root / name))
+    hive_tables = _tables_of(engine)
+    fingerprint = hms.schema_fingerprint(engine, hive_tables)
+    with Metastore(url, CONF) as ms:  # an active cycle and a refused shadow run create nothing
+        assert Initiator(ms, CONF, host="acidhost").run_cycle().ran
+    for name, n in (("early", 3), ("late", 1), ("starved", 3)):
+        for _ in range(n):
+            synthetic_write_at(engine, root / name, name)
+    refused = CliRunner().invoke(main, ["shadow", "run", "--metastore-url", url, "--warehouse", str(tmp_path)],
+                                 env=ENV)
+    assert refused.exit_code == 1 and "create-decisions-table" in refused.output
+    assert _tables_of(engine) == hive_tables
+
+    with engine.begin() as conn:  # the decisions table as an older release created it: no log
+        ACID_INITIATOR_DECISIONS.create(conn)
+    with Metastore(url, CONF) as ms:
+        assert ms.profile.decisions_table and not ms.profile.decision_log_table
+        assert "shadow cycles record only the latest decision" in caplog.text
+        Initiator(ms, CONF, host="shadowhost").run_shadow()
+        old = {r.table: r for r in shadow_report(ms).rows}
+        assert old["starved"].category is ShadowCategory.STARVED and old["starved"].history.decisions == 1
+    created = CliRunner().invoke(main, ["hive", "create-decisions-table", "--metastore-url", url])
+    assert created.exit_code == 0 and "created ACID_INITIATOR_DECISIONS and ACID_INITIATOR_DECISION_LOG" in \
+        created.output, created.output
+    assert _tables_of(engine) == hive_tables | {"ACID_INITIATOR_DECISIONS", "ACID_INITIATOR_DECISION_LOG"}
+    assert hms.schema_fingerprint(engine, hive_tables) == fingerprint  # nothing of Hive's altered
+
+    with Metastore(url, CONF) as ms:
+        start = ms.initiator.now_ms()
+        t1 = _logged_cycle(ms, engine)
+        plant_hive_row(engine, queue=False, cid=9101, table="early", db="sales", state="s", enqueued_ms=t1 + 1)
+        plant_hive_row(engine, queue=False, cid=9102, table="late", db="sales", state="s", type_code="i",
+                       enqueued_ms=t1 + 2)
+        synthetic_write_at(engine, root / "early", "early", kind="base")  # Hive's compaction took the deltas
+        for _ in range(2):
+            synthetic_write_at(engine, root / "late", "late")
+        t2 = _logged_cycle(ms, engine)
+        t3 = _logged_cycle(ms, engine)
+        before = row_checksums(engine)
+        report = shadow_report(ms, start, t3 + 1000)
+        got = {r.table: r for r in report.rows}
+        assert {t: r.category for t, r in got.items()} == {
+            "early": ShadowCategory.EARLIER, "late": ShadowCategory.LATER, "starved": ShadowCategory.STARVED}
+        assert got["early"].compact_at == t1 and got["early"].decision.outcome is Outcome.NOT_NEEDED
+        assert got["late"].compact_at == t2 and got["starved"].history.decisions == 3
+        result = CliRunner().invoke(main, ["shadow", "report", "--metastore-url", url, "--since", str(start),
+                                           "--json"], catch_exceptions=False)
+        rows = {r["table"]: r for r in json.loads(result.output)["rows"]}
+        assert rows["sales.early"]["category"] == "would compact earlier" and rows["sales.early"]["flips"] == 1
+        table = CliRunner().invoke(main, ["shadow", "report", "--metastore-url", url, "--since", str(start)],
+                                   catch_exceptions=False)
+        assert "would queue ×1" not in table.output and "would queue → not needed ×2" in table.output
+        assert row_checksums(engine) == before  # the report only reads
+
+        with engine.begin() as conn:  # the first two cycles are past the 30-day default retention
+            conn.execute(sa.update(ADL).where(ADL.c.ADL_DECIDED_AT <= t2)
+                         .values(ADL_DECIDED_AT=ADL.c.ADL_DECIDED_AT - 31 * 86_400_000))
+        assert ms.initiator.purge_decision_log() == 6  # the HouseKeeper's step
+        with engine.connect() as conn:
+            assert conn.execute(sa.select(sa.func.count()).select_from(ADL)).scalar_one() == 3
+    assert hms.schema_fingerprint(engine, hive_tables) == fingerprint
+
+
+def synthetic_write_at(engine, location, table: str, kind: str = "delta") -> None:
+    """One committed write of sales.<table> through airflow-acid's transaction API on the Hive metastore."""
+    url = engine.url.render_as_string(hide_password=False)
+    with Metastore(url, CONF) as ms:
+        synthetic_write(ms, location, "sales", table, None, kind=kind)

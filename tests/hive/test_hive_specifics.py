@@ -114,19 +114,19 @@ def test_decisions_are_recorded_only_after_the_explicit_command(engine, ms, hive
     assert result.exit_code == 0 and "created ACID_INITIATOR_DECISIONS" in result.output
     after = hms.schema_fingerprint(engine)
     added = {c[0] for c in after["columns"]} - {c[0] for c in before["columns"]}
-    assert added == {"ACID_INITIATOR_DECISIONS"}  # nothing of Hive's changed
+    assert added == {"ACID_INITIATOR_DECISIONS", "ACID_INITIATOR_DECISION_LOG"}  # nothing of Hive's changed
     assert hms.schema_fingerprint(engine, {t for t in {c[0] for c in before["columns"]}}) == \
         hms.schema_fingerprint(engine, {c[0] for c in before["columns"]})
     with Metastore(hive_42_url, CONF) as fresh:
-        assert fresh.profile.decisions_table
+        assert fresh.profile.decisions_table and fresh.profile.decision_log_table
         wh2 = AcidWarehouse(fresh, tmp_path, host="testhost")
         with wh2.transaction() as t:
             t.insert(f"{db}.t", [{"id": 9, "name": "y"}])
         Initiator(fresh, CONF).run_cycle()
         assert Initiator(fresh, CONF).why(db, "t") is not None
     with engine.begin() as conn:  # leave the shared database as Hive made it for the next tests
-        conn.exec_driver_sql("DROP TABLE ACID_INITIATOR_DECISIONS" if engine.dialect.name == "mysql"
-                             else 'DROP TABLE "ACID_INITIATOR_DECISIONS"')
+        for name in ("ACID_INITIATOR_DECISIONS", "ACID_INITIATOR_DECISION_LOG"):
+            conn.exec_driver_sql(f"DROP TABLE {name}" if engine.dialect.name == "mysql" else f'DROP TABLE "{name}"')
 
 
 def test_integrity_errors_other_than_duplicates_are_reported_as_what_they_are(engine, ms):
@@ -360,7 +360,7 @@ def test_run_figures_are_recorded_only_after_the_extra_tables_are_created(engine
         assert row.filesin is not None and row.digestin is None and ms.runs.get(second) is not None
         assert row.dagid is None and not ms.runs.record_task(third, task)
     with engine.begin() as conn:  # leave the shared database as Hive made it for the next tests
-        for name in ("ACID_COMPACTION_RUNS", "ACID_INITIATOR_DECISIONS"):
+        for name in ("ACID_COMPACTION_RUNS", "ACID_INITIATOR_DECISIONS", "ACID_INITIATOR_DECISION_LOG"):
             conn.exec_driver_sql(f"DROP TABLE {name}" if engine.dialect.name == "mysql" else f'DROP TABLE "{name}"')
 
 

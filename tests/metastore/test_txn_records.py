@@ -7,6 +7,7 @@ import sqlalchemy as sa
 from airflow_acid.acid.codes import CompactionType, OperationType
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.schema import (
+    ACID_INITIATOR_DECISION_LOG,
     ACID_INITIATOR_DECISIONS,
     COMPACTION_QUEUE,
     COMPLETED_TXN_COMPONENTS,
@@ -38,12 +39,15 @@ def test_drop_table_forgets_write_ids_and_compactions(db, tmp_path):
 
     ms.db.run(lambda c: c.execute(sa.insert(ACID_INITIATOR_DECISIONS).values(
         AID_DATABASE="d", AID_TABLE="t", AID_DECIDED_AT=1, AID_OUTCOME="n", AID_REASON="below thresholds")))
+    ms.db.run(lambda c: c.execute(sa.insert(ACID_INITIATOR_DECISION_LOG).values(
+        ADL_DATABASE="d", ADL_TABLE="t", ADL_DECIDED_AT=1, ADL_OUTCOME="w", ADL_REASON="11 deltas")))
     ms.catalog.drop_table("d", "t")
     for table, db_col, tbl_col in ((COMPLETED_TXN_COMPONENTS, "CTC_DATABASE", "CTC_TABLE"),
                                    (COMPACTION_QUEUE, "CQ_DATABASE", "CQ_TABLE"),
                                    (TXN_TO_WRITE_ID, "T2W_DATABASE", "T2W_TABLE"),
                                    (NEXT_WRITE_ID, "NWI_DATABASE", "NWI_TABLE"),
-                                   (ACID_INITIATOR_DECISIONS, "AID_DATABASE", "AID_TABLE")):
+                                   (ACID_INITIATOR_DECISIONS, "AID_DATABASE", "AID_TABLE"),
+                                   (ACID_INITIATOR_DECISION_LOG, "ADL_DATABASE", "ADL_TABLE")):
         assert _count(ms, table, **{db_col: "d", tbl_col: "t"}) == 0, table.name
     assert _count(ms, COMPLETED_TXN_COMPONENTS, CTC_DATABASE="d", CTC_TABLE="keep") == 1
 

@@ -26,6 +26,8 @@ def test_shadow_report_in_the_console(clients, scene):
     failed = rows[(f"default.{table}", decision.partition)]
     assert failed["category"] == "hive failed" and failed["hive"][0]["message"] == "worker lost"
     assert answer["counts"]["hive failed"] == 1 and answer["mode"] == "active"
+    assert failed["decisions"] == 1 and failed["timeline"][0]["outcome"] == decision.outcome.display
     page = clients.viewer.get("/acid/shadow").text
     assert 'id="shadow"' in page and "worker lost" in page and "hive failed" in page
+    assert "Decided to compact" in page and "ACID_INITIATOR_DECISION_LOG" in page
     assert row_checksums(ms.db.engine) == before
