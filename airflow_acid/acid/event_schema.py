@@ -144,6 +144,20 @@ def _key_array(values: int | Sequence[int] | pa.Array | pa.ChunkedArray, typ: pa
     return pa.array(values, type=typ) if not isinstance(values, pa.Array | pa.ChunkedArray) else values.cast(typ)
 
 
+def key_values(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """An event key column (or any integer column) as NumPy: a view of its buffer when it has no nulls — what key
+    columns are —, else pyarrow's conversion. pyarrow's ``to_numpy`` loads pandas on first use, a cost a one-row
+    INSERT from the CLI need not pay (docs/performance.md#cli-latency)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if pa.types.is_integer(column.type) and column.null_count == 0:
+        width = column.type.bit_width // 8
+        dtype = np.dtype(f"{'i' if pa.types.is_signed_integer(column.type) else 'u'}{width}")
+        return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column), offset=column.offset * width)
+    values: np.ndarray = column.to_numpy(zero_copy_only=False)
+    return values
+
+
 def insert_events(rows: pa.Table | pa.RecordBatch, write_id: int, bucket: int, first_row_id: int = 0) -> pa.Table:
     """Insert events for ``rows`` written by ``write_id`` into one bucket, rowIds counting from ``first_row_id``."""
     n = rows.num_rows

@@ -33,6 +33,7 @@ from airflow_acid.acid.event_schema import (
     AcidKey,
     event_arrow_schema,
     event_orc_type,
+    key_values,
     row_schema_of,
 )
 from airflow_acid.acid.fs import Storage, storage_for
@@ -483,7 +484,7 @@ def sort_events(events: pa.Table) -> pa.Table:
     """Events in file order (originalTransaction, bucket, rowId); returned unchanged when already sorted."""
     if events.num_rows < 2:
         return events
-    cols = [events.column(k).to_numpy() for k in KEY_FIELDS]
+    cols = [key_values(events.column(k)) for k in KEY_FIELDS]
     if first_unsorted(*cols) < 0:
         return events
     return events.sort_by([(k, "ascending") for k in KEY_FIELDS])

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.orc as po
 
 from airflow_acid.acid.errors import AcidFileError, UnsortedEventsError
-from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey
+from airflow_acid.acid.event_schema import KEY_FIELDS, OPERATION, AcidKey, key_values
 from airflow_acid.acid.event_writer import AcidStats, FileKind, acid_metadata, first_unsorted
 from airflow_acid.acid.fs import Storage
 from airflow_acid.acid.orc_file_builder import OrcFileBuilder
@@ -65,7 +65,7 @@ def pyarrow_compression(orc: OrcSettings) -> str:
 
 def sort_keys_order(events: pa.Table) -> np.ndarray | None:
     """Permutation that sorts events by (originalTransaction, bucket, rowId), or None if already sorted."""
-    o, b, r = (events.column(k).to_numpy() for k in KEY_FIELDS)
+    o, b, r = (key_values(events.column(k)) for k in KEY_FIELDS)
     if first_unsorted(o, b, r) < 0:
         return None
     return np.lexsort((r, b, o))
@@ -93,14 +93,14 @@ class AcidOrcFileWriter:
         """Append events; raises :class:`UnsortedEventsError` (nothing written for them) if the keys go backwards."""
         if events.num_rows == 0:
             return
-        o, b, r = (_np(events.column(k)) for k in KEY_FIELDS)
+        o, b, r = (key_values(events.column(k)) for k in KEY_FIELDS)
         bad = first_unsorted(o, b, r)
         if bad < 0 and self._last is not None and (int(o[0]), int(b[0]), int(r[0])) < self._last:
             bad = 0
         if bad >= 0:
             raise UnsortedEventsError(self.storage.url(self.relative), "events are not sorted by (originalTransaction, "
                                                                        f"bucket, rowId) at row {self.rows + bad}")
-        self._ops += np.bincount(_np(events.column(OPERATION)), minlength=3)[:3]
+        self._ops += np.bincount(key_values(events.column(OPERATION)), minlength=3)[:3]
         self._builder.write(events)
         self._last = (int(o[-1]), int(b[-1]), int(r[-1]))
         self.rows += events.num_rows
@@ -155,13 +155,6 @@ def _stripe_last_keys(source: Any, stripes: int) -> list[AcidKey]:
         last = batch.num_rows - 1
         keys.append(AcidKey(*(int(batch.column(k)[last].as_py()) for k in KEY_FIELDS)))
     return keys
-
-
-def _np(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    values: np.ndarray = column.to_numpy(zero_copy_only=False)
-    return values
 
 
 def write_acid_orc(storage: Storage, relative: str, events: pa.Table, *, kind: FileKind,

@@ -274,8 +274,10 @@ def _open_metastore(metastore_url: str | None, warehouse: Path | str | None, fla
         options = config.storage_options.merged(pairs) if pairs is not None else config.storage_options
 
         def open_warehouse(metastore: Any) -> Any:
+            from airflow_acid.cli.lazy_pandas import arrow_without_pandas
             from airflow_acid.client.warehouse import AcidWarehouse
 
+            arrow_without_pandas()  # the CLI hands pyarrow no pandas objects: not worth importing pandas
             return AcidWarehouse(metastore, warehouse, init=False, storage_options=options)
 
         yield ms, open_warehouse

@@ -12,9 +12,8 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import sqlglot
@@ -39,6 +38,9 @@ from airflow_acid.client.merge_clauses import (
 )
 from airflow_acid.client.predicates import SOURCE_PREFIX, project
 from airflow_acid.client.table_schema import cast_to_column, conform_column, python_column
+
+if TYPE_CHECKING:
+    import duckdb
 
 ROW_ID_COLUMNS: tuple[str, ...] = ("__acid_writeid", "__acid_bucketid", "__acid_rowid")
 """KEY_FIELDS (originalTransaction, bucket, rowId) of target rows, renamed so they never clash with user columns."""
@@ -157,16 +159,29 @@ def key_columns(rows: pa.Table) -> pa.Table:
 
 
 class Evaluator:
-    """An in-process DuckDB connection holding named Arrow tables for one statement."""
+    """An in-process DuckDB connection holding named Arrow tables for one statement. DuckDB is loaded and the
+    connection opened on first use: a statement DuckDB has nothing to do for (``INSERT … VALUES`` of literals,
+    :mod:`airflow_acid.client.literal_values`) never pays for them (docs/performance.md#cli-latency)."""
 
     def __init__(self) -> None:
-        self.con = duckdb.connect(":memory:")
-        self.con.execute("SET TimeZone = 'UTC'")
+        self._con: duckdb.DuckDBPyConnection | None = None
         self.floored: list[str] = []
         """Columns registered with timestamp digits DuckDB cannot hold (floored to microseconds for it)."""
 
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The connection (opened now if this is its first use)."""
+        if self._con is None:
+            import duckdb
+
+            self._con = duckdb.connect(":memory:")
+            self._con.execute("SET TimeZone = 'UTC'")
+        return self._con
+
     def close(self) -> None:
-        self.con.close()
+        if self._con is not None:
+            self._con.close()
+            self._con = None
 
     def __enter__(self) -> Evaluator:
         return self
@@ -195,6 +210,8 @@ class Evaluator:
 
     def query(self, sql: str, *, what: str) -> pa.Table:
         """Run DuckDB SQL; errors name ``what`` and DuckDB's first line."""
+        import duckdb
+
         try:
             return self.con.sql(sql).to_arrow_table()
         except duckdb.Error as exc:

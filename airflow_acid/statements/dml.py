@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from airflow_acid.client.errors import NotTransactionalError, SchemaMismatchError, UnsupportedOperationError
 from airflow_acid.client.hive_dialect import Hive4
+from airflow_acid.client.literal_values import literal_table
 from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
 from airflow_acid.client.sql_eval import (
     ROW_ID_STRUCT,
@@ -63,7 +64,12 @@ class Reader(Protocol):
 def query_rows(txn: Reader, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.Table:
     """Run a query (or VALUES) over the warehouse: every table it names is read at ``txn``'s snapshot (with Hive's
     ``ROW__ID`` when the text names it) and registered in DuckDB under an internal name, keeping the name it was
-    written with as its alias."""
+    written with as its alias. VALUES of literals only are typed as DuckDB types them without DuckDB
+    (:func:`literal_table`)."""
+    if isinstance(node, exp.Values):
+        literal = literal_table(node)
+        if literal is not None:
+            return literal
     node = node.copy()
     wants_row_id = mentions_row_id(_hive(node))
     for table in _names(node):
