@@ -1,0 +1,228 @@
+"""Streamed delete events: a bucket's delete deltas read in key order and merged with the rows as they are read.
+
+Hive's SortMergedDeleteEventRegistry, used above ``hive.transactional.events.mem`` delete events in a bucket (see
+:mod:`airflow_acid.acid.delete_events`). Each delete delta file is sorted by (originalTransaction, bucket, rowId)
+(Hive writes them so; airflow-acid's writers refuse unsorted events), so the files are read side by side, in batches
+of at most :attr:`DeleteCursor.batch_rows` events each, and k-way merged window by window:
+
+- the *frontier* F is the smallest last key among the batches held: every event ≤ F of every file is in hand (a
+  file's later events are ≥ its last key ≥ F);
+- the events ≤ F are taken from the files (a heap of the files' first keys finds the ones holding any) into a
+  *window*, an in-memory :class:`~airflow_acid.acid.delete_events._DeleteSet` over the key range [first row asked, F];
+- rows up to F are answered from the window; a row beyond F moves the window on (the file(s) that defined F are
+  empty now and read their next batch).
+
+Memory holds each file's current batch (at most files × ``batch_rows`` events, :attr:`DeleteCursor.peak_events`
+records the most held) and one window made of some of them. Rows asked in key order — each data file's rows are — pass
+every delete event once. A row below the window (a later data file starting at a smaller key, a split starting
+anywhere) starts the files over: correct, at the cost of a re-read.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+import numpy as np
+import pyarrow as pa
+
+from airflow_acid.acid.delete_events import Key, _DeleteSet, _KeyRuns, _np, valid_delete_keys
+from airflow_acid.acid.errors import UnsortedEventsError
+from airflow_acid.acid.event_reader import OrcDataFile
+from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.event_writer import first_unsorted
+from airflow_acid.acid.writeids import ValidWriteIdList
+
+WINDOW_EVENTS = 1_000_000
+"""Delete events the cursor reads ahead across all files at once (~30 MB decoded): each file reads batches of this
+divided by the number of files, within [:data:`MIN_BATCH_ROWS`, :data:`MAX_BATCH_ROWS`]."""
+MIN_BATCH_ROWS = 1024
+"""Hive's VectorizedRowBatch size: the smallest batch a file is read in, however many files there are."""
+MAX_BATCH_ROWS = 65_536
+
+_BEYOND = (1 << 63, 1 << 31, 1 << 63)
+"""A key above every key (the frontier once every file is read)."""
+
+
+def _bound(o: np.ndarray, b: np.ndarray, r: np.ndarray, key: Key, *, inclusive: bool) -> int:
+    """How many keys of the sorted (o, b, r) are < ``key`` (≤ with ``inclusive``): three binary searches."""
+    side: Literal["left", "right"] = "right" if inclusive else "left"
+    lo, hi = int(np.searchsorted(o, key[0], "left")), int(np.searchsorted(o, key[0], "right"))
+    if lo == hi:
+        return lo
+    bs = b[lo:hi]
+    blo, bhi = lo + int(np.searchsorted(bs, key[1], "left")), lo + int(np.searchsorted(bs, key[1], "right"))
+    if blo == bhi:
+        return blo
+    return blo + int(np.searchsorted(r[blo:bhi], key[2], side))
+
+
+def _key(o: np.ndarray, b: np.ndarray, r: np.ndarray, i: int) -> Key:
+    return int(o[i]), int(b[i]), int(r[i])
+
+
+class _DeltaStream:
+    """One delete delta file read forward: its valid delete keys in sorted batches."""
+
+    def __init__(self, f: OrcDataFile, write_ids: ValidWriteIdList, batch_rows: int) -> None:
+        self.file = f
+        self.write_ids = write_ids
+        self.batch_rows = batch_rows
+        self.generation = 0
+        self.restart()
+
+    def restart(self) -> None:
+        self._batches: Iterator[pa.RecordBatch] | None = None
+        self.o = np.empty(0, np.int64)
+        self.b = np.empty(0, np.int32)
+        self.r = np.empty(0, np.int64)
+        self.exhausted = False
+        self._last: Key | None = None
+        self.generation += 1
+
+    @property
+    def held(self) -> int:
+        return len(self.o)
+
+    @property
+    def first(self) -> Key:
+        return _key(self.o, self.b, self.r, 0)
+
+    @property
+    def last(self) -> Key:
+        return _key(self.o, self.b, self.r, len(self.o) - 1)
+
+    def refill(self) -> bool:
+        """Read the next batch holding a valid delete event; False at the end of the file."""
+        if self._batches is None:
+            self._batches = self.file.key_batches(self.batch_rows)
+        for batch in self._batches:
+            batch = valid_delete_keys(batch, self.write_ids)
+            if not batch.num_rows:
+                continue
+            o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
+            bad = first_unsorted(o, b, r)
+            if bad < 0 and self._last is not None and _key(o, b, r, 0) < self._last:
+                bad = 0
+            if bad >= 0:
+                raise UnsortedEventsError(self.file.path, "delete events are not sorted by (originalTransaction, "
+                                                          "bucket, rowId), so they cannot be streamed; raise "
+                                                          "hive.transactional.events.mem above the bucket's delete "
+                                                          "events to read them in memory, or compact the table")
+            self.o, self.b, self.r = o.astype(np.int64, copy=False), b.astype(np.int32, copy=False), \
+                r.astype(np.int64, copy=False)
+            self._last = self.last
+            self.generation += 1
+            return True
+        self.o, self.b, self.r = self.o[:0], self.b[:0], self.r[:0]
+        self.exhausted = True
+        self.generation += 1
+        return False
+
+    def take(self, upto: Key, floor: Key | None, runs: _KeyRuns) -> None:
+        """Move the held events ≤ ``upto`` into ``runs`` (dropping those < ``floor``: no row asks for them)."""
+        end = _bound(self.o, self.b, self.r, upto, inclusive=True)
+        start = min(end, _bound(self.o, self.b, self.r, floor, inclusive=False)) if floor is not None else 0
+        if end > start:
+            runs.add(self.o[start:end], self.b[start:end], self.r[start:end])
+        self.o, self.b, self.r = self.o[end:], self.b[end:], self.r[end:]
+
+
+class DeleteCursor:
+    """A :class:`~airflow_acid.acid.delete_events.DeleteFilter` over delete deltas streamed in key order."""
+
+    def __init__(self, files: Sequence[OrcDataFile], write_ids: ValidWriteIdList, *,
+                 window_events: int = WINDOW_EVENTS) -> None:
+        self.batch_rows = max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, window_events // max(1, len(files))))
+        self._streams = [_DeltaStream(f, write_ids, self.batch_rows) for f in files]
+        self.peak_events = 0
+        """The most delete events read and not yet passed at once (every file's current batch; a window is made of
+        some of them): at most ``len(files) * batch_rows`` — what tests check, instead of timing or RSS."""
+        self.restarts = 0
+        """How often rows below the window made the files start over."""
+        self.windows = 0
+        self._restart()
+
+    # -- the window --------------------------------------------------------------------------------
+    def _restart(self) -> None:
+        for s in self._streams:
+            s.restart()
+        self._start: Key | None = None    # events < start are gone: a row < start starts the files over
+        self._high: Key | None = None     # the window holds the events in [start, high]; None: no window yet
+        self._window: _DeleteSet | None = None
+        self._empty = list(range(len(self._streams)))   # streams to read a batch into
+        self._by_first: list[tuple[Key, int, int]] = []  # (first held key, stream, generation)
+        self._by_last: list[tuple[Key, int, int]] = []   # (last held key, stream, generation)
+
+    def _frontier(self) -> Key:
+        while self._by_last:
+            key, i, generation = self._by_last[0]
+            if generation == self._streams[i].generation and self._streams[i].held:
+                return key
+            heapq.heappop(self._by_last)  # stale: that batch was used up
+        return _BEYOND
+
+    def _advance(self, floor: Key) -> None:
+        """The next window: read a batch into every empty file, then take every event ≤ the new frontier."""
+        for i in self._empty:
+            s = self._streams[i]
+            if not s.exhausted and s.refill():
+                heapq.heappush(self._by_first, (s.first, i, s.generation))
+                heapq.heappush(self._by_last, (s.last, i, s.generation))
+        self._empty = []
+        held = sum(s.held for s in self._streams)
+        upto = self._frontier()
+        runs = _KeyRuns()
+        while self._by_first and self._by_first[0][0] <= upto:
+            _, i, generation = heapq.heappop(self._by_first)
+            s = self._streams[i]
+            if generation != s.generation or not s.held:
+                continue
+            s.take(upto, floor, runs)
+            if s.held:
+                heapq.heappush(self._by_first, (s.first, i, s.generation))
+            else:
+                s.generation += 1  # its entry among the last keys is stale now
+                self._empty.append(i)
+        self._window = _DeleteSet.from_runs(runs)
+        self._start, self._high = floor, upto
+        self.windows += 1
+        self.peak_events = max(self.peak_events, held)
+
+    # -- DeleteFilter ------------------------------------------------------------------------------
+    def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
+        """Boolean mask of the rows NOT deleted, or None when no row is deleted."""
+        n = len(o)
+        if n == 0:
+            return None
+        if first_unsorted(o, b, r) >= 0:  # not in key order: answer in key order, then put back
+            order = np.lexsort((r, b, o))
+            keep = self.survivors(o[order], b[order], r[order])
+            if keep is None:
+                return None
+            unsorted = np.empty(n, dtype=bool)
+            unsorted[order] = _np(keep)
+            return pa.array(unsorted)
+        if self._start is not None and _key(o, b, r, 0) < self._start:
+            self.restarts += 1
+            self._restart()
+        hit: np.ndarray | None = None
+        pos = 0
+        while pos < n:
+            if self._high is None or _key(o, b, r, pos) > self._high:
+                self._advance(_key(o, b, r, pos))
+                continue
+            end = n if self._high == _BEYOND else _bound(o, b, r, self._high, inclusive=True)
+            if self._window is not None:
+                keep = self._window.survivors(o[pos:end], b[pos:end], r[pos:end])
+                if keep is not None:
+                    if hit is None:
+                        hit = np.zeros(n, dtype=bool)
+                    hit[pos:end] = ~_np(keep)
+            pos = end
+        return None if hit is None else pa.array(~hit)
+
+    def may_touch(self, first: Key, last: Key) -> bool:
+        """Always True: a streamed cursor knows the events of its window only."""
+        return True
