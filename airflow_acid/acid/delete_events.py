@@ -23,14 +23,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM, EVENTS_MEM_KEY, events_mem_from  # noqa: F401
 from airflow_acid.acid.event_reader import OrcDataFile
 from airflow_acid.acid.event_schema import CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, Operation
 from airflow_acid.acid.writeids import ValidWriteIdList
-
-EVENTS_MEM_KEY = "hive.transactional.events.mem"
-"""Hive's name of the threshold: above this many delete events in a bucket's delete deltas, they are streamed."""
-DEFAULT_EVENTS_MEM = 10_000_000
-"""Hive's default of ``hive.transactional.events.mem``."""
 
 Key = tuple[int, int, int]
 """A ROW__ID (originalTransaction, bucket, rowId), compared as Hive orders events."""

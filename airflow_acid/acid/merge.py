@@ -27,8 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid import bucket_codec, names
-from airflow_acid.acid.delete_events import (  # noqa: F401  (_DeleteSet, _KeyRuns, _sorted_hits: for tests/bench)
-    DEFAULT_EVENTS_MEM,
+from airflow_acid.acid.delete_events import (  # noqa: F401  (_KeyRuns, _sorted_hits: for tests/bench)
     DeleteEvents,
     DeleteFilter,
     _DeleteSet,
@@ -36,6 +35,7 @@ from airflow_acid.acid.delete_events import (  # noqa: F401  (_DeleteSet, _KeyRu
     _sorted_hits,
     valid_write_id_mask,
 )
+from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampFormError, TimestampRangeError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
