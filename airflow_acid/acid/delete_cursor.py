@@ -5,17 +5,17 @@ Hive's SortMergedDeleteEventRegistry, used above ``hive.transactional.events.mem
 (Hive writes them so; airflow-acid's writers refuse unsorted events), so the files are read side by side, in batches
 of at most :attr:`DeleteCursor.batch_rows` events each, and k-way merged window by window:
 
-- the *frontier* F is the smallest last key among the batches held: every event ≤ F of every file is in hand (a
-  file's later events are ≥ its last key ≥ F);
+- the *frontier* F is the smallest last key among the batches held of the files not read to their end: every
+  event ≤ F of every file is in hand (a file's later events are ≥ its last key ≥ F);
 - the events ≤ F are taken from the files (a heap of the files' first keys finds the ones holding any) into a
   *window*, an in-memory :class:`~airflow_acid.acid.delete_events._DeleteSet` over the key range [first row asked, F];
 - rows up to F are answered from the window; a row beyond F moves the window on (the file(s) that defined F are
-  empty now and read their next batch).
+  empty now, and every file holding less than half a batch reads one more, appended to what it holds).
 
-Memory holds each file's current batch (at most files × ``batch_rows`` events, :attr:`DeleteCursor.peak_events`
-records the most held) and one window made of some of them. Rows asked in key order — each data file's rows are — pass
-every delete event once. A row below the window (a later data file starting at a smaller key, a split starting
-anywhere) starts the files over: correct, at the cost of a re-read.
+Memory holds at most 1.5 batches per file (:attr:`DeleteCursor.peak_events` records the most held) and one window
+made of some of them. Rows asked in key order — each data file's rows are — pass every delete event once. A row below
+the window (a later data file starting at a smaller key, a split starting anywhere) starts the files over: correct,
+at the cost of a re-read.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.event_writer import first_unsorted
 from airflow_acid.acid.writeids import ValidWriteIdList
 
-WINDOW_EVENTS = 1_000_000
-"""Delete events the cursor reads ahead across all files at once (~30 MB decoded): each file reads batches of this
+WINDOW_EVENTS = 4_000_000
+"""Delete events the cursor reads ahead across all files (~80 MB as key arrays): each file reads batches of this
 divided by the number of files, within [:data:`MIN_BATCH_ROWS`, :data:`MAX_BATCH_ROWS`]."""
 MIN_BATCH_ROWS = 1024
 """Hive's VectorizedRowBatch size: the smallest batch a file is read in, however many files there are."""
@@ -78,6 +78,9 @@ class _DeltaStream:
         self.b = np.empty(0, np.int32)
         self.r = np.empty(0, np.int64)
         self.exhausted = False
+        """Every event of the file has been read: what it holds is all it has left (it no longer bounds the
+        frontier)."""
+        self._read = 0
         self._last: Key | None = None
         self.generation += 1
 
@@ -93,11 +96,14 @@ class _DeltaStream:
     def last(self) -> Key:
         return _key(self.o, self.b, self.r, len(self.o) - 1)
 
-    def refill(self) -> bool:
-        """Read the next batch holding a valid delete event; False at the end of the file."""
+    def refill(self) -> int:
+        """Append the next batch holding a valid delete event to the events held; how many it added (0 at the end
+        of the file)."""
         if self._batches is None:
             self._batches = self.file.key_batches(self.batch_rows)
         for batch in self._batches:
+            self._read += batch.num_rows
+            self.exhausted = self._read >= self.file.num_rows  # the footer's count: no read past the end needed
             batch = valid_delete_keys(batch, self.write_ids)
             if not batch.num_rows:
                 continue
@@ -110,23 +116,26 @@ class _DeltaStream:
                                                           "bucket, rowId), so they cannot be streamed; raise "
                                                           "hive.transactional.events.mem above the bucket's delete "
                                                           "events to read them in memory, or compact the table")
-            self.o, self.b, self.r = o.astype(np.int64, copy=False), b.astype(np.int32, copy=False), \
-                r.astype(np.int64, copy=False)
+            o, b, r = o.astype(np.int64, copy=False), b.astype(np.int32, copy=False), r.astype(np.int64, copy=False)
+            if self.held:  # what is left of the last batch comes first
+                o, b, r = (np.concatenate((old, new)) for old, new in ((self.o, o), (self.b, b), (self.r, r)))
+            self.o, self.b, self.r = o, b, r
             self._last = self.last
             self.generation += 1
-            return True
-        self.o, self.b, self.r = self.o[:0], self.b[:0], self.r[:0]
+            return int(batch.num_rows)
         self.exhausted = True
         self.generation += 1
-        return False
+        return 0
 
-    def take(self, upto: Key, floor: Key | None, runs: _KeyRuns) -> None:
-        """Move the held events ≤ ``upto`` into ``runs`` (dropping those < ``floor``: no row asks for them)."""
+    def take(self, upto: Key, floor: Key | None, runs: _KeyRuns) -> int:
+        """Move the held events ≤ ``upto`` into ``runs`` (dropping those < ``floor``: no row asks for them); how many
+        left the batch."""
         end = _bound(self.o, self.b, self.r, upto, inclusive=True)
         start = min(end, _bound(self.o, self.b, self.r, floor, inclusive=False)) if floor is not None else 0
         if end > start:
             runs.add(self.o[start:end], self.b[start:end], self.r[start:end])
         self.o, self.b, self.r = self.o[end:], self.b[end:], self.r[end:]
+        return end
 
 
 class DeleteCursor:
@@ -137,8 +146,8 @@ class DeleteCursor:
         self.batch_rows = max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, window_events // max(1, len(files))))
         self._streams = [_DeltaStream(f, write_ids, self.batch_rows) for f in files]
         self.peak_events = 0
-        """The most delete events read and not yet passed at once (every file's current batch; a window is made of
-        some of them): at most ``len(files) * batch_rows`` — what tests check, instead of timing or RSS."""
+        """The most delete events read and not yet passed at once (what every file holds; a window is made of some of
+        them): at most ``len(files) * (batch_rows + (batch_rows - 1) // 2)`` — what tests check, not timing or RSS."""
         self.restarts = 0
         """How often rows below the window made the files start over."""
         self.windows = 0
@@ -151,27 +160,33 @@ class DeleteCursor:
         self._start: Key | None = None    # events < start are gone: a row < start starts the files over
         self._high: Key | None = None     # the window holds the events in [start, high]; None: no window yet
         self._window: _DeleteSet | None = None
-        self._empty = list(range(len(self._streams)))   # streams to read a batch into
+        self._low = list(range(len(self._streams)))     # streams holding less than half a batch: read one more
+        self._held = 0
         self._by_first: list[tuple[Key, int, int]] = []  # (first held key, stream, generation)
         self._by_last: list[tuple[Key, int, int]] = []   # (last held key, stream, generation)
 
     def _frontier(self) -> Key:
         while self._by_last:
             key, i, generation = self._by_last[0]
-            if generation == self._streams[i].generation and self._streams[i].held:
+            s = self._streams[i]
+            if generation == s.generation and s.held and not s.exhausted:
                 return key
             heapq.heappop(self._by_last)  # stale: that batch was used up
         return _BEYOND
 
     def _advance(self, floor: Key) -> None:
-        """The next window: read a batch into every empty file, then take every event ≤ the new frontier."""
-        for i in self._empty:
+        """The next window: read a batch more into every file holding less than half a batch, then take every event
+        ≤ the new frontier. (Topping up before a file runs dry keeps the files' last keys apart, so a window holds
+        about half a batch of every file, not the few events between two files' last keys.)"""
+        for i in self._low:
             s = self._streams[i]
-            if not s.exhausted and s.refill():
-                heapq.heappush(self._by_first, (s.first, i, s.generation))
-                heapq.heappush(self._by_last, (s.last, i, s.generation))
-        self._empty = []
-        held = sum(s.held for s in self._streams)
+            if not s.exhausted:
+                self._held += s.refill()
+                if s.held:
+                    heapq.heappush(self._by_first, (s.first, i, s.generation))
+                    heapq.heappush(self._by_last, (s.last, i, s.generation))
+        self._low = []
+        self.peak_events = max(self.peak_events, self._held)
         upto = self._frontier()
         runs = _KeyRuns()
         while self._by_first and self._by_first[0][0] <= upto:
@@ -179,16 +194,16 @@ class DeleteCursor:
             s = self._streams[i]
             if generation != s.generation or not s.held:
                 continue
-            s.take(upto, floor, runs)
+            self._held -= s.take(upto, floor, runs)
             if s.held:
                 heapq.heappush(self._by_first, (s.first, i, s.generation))
             else:
                 s.generation += 1  # its entry among the last keys is stale now
-                self._empty.append(i)
+            if 2 * s.held < self.batch_rows:
+                self._low.append(i)
         self._window = _DeleteSet.from_runs(runs)
         self._start, self._high = floor, upto
         self.windows += 1
-        self.peak_events = max(self.peak_events, held)
 
     # -- DeleteFilter ------------------------------------------------------------------------------
     def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
