@@ -175,3 +175,21 @@ def test_unsorted_delete_delta_cannot_be_streamed(tmp_path):
     cursor = DeleteCursor([open_orc_file(str(path))], wil(5))
     with pytest.raises(UnsortedEventsError, match="hive.transactional.events.mem"):
         cursor.survivors(np.ones(1, np.int64), np.full(1, B0, np.int32), np.zeros(1, np.int64))
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.sets(st.tuples(st.integers(1, 3), st.sampled_from([B0, S1]), st.integers(0, 30)), max_size=30),
+       ends=st.lists(st.tuples(st.integers(0, 4), st.sampled_from([B0, S1]), st.integers(0, 31)), min_size=2,
+                     max_size=2))
+def test_delete_set_may_touch_a_key_range_exactly_when_a_key_lies_in_it(keys, ends):
+    """The in-memory set answers the key-range question exactly (no false negatives, no false positives)."""
+    from airflow_acid.acid.delete_events import _DeleteSet, _KeyRuns
+
+    first, last = sorted(ends)
+    runs = _KeyRuns()
+    ordered = sorted(keys)
+    if ordered:
+        runs.add(*(np.array(c, dtype=t) for c, t in zip(zip(*ordered), (np.int64, np.int32, np.int64))))
+    deletes = _DeleteSet.from_runs(runs)
+    expected = any(first <= k <= last for k in keys)
+    assert (deletes.may_touch(first, last) if deletes is not None else False) == expected
