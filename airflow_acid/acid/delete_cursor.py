@@ -21,6 +21,7 @@ at the cost of a re-read.
 from __future__ import annotations
 
 import heapq
+import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Literal
 
@@ -29,9 +30,12 @@ import pyarrow as pa
 
 from airflow_acid.acid.delete_events import Key, _DeleteSet, _KeyRuns, _np, valid_delete_keys
 from airflow_acid.acid.errors import UnsortedEventsError
-from airflow_acid.acid.event_reader import OrcDataFile
-from airflow_acid.acid.event_schema import KEY_FIELDS
-from airflow_acid.acid.event_writer import first_unsorted
+from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file
+from airflow_acid.acid.event_schema import BUCKET, KEY_FIELDS, ORIGINAL_TRANSACTION, ROW_ID, delete_events
+from airflow_acid.acid.event_writer import FileKind, first_unsorted
+from airflow_acid.acid.fast_event_writer import AcidOrcFileWriter
+from airflow_acid.acid.fs import storage_for
+from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.writeids import ValidWriteIdList
 
 WINDOW_EVENTS = 4_000_000
@@ -40,6 +44,12 @@ divided by the number of files, within [:data:`MIN_BATCH_ROWS`, :data:`MAX_BATCH
 MIN_BATCH_ROWS = 1024
 """Hive's VectorizedRowBatch size: the smallest batch a file is read in, however many files there are."""
 MAX_BATCH_ROWS = 65_536
+MAX_OPEN_FILES = 64
+"""Delete deltas read side by side at most: an open ORC reader holds ~1 MB of stream buffers (1,000 delete deltas of
+100,000 events: 1 GB). With more, groups of this many are first merged into sorted run files in a local scratch
+directory (an external merge sort's first pass; only valid delete keys, distinct) and the cursor reads those."""
+_RUN_ORC = OrcSettings(compression="LZ4")
+_RUN_ROW = pa.schema([("x", pa.int8())])
 
 _BEYOND = (1 << 63, 1 << 31, 1 << 63)
 """A key above every key (the frontier once every file is read)."""
@@ -65,7 +75,7 @@ def _key(o: np.ndarray, b: np.ndarray, r: np.ndarray, i: int) -> Key:
 class _DeltaStream:
     """One delete delta file read forward: its valid delete keys in sorted batches."""
 
-    def __init__(self, f: OrcDataFile, write_ids: ValidWriteIdList, batch_rows: int) -> None:
+    def __init__(self, f: OrcDataFile, write_ids: ValidWriteIdList | None, batch_rows: int) -> None:
         self.file = f
         self.write_ids = write_ids
         self.batch_rows = batch_rows
@@ -104,7 +114,8 @@ class _DeltaStream:
         for batch in self._batches:
             self._read += batch.num_rows
             self.exhausted = self._read >= self.file.num_rows  # the footer's count: no read past the end needed
-            batch = valid_delete_keys(batch, self.write_ids)
+            if self.write_ids is not None:  # None: a run file of valid keys only
+                batch = valid_delete_keys(batch, self.write_ids)
             if not batch.num_rows:
                 continue
             o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
@@ -142,9 +153,17 @@ class DeleteCursor:
     """A :class:`~airflow_acid.acid.delete_events.DeleteFilter` over delete deltas streamed in key order."""
 
     def __init__(self, files: Sequence[OrcDataFile], write_ids: ValidWriteIdList, *,
-                 window_events: int = WINDOW_EVENTS) -> None:
+                 window_events: int = WINDOW_EVENTS, max_open_files: int | None = None) -> None:
+        max_open = max(2, max_open_files or MAX_OPEN_FILES)
+        self._scratch: list[tempfile.TemporaryDirectory[str]] = []
+        self.run_files = 0
+        """Sorted run files the delete deltas were first merged into (0: read directly)."""
+        valid: ValidWriteIdList | None = write_ids
+        while len(files) > max_open:  # run files hold DELETE events of write id 0: valid in any snapshot
+            files, valid = self._merged_runs(files, write_ids, window_events, max_open), None
+            self.run_files = len(files)
         self.batch_rows = max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, window_events // max(1, len(files))))
-        self._streams = [_DeltaStream(f, write_ids, self.batch_rows) for f in files]
+        self._streams = [_DeltaStream(f, valid, self.batch_rows) for f in files]
         self.peak_events = 0
         """The most delete events read and not yet passed at once (what every file holds; a window is made of some of
         them): at most ``len(files) * (batch_rows + (batch_rows - 1) // 2)`` — what tests check, not timing or RSS."""
@@ -152,6 +171,36 @@ class DeleteCursor:
         """How often rows below the window made the files start over."""
         self.windows = 0
         self._restart()
+
+    def _merged_runs(self, files: Sequence[OrcDataFile], write_ids: ValidWriteIdList, window_events: int,
+                     max_open: int) -> list[OrcDataFile]:
+        """Groups of ``max_open`` delete deltas merged into one sorted run file each."""
+        scratch = tempfile.TemporaryDirectory(prefix="acid-delete-runs-")  # removed with the cursor
+        self._scratch.append(scratch)
+        storage = storage_for(scratch.name)
+        runs: list[OrcDataFile] = []
+        for start in range(0, len(files), max_open):
+            group = DeleteCursor(files[start:start + max_open], write_ids, window_events=window_events,
+                                 max_open_files=max_open)
+            relative = f"run_{start // max_open:05d}/bucket_00000"
+            writer = AcidOrcFileWriter(storage, relative, kind=FileKind.DELTA, orc=_RUN_ORC, spool=True)
+            for o, b, r in group.sorted_keys():
+                keys = pa.table({ORIGINAL_TRANSACTION: o, BUCKET: b, ROW_ID: r})
+                writer.write(delete_events(keys, 0, _RUN_ROW))
+            if writer.rows:
+                written = writer.close()
+                runs.append(open_data_file(storage, relative, written.bytes, expect=FileFormat.ACID))
+        return runs
+
+    def sorted_keys(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Every valid delete key once, in key order, window by window (what a run file holds)."""
+        self._restart()
+        while self._high != _BEYOND:
+            self._advance(None)
+            if self._window is None:
+                continue
+            for (o, b), rows in sorted(self._window.row_ids.items()):
+                yield np.full(len(rows), o, np.int64), np.full(len(rows), b, np.int32), rows
 
     # -- the window --------------------------------------------------------------------------------
     def _restart(self) -> None:
@@ -174,7 +223,7 @@ class DeleteCursor:
             heapq.heappop(self._by_last)  # stale: that batch was used up
         return _BEYOND
 
-    def _advance(self, floor: Key) -> None:
+    def _advance(self, floor: Key | None) -> None:
         """The next window: read a batch more into every file holding less than half a batch, then take every event
         ≤ the new frontier. (Topping up before a file runs dry keeps the files' last keys apart, so a window holds
         about half a batch of every file, not the few events between two files' last keys.)"""

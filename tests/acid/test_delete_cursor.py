@@ -30,9 +30,11 @@ S1 = bucket_codec.encode(0, 1)
 
 @pytest.fixture
 def tiny_batches(monkeypatch):
-    """Every delete delta read 2 events at a time: many windows, every seam exercised."""
+    """Every delete delta read 2 events at a time: many windows, every seam exercised; more than 2 delete deltas are
+    first merged into sorted run files."""
     monkeypatch.setattr(delete_cursor, "MIN_BATCH_ROWS", 1)
     monkeypatch.setattr(delete_cursor, "MAX_BATCH_ROWS", 2)
+    monkeypatch.setattr(delete_cursor, "MAX_OPEN_FILES", 2)
 
 
 def rows(root: str, snapshot, events_mem: int) -> list[tuple]:
@@ -110,11 +112,12 @@ key_lists = st.lists(st.tuples(st.integers(1, 4), st.sampled_from([B0, S1]), st.
 
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(files=st.lists(key_lists, min_size=1, max_size=5), invalid=st.sets(st.integers(10, 14), max_size=2),
+@given(files=st.lists(key_lists, min_size=1, max_size=7), invalid=st.sets(st.integers(10, 14), max_size=2),
        probes=st.lists(st.lists(st.tuples(st.integers(1, 4), st.sampled_from([B0, S1]), st.integers(0, 40)),
                                 min_size=1, max_size=30), min_size=1, max_size=5),
-       batch=st.integers(1, 5), in_order=st.booleans())
-def test_cursor_answers_like_a_set_and_holds_a_bounded_batch(monkeypatch, files, invalid, probes, batch, in_order):
+       batch=st.integers(1, 5), in_order=st.booleans(), max_open=st.sampled_from([None, 2, 3]))
+def test_cursor_answers_like_a_set_and_holds_a_bounded_batch(monkeypatch, files, invalid, probes, batch, in_order,
+                                                             max_open):
     """Delete deltas (write ids 10.., some invalid in the snapshot) against batches of rows, in key order or not:
     survivors() is set membership of the valid deletes, and the cursor never holds more than 1.5 batches a file."""
     monkeypatch.setattr(delete_cursor, "MIN_BATCH_ROWS", batch)
@@ -130,8 +133,10 @@ def test_cursor_answers_like_a_set_and_holds_a_bounded_batch(monkeypatch, files,
                 deleted |= set(keys)
         if not opened:
             return
-        cursor = DeleteCursor(opened, snapshot, window_events=0)
+        cursor = DeleteCursor(opened, snapshot, window_events=0, max_open_files=max_open)
         assert cursor.batch_rows == batch
+        assert (cursor.run_files > 0) == (max_open is not None and len(opened) > max_open)
+        files_read = len(cursor._streams)
         if in_order:
             probes = [sorted(set(p)) for p in sorted(probes)]
         for probe in probes:
@@ -140,7 +145,8 @@ def test_cursor_answers_like_a_set_and_holds_a_bounded_batch(monkeypatch, files,
             assert (mask.to_pylist() if mask is not None else [True] * len(probe)) == \
                 [k not in deleted for k in probe]
             assert cursor.may_touch(probe[0], probe[-1])
-        assert cursor.peak_events <= len(opened) * (batch + (batch - 1) // 2)
+        assert files_read <= (max_open or len(opened))
+        assert cursor.peak_events <= files_read * (batch + (batch - 1) // 2)
         assert all(s.held <= batch + (batch - 1) // 2 for s in cursor._streams)
 
 

@@ -38,6 +38,7 @@ def _history(loc: str) -> None:
 def test_major_compaction_streams_deletes_below_the_threshold(tmp_path, monkeypatch):
     monkeypatch.setattr(delete_cursor, "MIN_BATCH_ROWS", 1)
     monkeypatch.setattr(delete_cursor, "MAX_BATCH_ROWS", 2)
+    monkeypatch.setattr(delete_cursor, "MAX_OPEN_FILES", 2)  # 4 delete deltas: merged into run files first
     streamed, in_memory = str(tmp_path / "streamed"), str(tmp_path / "memory")
     Path(streamed).mkdir()
     _history(streamed)
