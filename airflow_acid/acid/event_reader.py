@@ -216,6 +216,24 @@ class OrcDataFile:
             yield self._timestamps.rows(batch, row)
             row += batch.num_rows
 
+    def key_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
+        """The five ACID key columns of an event file (canonical names) in batches of at most ``batch_rows`` rows,
+        read through ORC's row reader whatever the stripe size: memory holds a stripe's compressed streams and one
+        batch (the streamed delete cursor reads many delete deltas side by side this way)."""
+        if self.format is not FileFormat.ACID or self._source is None:
+            raise AcidFileError(self.path, "not an ACID event file: it holds no delete events")
+        import pyarrow.dataset as ds  # loads pandas: only when a file is scanned
+
+        selection = self._selection([], True)
+        fragment = ds.OrcFileFormat().make_fragment(self._source)
+        try:
+            for batch in fragment.to_batches(columns=selection, batch_size=batch_rows, batch_readahead=0,
+                                             fragment_readahead=1, use_threads=False):
+                for start in range(0, batch.num_rows, batch_rows):
+                    yield _canonical(batch.slice(start, batch_rows), True)
+        except _ARROW_ERRORS as exc:
+            raise AcidFileError(self.path, f"cannot be decoded (corrupt or truncated file): {exc}") from None
+
     def read(self, row_columns: Sequence[int] | None = None, *, keys: bool = True) -> pa.Table:
         batches = list(self.iter_batches(row_columns, keys=keys))
         if batches:  # stripes read at nanoseconds and in the wide form: one exact form per column

@@ -1,7 +1,8 @@
 """Merge-on-read: base (or original files) + insert deltas − delete events, at one snapshot, into pyarrow.
 
 Work goes bucket by bucket: the delete keys of one bucket are loaded (only events whose own write id is valid in
-the snapshot), then that bucket's data is streamed stripe by stripe, each event filtered by its own write id
+the snapshot; streamed in key order beyond ``hive.transactional.events.mem``: acid/delete_events.py), then that
+bucket's data is streamed stripe by stripe, each event filtered by its own write id
 (``currentTransaction``) and by the delete keys (vectorised ``is_in`` on packed ROW__IDs). Original files get
 synthetic ROW__IDs (docs/hive-acid.md#original-files): originalTransaction 0, bucket = BucketCodec V1 of the bucket id in the
 file name, rowId = running row offset across that bucket's original files in path order.
@@ -22,8 +23,7 @@ import posixpath
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import fsspec
 import numpy as np
@@ -31,6 +31,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.delete_events import (  # noqa: F401  (_KeyRuns, _sorted_hits: for tests/bench)
+    DeleteEvents,
+    DeleteFilter,
+    _DeleteSet,
+    _KeyRuns,
+    _sorted_hits,
+    valid_write_id_mask,
+)
+from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampFormError, TimestampRangeError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
@@ -194,21 +203,6 @@ def plan_from_state(state: AcidState, files: Iterable[ListedFile]) -> MergePlan:
 # Snapshot filtering and delete keys
 
 
-def valid_write_id_mask(ids: pa.Array, write_ids: ValidWriteIdList) -> pa.Array | None:
-    """Boolean mask of ids valid in the snapshot; None when all are (the common case, no work)."""
-    if len(ids) == 0:
-        return None
-    bounds = pc.min_max(ids)
-    lo, hi = bounds["min"].as_py(), bounds["max"].as_py()
-    exceptions = [e for e in write_ids.exceptions if lo <= e <= hi]
-    if hi <= write_ids.high_watermark and not exceptions:
-        return None
-    mask = pc.less_equal(ids, write_ids.high_watermark)
-    if exceptions:
-        mask = pc.and_(mask, pc.invert(pc.is_in(ids, value_set=pa.array(exceptions, pa.int64()))))
-    return mask
-
-
 _PACKED = np.dtype([("o", "<i8"), ("b", "<i4"), ("r", "<i8")])
 
 
@@ -224,221 +218,37 @@ def _np(array: pa.Array) -> np.ndarray:
     return values
 
 
-_MAX_RUNS = 256
-"""Above this many (originalTransaction, bucket) runs in one batch, rows are grouped by sorting instead."""
-
-
-def _sorted_hits(deleted_row_ids: np.ndarray, r: np.ndarray) -> np.ndarray:
-    """Which values of ``r`` occur in the sorted, distinct ``deleted_row_ids`` (binary search, no hash table).
-
-    When ``r`` is strictly increasing (a run of one sorted file), only the deletes within ``r``'s range are looked up
-    in ``r`` — M log N instead of N log M: a 250,000-row slice of a base against 50,000 deletes costs ~1 ms, not ~4.
-    """
-    if len(r) > 1 and bool(np.all(r[1:] > r[:-1])):
-        d = deleted_row_ids[np.searchsorted(deleted_row_ids, r[0]):
-                            np.searchsorted(deleted_row_ids, r[-1], side="right")]
-        if len(d) < len(r):
-            pos = np.searchsorted(r, d)  # d lies within [r[0], r[-1]]: every position is inside r
-            hits = np.zeros(len(r), dtype=bool)
-            hits[pos[r[pos] == d]] = True
-            return hits
-    pos = np.searchsorted(deleted_row_ids, r)
-    np.minimum(pos, len(deleted_row_ids) - 1, out=pos)
-    found: np.ndarray = deleted_row_ids[pos] == r
-    return found
-
-
-def _distinct_sorted(values: np.ndarray) -> np.ndarray:
-    """The distinct values of an ascending array (one pass; np.unique would sort or hash again)."""
-    if len(values) < 2:
-        return values
-    keep = np.empty(len(values), dtype=bool)
-    keep[0] = True
-    np.not_equal(values[1:], values[:-1], out=keep[1:])
-    if keep.all():  # no repeats (the usual case): no copy
-        return values
-    distinct: np.ndarray = values[keep]
-    return distinct
-
-
-@dataclass(frozen=True)
-class _DeleteSet:
-    """Valid delete keys of one bucket: sorted distinct rowIds per (originalTransaction, bucket) pair.
-
-    Lookups are binary searches per pair, so nothing is rebuilt per batch (a hash ``is_in`` rebuilds its table
-    from the value set on every call, which dominated major compactions with many deletes).
-    """
-
-    row_ids: Mapping[tuple[int, int], np.ndarray]
-
-    @classmethod
-    def from_runs(cls, runs: _KeyRuns) -> _DeleteSet | None:
-        """From the delete keys as read (any order, repeats allowed); None when there are none. ``runs`` is emptied
-        as it is consumed."""
-        if not runs.rows:
-            return None
-        if sum(len(o) for o in runs.o) <= _LOOP_RUNS:
-            return cls(_gathered_by_pair(runs))
-        r = np.concatenate(runs.rows) if len(runs.rows) > 1 else runs.rows[0]
-        o, b, lengths = (np.concatenate(parts) for parts in (runs.o, runs.b, runs.lengths))
-        runs.clear()
-        return cls(_sorted_by_pair(o, b, lengths, r))
-
-    def _hits(self, o: int, b: int, r: np.ndarray) -> np.ndarray | None:
-        deleted = self.row_ids.get((o, b))
-        if deleted is None or not len(r):
-            return None
-        return _sorted_hits(deleted, r)
-
-    @cached_property
-    def _pairs(self) -> list[tuple[int, int]]:
-        """The (originalTransaction, bucket) pairs in key order."""
-        return sorted(self.row_ids)
-
-    def touches(self, lo: tuple[int, int, int], hi: tuple[int, int, int]) -> bool:
-        """Whether any deleted key lies in the inclusive ROW__ID range [lo, hi] (a data file's key range: when none
-        does, merge-on-read need not decode that file's key columns). Binary searches: no walk over every pair."""
-        pairs = self._pairs
-        for o, b in pairs[bisect.bisect_left(pairs, lo[:2]):bisect.bisect_right(pairs, hi[:2])]:
-            rows = self.row_ids[(o, b)]
-            if not len(rows):
-                continue
-            first = int(rows[0]) if (o, b) != lo[:2] else lo[2]
-            last = int(rows[-1]) if (o, b) != hi[:2] else hi[2]
-            if first > last:
-                continue
-            if np.searchsorted(rows, first) < np.searchsorted(rows, last, side="right"):
-                return True
-        return False
-
-    def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
-        """Boolean mask of rows NOT deleted, or None when no row is deleted."""
-        n = len(o)
-        if n == 0:
-            return None
-        change = np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1
-        hit = np.zeros(n, dtype=bool)
-        if len(change) <= _MAX_RUNS:  # files are sorted by key: a batch holds few (o, b) runs
-            starts, ends = np.concatenate(([0], change)), np.concatenate((change, [n]))
-            for s, e in zip(starts.tolist(), ends.tolist()):
-                h = self._hits(int(o[s]), int(b[s]), r[s:e])
-                if h is not None:
-                    hit[s:e] = h
-        else:
-            order = np.lexsort((b, o))
-            so, sb = o[order], b[order]
-            cut = np.flatnonzero((so[1:] != so[:-1]) | (sb[1:] != sb[:-1])) + 1
-            for s, e in zip(np.concatenate(([0], cut)).tolist(), np.concatenate((cut, [n])).tolist()):
-                idx = order[s:e]
-                h = self._hits(int(so[s]), int(sb[s]), r[idx])
-                if h is not None:
-                    hit[idx] = h
-        if not hit.any():
-            return None
-        return pa.array(~hit)
-
-
-_LOOP_RUNS = 4096
-"""Up to this many (originalTransaction, bucket) runs in a bucket's delete deltas, the deleted rowIds are gathered pair
-by pair (about 16 bytes a delete at the peak); above, by one sort of all of them (about 32 bytes a delete, but no
-Python step per run: deletes spread over many write ids)."""
-
-
-@dataclass
-class _KeyRuns:
-    """Delete keys as they are read: each batch's rowIds, and its (originalTransaction, bucket) pairs run-length
-    encoded — 8 bytes a delete and 24 a run, where three key columns take 20 bytes a delete."""
-
-    rows: list[np.ndarray] = field(default_factory=list)
-    o: list[np.ndarray] = field(default_factory=list)
-    b: list[np.ndarray] = field(default_factory=list)
-    lengths: list[np.ndarray] = field(default_factory=list)
-
-    def add(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> None:
-        if not len(o):
-            return
-        starts = np.concatenate(([0], np.flatnonzero((o[1:] != o[:-1]) | (b[1:] != b[:-1])) + 1))
-        self.rows.append(r.astype(np.int64, copy=False))
-        self.o.append(o[starts].astype(np.int64))
-        self.b.append(b[starts].astype(np.int64))
-        self.lengths.append(np.diff(np.concatenate((starts, [len(o)]))))
-
-    def clear(self) -> None:
-        for parts in (self.rows, self.o, self.b, self.lengths):
-            parts.clear()
-
-
-def _gathered_by_pair(runs: _KeyRuns) -> dict[tuple[int, int], np.ndarray]:
-    """Each pair's rowIds joined, sorted when they are not (one sorted delta gave them all) and made distinct;
-    ``runs`` is emptied, so the batches' rowIds go as the pairs' arrays are made."""
-    gathered: dict[tuple[int, int], list[np.ndarray]] = defaultdict(list)
-    for rows, o, b, lengths in zip(runs.rows, runs.o, runs.b, runs.lengths):
-        ends = np.cumsum(lengths)
-        for ro, rb, s, e in zip(o.tolist(), b.tolist(), (ends - lengths).tolist(), ends.tolist()):
-            gathered[(ro, rb)].append(rows[s:e])
-    runs.clear()
-    row_ids: dict[tuple[int, int], np.ndarray] = {}
-    for key in list(gathered):
-        parts = gathered.pop(key)
-        owned = len(parts) > 1
-        joined = np.concatenate(parts) if owned else parts[0]
-        del parts  # the batches' rowIds of this pair go now
-        if len(joined) > 1 and not bool(np.all(joined[1:] >= joined[:-1])):
-            if owned:
-                joined.sort()  # in place: no second copy of a pair's rowIds
-            else:
-                joined = np.sort(joined)
-        distinct = _distinct_sorted(joined)
-        row_ids[key] = distinct.copy() if distinct.base is not None else distinct  # no view keeping a batch alive
-    return row_ids
-
-
-def _sorted_by_pair(o: np.ndarray, b: np.ndarray, lengths: np.ndarray, r: np.ndarray
-                    ) -> dict[tuple[int, int], np.ndarray]:
-    """The same by one sort of every deleted rowId by (pair, rowId); each pair's rowIds are a slice of the result."""
-    by_pair = np.lexsort((b, o))  # the runs' pairs numbered in key order
-    so, sb = o[by_pair], b[by_pair]
-    first = np.ones(len(by_pair), dtype=bool)
-    first[1:] = (so[1:] != so[:-1]) | (sb[1:] != sb[:-1])
-    pair_of_run = np.empty(len(by_pair), dtype=np.int64)
-    pair_of_run[by_pair] = np.cumsum(first) - 1
-    pair_o, pair_b = so[first].tolist(), sb[first].tolist()
-    pair = np.repeat(pair_of_run, lengths)
-    order = np.lexsort((r, pair))
-    r, pair = r[order], pair[order]
-    del order
-    keep = np.ones(len(r), dtype=bool)
-    keep[1:] = (pair[1:] != pair[:-1]) | (r[1:] != r[:-1])
-    r, pair = r[keep], pair[keep]
-    cut = np.flatnonzero(pair[1:] != pair[:-1]) + 1
-    starts = np.concatenate(([0], cut))
-    bounds = zip(pair[starts].tolist(), starts.tolist(), np.concatenate((cut, [len(r)])).tolist())
-    return {(pair_o[p], pair_b[p]): r[s:e] for p, s, e in bounds}
-
-
 @dataclass(frozen=True)
 class Deletes:
-    """The bucket's delete set, when it is needed (it may still be being read on the read-ahead thread).
+    """The bucket's delete filter, when it is needed (it may still be being read on the read-ahead thread).
 
     ``max_write_id`` is the highest write id of the bucket's delete deltas (-1: none): a delete event at write id W
     only deletes rows inserted at or before W, so a file whose rows were all inserted later needs no delete lookup
     (Hive's ``isQualifiedDeleteDeltaForSplit``)."""
 
-    pending: Future[_DeleteSet | None] | None = None
+    pending: Future[DeleteFilter | None] | None = None
     max_write_id: int = -1
 
-    def __call__(self) -> _DeleteSet | None:
+    @classmethod
+    def ready(cls, delete_filter: DeleteFilter | None, max_write_id: int) -> Deletes:
+        """A filter already built (the streamed cursor: nothing to wait for)."""
+        done: Future[DeleteFilter | None] = Future()
+        done.set_result(delete_filter)
+        return cls(done, max_write_id)
+
+    def __call__(self) -> DeleteFilter | None:
         return self.pending.result() if self.pending is not None else None
 
     def may_touch(self, lo: tuple[int, int, int], hi: tuple[int, int, int]) -> bool:
-        """Whether a delete event may fall in the ROW__ID range [lo, hi]; from the loaded set when it is read
-        already, else from the delete deltas' write ids (no waiting)."""
+        """Whether a delete event may fall in the ROW__ID range [lo, hi]; from the filter when it is ready (a
+        streamed cursor always says it may), else from the delete deltas' write ids (no waiting)."""
         if self.pending is None or lo[0] > self.max_write_id:
             return False
         if not self.pending.done():
             return True
-        delete_set = self.pending.result()
-        return delete_set is not None and delete_set.touches(lo, hi)
+        delete_filter = self.pending.result()
+        return delete_filter is not None and delete_filter.may_touch(lo, hi)
+
 
 READ_AHEAD_BYTES = 8 << 20
 """Event files up to this many bytes on storage, in all, are read ahead of the current file on a second thread
@@ -523,7 +333,8 @@ class _Reader:
     """Shared state of one merge: storage, snapshot, table schema, projection."""
 
     def __init__(self, storage: Storage, write_ids: ValidWriteIdList, schema: pa.Schema,
-                 read_columns: Sequence[int], floor_timestamps: bool = False, *, keys: bool = True) -> None:
+                 read_columns: Sequence[int], floor_timestamps: bool = False,
+                 events_mem: int = DEFAULT_EVENTS_MEM, *, keys: bool = True) -> None:
         self.storage = storage
         self.write_ids = write_ids
         self.schema = schema
@@ -532,6 +343,7 @@ class _Reader:
         self.keys = keys or not self.read_columns
         """Whether batches carry the ROW__ID columns. Without them, an event file's key columns are decoded only
         where a delete event may touch it (a batch of no columns would lose its row count: then they always are)."""
+        self.events_mem = events_mem
 
     def open(self, src: DataSource, expect: FileFormat | None) -> OrcDataFile:
         length = read_flush_length(self.storage, src.side_file) if src.side_file else None
@@ -539,23 +351,14 @@ class _Reader:
                               expect=expect, where=src.directory)
 
     # -- deletes -----------------------------------------------------------------------------------
+    def delete_events(self, bucket: BucketPlan) -> DeleteEvents:
+        """The bucket's delete deltas, opened: their footers' row counts choose in-memory or streamed deletes."""
+        files = tuple(self.open(src, FileFormat.ACID) for src in bucket.deletes if src.size != 0)
+        return DeleteEvents(files, self.write_ids, self.events_mem)
+
     def delete_keys(self, bucket: BucketPlan) -> _DeleteSet | None:
-        """The valid delete events of the bucket's delete deltas."""
-        runs = _KeyRuns()
-        for src in bucket.deletes:
-            if src.size == 0:
-                continue
-            f = self.open(src, FileFormat.ACID)
-            for batch in f.iter_batches(row_columns=[], keys=True):
-                ctxn = batch.column(CURRENT_TRANSACTION)
-                mask = valid_write_id_mask(ctxn, self.write_ids)
-                ops = batch.column(OPERATION)
-                is_delete = pc.equal(ops, int(Operation.DELETE))
-                mask = is_delete if mask is None else pc.and_(mask, is_delete)
-                batch = batch.filter(mask)
-                if batch.num_rows:
-                    runs.add(*(_np(batch.column(k)) for k in KEY_FIELDS))
-        return _DeleteSet.from_runs(runs)
+        """The valid delete events of the bucket's delete deltas, in memory."""
+        return self.delete_events(bucket).load()
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:
@@ -589,9 +392,15 @@ class _Reader:
             for src in sources:
                 yield from self._source_batches(src, bucket, Deletes(), offsets)
             return
+        deletes = self.delete_events(bucket)
+        if deletes.streamed:  # too many to hold: merged with the rows as they come, file after file, in key order
+            cursor_deletes = Deletes.ready(deletes.filter(), _max_write_id(bucket.deletes))
+            for src in sources:
+                yield from self._source_batches(src, bucket, cursor_deletes, offsets)
+            return
         pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="acid-read-ahead")
         # first in the worker's queue: read-ahead waits on it
-        deleted = Deletes(pool.submit(self.delete_keys, bucket), _max_write_id(bucket.deletes))
+        deleted = Deletes(pool.submit(deletes.filter), _max_write_id(bucket.deletes))
         ahead: dict[int, Future[list[pa.RecordBatch]]] = {}
         ahead_bytes, upcoming = 0, 1
         try:
@@ -846,18 +655,21 @@ def _infer_schema(reader_storage: Storage, plan: MergePlan) -> pa.Schema | None:
 def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
                       schema: pa.Schema | None = None, columns: Sequence[str] | None = None,
                       filter: pc.Expression | None = None, include_row_ids: bool = False,
-                      floor_timestamps: bool = False, _keys: bool = False) -> Iterator[pa.RecordBatch]:
+                      floor_timestamps: bool = False, _keys: bool = False,
+                      events_mem: int = DEFAULT_EVENTS_MEM) -> Iterator[pa.RecordBatch]:
     """Merged batches for an explicit :class:`MergePlan` (the core behind :func:`iter_acid_batches`).
 
     Timestamps change form exactly or raise :class:`TimestampRangeError` (read again with
     :func:`~airflow_acid.acid.timestamps.wide_schema`); ``floor_timestamps`` floors digits ``schema``'s forms
-    cannot hold instead — for engines that hold no more (Spark's microseconds), never for storing."""
+    cannot hold instead — for engines that hold no more (Spark's microseconds), never for storing.
+    ``events_mem`` is ``hive.transactional.events.mem``: a bucket with more delete events streams them
+    (:mod:`airflow_acid.acid.delete_cursor`) instead of holding them in memory."""
     if schema is None:
         schema = _infer_schema(storage, plan)
         if schema is None:
             return
     proj = _projection(schema, columns, filter, include_row_ids)
-    reader = _Reader(storage, write_ids, schema, proj.read_columns, floor_timestamps,
+    reader = _Reader(storage, write_ids, schema, proj.read_columns, floor_timestamps, events_mem,
                      keys=include_row_ids or _keys or proj.filter_keys)
     out = list(proj.out_columns)
     if _keys and not include_row_ids:
@@ -947,7 +759,7 @@ def _ordered_by_names(plan: MergePlan) -> bool:
 
 def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *, schema: pa.Schema | None = None,
               columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
-              include_row_ids: bool = False) -> pa.Table:
+              include_row_ids: bool = False, events_mem: int = DEFAULT_EVENTS_MEM) -> pa.Table:
     """Merged table for an explicit plan, ordered by bucket id then (originalTransaction, bucket, rowId).
 
     The key columns are read only when the order needs checking (:func:`_ordered_by_names`) or the caller wants
@@ -957,13 +769,13 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
     check_order = not _ordered_by_names(plan)
     try:
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                         include_row_ids=include_row_ids, _keys=check_order))
+                                         include_row_ids=include_row_ids, _keys=check_order, events_mem=events_mem))
     except TimestampRangeError:
         if schema is None or schema == wide_schema(schema):
             raise
         schema = wide_schema(schema)  # a timestamp outside 1677–2262: read again in the form that holds any
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                         include_row_ids=include_row_ids, _keys=check_order))
+                                         include_row_ids=include_row_ids, _keys=check_order, events_mem=events_mem))
     if schema is None:
         return pa.table({})
     keyed = check_order or include_row_ids  # the batches carry the ROW__ID columns

@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 
+from airflow_acid.acid.delete_settings import EVENTS_MEM_KEY
+
 log = logging.getLogger(__name__)
 
 COMPACTOR_PREFIX = "compactor."
@@ -57,7 +59,7 @@ _MR_TO_SPARK: dict[str, tuple[str, Callable[[str], str]]] = {
 }
 """MR key → (Spark key, value conversion)."""
 
-_READ_ELSEWHERE = frozenset({MAX_NUM_DELTA_KEY, *QUEUE_KEYS})
+_READ_ELSEWHERE = frozenset({MAX_NUM_DELTA_KEY, EVENTS_MEM_KEY, *QUEUE_KEYS})
 """Job-conf keys the compactor reads itself (not Spark settings)."""
 
 

@@ -18,6 +18,7 @@ import fsspec
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM, EVENTS_MEM_KEY, events_mem_from
 from airflow_acid.acid.names import LONG_MIN
 from airflow_acid.acid.state import AcidState, BaseEntry, DeltaEntry
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidTxnList
@@ -26,6 +27,7 @@ from airflow_acid.compactor.errors import CompactionAttemptError
 from airflow_acid.compactor.job_conf import MAX_NUM_DELTA_KEY, effective_properties, spark_job_conf
 from airflow_acid.compactor.job_conf import job_queue as queue_of
 from airflow_acid.compactor.listing import directory_state
+from airflow_acid.errors import AcidInputError
 from airflow_acid.job.errors import PlanError
 from airflow_acid.job.plan import (
     EXECUTABLE_TYPES,
@@ -118,7 +120,8 @@ def compose_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, c
                     row_schema: str | None = None, table_properties: Mapping[str, str] = {},
                     request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
                     insert_only: bool = False, number_of_buckets: int | None = None,
-                    order_by: Sequence[tuple[str, bool]] = (), job_queue: str = "") -> Compaction | NothingToCompact:
+                    order_by: Sequence[tuple[str, bool]] = (), job_queue: str = "",
+                    events_mem: int = DEFAULT_EVENTS_MEM) -> Compaction | NothingToCompact:
     """The plan of one compaction of one directory from its compactor-snapshot AcidState (pure;
     docs/hive-acid.md#compacting-one-row step 8, docs/hive-acid.md#minor-and-major).
 
@@ -128,7 +131,9 @@ def compose_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, c
     ``number_of_buckets`` files ordered by ``order_by``; on an insert-only table it is a MAJOR, as in Hive.
     ``max_num_delta`` defaults to ``hive.compactor.max.num.delta`` from the job conf
     (``compactor.`` properties) or 500. MR-era job settings and the queue (``job_queue``: the global
-    ``hive.compactor.job.queue``) become Spark settings (``compactor/job_conf.py``).
+    ``hive.compactor.job.queue``) become Spark settings (``compactor/job_conf.py``). ``events_mem`` is the global
+    ``hive.transactional.events.mem``; a ``compactor.hive.transactional.events.mem`` property overrides it, and the
+    job conf carries the value when it is not Hive's default.
     """
     ctype = compaction_type(requested_type)
     if ctype is CompactionType.REBALANCE and insert_only:
@@ -144,6 +149,12 @@ def compose_compaction(state: AcidState, write_ids: ValidCompactorWriteIdList, c
             max_num_delta = int(raw)
         except ValueError:
             raise PlanError(f"{MAX_NUM_DELTA_KEY}={raw!r} (compactor. property) is not an integer") from None
+    try:
+        events_mem = events_mem_from(job_conf, events_mem)
+    except AcidInputError as exc:
+        raise PlanError(f"{location}: {exc} (compactor. property)") from None
+    if events_mem != DEFAULT_EVENTS_MEM:
+        job_conf[EVENTS_MEM_KEY] = str(events_mem)
     job_conf = spark_job_conf(job_conf, queue=queue_of(table_properties, request_properties, job_queue),
                               where=location)
     orc = OrcSettings.from_properties(props)
@@ -197,7 +208,7 @@ def compose_for_directory(location: str, write_ids: ValidCompactorWriteIdList, c
                           request_properties: Mapping[str, str] = {}, max_num_delta: int | None = None,
                           filesystem: fsspec.AbstractFileSystem | None = None, insert_only: bool = False,
                           number_of_buckets: int | None = None, order_by: Sequence[tuple[str, bool]] = (),
-                          job_queue: str = "") -> Compaction | NothingToCompact:
+                          job_queue: str = "", events_mem: int = DEFAULT_EVENTS_MEM) -> Compaction | NothingToCompact:
     """List ``location`` once and compose its compaction's plan (docs/hive-acid.md#compacting-one-row step 8: empty files
     ignored, as Hive does)."""
     state = directory_state(location, write_ids, txns, filesystem=filesystem, ignore_empty_files=True)
@@ -205,7 +216,7 @@ def compose_for_directory(location: str, write_ids: ValidCompactorWriteIdList, c
                               compaction_id=compaction_id, row_schema=row_schema, table_properties=table_properties,
                               request_properties=request_properties, max_num_delta=max_num_delta,
                               insert_only=insert_only, number_of_buckets=number_of_buckets, order_by=order_by,
-                              job_queue=job_queue)
+                              job_queue=job_queue, events_mem=events_mem)
 
 
 def row_schema_of(table: TableInfo) -> str | None:

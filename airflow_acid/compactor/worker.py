@@ -300,7 +300,8 @@ class Worker:
             table_properties=table.properties, request_properties=request,
             max_num_delta=max_num_delta_for(table.properties, request, self.conf), filesystem=self.filesystem,
             insert_only=table.is_insert_only, number_of_buckets=info.number_of_buckets,
-            order_by=parse_order_by(info.order_by), job_queue=self.conf.compactor_job_queue)
+            order_by=parse_order_by(info.order_by), job_queue=self.conf.compactor_job_queue,
+            events_mem=self.conf.transactional_events_mem)
         if isinstance(plan, NothingToCompact):
             self._nothing_to_do(job, plan)
             return

@@ -61,6 +61,7 @@ class MetastoreConf:
     # (None, the default): the Airflow pools cap them (Hive's own default, 0, would leave airflow-acid idle).
     worker_threads: int | None = None
     max_num_delta: int = 500
+    transactional_events_mem: int = 10_000_000
     wait_timeout_ms: int = 300_000
     # compactor: Cleaner
     cleaner_run_interval_ms: int = 5000
@@ -129,6 +130,7 @@ class MetastoreConf:
         "compactor_job_queue": "hive.compactor.job.queue",
         "worker_threads": "hive.compactor.worker.threads",
         "max_num_delta": "hive.compactor.max.num.delta",
+        "transactional_events_mem": "hive.transactional.events.mem",
         "wait_timeout_ms": "hive.compactor.wait.timeout",
         "cleaner_run_interval_ms": "hive.compactor.cleaner.run.interval",
         "delayed_cleanup_enabled": "hive.compactor.delayed.cleanup.enabled",

@@ -26,6 +26,7 @@ import fsspec
 import pyarrow as pa
 
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.delete_settings import events_mem_from
 from airflow_acid.acid.event_reader import FileFormat, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import row_schema_of
 from airflow_acid.acid.event_writer import write_acid_version_file
@@ -181,7 +182,8 @@ class _Run:
                 continue
             units.append(WorkUnit(self.index, number, bucket, step.type, self.c.location, self.c.write_ids,
                                   self.schema, self.c.orc, "" if self.in_place else self.tmp, step.outputs,
-                                  self.c.insert_only, filesystem=self.filesystem, verify=self.c.verify))
+                                  self.c.insert_only, filesystem=self.filesystem, verify=self.c.verify,
+                                  events_mem=events_mem_from(self.c.job_conf)))
         return units
 
     def _rebalance_units(self, number: int, step: CompactionStep, merge: MergePlan) -> list[WorkUnit]:

@@ -41,6 +41,8 @@ import pyarrow.compute as pc
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.delete_events import valid_write_id_mask
+from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.errors import AcidFileError, TimestampRangeError, UnsortedEventsError
 from airflow_acid.acid.event_reader import FileFormat, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
@@ -63,7 +65,6 @@ from airflow_acid.acid.merge import (
     MergePlan,
     SourceKind,
     iter_plan_batches,
-    valid_write_id_mask,
 )
 from airflow_acid.acid.timestamps import wide_schema
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
@@ -102,6 +103,8 @@ class WorkUnit:
     """A REBALANCE unit: every bucket of the step (``bucket`` is the first), spread over N files."""
     verify: str = "digest"
     """The proof of the output (``Compaction.verify``): ``digest``, ``count`` or ``off`` (see ``output_check``)."""
+    events_mem: int = DEFAULT_EVENTS_MEM
+    """``hive.transactional.events.mem``: above this many delete events the bucket's deletes are streamed."""
 
     @property
     def label(self) -> str:
@@ -184,10 +187,11 @@ def _merge_plan(bucket: BucketPlan, apply_deletes: bool) -> MergePlan:
 
 
 def merged_events(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdList, row_schema: pa.Schema,
-                  *, apply_deletes: bool) -> pa.Table:
+                  *, apply_deletes: bool, events_mem: int = DEFAULT_EVENTS_MEM) -> pa.Table:
     """Rows of the bucket's data files visible to the compactor snapshot, as sorted insert events."""
     plan = _merge_plan(bucket, apply_deletes)
-    batches = list(iter_plan_batches(storage, plan, write_ids, schema=row_schema, include_row_ids=True))
+    batches = list(iter_plan_batches(storage, plan, write_ids, schema=row_schema, include_row_ids=True,
+                                     events_mem=events_mem))
     table = pa.Table.from_batches(batches) if batches else pa.schema(
         [pa.field(c, t) for c, t in zip(KEY_FIELDS, (pa.int64(), pa.int32(), pa.int64()))] + list(row_schema)
     ).empty_table()
@@ -206,7 +210,8 @@ def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind,
     plan = _merge_plan(unit.bucket, apply_deletes)
     writer: AcidOrcFileWriter | None = None
     try:
-        for batch in iter_plan_batches(storage, plan, write_ids, schema=unit.row_schema, include_row_ids=True):
+        for batch in iter_plan_batches(storage, plan, write_ids, schema=unit.row_schema, include_row_ids=True,
+                                       events_mem=unit.events_mem):
             if writer is None:
                 writer = AcidOrcFileWriter(storage, relative, kind=kind, orc=unit.orc, spool=True)
             if expected is not None:
@@ -214,7 +219,8 @@ def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind,
             writer.write(_events_from_merged(batch, unit.row_schema))
     except UnsortedEventsError:
         writer = None  # free its buffers before the bucket is read again
-        events = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=apply_deletes)
+        events = merged_events(storage, unit.bucket, write_ids, unit.row_schema, apply_deletes=apply_deletes,
+                               events_mem=unit.events_mem)
         if expected is not None:
             expected.builder.reset()
         return _write(storage, unit, directory, events, kind, expected)

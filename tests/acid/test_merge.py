@@ -287,7 +287,7 @@ def test_delete_set_keeps_each_pairs_distinct_row_ids(monkeypatch, loop_runs, fi
     """Delete keys of several delete deltas (each sorted, repeated keys, the same keys in several files) become, per
     (originalTransaction, bucket), the sorted distinct rowIds, whichever way they are gathered; survivors() marks
     exactly the rows not deleted."""
-    from airflow_acid.acid import merge
+    from airflow_acid.acid import delete_events as merge
 
     monkeypatch.setattr(merge, "_LOOP_RUNS", loop_runs)
     buckets = [bucket_codec.encode(0), bucket_codec.encode(1)]

@@ -232,7 +232,7 @@ def test_delete_set_touches_a_key_range_exactly_when_a_key_lies_in_it(deleted, l
         runs.add(np.array([o], np.int64), np.array([b], np.int32), np.array([r], np.int64))
     delete_set = _DeleteSet.from_runs(runs)
     expected = any(lo <= key <= hi for key in deleted)
-    assert (delete_set is not None and delete_set.touches(lo, hi)) == expected
+    assert (delete_set is not None and delete_set.may_touch(lo, hi)) == expected
 
 
 def test_order_is_proven_by_names_only_for_disjoint_write_ids(tmp_path):

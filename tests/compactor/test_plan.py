@@ -230,3 +230,20 @@ def test_planner_refuses_a_reader_write_id_list():
     with pytest.raises(PlanError, match="ValidCompactorWriteIdList"):
         compose_compaction(state, ValidReaderWriteIdList(table="t", high_watermark=1), C, "minor", location="/x",
                         compaction_id="1")
+
+
+def test_events_mem_from_the_setting_or_a_compactor_property():
+    """hive.transactional.events.mem: Hive's default stays out of the job conf; the global setting goes in, a
+    table's compactor. property wins over it, a request's over the table's; a bad value names the key."""
+    dirs = ["base_0000003_v0000020", "delete_delta_0000004_0000004_0000"]
+    assert "hive.transactional.events.mem" not in _plan(dirs, "major").job_conf
+    assert _plan(dirs, "major", events_mem=5).job_conf["hive.transactional.events.mem"] == "5"
+    table = {"compactor.hive.transactional.events.mem": "7"}
+    assert _plan(dirs, "major", events_mem=5, table_properties=table).job_conf["hive.transactional.events.mem"] == "7"
+    request = {"compactor.hive.transactional.events.mem": "0"}
+    c = _plan(dirs, "major", table_properties=table, request_properties=request)
+    assert c.job_conf["hive.transactional.events.mem"] == "0"
+    with pytest.raises(PlanError, match=r"hive.transactional.events.mem='lots'"):
+        _plan(dirs, "major", table_properties={"compactor.hive.transactional.events.mem": "lots"})
+    with pytest.raises(PlanError, match="must not be negative"):
+        _plan(dirs, "major", table_properties={"compactor.hive.transactional.events.mem": "-1"})

@@ -39,6 +39,14 @@ def test_settings_from_an_acid_section(caplog):
     with pytest.raises(InvalidSettingError, match=r"\[acid\]: setting hive.compactor.abortedtxn.threshold='-3'"):
         settings_from_mapping({"hive.compactor.abortedtxn.threshold": "-3"}, source="[acid]")
 
+
+def test_events_mem_is_a_setting_under_hives_name():
+    """hive.transactional.events.mem (Hive's default 10,000,000) from [acid] under its name, checked like the rest."""
+    assert MetastoreConf().transactional_events_mem == 10_000_000
+    assert settings_from_mapping({"hive.transactional.events.mem": "1000"}).transactional_events_mem == 1000
+    with pytest.raises(InvalidSettingError, match="hive.transactional.events.mem"):
+        settings_from_mapping({"hive.transactional.events.mem": "-1"}, source="[acid]")
+
 def test_environment_variables_take_both_names_and_warn_about_unknown_ones(caplog, no_airflow_cfg):
     env = {**no_airflow_cfg, "AIRFLOW_ACID__METASTORE__COMPACTOR__HISTORY__RETENTION__SUCCEEDED": "9",
            "AIRFLOW_ACID__HIVE__TXN__XLOCK__WRITE": "false", "AIRFLOW_ACID__HIVE__TXN__TIMEOUTT": "1",
