@@ -313,8 +313,11 @@ class InitiatorStore:
                 conn.exec_driver_sql(f"SET SESSION net_write_timeout = {STREAM_WRITE_TIMEOUT_S}")
             result = conn.execution_options(stream_results=True, yield_per=batch).execute(
                 _window_query(conn, since_ms, keyset=False))
-            for rows in result.partitions():
-                yield [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in rows]
+            try:
+                for rows in result.partitions():
+                    yield [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in rows]
+            finally:
+                result.close()  # a cycle that stops early: the cursor is closed before its connection
 
     def _keyset_write_candidates(self, since_ms: int | None, batch: int) -> Iterator[list[WriteCandidate]]:
         after: WriteCandidate | None = None
