@@ -223,18 +223,26 @@ def _cycle_in_child(url: str, conf: MetastoreConf) -> dict:
         }
 
 
+def _progress(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} bench_initiator: {message}", file=sys.stderr, flush=True)
+
+
 def measure(url: str, root: Path, partitions: int, hot: int, conf: MetastoreConf) -> dict:
     """Set up one metastore (timed apart), then the cycles in a fresh process and the listing floor."""
     with Metastore(url, conf).init() as ms:
+        _progress(f"setting up {partitions} partitions, {hot} with new writes")
         clock = time.perf_counter()
         locations = setup(ms, root, partitions, hot)
         setup_s = time.perf_counter() - clock
         backend = ms.db.dialect
+    _progress(f"set up in {setup_s:.1f} s; measuring the cycle")
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         cycles = pool.apply(_cycle_in_child, (url, conf))
+    _progress(f"cycle: {cycles['cycle']['seconds']} s; listing floor")
     clock = time.perf_counter()
     listed = sum(len(storage_for(loc).list_files()) for loc in locations)
     floor_s = time.perf_counter() - clock
+    _progress("cleaning up")
     seconds = cycles["cycle"]["seconds"]
     return {"backend": backend, "partitions": partitions, "partitions_with_new_writes": hot,
             "setup_seconds": round(setup_s, 2), **cycles,
@@ -244,14 +252,15 @@ def measure(url: str, root: Path, partitions: int, hot: int, conf: MetastoreConf
 
 
 def run(new_database: Callable[[], tuple[str, Callable[[], None]]], partitions: int, hot: int, threads: int = 1,
-        fetch_size: int = 1000, compare_partitions: int | None = None) -> dict:
+        fetch_size: int = 1000, compare_partitions: int | None = None, root: str | None = None) -> dict:
     """The measured run, and with ``compare_partitions`` the same hot partitions among that many partitions."""
     conf = MetastoreConf(opentxn_timeout_ms=0, compactor_fetch_size=fetch_size, request_queue=threads)
-    result: dict = {"benchmark": "initiator_cycle", "request_queue_threads": threads, "fetch_size": fetch_size}
+    result: dict = {"benchmark": "initiator_cycle", "request_queue_threads": threads, "fetch_size": fetch_size,
+                    "warehouse_root": root or tempfile.gettempdir(), "load_average": list(os.getloadavg())}
     runs = [partitions] + ([compare_partitions] if compare_partitions else [])
     measured = []
     for count in runs:
-        with tempfile.TemporaryDirectory(prefix="bench_initiator_") as tmp:
+        with tempfile.TemporaryDirectory(prefix="bench_initiator_", dir=root) as tmp:
             url, drop = new_database()
             try:
                 measured.append(measure(url or f"sqlite:///{Path(tmp) / 'metastore.db'}", Path(tmp) / "warehouse",
@@ -295,6 +304,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="hive.compactor.request.queue")
     parser.add_argument("--fetch-size", type=int, default=1000,
                         help="metastore.compactor.fetch.size: candidates per batch of the streamed cycle")
+    parser.add_argument("--root", default=None,
+                        help="where the hot partitions' directories are created (default: the system temp folder)")
     parser.add_argument("--compare-partitions", type=int, default=None,
                         help="also measure the same --hot partitions among this many partitions (memory flatness)")
     args = parser.parse_args()
@@ -310,7 +321,8 @@ def main() -> None:
             return _pg_database()
         return args.url, lambda: None
 
-    emit(run(new_database, args.partitions, args.hot, args.threads, args.fetch_size, args.compare_partitions), GOALS)
+    emit(run(new_database, args.partitions, args.hot, args.threads, args.fetch_size, args.compare_partitions,
+             args.root), GOALS)
 
 if __name__ == "__main__":
     main()
