@@ -427,20 +427,30 @@ class CompactionQueue:
                 for r in requests]
         if not reqs:
             return []
-        tables = sorted({(r.db, r.table) for r in reqs})
+        # a table-level request is refused by any row of its table, a partition's only by that partition's rows:
+        # only tables with a table-level request are read whole (a cycle's batches would otherwise read every row
+        # queued on a big table again and again)
+        tables = sorted({(r.db, r.table) for r in reqs if r.partition is None})
+        whole = set(tables)
+        entities = sorted({(r.db, r.table, r.partition or "") for r in reqs
+                           if r.partition is not None and (r.db, r.table) not in whole})
         active = (CompactionState.INITIATED.value, CompactionState.WORKING.value,
                   CompactionState.READY_FOR_CLEANING.value)
 
         def scheduled(conn: Connection) -> list[sa.Row[Unpack[tuple[Any, ...]]]]:
             rows: list[sa.Row[Unpack[tuple[Any, ...]]]] = []
+            columns = (CQ.c.CQ_ID, CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, CQ.c.CQ_STATE,
+                       CQ.c.CQ_HIGHEST_WRITE_ID, CQ.c.CQ_INITIATOR_ID, CQ.c.CQ_ENQUEUE_TIME)
             for start in range(0, len(tables), _CHUNK):
                 chunk = tables[start:start + _CHUNK]
-                rows += conn.execute(
-                    sa.select(CQ.c.CQ_ID, CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, CQ.c.CQ_STATE,
-                              CQ.c.CQ_HIGHEST_WRITE_ID, CQ.c.CQ_INITIATOR_ID, CQ.c.CQ_ENQUEUE_TIME)
-                    .where(sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE).in_(chunk), CQ.c.CQ_STATE.in_(active))
-                    .order_by(CQ.c.CQ_ID)).all()
-            return rows
+                rows += conn.execute(sa.select(*columns).where(
+                    sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE).in_(chunk), CQ.c.CQ_STATE.in_(active))).all()
+            for start in range(0, len(entities), _CHUNK):
+                chunk_e = entities[start:start + _CHUNK]
+                rows += conn.execute(sa.select(*columns).where(
+                    sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION).in_(chunk_e),
+                    CQ.c.CQ_STATE.in_(active))).all()
+            return sorted(rows, key=lambda r: int(r.CQ_ID))
 
         def recover(conn: Connection, since_ms: int) -> list[EnqueueResult] | None:
             mine = {(r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION): int(r.CQ_ID) for r in scheduled(conn)
