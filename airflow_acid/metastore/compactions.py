@@ -28,7 +28,7 @@ from typing_extensions import Unpack
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
+from airflow_acid.metastore.db import Database, acquire_mutex, in_literals, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.hive_schema import HIVE_CQ_META
@@ -432,8 +432,10 @@ class CompactionQueue:
         # queued on a big table again and again)
         tables = sorted({(r.db, r.table) for r in reqs if r.partition is None})
         whole = set(tables)
-        entities = sorted({(r.db, r.table, r.partition or "") for r in reqs
-                           if r.partition is not None and (r.db, r.table) not in whole})
+        partitions: dict[tuple[str, str], list[str]] = {}
+        for r in reqs:
+            if r.partition is not None and (r.db, r.table) not in whole:
+                partitions.setdefault((r.db, r.table), []).append(r.partition)
         active = (CompactionState.INITIATED.value, CompactionState.WORKING.value,
                   CompactionState.READY_FOR_CLEANING.value)
 
@@ -445,11 +447,12 @@ class CompactionQueue:
                 chunk = tables[start:start + _CHUNK]
                 rows += conn.execute(sa.select(*columns).where(
                     sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE).in_(chunk), CQ.c.CQ_STATE.in_(active))).all()
-            for start in range(0, len(entities), _CHUNK):
-                chunk_e = entities[start:start + _CHUNK]
-                rows += conn.execute(sa.select(*columns).where(
-                    sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION).in_(chunk_e),
-                    CQ.c.CQ_STATE.in_(active))).all()
+            for (db, table), names in sorted(partitions.items()):
+                names = sorted(set(names))
+                for start in range(0, len(names), _CHUNK):  # inline names: PostgreSQL hashes the list
+                    rows += conn.execute(sa.select(*columns).where(
+                        CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table,
+                        in_literals(CQ.c.CQ_PARTITION, names[start:start + _CHUNK]), CQ.c.CQ_STATE.in_(active))).all()
             return sorted(rows, key=lambda r: int(r.CQ_ID))
 
         def recover(conn: Connection, since_ms: int) -> list[EnqueueResult] | None:
