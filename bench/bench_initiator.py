@@ -1,22 +1,26 @@
-"""Benchmark: one Initiator cycle over a table of 10,000 partitions of which 1,000 have new writes, local filesystem.
+"""Benchmark: one Initiator cycle over a table of many partitions of which some have new writes, local filesystem.
 
-Setup (bulk SQL and sparse files, not timed): one partitioned table; every partition has a base written by txn 1
-(100 kB sparse bucket file) and a COMPLETED_TXN_COMPONENTS row an hour old; the Initiator's last-checked time is
-half an hour ago. Then ``--hot`` partitions get new committed writes: half of them 11 deltas (→ MINOR), half 3
-deltas (→ below the thresholds). Measured, in the same run:
+Setup (bulk SQL — COPY on PostgreSQL, multi-row inserts elsewhere — and sparse files; timed apart as
+``setup_seconds``): one partitioned table; every partition is registered and has a COMPLETED_TXN_COMPONENTS row of
+txn 1 an hour old; the Initiator's last-checked time is half an hour ago. Then ``--hot`` partitions get a base and
+new committed writes: half of them 11 deltas (→ MINOR), half 3 deltas (→ below the thresholds). Only the hot
+partitions exist on disk (nothing else may be listed). Measured, in the same run, each in a fresh process (so its
+peak RSS is the cycle's own):
 
-* ``cycle``: the Initiator cycle(s) that find the hot partitions (seconds, candidates, directory listings counted by
-  wrapping Storage.list_files, listings per candidate, queued/declined). More hot partitions than
-  metastore.compactor.fetch.size (at most 5,000) take several cycles, each resuming where the last stopped;
-  ``cycle`` sums them (``cycles`` says how many), ``cycle.per_cycle_seconds`` lists each;
+* ``cycle``: the Initiator cycle that finds the hot partitions — streamed from the metastore in batches of
+  ``--fetch-size`` (metastore.compactor.fetch.size) — with seconds, candidates, directory listings (counted by
+  wrapping Storage.list_files), listings per candidate, queued/declined, and ``peak_rss_mib`` of its process;
 * ``idle_cycle`` (baseline 1): the next cycle, with no new writes;
-* ``full_listing`` (baseline 2): listing every partition directory once — the least a scan without the
-  last-checked window would cost.
+* ``listing_floor`` (baseline 2): listing every hot partition directory once outside the Initiator — the least any
+  cycle that looks at them costs;
+* ``memory`` (with ``--compare-partitions N``): the same hot partitions in a table of N partitions (set up and
+  measured in the same run), to show that the cycle's memory does not grow with the partition count.
 
 ``--threads`` is hive.compactor.request.queue (candidates evaluated in parallel); ``--backend postgresql`` runs on a
-fresh PostgreSQL database (``AIRFLOW_ACID_TEST_PG`` admin URL) instead of SQLite. The issue-17 goal:
+fresh PostgreSQL database (``AIRFLOW_ACID_TEST_PG`` admin URL) instead of SQLite. The issue-35 goal:
 
-    .venv/bin/python bench/bench_initiator.py --partitions 100000 --hot 10000 --backend postgresql
+    .venv/bin/python bench/bench_initiator.py --partitions 1000000 --hot 100000 --backend postgresql \
+        --compare-partitions 100000
 
 (Hive's default of one request-queue thread: local listings are bound by system calls and the GIL, so more threads
 only contend — ``--threads 4`` shows it.)
@@ -27,13 +31,15 @@ only contend — ``--threads 4`` shows it.)
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
+import resource
 import sys
 import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -92,49 +98,80 @@ def _sparse(path: Path, size: int) -> None:
         fh.truncate(size)
 
 
+def _load(conn, table: sa.Table, rows: Iterable[dict], columns: list[str]) -> None:
+    """Bench-only bulk loader: COPY on PostgreSQL (psycopg), multi-row inserts of 5,000 elsewhere."""
+    if conn.dialect.name == "postgresql":
+        names = ", ".join(f'"{c}"' for c in columns)
+        with conn.connection.driver_connection.cursor() as cur, \
+                cur.copy(f'COPY "{table.name}" ({names}) FROM STDIN') as copy:
+            for row in rows:
+                copy.write_row([row[c] for c in columns])
+        return
+    chunk: list[dict] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) == 5000:
+            conn.execute(sa.insert(table), chunk)
+            chunk = []
+    if chunk:
+        conn.execute(sa.insert(table), chunk)
+
+
 def setup(ms: Metastore, root: Path, partitions: int, hot: int) -> list[str]:
-    """Catalog rows, txns, write ids, COMPLETED_TXN_COMPONENTS and files; returns the partition locations."""
+    """Catalog rows, txns, write ids, COMPLETED_TXN_COMPONENTS and the hot partitions' files; returns the hot
+    partitions' locations."""
     ms.catalog.create_database(DB, str(root))
     info = ms.catalog.create_table(DB, TABLE, [("id", "int")], partition_keys=[("d", "string")],
                                    properties={"transactional": "true"})
-    names = [f"d={i:05d}" for i in range(partitions)]
-    locations = [f"{info.location}/{n}" for n in names]
-    hot_names = names[::partitions // hot][:hot]
+    width = len(str(partitions - 1))
+
+    def name(i: int) -> str:
+        return f"d={i:0{width}d}"
+
+    step = partitions // hot
+    hot_names = [name(i) for i in range(0, partitions, step)][:hot]
     many, few = hot_names[: hot // 2], hot_names[hot // 2:]
-    writes = {1: names} | {k: many + (few if k <= FEW + 1 else []) for k in range(2, MANY + 2)}
+    writes = {1: None} | {k: many + (few if k <= FEW + 2 else []) for k in range(2, MANY + 3)}
 
     with ms.db.begin() as conn:
         now = now_ms(conn)
         tbl_id = conn.execute(sa.select(TBLS.c.TBL_ID).where(TBLS.c.TBL_NAME == TABLE)).scalar_one()
         first_sd = int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(SDS.c.SD_ID), 0))).scalar_one()) + 1
-        conn.execute(sa.insert(SDS), [{"SD_ID": first_sd + i, "LOCATION": loc, "NUM_BUCKETS": -1}
-                                      for i, loc in enumerate(locations)])
-        conn.execute(sa.insert(PARTITIONS), [{"CREATE_TIME": now, "PART_NAME": n, "SD_ID": first_sd + i,
-                                              "TBL_ID": tbl_id} for i, n in enumerate(names)])
+        _load(conn, SDS, ({"SD_ID": first_sd + i, "LOCATION": f"{info.location}/{name(i)}", "NUM_BUCKETS": -1}
+                          for i in range(partitions)), ["SD_ID", "LOCATION", "NUM_BUCKETS"])
+        _load(conn, PARTITIONS, ({"CREATE_TIME": now, "PART_NAME": name(i), "SD_ID": first_sd + i, "TBL_ID": tbl_id}
+                                 for i in range(partitions)), ["CREATE_TIME", "PART_NAME", "SD_ID", "TBL_ID"])
         conn.execute(sa.insert(TXNS), [{"TXN_ID": k, "TXN_STATE": "c", "TXN_STARTED": now - 3_600_000,
                                         "TXN_LAST_HEARTBEAT": now, "TXN_USER": "bench", "TXN_HOST": "bench",
                                         "TXN_TYPE": 0} for k in writes])
         conn.execute(sa.insert(TXN_TO_WRITE_ID), [{"T2W_TXNID": k, "T2W_DATABASE": DB, "T2W_TABLE": TABLE,
                                                    "T2W_WRITEID": k} for k in writes])
         conn.execute(sa.insert(NEXT_WRITE_ID).values(NWI_DATABASE=DB, NWI_TABLE=TABLE, NWI_NEXT=max(writes) + 1))
-        # hot writes a millisecond apart per partition: commits of one real txn share a time, but with more hot
-        # partitions than metastore.compactor.fetch.size all at ONE time each cycle's window would restart at it
         order = {n: i for i, n in enumerate(hot_names)}
-        rows = [{"CTC_TXNID": k, "CTC_DATABASE": DB, "CTC_TABLE": TABLE, "CTC_PARTITION": n,
-                 "CTC_TIMESTAMP": now - 3_600_000 if k == 1 else now - 60_000 + order[n], "CTC_WRITEID": k,
-                 "CTC_UPDATE_DELETE": "N"}
-                for k, parts in writes.items() for n in parts]
-        for start in range(0, len(rows), 5000):
-            conn.execute(sa.insert(COMPLETED_TXN_COMPONENTS), rows[start:start + 5000])
+
+        def ctc_rows() -> Iterable[dict]:
+            for i in range(partitions):  # txn 1 wrote every partition an hour ago
+                yield {"CTC_TXNID": 1, "CTC_DATABASE": DB, "CTC_TABLE": TABLE, "CTC_PARTITION": name(i),
+                       "CTC_TIMESTAMP": now - 3_600_000, "CTC_WRITEID": 1, "CTC_UPDATE_DELETE": "N"}
+            for k, parts in writes.items():  # then the hot ones: a base (txn 2) and deltas, a minute ago
+                for n in parts or ():
+                    yield {"CTC_TXNID": k, "CTC_DATABASE": DB, "CTC_TABLE": TABLE, "CTC_PARTITION": n,
+                           "CTC_TIMESTAMP": now - 60_000 + order[n], "CTC_WRITEID": k, "CTC_UPDATE_DELETE": "N"}
+
+        _load(conn, COMPLETED_TXN_COMPONENTS, ctc_rows(), ["CTC_TXNID", "CTC_DATABASE", "CTC_TABLE", "CTC_PARTITION",
+                                                           "CTC_TIMESTAMP", "CTC_WRITEID", "CTC_UPDATE_DELETE"])
         acquire_mutex(conn, INITIATOR_MUTEX)
         set_mutex_value(conn, INITIATOR_MUTEX, now - 1_800_000)
+    if conn.dialect.name == "postgresql":
+        with ms.db.engine.connect() as c:
+            c.execution_options(isolation_level="AUTOCOMMIT").exec_driver_sql("ANALYZE")
 
-    by_name = dict(zip(names, locations))
+    locations = {n: f"{info.location}/{n}" for n in hot_names}
     for k, parts in writes.items():
-        for n in parts:
-            directory = f"base_{k:07d}" if k == 1 else f"delta_{k:07d}_{k:07d}_0000"
-            _sparse(Path(by_name[n]) / directory / "bucket_00000", BASE_BYTES if k == 1 else DELTA_BYTES)
-    return locations
+        for n in parts or ():
+            directory = f"base_{k:07d}" if k == 2 else f"delta_{k:07d}_{k:07d}_0000"
+            _sparse(Path(locations[n]) / directory / "bucket_00000", BASE_BYTES if k == 2 else DELTA_BYTES)
+    return list(locations.values())
 
 
 PG_ADMIN_URL = os.environ.get("AIRFLOW_ACID_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres")
@@ -156,70 +193,104 @@ def _pg_database() -> tuple[str, Callable[[], None]]:
     return url, drop
 
 
-def _cycles(initiator: Initiator) -> list:
-    """Initiator cycles until one is not truncated by metastore.compactor.fetch.size."""
-    reports = [initiator.run_cycle()]
-    while reports[-1].truncated and len(reports) < 10:
-        reports.append(initiator.run_cycle())
-    return reports
+def _cycle_in_child(url: str, conf: MetastoreConf) -> dict:
+    """The measured cycle and the idle cycle after it, in a fresh process (its peak RSS is the cycle's own)."""
+    with Metastore(url, conf) as ms:
+        initiator = Initiator(ms, conf, host="bench")
+        before_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        with CountedListings().active() as listings:
+            report = initiator.run_cycle()
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        cycle_finds = listings.count
+        with CountedListings().active() as listings:
+            idle = initiator.run_cycle()
+        queued = report.queued
+        declined = report.declined
+        return {
+            "cycle": {
+                "seconds": round(report.seconds, 3), "truncated": report.truncated,
+                "candidates": report.candidates, "directory_listings": cycle_finds,
+                "listings_per_candidate": round(cycle_finds / max(report.candidates, 1), 3),
+                "listings_reported": report.listings, "queued": len(queued),
+                "queued_minor": sum(1 for r in queued if r.type is not None and r.type.display == "MINOR"),
+                "declined": len(declined),
+                "declined_not_needed": sum(1 for r in declined if r.outcome is Outcome.NOT_NEEDED),
+                "ms_per_candidate": round(1000 * report.seconds / max(report.candidates, 1), 3),
+                "peak_rss_mib": round(peak_mib, 1), "rss_before_cycle_mib": round(before_mib, 1),
+            },
+            "idle_cycle": {"seconds": round(idle.seconds, 3), "candidates": idle.candidates,
+                           "directory_listings": listings.count},
+        }
 
 
-def run(url: str | None, partitions: int, hot: int, threads: int = 1) -> dict:
-    with tempfile.TemporaryDirectory(prefix="bench_initiator_") as tmp:
-        root = Path(tmp) / "warehouse"
-        url = url or f"sqlite:///{Path(tmp) / 'metastore.db'}"
-        conf = MetastoreConf(opentxn_timeout_ms=0, compactor_fetch_size=min(5000, max(1000, hot)),
-                             request_queue=threads)
-        with Metastore(url, conf).init() as ms:
-            clock = time.perf_counter()
-            locations = setup(ms, root, partitions, hot)
-            setup_s = time.perf_counter() - clock
+def _progress(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} bench_initiator: {message}", file=sys.stderr, flush=True)
 
-            initiator = Initiator(ms, conf, host="bench")
-            with CountedListings().active() as listings:
-                reports = _cycles(initiator)
-            cycle_finds = listings.count
-            with CountedListings().active() as listings:
-                idle = initiator.run_cycle()
-            idle_finds = listings.count
 
-            clock = time.perf_counter()
-            listed = sum(len(storage_for(loc).list_files()) for loc in locations)
-            full_s = time.perf_counter() - clock
+def measure(url: str, root: Path, partitions: int, hot: int, conf: MetastoreConf) -> dict:
+    """Set up one metastore (timed apart), then the cycles in a fresh process and the listing floor."""
+    with Metastore(url, conf).init() as ms:
+        _progress(f"setting up {partitions} partitions, {hot} with new writes")
+        clock = time.perf_counter()
+        locations = setup(ms, root, partitions, hot)
+        setup_s = time.perf_counter() - clock
+        backend = ms.db.dialect
+    _progress(f"set up in {setup_s:.1f} s; measuring the cycle")
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        cycles = pool.apply(_cycle_in_child, (url, conf))
+    _progress(f"cycle: {cycles['cycle']['seconds']} s; listing floor")
+    clock = time.perf_counter()
+    listed = sum(len(storage_for(loc).list_files()) for loc in locations)
+    floor_s = time.perf_counter() - clock
+    _progress("cleaning up")
+    seconds = cycles["cycle"]["seconds"]
+    return {"backend": backend, "partitions": partitions, "partitions_with_new_writes": hot,
+            "setup_seconds": round(setup_s, 2), **cycles,
+            "listing_floor": {"seconds": round(floor_s, 3), "directories": len(locations), "files": listed},
+            "ratio_cycle_vs_listing_floor": round(seconds / floor_s, 3),
+            "ratio_cycle_vs_idle_cycle": round(seconds / max(cycles["idle_cycle"]["seconds"], 1e-9), 1)}
 
-            seconds = sum(r.seconds for r in reports)
-            candidates = sum(r.candidates for r in reports)
-            results = [x for r in reports for x in r.results]
-            queued = [x for x in results if x.outcome is Outcome.QUEUED]
-            declined = [x for x in results if x.outcome is not Outcome.QUEUED]
-            return {
-                "benchmark": "initiator_cycle", "backend": ms.db.dialect, "partitions": partitions,
-                "partitions_with_new_writes": hot, "request_queue_threads": threads,
-                "fetch_size": conf.compactor_fetch_size, "setup_seconds": round(setup_s, 2),
-                "cycles": len(reports),
-                "cycle": {
-                    "seconds": round(seconds, 3), "per_cycle_seconds": [round(r.seconds, 3) for r in reports],
-                    "candidates": candidates, "directory_listings": cycle_finds,
-                    "listings_per_candidate": round(cycle_finds / candidates, 3),
-                    "listings_reported": sum(r.listings for r in reports), "queued": len(queued),
-                    "queued_minor": sum(1 for r in queued if r.type is not None and r.type.display == "MINOR"),
-                    "declined": len(declined),
-                    "declined_not_needed": sum(1 for r in declined if r.outcome is Outcome.NOT_NEEDED),
-                    "ms_per_candidate": round(1000 * seconds / candidates, 3),
-                },
-                "idle_cycle": {"seconds": round(idle.seconds, 3), "candidates": idle.candidates,
-                               "directory_listings": idle_finds},
-                "full_listing": {"seconds": round(full_s, 3), "directories": len(locations), "files": listed},
-                "ratio_cycle_vs_full_listing": round(seconds / full_s, 3),
-                "ratio_cycle_vs_idle_cycle": round(seconds / max(idle.seconds, 1e-9), 1),
-                "ratio_listings_vs_full_listing": round(cycle_finds / len(locations), 3),
-            }
+
+def run(new_database: Callable[[], tuple[str, Callable[[], None]]], partitions: int, hot: int, threads: int = 1,
+        fetch_size: int = 1000, compare_partitions: int | None = None, root: str | None = None) -> dict:
+    """The measured run, and with ``compare_partitions`` the same hot partitions among that many partitions."""
+    conf = MetastoreConf(opentxn_timeout_ms=0, compactor_fetch_size=fetch_size, request_queue=threads)
+    result: dict = {"benchmark": "initiator_cycle", "request_queue_threads": threads, "fetch_size": fetch_size,
+                    "warehouse_root": root or tempfile.gettempdir(), "load_average": list(os.getloadavg())}
+    runs = [partitions] + ([compare_partitions] if compare_partitions else [])
+    measured = []
+    for count in runs:
+        with tempfile.TemporaryDirectory(prefix="bench_initiator_", dir=root) as tmp:
+            url, drop = new_database()
+            try:
+                measured.append(measure(url or f"sqlite:///{Path(tmp) / 'metastore.db'}", Path(tmp) / "warehouse",
+                                        count, hot, conf))
+            finally:
+                drop()
+    result.update(measured[0])
+    if compare_partitions:
+        other = measured[1]
+        result["memory"] = {
+            "peak_rss_mib": {str(partitions): result["cycle"]["peak_rss_mib"],
+                             str(compare_partitions): other["cycle"]["peak_rss_mib"]},
+            "cycle_seconds": {str(partitions): result["cycle"]["seconds"],
+                              str(compare_partitions): other["cycle"]["seconds"]},
+            "setup_seconds": {str(partitions): result["setup_seconds"], str(compare_partitions): other["setup_seconds"]},
+            "ratio_peak_rss": round(result["cycle"]["peak_rss_mib"] / other["cycle"]["peak_rss_mib"], 3),
+            "partitions_ratio": round(partitions / compare_partitions, 1),
+        }
+    return result
 
 
 GOALS = [Goal("Initiator cycle, 100,000 partitions / 10,000 with writes, PostgreSQL < 10 s", "cycle.seconds", "<", 10.0,
-              when=lambda r: r["backend"] == "postgresql" and r["partitions"] >= 100_000
+              when=lambda r: r["backend"] == "postgresql" and 100_000 <= r["partitions"] < 1_000_000
               and r["partitions_with_new_writes"] >= 10_000),
-         Goal("at most one directory listing per candidate", "cycle.listings_per_candidate", "<=", 1.0)]
+         Goal("Initiator cycle, 1,000,000 partitions / 100,000 with writes, PostgreSQL < 30 s", "cycle.seconds", "<",
+              30.0, when=lambda r: r["backend"] == "postgresql" and r["partitions"] >= 1_000_000
+              and r["partitions_with_new_writes"] >= 100_000),
+         Goal("at most one directory listing per candidate", "cycle.listings_per_candidate", "<=", 1.0),
+         Goal("cycle memory flat in the partition count (peak RSS at 10x the partitions <= 1.25x)",
+              "memory.ratio_peak_rss", "<=", 1.25, when=lambda r: r.get("memory", {}).get("partitions_ratio", 0) >= 10)]
 
 
 def main() -> None:
@@ -231,18 +302,27 @@ def main() -> None:
     parser.add_argument("--backend", choices=("sqlite", "postgresql"), default="sqlite",
                         help="postgresql: a fresh database on the AIRFLOW_ACID_TEST_PG server (ignored with --url)")
     parser.add_argument("--threads", type=int, default=1, help="hive.compactor.request.queue")
+    parser.add_argument("--fetch-size", type=int, default=1000,
+                        help="metastore.compactor.fetch.size: candidates per batch of the streamed cycle")
+    parser.add_argument("--root", default=None,
+                        help="where the hot partitions' directories are created (default: the system temp folder)")
+    parser.add_argument("--compare-partitions", type=int, default=None,
+                        help="also measure the same --hot partitions among this many partitions (memory flatness)")
     args = parser.parse_args()
     if not 0 < args.hot <= args.partitions:
         parser.error("--hot must be between 1 and --partitions")
-    if args.url is None and args.backend == "postgresql":
-        url, drop = _pg_database()
-        try:
-            emit(run(url, args.partitions, args.hot, args.threads), GOALS)
-        finally:
-            drop()
-        return
-    emit(run(args.url, args.partitions, args.hot, args.threads), GOALS)
+    if args.compare_partitions is not None and not 0 < args.hot <= args.compare_partitions:
+        parser.error("--hot must be between 1 and --compare-partitions")
+    if args.url is not None and args.compare_partitions is not None:
+        parser.error("--compare-partitions needs fresh databases (leave out --url)")
 
+    def new_database() -> tuple[str, Callable[[], None]]:
+        if args.url is None and args.backend == "postgresql":
+            return _pg_database()
+        return args.url, lambda: None
+
+    emit(run(new_database, args.partitions, args.hot, args.threads, args.fetch_size, args.compare_partitions,
+             args.root), GOALS)
 
 if __name__ == "__main__":
     main()

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import posixpath
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import fsspec
@@ -158,6 +158,8 @@ class Cleaner:
         self.filesystem = filesystem
         self._table_roots: set[str] = set()  # table locations this cycle looked at (stale Spark staging)
         self._protected: set[int] | None = None  # this cycle's undone compactor txns whose output is still read
+        self._snapshot: tuple[int, ValidTxnList] | None = None  # the cycle's cleaner watermark and cleaning TL
+        self._readers: dict[str, ValidWriteIdList] = {}  # the tables' reader lists under that TL, this cycle
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -183,11 +185,16 @@ class Cleaner:
         report = CleanerReport(dry_run)
         report.undone = self.remove_undone(dry_run)
         self._protected = protected_txns(self.metastore)
-        ready = [i for i in self._ready() if self._in_scope(i.database, i.table, i.pool_name)]
-        for info in ready:
-            entry = self._clean_row(info, dry_run)
-            (report.waiting if entry.status == CleanerStatus.WAITING else report.entries).append(entry)
-        handled = {i.id for i in ready}
+        handled: set[int] = set()
+        self._snapshot = self._cleaning_txns()  # one watermark and TL for the cycle's compaction rows
+        try:
+            for info in self._ready():
+                handled.add(info.id)
+                if self._in_scope(info.database, info.table, info.pool_name):
+                    entry = self._clean_row(info, dry_run)
+                    (report.waiting if entry.status == CleanerStatus.WAITING else report.entries).append(entry)
+        finally:
+            self._snapshot, self._readers = None, {}
         for info in self.metastore.compactions.find(state=CompactionState.READY_FOR_CLEANING):
             if (info.id not in handled and info.type is not CompactionType.ABORT_TXN_CLEANUP
                     and self._in_scope(info.database, info.table, info.pool_name)):
@@ -263,7 +270,7 @@ class Cleaner:
         if info.state is not CompactionState.READY_FOR_CLEANING:
             return CleanerEntry(cq_id, info.full_partition_name, CleanerStatus.WAITING,
                                 message=f"compaction {cq_id} is '{info.state.display}', not 'ready for cleaning'")
-        if cq_id not in {i.id for i in self._ready()}:
+        if not any(i.id == cq_id for i in self._ready()):
             return self._waiting(info)
         return self._clean_row(info, dry_run)
 
@@ -298,15 +305,23 @@ class Cleaner:
 
     # --- compaction rows ---------------------------------------------------------------------------------
 
-    def _ready(self) -> list[CompactionInfo]:
-        """Rows whose CQ_NEXT_TXN_ID is at or below the *cleaner watermark* (which also counts MIN_HISTORY_LEVEL).
+    def _ready(self) -> Iterator[CompactionInfo]:
+        """Rows whose CQ_NEXT_TXN_ID is at or below the *cleaner watermark* (which also counts MIN_HISTORY_LEVEL),
+        read metastore.compactor.fetch.size at a time in id order (each page after the last id taken), so one cycle
+        reaches every ready row without holding them all; the caller cleans a page before the next is read.
 
         Hive gates readiness on the min open txn alone and then cleans with the lower watermark, so a row whose
         old files a MIN_HISTORY_LEVEL reader still needs is picked up, cleaned incompletely and retried every
         cycle; gating on the same watermark keeps such rows 'waiting' (with their blockers named) instead.
         """
-        return self.metastore.cleaning.ready_to_clean(self.metastore.snapshots.cleaner_watermark(),
-                                                      self.conf.cleaner_retention_ms)
+        watermark = self._snapshot[0] if self._snapshot is not None else self.metastore.snapshots.cleaner_watermark()
+        after = 0
+        while True:
+            page = self.metastore.cleaning.ready_to_clean(watermark, self.conf.cleaner_retention_ms, after_id=after)
+            yield from page
+            if len(page) < self.conf.compactor_fetch_size:
+                return
+            after = page[-1].id
 
     def _waiting(self, info: CompactionInfo) -> CleanerEntry:
         entity = info.full_partition_name
@@ -434,13 +449,24 @@ class Cleaner:
         return txns, _capped(reader, cap)
 
     def _cleaner_lists(self, table: str) -> tuple[ValidTxnList, ValidWriteIdList]:
+        if self._snapshot is None:
+            txns = self._cleaning_txns()[1]
+            return txns, self.metastore.snapshots.valid_write_id_list(table, txns)
+        txns = self._snapshot[1]
+        if table not in self._readers:  # every txn below the TL's HWM has ended: the list cannot change
+            self._readers[table] = self.metastore.snapshots.valid_write_id_list(table, txns)
+        return txns, self._readers[table]
+
+    def _cleaning_txns(self) -> tuple[int, ValidTxnList]:
+        """The cleaner watermark and the cleaning TL: HWM = watermark − 1, the aborted txns below it."""
         snapshots = self.metastore.snapshots
-        hwm = snapshots.cleaner_watermark() - 1
+        watermark = snapshots.cleaner_watermark()
+        hwm = watermark - 1
         now = snapshots.valid_txn_list()
         open_ids = tuple(t for t in now.open if t <= hwm)
         txns = ValidTxnList(high_watermark=hwm, open=open_ids, aborted=tuple(t for t in now.aborted if t <= hwm),
                             min_open_txn=open_ids[0] if open_ids else LONG_MAX)
-        return txns, snapshots.valid_write_id_list(table, txns)
+        return watermark, txns
 
     def _remaining(self, storage: Storage, highest_write_id: int, table: str | None, deleted: set[str]) -> list[str]:
         """docs/hive-acid.md#cleaning step 4: obsolete/aborted dirs that a snapshot with HWM = ``highest_write_id`` (no

@@ -1,12 +1,13 @@
 """The Initiator (docs/hive-acid.md#initiator, Hive 4): find tables and partitions that need compaction, check that
 they may be compacted, decide the type, and queue it — recording every decision with its reason.
 
-One cycle: take the Initiator lease, read the previous cycle's start (AUX_TABLE ``Initiator`` MT_KEY2), collect
+One cycle: take the Initiator lease, read the previous cycle's start (AUX_TABLE ``Initiator`` MT_KEY2), stream the
 candidates (committed writes since then, entities whose latest history row is 'did not initiate'/'failed', and —
-when ``hive.compactor.clean.aborts.using.cleaner`` is false — aborted-txn groups), filter them in Hive's order,
-list each surviving directory exactly once, apply :func:`decide_compaction`, enqueue, store the decisions
-(ACID_INITIATOR_DECISIONS, one row per table/partition, replaced each time), revoke timed-out workers and store the
-cycle start as the next last-checked time. Partitions without new writes are never listed.
+when ``hive.compactor.clean.aborts.using.cleaner`` is false — aborted-txn groups) in batches of
+metastore.compactor.fetch.size; per batch filter them in Hive's order, list each surviving directory exactly once,
+apply :func:`decide_compaction`, enqueue and store the decisions (ACID_INITIATOR_DECISIONS, one row per
+table/partition, replaced each time); then revoke timed-out workers and store the cycle start as the next
+last-checked time. Partitions without new writes are never listed, and memory does not grow with their number.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,12 +60,10 @@ log = logging.getLogger(__name__)
 REPL_PENDING = "hive.repl.first.inc.pending"
 DEFAULT_LEASE_S = 3600.0
 ENQUEUE_BATCH = 500
+"""Compactions queued per metastore transaction by one Initiator cycle."""
 DEFAULT_HIVE_ACTIVE_WINDOW_S = 3600.0
 """Hive's Initiator counts as active when it ran or queued within this long ([acid] takeover_hive_active_window)."""
 SHADOW_SUFFIX = "-shadow"
-MAX_SHADOW_PAGES = 10_000
-"""Most candidate windows (metastore.compactor.fetch.size each) one shadow cycle walks through."""
-"""Compactions queued per metastore transaction by one Initiator cycle."""
 
 
 @dataclass
@@ -111,6 +110,7 @@ class InitiatorReport:
     listings: int = 0
     revoked: list[int] = field(default_factory=list)
     truncated: bool = False
+    """The cycle stopped before its last candidate (its lease was taken over); the next one starts again."""
     seconds: float = 0.0
 
     @property
@@ -151,6 +151,21 @@ class _Job:
     db_info: DatabaseInfo
     location: str
     write_ids: ValidCompactorWriteIdList | None
+
+
+@dataclass
+class _CycleState:
+    """What one cycle remembers across its candidate batches: ineligible databases and tables (Hive's skip sets),
+    catalog lookups, the entities the "already queued / failing" check can stop, the cycle's snapshot and the
+    tables' compactor write ids. Grows with the tables a cycle touches, not with their partitions."""
+
+    skipped_dbs: dict[str, str] = field(default_factory=dict)
+    skipped_tables: dict[tuple[str, str], str] = field(default_factory=dict)
+    databases: dict[str, DatabaseInfo | None] = field(default_factory=dict)
+    tables: dict[tuple[str, str], TableInfo | None] = field(default_factory=dict)
+    watched: set[tuple[str, str, str | None]] | None = None
+    txns: ValidTxnList | None = None
+    write_ids: dict[str, ValidCompactorWriteIdList] = field(default_factory=dict)
 
 
 @dataclass
@@ -245,12 +260,23 @@ class Initiator:
             return InitiatorReport(ran=False, message=f"another Initiator ({lease.holder}) is running; its lease "
                                    f"expires at {lease.until_ms} (epoch ms)")
         try:
-            report, intents = self._evaluate_cycle(record=True)
-            self._queue(intents)
-            self.store.record_decisions([r.record(self.initiator_id) for r in report.results])
-            report.revoked = self.store.revoke_timed_out_workers()
-            assert report.next_last_checked_ms is not None, "set by _evaluate_cycle"
-            self.store.store_last_checked(report.next_last_checked_ms)
+            report = self._new_report(record=True)
+            lease_ms = int(self.lease_s * 1000)
+            for results, intents in self._cycle_batches(report, record=True):
+                self._queue(intents)
+                self.store.record_decisions([r.record(self.initiator_id) for r in results])  # one batch at a time
+                report.results += results
+                if not self.store.renew_lease(INITIATOR_MUTEX, holder, lease_ms):
+                    report.message = (f"the Initiator lease expired during the cycle ({lease_ms} ms) and another "
+                                      "Initiator took it; stopped after the candidates decided so far (the next "
+                                      "cycle looks at the same window again)")
+                    log.warning("Initiator cycle: %s", report.message)
+                    report.truncated = True
+                    break
+            else:
+                report.revoked = self.store.revoke_timed_out_workers()
+                assert report.next_last_checked_ms is not None, "set by _new_report"
+                self.store.store_last_checked(report.next_last_checked_ms)
         finally:
             self.store.release_lease(INITIATOR_MUTEX, holder)
         report.seconds = time.perf_counter() - clock
@@ -259,24 +285,16 @@ class Initiator:
         return report
 
     def run_shadow(self) -> InitiatorReport:
-        """Shadow mode: evaluate every candidate on the metastore (all of COMPLETED_TXN_COMPONENTS, window after
-        window of metastore.compactor.fetch.size, not since anyone's last cycle) reading only — no lease, no queue
+        """Shadow mode: evaluate every candidate on the metastore (all of COMPLETED_TXN_COMPONENTS, streamed in
+        batches of metastore.compactor.fetch.size, not since anyone's last cycle) reading only — no lease, no queue
         rows, no history rows, nothing written to a Hive table — and record the decisions in ACID_INITIATOR_DECISIONS
         (initiator id ``<host>-shadow``): what the cycle would queue is stored as "would queue"."""
         clock = time.perf_counter()
-        report, _ = self._evaluate_cycle(record=False, since_ms=0)
-        seen = {(r.database, r.table, r.partition): r for r in report.results}
-        pages = 1
-        while report.truncated and pages < MAX_SHADOW_PAGES:  # past metastore.compactor.fetch.size: the next window
-            assert report.next_last_checked_ms is not None, "set by _evaluate_cycle"
-            page, _ = self._evaluate_cycle(record=False, since_ms=report.next_last_checked_ms)
-            pages += 1
-            for r in page.results:
-                seen.setdefault((r.database, r.table, r.partition), r)
-            report.truncated, report.next_last_checked_ms = page.truncated, page.next_last_checked_ms
-            report.listings += page.listings
-        report.results, report.candidates = list(seen.values()), len(seen)
-        self.store.record_decisions([r.record(self.host + SHADOW_SUFFIX) for r in report.results], log_cycle=True)
+        report = self._new_report(record=False, since_ms=0)
+        for results, _ in self._cycle_batches(report, record=False):
+            self.store.record_decisions([r.record(self.host + SHADOW_SUFFIX) for r in results],
+                                       log_cycle=True)
+            report.results += results
         report.seconds = time.perf_counter() - clock
         log.info("Initiator shadow cycle: %d candidate(s), %d would be queued, %d not; nothing queued",
                  report.candidates, sum(r.outcome is Outcome.WOULD_QUEUE for r in report.results),
@@ -352,64 +370,91 @@ class Initiator:
 
     def _evaluate_cycle(self, *, record: bool, since_ms: int | None = None
                         ) -> tuple[InitiatorReport, list[_Intent]]:
-        """Steps 2–7 of a cycle up to the decisions (see docs/hive-acid.md): candidates since the last cycle's start,
-        Hive's filters, one listing each, the decision. Queues nothing; ``record`` False (the preview) reads the
-        last-checked time without locking and keeps the eligibility checks from recording anything. Returns the
-        report and what the decisions would queue."""
-        conf = self.conf
+        """Steps 2–7 of a cycle up to the decisions, every batch at once (the preview and shadow cycles, which
+        queue nothing). Returns the report and what the decisions would queue."""
+        report = self._new_report(record=record, since_ms=since_ms)
+        intents: list[_Intent] = []
+        for results, batch_intents in self._cycle_batches(report, record=record):
+            report.results += results
+            intents += batch_intents
+        return report, intents
+
+    def _new_report(self, *, record: bool, since_ms: int | None = None) -> InitiatorReport:
+        """Steps 2 of a cycle: its start and the previous cycle's (``record`` False: the preview reads the
+        last-checked time without locking; ``since_ms``: a shadow cycle's window instead)."""
         started = self.store.now_ms()
-        if since_ms is not None:  # a shadow cycle's window, not anyone's last-checked time
+        if since_ms is not None:
             previous = since_ms
         else:
             previous = self.store.last_checked() if record else self.store.peek_last_checked()
-        report = InitiatorReport(ran=True, started_ms=started, last_checked_ms=previous)
         self._listings = 0
+        return InitiatorReport(ran=True, started_ms=started, last_checked_ms=previous, next_last_checked_ms=started)
 
-        candidates: dict[tuple[str, str, str | None], _Candidate] = {}
-        writes, resume = self.store.write_candidates(previous if previous > 0 else None, conf.compactor_fetch_size)
-        report.truncated = resume is not None
-        for w in writes:
-            candidates.setdefault(w.entity, _Candidate(*w.entity)).sources.append("new writes")
-        for w in self.store.retry_candidates(conf.compactor_fetch_size):
-            candidates.setdefault(w.entity, _Candidate(*w.entity)).sources.append("last attempt failed or was not "
-                                                                                  "initiated")
+    def _cycle_batches(self, report: InitiatorReport, *, record: bool
+                       ) -> Iterator[tuple[list[CandidateResult], list[_Intent]]]:
+        """Steps 4–7 of a cycle (see docs/hive-acid.md), one batch of metastore.compactor.fetch.size candidates at
+        a time: the candidates since the last cycle's start come from the metastore as a stream, each batch goes
+        through Hive's filters, one listing per survivor and the decision, and is handed to the caller (which
+        queues and records it) before the next batch is read — memory stays flat however many partitions have
+        new writes. What a cycle learns about databases, tables and write ids is kept across its batches (one
+        snapshot for the whole cycle). Updates ``report``'s counters; the caller collects the results."""
+        state = _CycleState()
+        for batch in self._candidate_batches(report):
+            report.candidates += len(batch)
+            eligible, results = self._filter(batch, state, record=record)
+            intents: list[_Intent] = []
+            if eligible:
+                if state.txns is None:  # docs/hive-acid.md#initiator-cycle step 6: one snapshot for the whole cycle
+                    state.txns = self.snapshots.valid_txn_list()
+                results += self._evaluate(eligible, state, report.started_ms, intents, record=record)
+            report.listings = self._listings
+            yield results, intents
+
+    def _candidate_batches(self, report: InitiatorReport) -> Iterator[list[_Candidate]]:
+        """docs/hive-acid.md#initiator-cycle step 4 in batches: tables/partitions with committed writes since the
+        last cycle's start (streamed), merged with the (few, fetched up front) whose latest history row is 'did not
+        initiate'/'failed' and — when aborts are not left to the Cleaner — the aborted-txn groups over the
+        thresholds; those not among the writes come last."""
+        conf = self.conf
+        batch_size = conf.compactor_fetch_size
+        others: dict[tuple[str, str, str | None], _Candidate] = {}
+        for w in self.store.retry_candidates(batch_size):
+            others.setdefault(w.entity, _Candidate(*w.entity)).sources.append("last attempt failed or was not "
+                                                                              "initiated")
         if not conf.clean_aborts_using_cleaner:
             time_ms = int(conf.aborted_txn_time_threshold_s * 1000)
             for group in self.store.abort_groups(conf.abortedtxn_threshold, time_ms):
                 if group.table is None:
                     continue  # database-level component: nothing to compact
-                c = candidates.setdefault((group.database, group.table, group.partition),
-                                          _Candidate(group.database, group.table, group.partition))
+                c = others.setdefault((group.database, group.table, group.partition),
+                                      _Candidate(group.database, group.table, group.partition))
                 c.aborts = group
                 c.too_many_aborts = group.count > conf.abortedtxn_threshold
-                c.has_old_abort = time_ms >= 0 and group.oldest_started_ms < started - time_ms
+                c.has_old_abort = time_ms >= 0 and group.oldest_started_ms < report.started_ms - time_ms
                 c.sources.append("aborted transactions")
-        report.candidates = len(candidates)
+        since = report.last_checked_ms if report.last_checked_ms > 0 else None
+        for writes in self.store.stream_write_candidates(since, batch_size):
+            batch = []
+            for w in writes:
+                c = others.pop(w.entity) if w.entity in others else _Candidate(*w.entity)
+                c.sources.insert(0, "new writes")
+                batch.append(c)
+            yield batch
+        rest = sorted(others.values(), key=lambda c: (c.database, c.table, c.partition or ""))
+        for start in range(0, len(rest), batch_size):
+            yield rest[start:start + batch_size]
 
-        eligible, results = self._filter(sorted(candidates.values(), key=lambda c: (c.database, c.table,
-                                                                                     c.partition or "")),
-                                         record=record)
-        intents: list[_Intent] = []
-        if eligible:
-            # docs/hive-acid.md#initiator-cycle step 6: one snapshot for the whole cycle
-            txns = self.snapshots.valid_txn_list()
-            results += self._evaluate(eligible, txns, started, intents, record=record)
-        report.results = results
-        report.listings = self._listings
-        report.next_last_checked_ms = resume if resume is not None else started
-        return report, intents
-
-    def _filter(self, candidates: list[_Candidate], *, record: bool
+    def _filter(self, candidates: list[_Candidate], state: _CycleState, *, record: bool
                 ) -> tuple[list[tuple[_Candidate, TableInfo, DatabaseInfo]], list[CandidateResult]]:
         """docs/hive-acid.md#initiator-cycle step 5 in Hive's order; ineligible databases and tables are remembered for the
-        rest of the cycle."""
-        skipped_dbs: dict[str, str] = {}
-        skipped_tables: dict[tuple[str, str], str] = {}
-        databases: dict[str, DatabaseInfo | None] = {}
-        tables: dict[tuple[str, str], TableInfo | None] = {}
+        rest of the cycle (``state``)."""
+        skipped_dbs, skipped_tables = state.skipped_dbs, state.skipped_tables
+        databases, tables = state.databases, state.tables
         eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]] = []
         results: list[CandidateResult] = []
-        watched = self.store.busy_or_failed_entities()  # only these can be stopped by step 5.3
+        if state.watched is None:
+            state.watched = self.store.busy_or_failed_entities()  # only these can be stopped by step 5.3
+        watched = state.watched
         for c in candidates:
             key = (c.database, c.table)
             try:
@@ -488,7 +533,7 @@ class Initiator:
             return (f"table {name} is insert-only and hive.compactor.compact.insert.only=false", "table")
         return None
 
-    def _evaluate(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], txns: ValidTxnList,
+    def _evaluate(self, eligible: list[tuple[_Candidate, TableInfo, DatabaseInfo]], state: _CycleState,
                   started_ms: int, intents: list[_Intent], *, record: bool) -> list[CandidateResult]:
         """docs/hive-acid.md#initiator-cycle step 7 for every eligible candidate: partition, write ids, one listing,
         decision; what the decisions ask to queue is appended to ``intents``.
@@ -497,7 +542,8 @@ class Initiator:
         directory, deciding — runs on hive.compactor.request.queue threads (Hive's checkForCompaction pool).
         Results keep the candidates' order."""
         slots: list[CandidateResult | _Job] = []
-        write_ids: dict[str, ValidCompactorWriteIdList] = {}
+        txns, write_ids = state.txns, state.write_ids
+        assert txns is not None, "the cycle's snapshot is taken before its first evaluation"
         by_table: dict[tuple[str, str], list[tuple[_Candidate, TableInfo, DatabaseInfo]]] = {}
         for item in eligible:
             by_table.setdefault((item[0].database, item[0].table), []).append(item)

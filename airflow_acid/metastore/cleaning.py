@@ -75,13 +75,14 @@ class CleaningStore:
 
         return self.db.run(work, what="min history level holders")
 
-    def ready_to_clean(self, min_open_txn_id: int, retention_ms: int = 0) -> list[CompactionInfo]:
+    def ready_to_clean(self, min_open_txn_id: int, retention_ms: int = 0, *, after_id: int = 0
+                       ) -> list[CompactionInfo]:
         """'ready for cleaning' rows whose readers have all finished (docs/hive-acid.md#reader-snapshot-rule step 2).
 
         A row qualifies when CQ_NEXT_TXN_ID <= ``min_open_txn_id`` (or is NULL) and its commit time (plus the
         cleaner retry delay and ``retention_ms``) has passed; of several rows for one table/partition only the one
         with the lowest CQ_HIGHEST_WRITE_ID is returned (HIVE-25115). Ordered by id, at most
-        metastore.compactor.fetch.size rows.
+        metastore.compactor.fetch.size rows, with an id above ``after_id`` (the next page of a cycle).
         """
         def work(conn: Connection) -> list[CompactionInfo]:
             now = now_ms(conn)
@@ -99,7 +100,7 @@ class CleaningStore:
                     sa.or_(CQ.c.CQ_PARTITION == lowest.c.CQ_PARTITION,
                            sa.and_(CQ.c.CQ_PARTITION.is_(None), lowest.c.CQ_PARTITION.is_(None))),
                     CQ.c.CQ_HIGHEST_WRITE_ID == lowest.c.MIN_HWM))
-                .where(base)
+                .where(base, CQ.c.CQ_ID > after_id)
             )
             if min_open_txn_id > 0:
                 query = query.where(sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))

@@ -28,7 +28,7 @@ from typing_extensions import Unpack
 from airflow_acid.acid.codes import CompactionState, CompactionType, OperationType
 from airflow_acid.acid.writeids import ValidCompactorWriteIdList
 from airflow_acid.metastore.conf import MetastoreConf
-from airflow_acid.metastore.db import Database, acquire_mutex, now_ms
+from airflow_acid.metastore.db import Database, acquire_mutex, in_literals, now_ms
 from airflow_acid.metastore.errors import InvalidInputError, NoSuchObjectError
 from airflow_acid.metastore.flavour import profile_of
 from airflow_acid.metastore.hive_schema import HIVE_CQ_META
@@ -427,20 +427,33 @@ class CompactionQueue:
                 for r in requests]
         if not reqs:
             return []
-        tables = sorted({(r.db, r.table) for r in reqs})
+        # a table-level request is refused by any row of its table, a partition's only by that partition's rows:
+        # only tables with a table-level request are read whole (a cycle's batches would otherwise read every row
+        # queued on a big table again and again)
+        tables = sorted({(r.db, r.table) for r in reqs if r.partition is None})
+        whole = set(tables)
+        partitions: dict[tuple[str, str], list[str]] = {}
+        for r in reqs:
+            if r.partition is not None and (r.db, r.table) not in whole:
+                partitions.setdefault((r.db, r.table), []).append(r.partition)
         active = (CompactionState.INITIATED.value, CompactionState.WORKING.value,
                   CompactionState.READY_FOR_CLEANING.value)
 
         def scheduled(conn: Connection) -> list[sa.Row[Unpack[tuple[Any, ...]]]]:
             rows: list[sa.Row[Unpack[tuple[Any, ...]]]] = []
+            columns = (CQ.c.CQ_ID, CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, CQ.c.CQ_STATE,
+                       CQ.c.CQ_HIGHEST_WRITE_ID, CQ.c.CQ_INITIATOR_ID, CQ.c.CQ_ENQUEUE_TIME)
             for start in range(0, len(tables), _CHUNK):
                 chunk = tables[start:start + _CHUNK]
-                rows += conn.execute(
-                    sa.select(CQ.c.CQ_ID, CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION, CQ.c.CQ_STATE,
-                              CQ.c.CQ_HIGHEST_WRITE_ID, CQ.c.CQ_INITIATOR_ID, CQ.c.CQ_ENQUEUE_TIME)
-                    .where(sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE).in_(chunk), CQ.c.CQ_STATE.in_(active))
-                    .order_by(CQ.c.CQ_ID)).all()
-            return rows
+                rows += conn.execute(sa.select(*columns).where(
+                    sa.tuple_(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE).in_(chunk), CQ.c.CQ_STATE.in_(active))).all()
+            for (db, table), names in sorted(partitions.items()):
+                names = sorted(set(names))
+                for start in range(0, len(names), _CHUNK):  # inline names: PostgreSQL hashes the list
+                    rows += conn.execute(sa.select(*columns).where(
+                        CQ.c.CQ_DATABASE == db, CQ.c.CQ_TABLE == table,
+                        in_literals(CQ.c.CQ_PARTITION, names[start:start + _CHUNK]), CQ.c.CQ_STATE.in_(active))).all()
+            return sorted(rows, key=lambda r: int(r.CQ_ID))
 
         def recover(conn: Connection, since_ms: int) -> list[EnqueueResult] | None:
             mine = {(r.CQ_DATABASE, r.CQ_TABLE, r.CQ_PARTITION): int(r.CQ_ID) for r in scheduled(conn)

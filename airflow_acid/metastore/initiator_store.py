@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,9 @@ HIVE_KEYS_OF_LEASE = {"Initiator": (hive_mutex.INITIATOR,), "HouseKeeper": (hive
 AcidTxnCleanerService together do what airflow-acid's HouseKeeper does)."""
 log = logging.getLogger(__name__)
 LEASE_SUFFIX = ".lease"
+STREAM_WRITE_TIMEOUT_S = 3600
+"""MariaDB's net_write_timeout on the connection that streams an Initiator cycle's candidates (the server must
+not drop it while the cycle works on a batch)."""
 _CHUNK = 500
 
 AID, CTC, CC, CQ = ACID_INITIATOR_DECISIONS, COMPLETED_TXN_COMPONENTS, COMPLETED_COMPACTIONS, COMPACTION_QUEUE
@@ -200,6 +203,19 @@ class InitiatorStore:
         self._held[name] = held
         return None
 
+    def renew_lease(self, name: str, holder: str, lease_ms: int) -> bool:
+        """Extend ``holder``'s lease ``name`` to now + ``lease_ms`` (a long cycle, between batches); False when it
+        no longer holds it (its lease expired and another instance took it)."""
+        key = name + LEASE_SUFFIX
+
+        def work(conn: Connection) -> bool:
+            now = now_ms(conn)
+            return bool(conn.execute(sa.update(AUX_TABLE).where(
+                AUX_TABLE.c.MT_KEY1 == key, AUX_TABLE.c.MT_COMMENT == holder[:255]).values(
+                MT_KEY2=now + lease_ms)).rowcount)
+
+        return self.db.run(work, what=f"renew {name} lease")
+
     def release_lease(self, name: str, holder: str) -> None:
         """Give the lease back (only if ``holder`` still holds it), and Hive's mutexes held with it."""
         for mutex in self._held.pop(name, []):
@@ -278,6 +294,50 @@ class InitiatorStore:
             return found, resume
 
         return self.db.run(work, what="find compaction candidates")
+
+    def stream_write_candidates(self, since_ms: int | None, batch: int) -> Iterator[list[WriteCandidate]]:
+        """Every distinct table/partition of COMPLETED_TXN_COMPONENTS with CTC_TIMESTAMP ≥ ``since_ms`` (all when
+        None), in batches of at most ``batch``, ordered by (database, table, partition): the candidates of one
+        whole cycle without holding them in memory.
+
+        On PostgreSQL and MariaDB one query is read through a server-side cursor (``stream_results``; the
+        aggregation runs once, rows arrive ``batch`` at a time, on a read-only connection of its own while the
+        cycle writes on others). SQLite takes write locks at BEGIN (a long read would stall every writer), so there
+        each batch is its own short read, resumed after the last key taken (keyset pagination)."""
+        if batch < 1:
+            raise InvalidInputError(f"candidate batch size must be at least 1, not {batch}")
+        if self.db.dialect == "sqlite":
+            yield from self._keyset_write_candidates(since_ms, batch)
+            return
+        self.db.profile  # noqa: B018 - detect the flavour before the first query builds on it
+        with self.db.translating(), self.db.engine.connect() as conn:
+            if conn.dialect.name == "mysql":  # the server waits while the cycle lists a batch: not a dead client
+                conn.exec_driver_sql(f"SET SESSION net_write_timeout = {STREAM_WRITE_TIMEOUT_S}")
+            result = conn.execution_options(stream_results=True, yield_per=batch).execute(
+                _window_query(conn, since_ms, keyset=False))
+            try:
+                for rows in result.partitions():
+                    yield [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in rows]
+            finally:
+                result.close()  # a cycle that stops early: the cursor is closed before its connection
+
+    def _keyset_write_candidates(self, since_ms: int | None, batch: int) -> Iterator[list[WriteCandidate]]:
+        after: WriteCandidate | None = None
+        while True:
+            def work(conn: Connection, after: WriteCandidate | None = after) -> list[WriteCandidate]:
+                query = _window_query(conn, since_ms, keyset=True)
+                if after is not None:
+                    partition = sa.func.coalesce(CTC.c.CTC_PARTITION, "")
+                    query = query.having(sa.tuple_(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, partition) > sa.tuple_(
+                        sa.literal(after.database), sa.literal(after.table), sa.literal(after.partition or "")))
+                return [WriteCandidate(r[0], r[1], r[2], int(r[3])) for r in conn.execute(query.limit(batch))]
+
+            rows = self.db.run(work, what="find compaction candidates")
+            if rows:
+                yield rows
+            if len(rows) < batch:
+                return
+            after = rows[-1]
 
     def retry_candidates(self, limit: int) -> list[WriteCandidate]:
         """Table/partitions still in COMPLETED_TXN_COMPONENTS whose newest COMPLETED_COMPACTIONS row is 'did not
@@ -547,6 +607,19 @@ class InitiatorStore:
 def _trim_decision_log(conn: Connection, before_ms: int) -> int:
     """Delete log rows decided before ``before_ms``; the number deleted."""
     return int(conn.execute(sa.delete(ADL).where(ADL.c.ADL_DECIDED_AT < before_ms)).rowcount or 0)
+
+
+def _window_query(conn: Connection, since_ms: int | None, *, keyset: bool) -> sa.Select[Any]:
+    """The candidate window of :meth:`InitiatorStore.stream_write_candidates`: one row per table/partition with its
+    latest commit (epoch ms), by (database, table, partition; a table-level row first)."""
+    profile = profile_of(conn)  # Hive: CTC_TIMESTAMP is a timestamp; compared and read back as epoch ms
+    latest = profile.commit_time_ms(sa.func.max(CTC.c.CTC_TIMESTAMP))
+    query = sa.select(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION, latest.label("latest"))
+    if since_ms is not None:
+        query = query.where(profile.commit_time_since(CTC.c.CTC_TIMESTAMP, since_ms))
+    query = query.group_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, CTC.c.CTC_PARTITION)
+    partition = sa.func.coalesce(CTC.c.CTC_PARTITION, "") if keyset else CTC.c.CTC_PARTITION
+    return query.order_by(CTC.c.CTC_DATABASE, CTC.c.CTC_TABLE, partition)
 
 
 def decision_record(row: sa.Row[Unpack[tuple[Any, ...]]]) -> InitiatorDecisionRecord:

@@ -386,3 +386,34 @@ def test_stale_spark_staging_directories_go_once_their_txn_is_not_open(wh):
     assert not (root / f".hive-staging_acid_{dead}").exists()
     assert (root / f".hive-staging_acid_{running}").exists()  # its txn is still open
     assert rows(wh) == before
+
+
+# --- one cycle in pages of metastore.compactor.fetch.size ----------------------------------------------------
+
+
+def test_a_cycle_pages_through_every_ready_row_and_deletes_the_same(wh):
+    """Ready rows read a fetch size at a time (1 here): the dry runs with pages of 1 and of 1,000 plan the same
+    deletions, and one real cycle with pages of 1 cleans every row and deletes exactly those directories."""
+    ms = wh.metastore
+    tables = [f"db.t{i}" for i in range(3)]
+    locations = {}
+    for table in tables:
+        locations[table] = new_table(wh, table).location
+        history(wh, table, batches=2)
+        enqueue(wh, "major", table)
+    worker = Worker(ms, runner=LocalRunner())
+    for _ in tables:
+        assert worker.run_next().status == WorkerStatus.COMPACTED
+    before = {table: rows(wh, table) for table in tables}
+    plans = {}
+    for size in (1, 1000):
+        report = Cleaner(ms, dataclasses.replace(CONF, compactor_fetch_size=size)).run_cycle(dry_run=True)
+        assert [e.status for e in report.entries] == [CleanerStatus.WOULD_CLEAN] * 3
+        plans[size] = sorted(d.url for d in report.deletions)
+    assert plans[1] == plans[1000] and plans[1]
+    report = Cleaner(ms, dataclasses.replace(CONF, compactor_fetch_size=1)).run_cycle()
+    assert [e.status for e in report.entries] == [CleanerStatus.CLEANED] * 3 and report.waiting == []
+    assert sorted(d.url for d in report.deletions) == plans[1]
+    for table in tables:
+        assert [d for d in acid_dirs(locations[table]) if not d.startswith("base_")] == []
+        assert rows(wh, table) == before[table]

@@ -66,3 +66,36 @@ def test_initiator_lookups_current_and_consecutive_failures(db):
                                .values(CC_STATE="s")))
     db.run(lambda c: c.execute(sa.update(COMPLETED_COMPACTIONS).values(CC_ENQUEUE_TIME=10 ** 13)))
     assert initiator.failing_since("d", "t", "ds=1") is None
+
+
+def _ctc_rows(db, rows: list[tuple[str, str | None, int]]) -> None:
+    """COMPLETED_TXN_COMPONENTS rows (table, partition, CTC_TIMESTAMP) of database ``d``, one txn each."""
+    from airflow_acid.metastore.schema import COMPLETED_TXN_COMPONENTS
+    with db.begin() as conn:
+        conn.execute(sa.insert(COMPLETED_TXN_COMPONENTS), [
+            {"CTC_TXNID": i + 1, "CTC_DATABASE": "d", "CTC_TABLE": t, "CTC_PARTITION": p, "CTC_TIMESTAMP": ts,
+             "CTC_WRITEID": i + 1, "CTC_UPDATE_DELETE": "N"} for i, (t, p, ts) in enumerate(rows)])
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 1000])
+def test_streamed_candidates_are_the_window_in_batches(db, initiator, batch):
+    """Every table/partition with a commit in the window exactly once, with its latest commit, in batches of at most
+    ``batch`` (a table-level row, several commits of one partition, an entity outside the window)."""
+    _ctc_rows(db, [("t", "p=1", 100), ("t", "p=1", 300), ("t", "p=2", 200), ("u", None, 250), ("t", "p=3", 50),
+                   ("a", "x=%2F", 400), ("u", None, 90)])
+    batches = list(initiator.stream_write_candidates(100, batch))
+    assert batches and all(0 < len(b) <= batch for b in batches)
+    found = [(c.table, c.partition, c.last_commit_ms) for b in batches for c in b]
+    assert sorted(found, key=str) == sorted([("t", "p=1", 300), ("t", "p=2", 200), ("u", None, 250),
+                                             ("a", "x=%2F", 400)], key=str)
+    everything = {(c.table, c.partition) for b in initiator.stream_write_candidates(None, batch) for c in b}
+    assert everything == {("t", "p=1"), ("t", "p=2"), ("t", "p=3"), ("u", None), ("a", "x=%2F")}
+    assert list(initiator.stream_write_candidates(1000, batch)) == []
+
+
+def test_renew_lease_only_for_its_holder(initiator):
+    assert initiator.acquire_lease("Initiator", "me", 60_000).acquired
+    assert initiator.renew_lease("Initiator", "me", 60_000)
+    assert not initiator.renew_lease("Initiator", "someone else", 60_000)
+    initiator.release_lease("Initiator", "me")
+    assert not initiator.renew_lease("Initiator", "me", 60_000)
