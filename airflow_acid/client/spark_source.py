@@ -10,12 +10,14 @@ Metastore and warehouse: options ``metastore_url`` / ``warehouse``, else Spark c
 metastore_url`` / ``.warehouse`` (read by :func:`register`), else ``AcidWarehouse()``'s embedded default.
 
 Reads: planning opens a READ_ONLY transaction with a SHARED_READ lock and fixes the snapshot; one input partition per
-(partition, bucket), a bucket over ``split_bytes`` (128 MiB) cut into stripe ranges of its event files; executors
-merge base + deltas (:mod:`airflow_acid.acid.merge`) and heartbeat the read transaction while they read, so the
-Cleaner keeps every file the snapshot selected. The API has no end-of-query hook: the transaction stays open until
-``hive.txn.timeout`` after the last heartbeat, then the HouseKeeper ends it — :func:`read_snapshot` holds and ends
-it explicitly instead. Filters on partition columns prune partitions (Spark still applies every filter); the API
-(Spark 4.2) passes no column list, so option ``columns`` prunes columns.
+(partition, bucket), a bucket over the split size cut into stripe ranges of its event files — Spark's rule for files:
+the table's bytes over the default parallelism, between ``openCostInBytes`` and ``maxPartitionBytes`` (captured by
+:func:`register`; option ``split_bytes`` sets it); executors merge base + deltas (:mod:`airflow_acid.acid.merge`)
+and heartbeat the read transaction once it is 30 s old, so the Cleaner keeps every file the snapshot selected. The
+API has no end-of-query hook: the transaction stays open until ``hive.txn.timeout`` after the last heartbeat, then
+the HouseKeeper ends it — :func:`read_snapshot` holds and ends it explicitly instead. Filters on partition columns
+prune partitions (Spark still applies every filter); the API (Spark 4.2) passes no column list, so option
+``columns`` prunes columns.
 Option ``row_id`` adds Hive's ``ROW__ID`` struct as the first column.
 
 Writes: the driver opens the transaction, allocates the write id and locks (SHARED_READ for append, Hive's IOW lock
