@@ -66,7 +66,7 @@ def test_reads_equal_the_python_client_with_pruning_row_ids_and_columns(spark, w
     reader = spark.read.format("hive_acid").options(**_opts(warehouse))
     df = reader.load("default.sales")
     assert _spark_rows(df) == _client_rows(warehouse, "sales")
-    # planning left its READ_ONLY txn open for the executors, and they heartbeat it while they read
+    # planning left its READ_ONLY txn open for the executors (they heartbeat it once it is 30 s old)
     reads = [t for t in warehouse.metastore.txns.show_transactions()
              if t.state is TxnState.OPEN and "read default.sales" in (t.agent_info or "")]
     assert reads and all(t.lastheartbeattime > t.startedtime for t in reads)

@@ -1,5 +1,5 @@
-"""How Spark reads of an ACID table are cut into tasks (client/pyspark_reader.py): Spark's own split rule, and
-stripe-range splits that cover every stripe of a bucket exactly once (no Spark needed: planning only)."""
+"""How Spark reads of an ACID table are planned (client/pyspark_reader.py, client/spark_source.py): Spark's own split rule,
+stripe-range splits that cover every stripe of a bucket exactly once, the executors' first heartbeat (no Spark session)."""
 
 from __future__ import annotations
 
@@ -56,3 +56,19 @@ def test_stripe_splits_cover_every_stripe_once_and_keep_every_delete_file(wareho
     flat = [s for first, end in covered for s in range(first, end)]
     assert flat == list(range(info.stripes))  # each stripe in exactly one task
     assert all(u["deletes"] == whole[0]["deletes"] and u["deletes"] for u in split)  # every task applies every delete
+
+
+def test_executors_first_heartbeat_waits_until_the_planners_transaction_is_due(tmp_path):
+    """A task starting right after planning opens no metastore connection (the transaction was just opened); one
+    starting later than the heartbeat interval, or without the planning time, beats at once."""
+    import time
+
+    pytest.importorskip("pyspark.sql.datasource")
+    from airflow_acid.client.spark_source import HEARTBEAT_EVERY_S, _Heartbeat
+
+    unreachable = f"sqlite:///{tmp_path / 'missing' / 'metastore.db'}"  # a beat would fail: the directory is absent
+    fresh = _Heartbeat(unreachable, 7, since=time.time())
+    assert not fresh.failed and fresh.last > 0
+    for since in (time.time() - HEARTBEAT_EVERY_S - 1, None):
+        due = _Heartbeat(unreachable, 7, since=since)
+        assert due.failed  # it tried at once
