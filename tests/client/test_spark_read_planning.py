@@ -72,3 +72,12 @@ def test_executors_first_heartbeat_waits_until_the_planners_transaction_is_due(t
     for since in (time.time() - HEARTBEAT_EVERY_S - 1, None):
         due = _Heartbeat(unreachable, 7, since=since)
         assert due.failed  # it tried at once
+
+
+@pytest.mark.parametrize(("text", "expected"), [("134217728b", 128 * MIB), ("128MB", 128 * MIB), ("4m", 4 * MIB),
+                                                ("1g", 1024 * MIB), ("4194304", 4 * MIB)])
+def test_spark_byte_sizes_are_read_as_spark_writes_them(text, expected):
+    pytest.importorskip("pyspark.sql.datasource")
+    from airflow_acid.client.spark_source import _conf_bytes
+
+    assert _conf_bytes(text) == expected
