@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from airflow_acid.acid.event_schema import KEY_FIELDS
-from airflow_acid.acid.fs import ListedFile, storage_for
+from airflow_acid.acid.fs import ListedFile, Storage, storage_for
 from airflow_acid.acid.merge import BucketPlan, DataSource, MergePlan, SourceKind, iter_plan_batches, plan_from_state
 from airflow_acid.acid.state import get_acid_state
 from airflow_acid.acid.timestamps import microsecond_schema
@@ -32,31 +33,65 @@ if TYPE_CHECKING:  # pragma: no cover
     from airflow_acid.client.warehouse import AcidWarehouse
 
 
-def _plan_units(location: str, write_ids, txns, partition_values: Mapping[str, Any], *,
-                split_bytes: int | None = None) -> list[str]:
-    """JSON work units for one partition directory: one per bucket, or — a bucket over ``split_bytes`` — several
-    (:func:`_splits`)."""
+@dataclass(frozen=True)
+class PartitionPlan:
+    """One partition directory's merge plan at a snapshot, before it is cut into work units."""
+
+    location: str
+    storage: Storage
+    plan: MergePlan
+    partition_values: Mapping[str, Any]
+
+    @property
+    def data_bytes(self) -> int:
+        return sum(max(s.size, 0) for b in self.plan.buckets for s in b.data)
+
+
+def plan_partition(location: str, write_ids, txns, partition_values: Mapping[str, Any]) -> PartitionPlan | None:
+    """List one partition directory and run getAcidState on it; None when it holds no files."""
     storage = storage_for(location)
     files: list[ListedFile] = storage.list_files()
     if not files:
-        return []
+        return None
 
     def metadata_reader(path: str) -> str:
         return storage.read_bytes(path).decode("utf-8", errors="replace")
 
     state = get_acid_state(files, write_ids, txns, metadata_reader=metadata_reader)
-    plan = plan_from_state(state, files)
+    return PartitionPlan(location, storage, plan_from_state(state, files), dict(partition_values))
+
+
+def split_target(total_bytes: int, *, parallelism: int | None, max_partition_bytes: int,
+                 open_cost_bytes: int = 4 << 20) -> int:
+    """Bytes per work unit as Spark sizes file splits (``FilePartition.maxSplitBytes``): at most
+    ``spark.sql.files.maxPartitionBytes``, at least ``spark.sql.files.openCostInBytes``, else the table's bytes over
+    the default parallelism, so a table of a few large buckets still keeps every core busy."""
+    if not parallelism or parallelism < 1:
+        return max_partition_bytes
+    return max(1, min(max_partition_bytes, max(open_cost_bytes, total_bytes // parallelism)))
+
+
+def partition_units(part: PartitionPlan, split_bytes: int | None) -> list[str]:
+    """JSON work units of one planned partition: one per bucket, or — a bucket over ``split_bytes`` — several
+    (:func:`_splits`)."""
     units = []
-    for bucket in plan.buckets:
+    for bucket in part.plan.buckets:
         if not bucket.data:
             continue
-        for data in _splits(storage, bucket, split_bytes):
+        for data in _splits(part.storage, bucket, split_bytes):
             units.append(json.dumps({
-                "location": location, "bucket": bucket.bucket_id,
+                "location": part.location, "bucket": bucket.bucket_id,
                 "data": [_source(s) for s in data], "deletes": [_source(s) for s in bucket.deletes],
-                "partition": dict(partition_values),
+                "partition": dict(part.partition_values),
             }))
     return units
+
+
+def _plan_units(location: str, write_ids, txns, partition_values: Mapping[str, Any], *,
+                split_bytes: int | None = None) -> list[str]:
+    """JSON work units for one partition directory (:func:`plan_partition` then :func:`partition_units`)."""
+    part = plan_partition(location, write_ids, txns, partition_values)
+    return partition_units(part, split_bytes) if part is not None else []
 
 
 def _splits(storage, bucket: BucketPlan, split_bytes: int | None) -> list[tuple[DataSource, ...]]:

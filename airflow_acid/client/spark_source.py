@@ -10,12 +10,14 @@ Metastore and warehouse: options ``metastore_url`` / ``warehouse``, else Spark c
 metastore_url`` / ``.warehouse`` (read by :func:`register`), else ``AcidWarehouse()``'s embedded default.
 
 Reads: planning opens a READ_ONLY transaction with a SHARED_READ lock and fixes the snapshot; one input partition per
-(partition, bucket), a bucket over ``split_bytes`` (128 MiB) cut into stripe ranges of its event files; executors
-merge base + deltas (:mod:`airflow_acid.acid.merge`) and heartbeat the read transaction while they read, so the
-Cleaner keeps every file the snapshot selected. The API has no end-of-query hook: the transaction stays open until
-``hive.txn.timeout`` after the last heartbeat, then the HouseKeeper ends it — :func:`read_snapshot` holds and ends
-it explicitly instead. Filters on partition columns prune partitions (Spark still applies every filter); the API
-(Spark 4.2) passes no column list, so option ``columns`` prunes columns.
+(partition, bucket), a bucket over the split size cut into stripe ranges of its event files — Spark's rule for files:
+the table's bytes over the default parallelism, between ``openCostInBytes`` and ``maxPartitionBytes`` (captured by
+:func:`register`; option ``split_bytes`` sets it); executors merge base + deltas (:mod:`airflow_acid.acid.merge`)
+and heartbeat the read transaction once it is 30 s old, so the Cleaner keeps every file the snapshot selected. The
+API has no end-of-query hook: the transaction stays open until ``hive.txn.timeout`` after the last heartbeat, then
+the HouseKeeper ends it — :func:`read_snapshot` holds and ends it explicitly instead. Filters on partition columns
+prune partitions (Spark still applies every filter); the API (Spark 4.2) passes no column list, so option
+``columns`` prunes columns.
 Option ``row_id`` adds Hive's ``ROW__ID`` struct as the first column.
 
 Writes: the driver opens the transaction, allocates the write id and locks (SHARED_READ for append, Hive's IOW lock
@@ -64,7 +66,7 @@ from airflow_acid.acid.event_schema import KEY_FIELDS
 from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.statement_writer import write_base, write_insert_only, write_statement
 from airflow_acid.client.errors import SchemaMismatchError, UnsupportedOperationError
-from airflow_acid.client.pyspark_reader import _plan_units, _unit_batches
+from airflow_acid.client.pyspark_reader import _unit_batches, partition_units, plan_partition, split_target
 from airflow_acid.metastore.errors import LockNotAcquiredError
 from airflow_acid.metastore.locks import lock_component_for
 from airflow_acid.metastore.partitions import make_partition_name
@@ -85,7 +87,9 @@ MAX_WRITE_TASKS = 4096
 """Statement ids (one per writing task) must fit BucketCodec V1's 12 bits."""
 HEARTBEAT_EVERY_S = 30.0
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
-"""A bucket larger than this is read by several tasks (option ``split_bytes``; Spark's maxPartitionBytes)."""
+"""At most this many bytes per task (Spark's ``spark.sql.files.maxPartitionBytes``, captured by :func:`register`)."""
+DEFAULT_OPEN_COST_BYTES = 4 * 1024 * 1024
+"""At least this many per task (Spark's ``spark.sql.files.openCostInBytes``)."""
 
 
 def _truthy(value: Any) -> bool:
@@ -161,10 +165,37 @@ def register(spark: SparkSession) -> None:
     is refused without it)."""
     defaults = {key: value for key in ("metastore_url", "warehouse")
                 if (value := spark.conf.get(CONF_PREFIX + key, None))}
+    defaults.update(_split_conf(spark))
     source = type("AcidDataSource", (AcidDataSource,), {"conf_defaults": defaults, "prune_partitions": True,
                                                         "__module__": __name__})
     spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")  # partition pruning (Spark 4.1+, off by default)
     spark.dataSource.register(source)
+
+
+def _split_conf(spark: SparkSession) -> dict[str, str]:
+    """How Spark sizes file splits in this session (``maxPartitionBytes``, ``openCostInBytes``, the default
+    parallelism), so reads size their tasks the same way; empty where the session does not say (Spark Connect)."""
+    out: dict[str, str] = {}
+    for key, conf in (("max_partition_bytes", "spark.sql.files.maxPartitionBytes"),
+                      ("open_cost_bytes", "spark.sql.files.openCostInBytes")):
+        try:
+            value = spark.conf.get(conf, None)
+        except Exception:  # noqa: BLE001 - a session without that setting: Spark's default applies
+            value = None
+        if value:
+            out[key] = str(_conf_bytes(value))
+    try:
+        out["parallelism"] = str(int(spark.sparkContext.defaultParallelism))
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: no parallelism-based sizing
+        pass
+    return out
+
+
+def _conf_bytes(value: str) -> int:
+    """A Spark byte size (``134217728``, ``128m``, ``4MB``) in bytes."""
+    text = str(value).strip().lower().removesuffix("b")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}.get(text[-1:], 1)
+    return int(float(text[:-1] if scale > 1 else text) * scale)
 
 
 # --- reads ------------------------------------------------------------------------------------------------------
@@ -264,31 +295,52 @@ class AcidReader(DataSourceReader):
             info = wh.transactional_table(_table_name(self.options))
             out_schema = output_schema(wh, info, self.options)
             given = self.options.get("snapshot")
+            opened_at: float | None = None  # when the transaction last heartbeat, for the executors' first beat
             if given:
                 snap = Snapshot.from_json(given)
                 txns = ValidTxnList.from_string(snap.txns)
                 write_ids = ValidReaderWriteIdList.from_string(snap.write_ids)
                 targets = wh.io.partition_targets(info)
             else:
+                opened_at = time.time()
                 read = wh.read_snapshot(info).__enter__()
                 txn_id = read.detach()  # planning ends here; executors heartbeat it, hive.txn.timeout ends it
                 snap = Snapshot(int(txn_id or 0), read.txns.to_string(), read.write_ids.to_string())
                 txns, write_ids, targets = read.txns, read.write_ids, read.targets
-            units: list[InputPartition] = []
-            split_bytes = int(self.options.get("split_bytes") or DEFAULT_SPLIT_BYTES)
+            planned = []
             for target in targets:
                 if info.is_partitioned and not _partition_matches(
                         self.partition_filters, _typed_partition_values(info, target.spec)):
                     continue
                 values = {k.name: target.spec.get(k.name) for k in info.partition_keys}
-                for unit in _plan_units(target.location, write_ids, txns, values, split_bytes=split_bytes):
-                    units.append(InputPartition(json.dumps({
-                        "unit": unit, "snapshot": snap.to_json(), "schema": _schema_bytes(wh.io.data_schema(info)),
-                        "out": _schema_bytes(out_schema), "metastore_url": _real_url(wh),
-                        "heartbeat": self.options.get("heartbeat", "true")})))
+                part = plan_partition(target.location, write_ids, txns, values)
+                if part is not None:
+                    planned.append(part)
+            split_bytes = self._split_bytes(sum(p.data_bytes for p in planned))
+            common = {"snapshot": snap.to_json(), "schema": _schema_bytes(wh.io.data_schema(info)),
+                      "out": _schema_bytes(out_schema), "metastore_url": _real_url(wh),
+                      "heartbeat": self.options.get("heartbeat", "true"), "opened_at": opened_at}
+            units = [InputPartition(json.dumps({"unit": unit, **common}))
+                     for part in planned for unit in partition_units(part, split_bytes)]
             return units or [InputPartition(json.dumps({"empty": True}))]
         finally:
             wh.close()
+
+    def _split_bytes(self, total_bytes: int) -> int:
+        """Bytes per task: option ``split_bytes``, else Spark's own rule (:func:`split_target`) with the session's
+        settings captured by :func:`register`."""
+        given = self.options.get("split_bytes")
+        if given:
+            return int(given)
+
+        def setting(key: str, default: int) -> int:
+            value = self.options.get(key) or self.defaults.get(key)
+            return int(value) if value else default
+
+        parallelism = self.options.get("parallelism") or self.defaults.get("parallelism")
+        return split_target(total_bytes, parallelism=int(parallelism) if parallelism else None,
+                            max_partition_bytes=setting("max_partition_bytes", DEFAULT_SPLIT_BYTES),
+                            open_cost_bytes=setting("open_cost_bytes", DEFAULT_OPEN_COST_BYTES))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         spark_arrow = _arrow_schema_of(self.schema)
@@ -296,7 +348,8 @@ class AcidReader(DataSourceReader):
         if doc.get("empty"):
             return
         snap = Snapshot.from_json(doc["snapshot"])
-        beat = _Heartbeat(doc["metastore_url"], snap.txn_id) if _truthy(doc["heartbeat"]) else None
+        beat = _Heartbeat(doc["metastore_url"], snap.txn_id, since=doc.get("opened_at")) \
+            if _truthy(doc["heartbeat"]) else None
         schema, out = _schema_of(doc["schema"]), _schema_of(doc["out"])
         row_id = ROW_ID in out.names
         data_out = pa.schema([f for f in out if f.name != ROW_ID])
@@ -361,8 +414,15 @@ class _Heartbeat:
     """Executor side: keep the driver's transaction alive while a task works (at most every 30 s). A metastore the
     executor cannot reach is logged once; the transaction then lives for hive.txn.timeout."""
 
-    def __init__(self, url: str, txn_id: int) -> None:
+    def __init__(self, url: str, txn_id: int, *, since: float | None = None) -> None:
+        """``since``: when the driver opened (or last heartbeat) the transaction, in epoch seconds; a task starting
+        within :data:`HEARTBEAT_EVERY_S` of it beats first when that much time has passed, not at once (a short
+        read then opens no metastore connection at all)."""
         self.url, self.txn_id, self.last = url, txn_id, 0.0
+        if since is not None:
+            age = time.time() - float(since)
+            if 0 <= age < HEARTBEAT_EVERY_S:
+                self.last = time.monotonic() - age
         self.failed = False
         self.maybe()
 

@@ -66,7 +66,7 @@ def test_reads_equal_the_python_client_with_pruning_row_ids_and_columns(spark, w
     reader = spark.read.format("hive_acid").options(**_opts(warehouse))
     df = reader.load("default.sales")
     assert _spark_rows(df) == _client_rows(warehouse, "sales")
-    # planning left its READ_ONLY txn open for the executors, and they heartbeat it while they read
+    # planning left its READ_ONLY txn open for the executors (they heartbeat it once it is 30 s old)
     reads = [t for t in warehouse.metastore.txns.show_transactions()
              if t.state is TxnState.OPEN and "read default.sales" in (t.agent_info or "")]
     assert reads and all(t.lastheartbeattime > t.startedtime for t in reads)
@@ -198,6 +198,15 @@ def test_a_large_bucket_is_read_by_several_tasks_split_by_stripes(spark, warehou
     assert len(expected) == n + 6 - n // 1000
     assert sorted((r.id, r.name) for r in split.collect()) == expected
     assert sorted((r.id, r.name) for r in whole.collect()) == expected
+    # Spark's own split rule (the table's bytes over the default parallelism, at least openCostInBytes), and a
+    # pruned read of one column of those splits: the same rows
+    spread = spark.read.format("hive_acid").options(**_opts(warehouse), parallelism="4",
+                                                    open_cost_bytes="1").load("default.big")
+    assert spread.rdd.getNumPartitions() >= 4
+    assert sorted((r.id, r.name) for r in spread.collect()) == expected
+    pruned = spark.read.format("hive_acid").options(**_opts(warehouse), parallelism="4", open_cost_bytes="1",
+                                                    columns="name").load("default.big")
+    assert pruned.columns == ["name"] and sorted(r.name for r in pruned.collect()) == sorted(e[1] for e in expected)
 
 
 def test_insert_only_tables_take_appends_and_overwrites_as_plain_orc(spark, warehouse):
