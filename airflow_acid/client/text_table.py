@@ -14,8 +14,9 @@ Hive's rules, each applied here:
 - files whose names start with ``_`` or ``.`` are skipped (Hive's hidden files); ``.gz`` / ``.bz2`` files are
   decompressed.
 
-The parse itself is pyarrow.csv's (quoting off) when every line has the table's field count; otherwise (short or
-long lines, carriage returns Hive keeps in the field) a line-by-line split in Python.
+The parse itself is pyarrow.csv's (quoting off) when every line has the table's field count and no escape character
+is set; otherwise (short or long lines, carriage returns Hive keeps in the field, escapes, whose NULL check sees the
+field as written) a line-by-line split in Python.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ def read_text_directory(fs: fsspec.AbstractFileSystem, root: str, schema: pa.Sch
         compression = _COMPRESSION.get(posixpath.splitext(path)[1].lower())
         with fs.open(path, "rb", compression=compression) as handle:
             data = handle.read()
-        fields = _split(data.decode("utf-8", errors="replace"), len(schema), delimiter, escape)
-        parts.append(_typed(fields, schema, hive_types, null, table))
+        fields = _split(data.decode("utf-8", errors="replace"), len(schema), delimiter, escape, null)
+        parts.append(_typed(fields, schema, hive_types, table))
     return pa.concat_tables(parts) if parts else schema.empty_table()
 
 
@@ -87,21 +88,22 @@ def hive_type_of(hive_types: Sequence[str], schema: pa.Schema, name: str) -> str
     return hive_types[schema.names.index(name)]
 
 
-def _split(text: str, width: int, delimiter: str, escape: str | None) -> list[list[str | None]]:
-    """The file's fields column by column (strings; None for a missing field), ``width`` columns."""
+def _split(text: str, width: int, delimiter: str, escape: str | None, null: str) -> list[list[str | None]]:
+    """The file's fields column by column, ``width`` columns: strings, None for NULL or a missing field. NULL is
+    the field as written (before unescaping: Hive's ``\\N`` stays NULL with ESCAPED BY '\\')."""
     if text.endswith("\n"):
         text = text[:-1]
     if not text:
         return [[] for _ in range(width)]
-    if "\r" not in text:
-        columns = _split_arrow(text, width, delimiter, escape)
+    if "\r" not in text and escape is None:
+        columns = _split_arrow(text, width, delimiter)
         if columns is not None:
-            return columns
-    rows = [_split_line(line, delimiter, escape) for line in text.split("\n")]
+            return [[None if v == null else v for v in column] for column in columns]
+    rows = [_split_line(line, delimiter, escape, null) for line in text.split("\n")]
     return [[row[i] if i < len(row) else None for row in rows] for i in range(width)]
 
 
-def _split_arrow(text: str, width: int, delimiter: str, escape: str | None) -> list[list[str | None]] | None:
+def _split_arrow(text: str, width: int, delimiter: str) -> list[list[str]] | None:
     """pyarrow.csv's parse (quoting off, every field a string, nothing NULL yet); None when a line's field count is
     not ``width`` (Hive pads and cuts lines; pyarrow refuses them)."""
     names = [f"f{i}" for i in range(width)]
@@ -110,7 +112,7 @@ def _split_arrow(text: str, width: int, delimiter: str, escape: str | None) -> l
             pa.py_buffer(text.encode("utf-8") + b"\n"),
             read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter=delimiter, quote_char=False, double_quote=False,
-                                             escape_char=escape or False, ignore_empty_lines=False),
+                                             escape_char=False, ignore_empty_lines=False),
             convert_options=pacsv.ConvertOptions(column_types=dict.fromkeys(names, pa.string()),
                                                  null_values=[], strings_can_be_null=False,
                                                  quoted_strings_can_be_null=False))
@@ -119,10 +121,14 @@ def _split_arrow(text: str, width: int, delimiter: str, escape: str | None) -> l
     return [table.column(i).to_pylist() for i in range(width)]
 
 
-def _split_line(line: str, delimiter: str, escape: str | None) -> list[str]:
+def _split_line(line: str, delimiter: str, escape: str | None, null: str) -> list[str | None]:
+    """One line's fields; with an escape character, an escaped character is kept (the escape dropped) and the NULL
+    check sees the field as written."""
     if escape is None or escape not in line:
-        return line.split(delimiter)
-    fields, current, i = [], [], 0
+        return [None if field == null else field for field in line.split(delimiter)]
+    fields: list[str | None] = []
+    current: list[str] = []
+    start, i = 0, 0
     while i < len(line):
         char = line[i]
         if char == escape and i + 1 < len(line):
@@ -130,21 +136,17 @@ def _split_line(line: str, delimiter: str, escape: str | None) -> list[str]:
             i += 2
             continue
         if char == delimiter:
-            fields.append("".join(current))
-            current = []
+            fields.append(None if line[start:i] == null else "".join(current))
+            current, start = [], i + 1
         else:
             current.append(char)
         i += 1
-    fields.append("".join(current))
+    fields.append(None if line[start:] == null else "".join(current))
     return fields
 
 
-def _typed(columns: list[list[str | None]], schema: pa.Schema, hive_types: Sequence[str], null: str,
-           table: str) -> pa.Table:
-    arrays = []
-    for field, hive, values in zip(schema, hive_types, columns):
-        strings = [None if v is None or v == null else v for v in values]
-        arrays.append(_column(field, hive, strings, table))
+def _typed(columns: list[list[str | None]], schema: pa.Schema, hive_types: Sequence[str], table: str) -> pa.Table:
+    arrays = [_column(field, hive, values, table) for field, hive, values in zip(schema, hive_types, columns)]
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
