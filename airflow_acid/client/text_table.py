@@ -91,11 +91,12 @@ def hive_type_of(hive_types: Sequence[str], schema: pa.Schema, name: str) -> str
 def _split(text: str, width: int, delimiter: str, escape: str | None, null: str) -> list[list[str | None]]:
     """The file's fields column by column, ``width`` columns: strings, None for NULL or a missing field. NULL is
     the field as written (before unescaping: Hive's ``\\N`` stays NULL with ESCAPED BY '\\')."""
-    if text.endswith("\n"):
-        text = text[:-1]
     if not text:
         return [[] for _ in range(width)]
-    if "\r" not in text and escape is None:
+    if text.endswith("\n"):
+        text = text[:-1]
+    empty_line = width > 1 and (not text or text.startswith("\n") or "\n\n" in text or text.endswith("\n"))
+    if "\r" not in text and escape is None and not empty_line:  # pyarrow gives an empty line all '' fields
         columns = _split_arrow(text, width, delimiter)
         if columns is not None:
             return [[None if v == null else v for v in column] for column in columns]

@@ -164,7 +164,7 @@ def test_text_tables_join_acid_tables_and_feed_insert_select(wh, rows):
         sorted([(i, n, scores[i]) for i, n in rows if i in scores], key=str)
 
     run(wh, f"INSERT INTO {acid} SELECT id, length(name) FROM {text} WHERE id > 3")
-    assert sorted((r["id"], r["score"]) for r in wh.read(acid).to_pylist()) == sorted(
+    assert sorted(((r["id"], r["score"]) for r in wh.read(acid).to_pylist()), key=str) == sorted(
         [(1, 10), (2, 20), (3, 30)] + [(i, None if n is None else len(n)) for i, n in rows if i is not None and i > 3],
         key=str)
 
