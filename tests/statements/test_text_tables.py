@@ -203,6 +203,14 @@ def test_catalog_records_the_serde_as_hive_and_drop_keeps_external_files(wh):
     [again] = run(wh, f"SELECT id, s FROM {name}")
     assert again.rows == [[1, "a"]]
 
+    # CREATE TABLE LIKE copies the storage format and SerDe (a managed table: EXTERNAL is not copied)
+    like = unique("text_like")
+    run(wh, f"CREATE TABLE {like} LIKE {name}")
+    copied = wh.table(like)
+    assert (copied.table_type, copied.input_format, copied.serde, copied.serde_params) == \
+        ("MANAGED_TABLE", TEXT_INPUT_FORMAT, LAZY_SIMPLE_SERDE, info.serde_params)
+    assert copied.property("EXTERNAL") is None and copied.property("transactional") == "false"
+
     # STORED AS TEXTFILE without ROW FORMAT: Hive's serialization.format=1 (\001)
     plain = unique("text_default")
     run(wh, f"CREATE TABLE {plain} (id INT) STORED AS TEXTFILE")
