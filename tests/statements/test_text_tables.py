@@ -169,6 +169,26 @@ def test_text_tables_join_acid_tables_and_feed_insert_select(wh, rows):
         key=str)
 
 
+def test_text_tables_feed_merge_multi_table_insert_and_subqueries(wh):
+    text = unique("text_feed")
+    location = external_location(wh, text)
+    write(wh, location, "000000_0", hive_lines([["1", "a"], ["2", "b"], ["3", "c"]], delimiter=","))
+    run(wh, f"CREATE EXTERNAL TABLE {text} (id INT, name STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' "
+            f"STORED AS TEXTFILE LOCATION '{location}'")
+    a, b = unique("text_a"), unique("text_b")
+    for table in (a, b):
+        run(wh, f"CREATE TABLE {table} (id INT, name STRING) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    run(wh, f"INSERT INTO {a} VALUES (1, 'old')")
+    run(wh, f"MERGE INTO {a} t USING {text} s ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name "
+            "WHEN NOT MATCHED THEN INSERT VALUES (s.id, s.name)")
+    assert sorted(map(tuple, run(wh, f"SELECT * FROM {a}")[0].rows)) == [(1, "a"), (2, "b"), (3, "c")]
+    run(wh, f"FROM {text} INSERT INTO TABLE {b} SELECT id, name WHERE id > 1 "
+            f"INSERT OVERWRITE TABLE {a} SELECT id, upper(name)")
+    assert sorted(map(tuple, run(wh, f"SELECT * FROM {b}")[0].rows)) == [(2, "b"), (3, "c")]
+    run(wh, f"DELETE FROM {a} WHERE id IN (SELECT id FROM {text} WHERE name = 'b')")
+    assert sorted(map(tuple, run(wh, f"SELECT * FROM {a}")[0].rows)) == [(1, "A"), (3, "C")]
+
+
 def _serde_rows(wh) -> int:
     return wh.metastore.db.run(lambda conn: conn.execute(sa.select(sa.func.count()).select_from(SERDES)).scalar()
                                + conn.execute(sa.select(sa.func.count()).select_from(SERDE_PARAMS)).scalar())
