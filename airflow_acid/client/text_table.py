@@ -17,6 +17,8 @@ Hive's rules, each applied here:
 The parse itself is pyarrow.csv's (quoting off) when every line has the table's field count and no escape character
 is set; otherwise (short or long lines, carriage returns Hive keeps in the field, escapes, whose NULL check sees the
 field as written) a line-by-line split in Python.
+Integers, dates and timestamps spelled the one way Arrow's cast and Hive's casts read alike are cast by Arrow;
+any other field goes through Hive's casts value by value.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from collections.abc import Mapping, Sequence
 
 import fsspec
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from airflow_acid.client.errors import NotTransactionalError
@@ -165,8 +168,34 @@ def _column(field: pa.Field, hive: str, values: list[str | None], table: str) ->
     if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
         return pa.array([None if v is None else _binary(v) for v in values], type=typ)
     if converts_strings(typ):
-        return python_column(field, string_values(values, typ), table)
+        fast = vectorized(pa.array(values, pa.string()), typ)
+        return fast if fast is not None else python_column(field, string_values(values, typ), table)
     return pa.array(values, pa.string()).cast(typ, safe=False)  # any other primitive type: Arrow's cast
+
+
+_YEAR = r"(?:000[1-9]|00[1-9]\d|0[1-9]\d{2}|[1-9]\d{3})"  # 0001-9999: Hive has no year 0, Arrow does
+_STRICT = (
+    (pa.types.is_integer, r"^[+-]?\d{1,18}$"),
+    (pa.types.is_date32, rf"^{_YEAR}-\d{{2}}-\d{{2}}$"),
+    (lambda t: pa.types.is_timestamp(t) and t.tz is None and t.unit == "ns",
+     rf"^{_YEAR}-\d{{2}}-\d{{2}} \d{{2}}:\d{{2}}:\d{{2}}(?:\.\d{{1,9}})?$"),
+)
+"""Field spellings Arrow's cast reads exactly as Hive's casts do; any other spelling, or a value the cast refuses (out
+of range, 2023-02-29, hour 25), goes through :mod:`~airflow_acid.client.hive_casts` value by value."""
+
+
+def vectorized(strings: pa.Array, typ: pa.DataType) -> pa.Array | None:
+    """``strings`` cast to ``typ`` by Arrow when every field is spelled the one way both read alike; else None."""
+    pattern = next((p for matches, p in _STRICT if matches(typ)), None)
+    if pattern is None:
+        return None
+    present = strings.drop_null()
+    if len(present) and not pc.all(pc.match_substring_regex(present, pattern)).as_py():
+        return None
+    try:
+        return strings.cast(typ)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 def _binary(text: str) -> bytes:

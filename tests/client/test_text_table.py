@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from airflow_acid.client.text_table import delimiter_of, read_text_directory, text_files
+from airflow_acid.client.hive_casts import string_values
+from airflow_acid.client.table_schema import python_column
+from airflow_acid.client.text_table import delimiter_of, read_text_directory, text_files, vectorized
 
 SCHEMA = pa.schema([("a", pa.string()), ("b", pa.string()), ("n", pa.int32())])
 HIVE_TYPES = ["string", "string", "int"]
@@ -84,3 +86,31 @@ def test_an_empty_file_has_no_rows_and_a_lone_newline_one():
 
 def test_a_missing_directory_has_no_files():
     assert text_files(fsspec.filesystem("memory"), "/nowhere") == []
+
+
+_DIGITS = st.text("0123456789", min_size=1, max_size=20)
+_INTEGERS = st.one_of(_DIGITS, st.builds("-{}".format, _DIGITS), st.builds("+{}".format, _DIGITS))
+_DATES = st.builds("{:04d}-{:02d}-{:02d}".format, st.integers(0, 9999), st.integers(0, 13), st.integers(0, 32))
+_TIMESTAMPS = st.builds("{:04d}-{:02d}-{:02d} {:02d}:{:02d}:{:02d}{}".format, st.integers(1600, 2300),  # ns edges
+                        st.integers(0, 13), st.integers(0, 32), st.integers(0, 25), st.integers(0, 60),
+                        st.integers(0, 60), st.sampled_from(["", ".5", ".123456789", ".1234567891"]))
+_SPELLINGS = {pa.int8(): _INTEGERS, pa.int16(): _INTEGERS, pa.int32(): _INTEGERS, pa.int64(): _INTEGERS,
+              pa.date32(): _DATES, pa.timestamp("ns"): _TIMESTAMPS}
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), typ=st.sampled_from(list(_SPELLINGS)))
+def test_arrows_cast_reads_fields_as_hives_casts_do(data, typ):
+    """Where Arrow's cast is taken, it gives what Hive's casts give, value for value (NULLs kept)."""
+    values = data.draw(st.lists(st.one_of(st.none(), _SPELLINGS[typ], st.text(max_size=3)), max_size=4))
+    fast = vectorized(pa.array(values, pa.string()), typ)
+    if fast is not None:
+        assert fast.to_pylist() == python_column(pa.field("c", typ), string_values(values, typ), "db.t").to_pylist()
+
+
+@pytest.mark.parametrize("value, typ", [("0000-01-01", pa.date32()), ("2023-02-29", pa.date32()),
+                                        ("2024-01-01 24:00:00", pa.timestamp("ns")),
+                                        ("2024-01-01 23:59:60", pa.timestamp("ns")), ("128", pa.int8()),
+                                        ("1.5", pa.int32()), (" 7", pa.int32())])
+def test_what_arrow_would_read_unlike_hive_goes_through_hives_casts(value, typ):
+    assert vectorized(pa.array([value]), typ) is None
