@@ -24,6 +24,7 @@ from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
 from airflow_acid.client.bucketing import assign_buckets
 from airflow_acid.client.errors import NotTransactionalError, ReadLockError, SchemaMismatchError
 from airflow_acid.client.table_schema import arrow_schema, arrow_type, to_arrow_table
+from airflow_acid.client.text_table import read_text_directory
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.heartbeat import Heartbeater
@@ -83,6 +84,11 @@ class TableIO:
     def transactional_table(self, name: str) -> TableInfo:
         """The table, refusing non-transactional ones with a clear error."""
         info = self.table(name)
+        if info.is_text:
+            raise NotTransactionalError(
+                f"table {info.full_name} is a text table (STORED AS TEXTFILE): airflow-acid reads it (SELECT, joins, "
+                "INSERT … SELECT from it) but writes only ORC tables — write it in Hive, or copy its rows into an "
+                "ACID table with INSERT INTO acid_table SELECT … FROM " + info.full_name)
         if not info.is_transactional:
             raise NotTransactionalError(
                 f"table {info.full_name} is not transactional (transactional={info.property('transactional')!r}); "
@@ -185,6 +191,10 @@ class TableIO:
                                columns=columns, filter=filter, include_row_ids=include_row_ids)
         if rows.num_columns == 0:  # no data file at all
             rows = schema.empty_table() if columns is None else schema.empty_table().select(list(columns))
+        return self._with_partition_columns(info, target, rows)
+
+    @staticmethod
+    def _with_partition_columns(info: TableInfo, target: PartitionTarget, rows: pa.Table) -> pa.Table:
         for key in info.partition_keys:
             typ = arrow_type(key.type)
             value = target.spec.get(key.name)
@@ -192,6 +202,13 @@ class TableIO:
             rows = rows.append_column(pa.field(key.name, typ), pa.repeat(scalar, rows.num_rows) if rows.num_rows
                                       else pa.array([], typ))
         return rows
+
+    def read_text_partition(self, info: TableInfo, target: PartitionTarget) -> pa.Table:
+        """A text table's rows in one partition (or the table root), partition columns appended (typed)."""
+        fs, root = self.storage(target.location)
+        rows = read_text_directory(fs, root, self.data_schema(info), [c.type for c in info.columns],
+                                   info.serde_params, table=info.full_name)
+        return self._with_partition_columns(info, target, rows)
 
     def read_snapshot(self, info: TableInfo, partition: Mapping[str, Any] | str | None = None) -> ReadSnapshot:
         """Open a READ_ONLY transaction with a SHARED_READ lock and the snapshot of ``info`` (context manager)."""

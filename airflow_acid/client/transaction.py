@@ -473,16 +473,21 @@ class Transaction:
         return rows.select(["ROW__ID", *full.names])
 
     def _read_plain(self, info: TableInfo, partition: Mapping[str, Any] | str | None, *, row_ids: bool) -> pa.Table:
-        """A plain (non-ACID) ORC table's rows under a SHARED_READ lock, as Hive reads it: every ORC file of the
-        table (or partition) directory, the original files of the ACID reader (write id 0: always visible)."""
+        """A plain (non-ACID) table's rows under a SHARED_READ lock, as Hive reads it: every ORC file of the
+        table (or partition) directory, the original files of the ACID reader (write id 0: always visible), or every
+        text file as Hive's LazySimpleSerDe lays them out (:mod:`airflow_acid.client.text_table`)."""
         if row_ids:
             raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no ROW__ID")
-        if info.input_format not in (None, ORC_INPUT_FORMAT):
+        if info.input_format not in (None, ORC_INPUT_FORMAT) and not info.is_text:
             raise NotTransactionalError(
                 f"table {info.full_name} is stored with {info.input_format}; airflow-acid reads plain tables "
-                "stored as ORC only — read this one in Hive or Spark, or copy it into an ORC table there")
+                "stored as ORC or as text (TEXTFILE) only — read this one in Hive or Spark, or copy it into an ORC "
+                "table there")
         full = self._io.full_schema(info)
         self._lock(info, [None], DataOperation.SELECT)
+        if info.is_text:
+            texts = [self._io.read_text_partition(info, t) for t in self._io.partition_targets(info, partition)]
+            return pa.concat_tables([p.select(full.names) for p in texts]) if texts else full.empty_table()
         txns = self._ms.snapshots.valid_txn_list(self.txn_id)
         originals_only = ValidWriteIdList(high_watermark=0, table=info.full_name)
         parts = [self._io.read_partition(info, t, originals_only, txns)

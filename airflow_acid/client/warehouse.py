@@ -28,7 +28,7 @@ import pyarrow as pa
 from airflow_acid.acid.codes import LockType, OperationType
 from airflow_acid.acid.storage_options import StorageOptions, protocol_of
 from airflow_acid.client.conversion import check_convertible
-from airflow_acid.client.errors import SchemaMismatchError
+from airflow_acid.client.errors import NotTransactionalError, SchemaMismatchError
 from airflow_acid.client.predicates import Predicate, as_expression, check_predicate
 from airflow_acid.client.streaming import StreamingConnection
 from airflow_acid.client.table_io import DEFAULT_DATABASE, ReadSnapshot, TableIO
@@ -36,9 +36,11 @@ from airflow_acid.client.table_schema import hive_type
 from airflow_acid.client.transaction import Transaction
 from airflow_acid.metastore import Metastore
 from airflow_acid.metastore.catalog import (
+    ORC_STORAGE,
     ColumnInfo,
     PartitionInfo,
     TableInfo,
+    TableStorage,
     merge_properties,
 )
 from airflow_acid.metastore.conf import MetastoreConf
@@ -138,7 +140,8 @@ class AcidWarehouse:
     def create_table(self, name: str, columns: ColumnsSpec, *, partition_by: ColumnsSpec | None = None,
                      bucket_by: Sequence[str] = (), num_buckets: int | None = None,
                      transactional_properties: str = "default", properties: Mapping[str, Any] | None = None,
-                     location: str | None = None, if_not_exists: bool = False) -> TableInfo:
+                     location: str | None = None, if_not_exists: bool = False, storage: TableStorage | None = None,
+                     external: bool = False) -> TableInfo:
         """CREATE TABLE … STORED AS ORC TBLPROPERTIES ('transactional'='true', …); with ``properties``
         ``{"transactional": "false"}`` a plain (non-ACID) ORC table, e.g. over an existing ``location`` of ORC files,
         which :meth:`alter_table_properties` can convert later.
@@ -146,18 +149,21 @@ class AcidWarehouse:
         ``columns`` / ``partition_by``: ``[(name, hive type[, comment])]``, ``{name: hive type}`` or a pyarrow schema.
         ``bucket_by`` + ``num_buckets``: CLUSTERED BY … INTO n BUCKETS (bucketing_version 2).
         ``transactional_properties="insert_only"`` makes an insert-only (MM) table of plain ORC files.
+        ``storage``: :meth:`TableStorage.text` for a plain text table (LazySimpleSerDe; never transactional);
+        ``external``: CREATE EXTERNAL TABLE (never transactional, DROP TABLE keeps its files).
         """
         db, table = TableIO.split_name(name)
         self.create_database(db)  # if it does not exist yet
         given = merge_properties({}, dict(properties or {}))  # Hive's keys lower-cased
-        props = {"transactional": "true", "bucketing_version": "2"}
-        if str(given.get("transactional", "true")).strip().lower() != "false":
+        plain = external or (storage is not None and not storage.is_orc)
+        props = {"transactional": "false" if plain else "true", "bucketing_version": "2"}
+        if str(given.get("transactional", props["transactional"])).strip().lower() != "false":
             props[TRANSACTIONAL_PROPERTIES] = transactional_properties
         props.update(given)
         return self.metastore.catalog.create_table(
             db, table, _columns(columns), partition_keys=_columns(partition_by), bucket_cols=list(bucket_by),
             num_buckets=num_buckets if bucket_by else None, location=location, properties=props, owner=self.user,
-            if_not_exists=if_not_exists)
+            if_not_exists=if_not_exists, storage=storage or ORC_STORAGE, external=external)
 
     def table(self, name: str) -> TableInfo:
         """The table's catalog entry (NoSuchObjectError if it does not exist)."""
@@ -198,6 +204,11 @@ class AcidWarehouse:
         info = self.table(name)
         after = merge_properties(info.properties, dict(set or {}), unset)
         if not info.is_transactional and str(after.get("transactional", "")).strip().lower() == "true":
+            if info.is_text or info.is_external:
+                raise NotTransactionalError(
+                    f"table {info.full_name} is {'a text' if info.is_text else 'an external'} table: it cannot become "
+                    "transactional (Hive's ACID tables are managed ORC tables); create an ACID table and INSERT … "
+                    f"SELECT from {info.full_name} into it")
             locations = [t.location for t in self.io.partition_targets(info)] if info.is_partitioned else [info.location]
             check_convertible(info, locations, filesystem=self.filesystem,
                               insert_only=str(after.get(TRANSACTIONAL_PROPERTIES, "")).strip().lower() == "insert_only")

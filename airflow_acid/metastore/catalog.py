@@ -32,7 +32,8 @@ from airflow_acid.metastore.errors import (
     NoSuchObjectError,
 )
 from airflow_acid.metastore.flavour import DEFAULT_CATALOG, profile_of
-from airflow_acid.metastore.hive_schema import HIVE_DBS, HIVE_SDS
+from airflow_acid.metastore.hive_schema import HIVE_DBS, HIVE_SDS, HIVE_SERDE_PARAMS
+from airflow_acid.metastore.hive_schema import SERDES as HIVE_SERDES
 from airflow_acid.metastore.hive_types import is_primitive, normalize_type
 from airflow_acid.metastore.locations import check_free, normalize_location
 from airflow_acid.metastore.partitions import (
@@ -50,6 +51,8 @@ from airflow_acid.metastore.schema import (
     PARTITION_PARAMS,
     PARTITIONS,
     SDS,
+    SERDE_PARAMS,
+    SERDES,
     TABLE_PARAMS,
     TBLS,
 )
@@ -71,6 +74,10 @@ MANAGED_TABLE = "MANAGED_TABLE"
 ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
 ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
+TEXT_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
+LAZY_SIMPLE_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 MAX_BUCKETS = 4096  # BucketCodec V1 has 12 bits for the bucket id
 
 # Hive keys stored lower-case whatever case the user typed (other keys keep their case, e.g. Spark confs).
@@ -144,6 +151,20 @@ class TableInfo:
     table_type: str = MANAGED_TABLE
     input_format: str | None = None
     """The storage descriptor's InputFormat class (``OrcInputFormat`` for ORC tables)."""
+    output_format: str | None = None
+    serde: str | None = None
+    """The SerDe class (SERDES.SLIB); None when the metastore recorded none (airflow-acid's ORC tables)."""
+    serde_params: dict[str, str] = field(default_factory=dict)
+    """SERDE_PARAMS: ``field.delim``, ``serialization.format``, ``serialization.null.format``, ``escape.delim``…"""
+
+    @property
+    def is_text(self) -> bool:
+        """Stored as text (TextInputFormat) — read as Hive's LazySimpleSerDe lays rows out."""
+        return self.input_format == TEXT_INPUT_FORMAT
+
+    @property
+    def is_external(self) -> bool:
+        return self.table_type == EXTERNAL_TABLE or (self.property("EXTERNAL") or "").upper() == "TRUE"
 
     @property
     def full_name(self) -> str:
@@ -173,6 +194,29 @@ class TableInfo:
     def partition_name(self, spec: Mapping[str, object]) -> str:
         """Hive's partition name (``k1=v1/k2=v2``) for a spec of this table."""
         return make_partition_name(self.partition_spec(spec))
+
+
+@dataclass(frozen=True)
+class TableStorage:
+    """How a table's files are laid out, as Hive's storage descriptor records it: InputFormat / OutputFormat class
+    names and the SerDe with its parameters (SERDES / SERDE_PARAMS)."""
+
+    input_format: str
+    output_format: str
+    serde: str
+    serde_params: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_orc(self) -> bool:
+        return self.input_format == ORC_INPUT_FORMAT
+
+    @classmethod
+    def text(cls, serde_params: Mapping[str, str] | None = None) -> TableStorage:
+        """STORED AS TEXTFILE: Hive's TextInputFormat, HiveIgnoreKeyTextOutputFormat and LazySimpleSerDe."""
+        return cls(TEXT_INPUT_FORMAT, TEXT_OUTPUT_FORMAT, LAZY_SIMPLE_SERDE, dict(serde_params or {}))
+
+
+ORC_STORAGE = TableStorage(ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE)
 
 
 @dataclass(frozen=True)
@@ -331,8 +375,12 @@ class Catalog:
                      partition_keys: Sequence[tuple[str, str] | ColumnInfo] = (), bucket_cols: Sequence[str] = (),
                      num_buckets: int | None = None, location: str | None = None,
                      properties: Mapping[str, object] | None = None, owner: str | None = None,
-                     if_not_exists: bool = False) -> TableInfo:
-        """Create a transactional table; ``location`` defaults to ``<database location>/<name>``."""
+                     if_not_exists: bool = False, storage: TableStorage = ORC_STORAGE,
+                     external: bool = False) -> TableInfo:
+        """Create a table (transactional unless ``properties`` say ``transactional=false``); ``location`` defaults to
+        ``<database location>/<name>``. ``storage``: its formats and SerDe (ORC by default; a text table is never
+        transactional: Hive's ACID tables are ORC). ``external``: Hive's EXTERNAL_TABLE with ``EXTERNAL=TRUE``
+        (never transactional; DROP TABLE keeps its files)."""
         self._refuse_ddl(f"create table {database}.{name}")
         database = validate_name("database", database)
         name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
@@ -361,8 +409,14 @@ class Catalog:
         elif num_buckets not in (None, -1):
             raise InvalidInputError(f"table {full}: num_buckets={num_buckets!r} needs bucket columns (bucket_cols)")
         props = merge_properties({}, dict(properties or {}))
+        if external:
+            props["EXTERNAL"] = "TRUE"
         if property_value(props, TRANSACTIONAL) is None:
-            props[TRANSACTIONAL] = "true"
+            props[TRANSACTIONAL] = "false" if external or not storage.is_orc else "true"
+        if (property_value(props, TRANSACTIONAL) or "").strip().lower() == "true" and (external or not storage.is_orc):
+            why = "an external table" if external else f"a table stored with {storage.input_format}"
+            raise InvalidInputError(f"table {full}: {why} cannot be transactional (Hive's ACID tables are managed ORC "
+                                    "tables); leave out 'transactional'='true' or create a managed ORC table")
         validate_table_properties(full, props)
         if location is not None and (not isinstance(location, str) or not location.strip()):
             raise InvalidInputError(f"table {full}: location must be a non-empty path or URI")
@@ -378,10 +432,13 @@ class Catalog:
             db_location = conn.execute(sa.select(DBS.c.DB_LOCATION_URI).where(DBS.c.DB_ID == db_id)).scalar_one()
             table_location = (location or f"{db_location.rstrip('/')}/{name}").rstrip("/")
             check_free(conn, table_location, f"table {full}")
-            sd_id = _insert(conn, SDS, {"LOCATION": table_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
-                                        "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT,
+            sd_id = _insert(conn, SDS, {"LOCATION": table_location, "INPUT_FORMAT": storage.input_format,
+                                        "OUTPUT_FORMAT": storage.output_format,
                                         "NUM_BUCKETS": num_buckets if buckets else -1}, name=f"table {full}")
-            tbl_id = _insert(conn, TBLS, {"DB_ID": db_id, "TBL_NAME": name, "TBL_TYPE": MANAGED_TABLE, "OWNER": owner,
+            if not storage.is_orc:  # Hive's SERDES / SERDE_PARAMS rows (keyed by SD_ID in airflow-acid's schema)
+                _insert_serde(conn, sd_id, storage)
+            tbl_id = _insert(conn, TBLS, {"DB_ID": db_id, "TBL_NAME": name,
+                                          "TBL_TYPE": EXTERNAL_TABLE if external else MANAGED_TABLE, "OWNER": owner,
                                           "CREATE_TIME": now_ms(conn), "SD_ID": sd_id}, name=f"table {full}")
             _insert_columns(conn, sd_id, tbl_id, cols, keys, buckets)
             _insert_table_params(conn, tbl_id, props)
@@ -535,8 +592,10 @@ class Catalog:
                 check_free(conn, part_location, f"partition {part_name} of {info.full_name}", own_table_id=tbl_id)
             try:
                 with conn.begin_nested():  # a partition created concurrently since the check takes its SDS row back
-                    sd_id = _insert(conn, SDS, {"LOCATION": part_location, "INPUT_FORMAT": ORC_INPUT_FORMAT,
-                                                "OUTPUT_FORMAT": ORC_OUTPUT_FORMAT, "NUM_BUCKETS": info.num_buckets},
+                    sd_id = _insert(conn, SDS, {"LOCATION": part_location,
+                                                "INPUT_FORMAT": info.input_format or ORC_INPUT_FORMAT,
+                                                "OUTPUT_FORMAT": info.output_format or ORC_OUTPUT_FORMAT,
+                                                "NUM_BUCKETS": info.num_buckets},
                                     name=f"partition {part_name} of {info.full_name}")
                     part_id = _insert(conn, PARTITIONS, {"CREATE_TIME": now_ms(conn), "PART_NAME": part_name,
                                                          "SD_ID": sd_id, "TBL_ID": tbl_id},
@@ -812,10 +871,43 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
                                 .order_by(BUCKETING_COLS.c.INTEGER_IDX)).scalars())
     props = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
         sa.select(TABLE_PARAMS.c.PARAM_KEY, TABLE_PARAMS.c.PARAM_VALUE).where(TABLE_PARAMS.c.TBL_ID == row.TBL_ID))}
+    serde, serde_params = _load_serde(conn, sd.SD_ID)
     return TableInfo(database=database, name=row.TBL_NAME, columns=cols, partition_keys=keys, bucket_cols=buckets,
                      num_buckets=sd.NUM_BUCKETS, location=sd.LOCATION, properties=props, owner=row.OWNER,
                      create_time=_to_ms(conn, row.CREATE_TIME), table_type=row.TBL_TYPE,
-                     input_format=sd.INPUT_FORMAT)
+                     input_format=sd.INPUT_FORMAT, output_format=sd.OUTPUT_FORMAT, serde=serde,
+                     serde_params=serde_params)
+
+
+def _load_serde(conn: Connection, sd_id: int) -> tuple[str | None, dict[str, str]]:
+    """(SERDES.SLIB, SERDE_PARAMS) of a storage descriptor: Hive's through ``SDS.SERDE_ID``, airflow-acid's keyed
+    by SD_ID."""
+    if profile_of(conn).is_hive:
+        serde_id = conn.execute(sa.select(HIVE_SDS.c.SERDE_ID).where(HIVE_SDS.c.SD_ID == sd_id)).scalar()
+        if serde_id is None:
+            return None, {}
+        slib = conn.execute(sa.select(HIVE_SERDES.c.SLIB).where(HIVE_SERDES.c.SERDE_ID == serde_id)).scalar()
+        params = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
+            sa.select(HIVE_SERDE_PARAMS.c.PARAM_KEY, HIVE_SERDE_PARAMS.c.PARAM_VALUE)
+            .where(HIVE_SERDE_PARAMS.c.SERDE_ID == serde_id))}
+        return slib, params
+    slib = conn.execute(sa.select(SERDES.c.SLIB).where(SERDES.c.SERDE_ID == sd_id)).scalar()
+    if slib is None:
+        return None, {}
+    params = {r.PARAM_KEY: r.PARAM_VALUE for r in conn.execute(
+        sa.select(SERDE_PARAMS.c.PARAM_KEY, SERDE_PARAMS.c.PARAM_VALUE).where(SERDE_PARAMS.c.SERDE_ID == sd_id))}
+    return slib, params
+
+
+def _insert_serde(conn: Connection, sd_id: int, storage: TableStorage) -> None:
+    conn.execute(sa.insert(SERDES).values(SERDE_ID=sd_id, NAME=None, SLIB=storage.serde))
+    for key, value in storage.serde_params.items():
+        conn.execute(sa.insert(SERDE_PARAMS).values(SERDE_ID=sd_id, PARAM_KEY=key, PARAM_VALUE=value))
+
+
+def _delete_serde(conn: Connection, sd_id: int) -> None:
+    conn.execute(sa.delete(SERDE_PARAMS).where(SERDE_PARAMS.c.SERDE_ID == sd_id))
+    conn.execute(sa.delete(SERDES).where(SERDES.c.SERDE_ID == sd_id))
 
 
 def _load_partition(conn: Connection, info: TableInfo, tbl_id: int, part_name: str) -> PartitionInfo:
@@ -858,4 +950,5 @@ def _delete_table(conn: Connection, tbl_id: int) -> None:
     if sd_id is not None:
         conn.execute(sa.delete(BUCKETING_COLS).where(BUCKETING_COLS.c.SD_ID == sd_id))
         conn.execute(sa.delete(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd_id))
+        _delete_serde(conn, sd_id)
         conn.execute(sa.delete(SDS).where(SDS.c.SD_ID == sd_id))

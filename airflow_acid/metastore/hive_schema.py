@@ -35,6 +35,13 @@ SERDES = Table(
     Column("SLIB", String(4000)),
 )
 
+HIVE_SERDE_PARAMS = Table(
+    "SERDE_PARAMS", hive_metadata,
+    Column("SERDE_ID", BigInteger, nullable=False),
+    Column("PARAM_KEY", String(256), nullable=False),
+    Column("PARAM_VALUE", String(4000)),
+)
+
 PARTITION_KEY_VALS = Table(
     "PARTITION_KEY_VALS", hive_metadata,
     Column("PART_ID", BigInteger, nullable=False),

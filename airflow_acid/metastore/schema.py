@@ -316,6 +316,25 @@ SDS = Table(
     sqlite_autoincrement=True,
 )
 
+SERDES = Table(
+    "SERDES", metadata,
+    Column("SERDE_ID", BigInteger, ForeignKey("SDS.SD_ID", ondelete="CASCADE"), primary_key=True,
+           autoincrement=False),
+    Column("NAME", String(128)),
+    Column("SLIB", String(4000)),
+)
+"""A table's SerDe (Hive's SERDES); airflow-acid's own schema keys it by the storage descriptor's SD_ID (as it keys
+COLUMNS_V2), Hive by ``SDS.SERDE_ID``. Written for tables created with a storage format (text tables)."""
+
+SERDE_PARAMS = Table(
+    "SERDE_PARAMS", metadata,
+    Column("SERDE_ID", BigInteger, ForeignKey("SERDES.SERDE_ID", ondelete="CASCADE"), nullable=False),
+    Column("PARAM_KEY", String(256), nullable=False),
+    Column("PARAM_VALUE", Text),
+    PrimaryKeyConstraint("SERDE_ID", "PARAM_KEY"),
+)
+"""The SerDe's parameters (``field.delim``, ``serialization.format``, ``escape.delim``, …) as Hive stores them."""
+
 TBLS = Table(
     "TBLS", metadata,
     Column("TBL_ID", Id, primary_key=True, autoincrement=True),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from airflow_acid.metastore.catalog import DEFAULT_DATABASE, TableInfo, validate_name
+from airflow_acid.metastore.catalog import DEFAULT_DATABASE, TableInfo, TableStorage, validate_name
 from airflow_acid.metastore.errors import AlreadyExistsError, InvalidInputError, NoSuchObjectError
 from airflow_acid.statements.ddl_lock import exclusive_lock
 from airflow_acid.statements.model import (
@@ -152,12 +152,15 @@ def create_table_like(ex: StatementExecutor, s: CreateTableLike) -> Result:
     """The source's columns, partition keys, bucketing and properties (statistics left out), then the given ones;
     the new table's own location (never the source's files)."""
     source = ex.table_info(s.source)
-    properties = {k: v for k, v in source.properties.items() if k.lower() not in STATISTICS_KEYS}
+    properties = {k: v for k, v in source.properties.items() if k.lower() not in STATISTICS_KEYS | {"external"}}
     properties.update(s.properties)
+    # Hive copies the storage format: a text table's LIKE is a text table with the same SerDe parameters
+    storage = TableStorage.text(source.serde_params) if source.is_text else None
     created = CreateTable(s.table, tuple(Column(c.name, c.type, c.comment) for c in source.columns),
                           partitioned_by=tuple(Column(c.name, c.type, c.comment) for c in source.partition_keys),
                           bucket_by=tuple(source.bucket_cols), num_buckets=source.num_buckets if source.bucket_cols
-                          else None, properties=properties, location=s.location, if_not_exists=s.if_not_exists)
+                          else None, properties=properties, location=s.location, if_not_exists=s.if_not_exists,
+                          storage=storage)
     return ex.create_table(created)
 
 

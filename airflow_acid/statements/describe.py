@@ -74,10 +74,11 @@ def _partition_details(info: TableInfo, partition: PartitionInfo) -> list[Row]:
 def _storage(info: TableInfo) -> list[Row]:
     return [["", "", ""],
             ["# Storage Information", "", ""],
-            ["SerDe Library:", ORC_SERDE, ""],
-            ["InputFormat:", ORC_INPUT_FORMAT, ""],
-            ["OutputFormat:", ORC_OUTPUT_FORMAT, ""],
+            ["SerDe Library:", info.serde or ORC_SERDE, ""],
+            ["InputFormat:", info.input_format or ORC_INPUT_FORMAT, ""],
+            ["OutputFormat:", info.output_format or ORC_OUTPUT_FORMAT, ""],
             ["Compressed:", "No", ""],
             ["Num Buckets:", str(info.num_buckets if info.bucket_cols else -1), ""],
             ["Bucket Columns:", "[" + ", ".join(info.bucket_cols) + "]", ""],
-            ["Sort Columns:", "[]", ""]]
+            ["Sort Columns:", "[]", ""]] + (_params("Storage Desc Params", info.serde_params) if info.serde_params
+                                            else [])

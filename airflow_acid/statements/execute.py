@@ -265,7 +265,8 @@ class StatementExecutor:
         info = self.warehouse.create_table(
             name, [(c.name, c.type, c.comment) for c in s.columns],
             partition_by=[(c.name, c.type, c.comment) for c in s.partitioned_by], bucket_by=s.bucket_by,
-            num_buckets=s.num_buckets, properties=s.properties, location=s.location, if_not_exists=s.if_not_exists)
+            num_buckets=s.num_buckets, properties=s.properties, location=s.location, if_not_exists=s.if_not_exists,
+            storage=s.storage, external=s.external)
         message = f"table {info.full_name} already exists" if existed else \
             f"table {info.full_name} created at {info.location}"
         return Result(s.TITLE, messages=[message])

@@ -11,6 +11,8 @@ from typing import ClassVar
 
 from sqlglot import exp
 
+from airflow_acid.metastore.catalog import TableStorage
+
 DEFAULT_DATABASE = "default"
 
 
@@ -136,6 +138,10 @@ class CreateTable:
     """TBLPROPERTIES (and the table COMMENT as ``comment``, as Hive stores it)."""
     location: str | None = None
     if_not_exists: bool = False
+    external: bool = False
+    """CREATE EXTERNAL TABLE: never transactional, its files kept by DROP TABLE."""
+    storage: TableStorage | None = None
+    """STORED AS / ROW FORMAT (None: ORC, airflow-acid's default)."""
 
 
 @dataclass(frozen=True)

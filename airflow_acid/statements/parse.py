@@ -20,7 +20,15 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
 
-from airflow_acid.metastore.catalog import ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT, ORC_SERDE
+from airflow_acid.metastore.catalog import (
+    LAZY_SIMPLE_SERDE,
+    ORC_INPUT_FORMAT,
+    ORC_OUTPUT_FORMAT,
+    ORC_SERDE,
+    TEXT_INPUT_FORMAT,
+    TEXT_OUTPUT_FORMAT,
+    TableStorage,
+)
 from airflow_acid.statements import dialect as acid
 from airflow_acid.statements.errors import StatementSyntaxError, UnsupportedStatementError
 from airflow_acid.statements.model import (
@@ -560,6 +568,9 @@ def _create_as(node: exp.Create) -> CreateTableAs:
     bare.set("expression", None)
     bare.set("this", exp.Schema(this=node.this.copy(), expressions=[]))
     shape = _create_table(bare)  # the options, checked as CREATE TABLE checks them
+    if shape.external or shape.storage is not None:
+        raise _unsupported("CREATE EXTERNAL TABLE / STORED AS TEXTFILE … AS SELECT",
+                           "airflow-acid writes ORC tables only: create the table STORED AS ORC")
     if shape.partitioned_by or shape.bucket_by:
         raise _unsupported("CREATE TABLE … PARTITIONED BY / CLUSTERED BY … AS SELECT",
                            "create the table, then INSERT … SELECT into it")
@@ -577,9 +588,19 @@ def _create_table(node: exp.Create) -> CreateTable:
     num_buckets = None
     properties: dict[str, str] = {}
     location = None
+    external = False
+    stored_as = "ORC"
+    serde_params: dict[str, str] | None = None
     properties_node = node.args.get("properties")
     for prop in (properties_node.expressions if properties_node else []):
-        if isinstance(prop, exp.PartitionedByProperty):
+        if isinstance(prop, exp.ExternalProperty):
+            external = True
+        elif isinstance(prop, exp.RowFormatDelimitedProperty):
+            serde_params = _delimited_serde_params(prop)
+        elif isinstance(prop, exp.RowFormatSerdeProperty) and _text(prop.this) == LAZY_SIMPLE_SERDE:
+            serde_params = _properties(prop.args["serde_properties"].expressions) \
+                if prop.args.get("serde_properties") else {}
+        elif isinstance(prop, exp.PartitionedByProperty):
             partitioned_by = tuple(_column(c) for c in prop.this.expressions)
         elif isinstance(prop, exp.ClusteredByProperty):
             if prop.args.get("sorted_by"):
@@ -590,14 +611,14 @@ def _create_table(node: exp.Create) -> CreateTable:
             continue  # SHOW CREATE TABLE's spelling of STORED AS ORC
         elif isinstance(prop, exp.FileFormatProperty) and isinstance(prop.this, exp.InputOutputFormat):
             formats = (_text(prop.this.args.get("input_format")), _text(prop.this.args.get("output_format")))
-            if formats != (ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT):
-                raise _unsupported(f"STORED AS INPUTFORMAT {formats[0]!r}",
-                                   "transactional tables are ORC: use STORED AS ORC")
+            if formats == (TEXT_INPUT_FORMAT, TEXT_OUTPUT_FORMAT):
+                stored_as = "TEXTFILE"
+            elif formats != (ORC_INPUT_FORMAT, ORC_OUTPUT_FORMAT):
+                raise _unsupported(f"STORED AS INPUTFORMAT {formats[0]!r}", _STORED_AS_HINT)
         elif isinstance(prop, exp.FileFormatProperty):
-            fmt = prop.this.name.upper() if prop.this is not None else ""
-            if fmt != "ORC":
-                raise _unsupported(f"STORED AS {fmt or prop.sql(dialect=acid.HiveAcid)}",
-                                   "transactional tables are ORC: use STORED AS ORC")
+            stored_as = prop.this.name.upper() if prop.this is not None else ""
+            if stored_as not in ("ORC", "TEXTFILE"):
+                raise _unsupported(f"STORED AS {stored_as or prop.sql(dialect=acid.HiveAcid)}", _STORED_AS_HINT)
         elif isinstance(prop, exp.LocationProperty):
             location = _text(prop.this)
         elif isinstance(prop, exp.SchemaCommentProperty):
@@ -609,8 +630,40 @@ def _create_table(node: exp.Create) -> CreateTable:
             properties.update(_properties([prop]))
         else:
             raise _unsupported(f"CREATE TABLE … {prop.sql(dialect=acid.HiveAcid)}")
+    storage = None
+    if stored_as == "TEXTFILE" or serde_params is not None:
+        if stored_as != "TEXTFILE":
+            raise _unsupported("ROW FORMAT … STORED AS ORC", "ORC tables take no ROW FORMAT; text tables are STORED AS "
+                               "TEXTFILE")
+        if bucket_by:
+            raise _unsupported("CLUSTERED BY on a text table", "airflow-acid buckets only ORC tables")
+        # Hive without ROW FORMAT: LazySimpleSerDe with serialization.format=1 (field delimiter \001)
+        storage = TableStorage.text(serde_params if serde_params is not None else {"serialization.format": "1"})
     return CreateTable(table, columns, partitioned_by=partitioned_by, bucket_by=bucket_by, num_buckets=num_buckets,
-                       properties=properties, location=location, if_not_exists=bool(node.args.get("exists")))
+                       properties=properties, location=location, if_not_exists=bool(node.args.get("exists")),
+                       external=external, storage=storage)
+
+
+_STORED_AS_HINT = "airflow-acid creates ORC tables (STORED AS ORC) and plain text tables (STORED AS TEXTFILE)"
+
+_DELIMITED_KEYS = {"fields": ("field.delim", "serialization.format"), "escaped": ("escape.delim",),
+                   "collection_items": ("collection.delim",), "map_keys": ("mapkey.delim",),
+                   "lines": ("line.delim",), "null": ("serialization.null.format",)}
+"""ROW FORMAT DELIMITED's clauses → the LazySimpleSerDe parameters Hive records for them."""
+
+
+def _delimited_serde_params(prop: exp.RowFormatDelimitedProperty) -> dict[str, str]:
+    """ROW FORMAT DELIMITED FIELDS TERMINATED BY … [ESCAPED BY …] [LINES TERMINATED BY …] [NULL DEFINED AS …] as
+    Hive's SERDE_PARAMS (without FIELDS TERMINATED BY: ``serialization.format=1``, Hive's \\001)."""
+    params: dict[str, str] = {}
+    for arg, keys in _DELIMITED_KEYS.items():
+        value = _text(prop.args.get(arg))
+        if value is not None:
+            params.update(dict.fromkeys(keys, value))
+    if "line.delim" in params and params["line.delim"] != "\n":
+        raise _unsupported("LINES TERMINATED BY other than '\\n'", "Hive supports only '\\n' as line delimiter")
+    params.setdefault("serialization.format", "1")
+    return params
 
 
 # --- pieces -------------------------------------------------------------------------------------------------------

@@ -9,7 +9,9 @@ COLUMNS = ["createtab_stmt"]
 
 
 def _quote(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    """A Hive string literal; control characters (a text table's ``\\001`` delimiter) as ``\\uXXXX``."""
+    escaped = text.replace("\\", "\\\\").replace("'", "\\'")
+    return "'" + "".join(f"\\u{ord(c):04x}" if ord(c) < 32 else c for c in escaped) + "'"
 
 
 def _column(c: ColumnInfo) -> str:
@@ -31,8 +33,15 @@ def create_statement(info: TableInfo) -> list[str]:
                   enumerate(_column(c) for c in info.partition_keys)]
     if info.bucket_cols:
         lines += ["CLUSTERED BY (", "  " + ", ".join(info.bucket_cols) + ")", f"INTO {info.num_buckets} BUCKETS"]
-    lines += ["ROW FORMAT SERDE", f"  {_quote(ORC_SERDE)}", "STORED AS INPUTFORMAT", f"  {_quote(ORC_INPUT_FORMAT)}",
-              "OUTPUTFORMAT", f"  {_quote(ORC_OUTPUT_FORMAT)}", "LOCATION", f"  {_quote(info.location)}"]
+    lines += ["ROW FORMAT SERDE", f"  {_quote(info.serde or ORC_SERDE)}"]
+    params = sorted(info.serde_params.items())
+    if params:
+        lines.append("WITH SERDEPROPERTIES (")
+        lines += [f"  {_quote(k)}={_quote(v)}" + ("," if i < len(params) - 1 else ")") for i, (k, v) in
+                  enumerate(params)]
+    lines += ["STORED AS INPUTFORMAT", f"  {_quote(info.input_format or ORC_INPUT_FORMAT)}",
+              "OUTPUTFORMAT", f"  {_quote(info.output_format or ORC_OUTPUT_FORMAT)}", "LOCATION",
+              f"  {_quote(info.location)}"]
     props = sorted((k, v) for k, v in info.properties.items() if k != "comment")
     if props:
         lines.append("TBLPROPERTIES (")

@@ -157,8 +157,11 @@ def test_a_script_of_several_statements_with_comments():
     ("ALTER TABLE t RENAME TO u", "ALTER TABLE … RENAME is not supported"),
     ("ALTER TABLE t SET SERDEPROPERTIES ('a'='b')", "ALTER TABLE … SET SERDEPROPERTIES is not supported"),
     ("CREATE TABLE t (a INT) STORED AS PARQUET", "STORED AS PARQUET is not supported by airflow-acid sql "
-                                                 "(transactional tables are ORC: use STORED AS ORC)"),
-    ("CREATE EXTERNAL TABLE t (a INT)", "CREATE TABLE … EXTERNAL is not supported"),
+                                                 "(airflow-acid creates ORC tables (STORED AS ORC) and plain text "
+                                                 "tables (STORED AS TEXTFILE))"),
+    ("CREATE EXTERNAL TABLE t (a INT) ROW FORMAT DELIMITED FIELDS TERMINATED BY ',' STORED AS ORC",
+     "ROW FORMAT … STORED AS ORC is not supported"),
+    ("CREATE TABLE t STORED AS TEXTFILE AS SELECT 1", "STORED AS TEXTFILE … AS SELECT is not supported"),
     ("CREATE TABLE t (a INT) AS SELECT 1", "CREATE TABLE t (columns) AS SELECT is not supported"),
     ("CREATE TABLE t PARTITIONED BY (ds STRING) AS SELECT 1", "PARTITIONED BY / CLUSTERED BY … AS SELECT is not"),
     ("CREATE TEMPORARY TABLE t (a INT)", "CREATE TEMPORARY TABLE is not supported by airflow-acid sql (session-"),
