@@ -86,6 +86,8 @@ class CleaningStore:
         with the lowest CQ_HIGHEST_WRITE_ID is returned (HIVE-25115). Ordered by id, at most
         metastore.compactor.fetch.size rows, with an id above ``after_id`` (the next page of a cycle).
         """
+        size = self.conf.compactor_fetch_size
+
         def work(conn: Connection) -> list[CompactionInfo]:
             now = now_ms(conn)
             base = sa.and_(
@@ -93,21 +95,25 @@ class CleaningStore:
                 CQ.c.CQ_TYPE != CompactionType.ABORT_TXN_CLEANUP.value,
                 sa.or_(CQ.c.CQ_COMMIT_TIME.is_(None),
                        CQ.c.CQ_COMMIT_TIME < now - CQ.c.CQ_RETRY_RETENTION - int(retention_ms)))
-            lowest = (sa.select(sa.func.min(CQ.c.CQ_HIGHEST_WRITE_ID).label("MIN_HWM"), CQ.c.CQ_DATABASE,
-                                CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION)
-                      .where(base).group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION).subquery("LOWEST"))
-            query = (
-                sa.select(CQ).join(lowest, sa.and_(
-                    CQ.c.CQ_DATABASE == lowest.c.CQ_DATABASE, CQ.c.CQ_TABLE == lowest.c.CQ_TABLE,
-                    sa.or_(CQ.c.CQ_PARTITION == lowest.c.CQ_PARTITION,
-                           sa.and_(CQ.c.CQ_PARTITION.is_(None), lowest.c.CQ_PARTITION.is_(None))),
-                    CQ.c.CQ_HIGHEST_WRITE_ID == lowest.c.MIN_HWM))
-                .where(base, CQ.c.CQ_ID > after_id)
-            )
+            ready = base
             if min_open_txn_id > 0:
-                query = query.where(sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))
-            query = query.order_by(CQ.c.CQ_ID).limit(self.conf.compactor_fetch_size)
-            return [compaction_info(r, "CQ") for r in conn.execute(query)]
+                ready = sa.and_(base, sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))
+            # Candidates in id order (the (CQ_STATE, CQ_ID) index), then the lowest CQ_HIGHEST_WRITE_ID of just their
+            # tables/partitions: each page costs the page, not every ready row (a cycle stays linear).
+            result: list[CompactionInfo] = []
+            after = after_id
+            while len(result) < size:
+                chunk = [compaction_info(r, "CQ") for r in conn.execute(
+                    sa.select(CQ).where(ready, CQ.c.CQ_ID > after).order_by(CQ.c.CQ_ID).limit(size))]
+                if not chunk:
+                    break
+                lowest = _lowest_write_ids(conn, base, chunk)
+                result.extend(i for i in chunk if i.highest_write_id is not None
+                              and i.highest_write_id == lowest.get((i.database, i.table, i.partition)))
+                if len(chunk) < size:
+                    break
+                after = chunk[-1].id
+            return result[:size]
 
         return self.db.run(work, what="find compactions ready to clean")
 
@@ -378,6 +384,28 @@ class CleaningStore:
             return removed
 
         return self.db.run(work, what=f"mark aborted writes of {db}.{table} cleaned")
+
+
+def _lowest_write_ids(conn: Connection, base: sa.ColumnElement[bool], rows: Sequence[CompactionInfo]
+                      ) -> dict[tuple[str, str, str | None], int]:
+    """MIN(CQ_HIGHEST_WRITE_ID) over the rows matching ``base`` of each table/partition of ``rows`` (HIVE-25115)."""
+    by_table: dict[tuple[str, str], list[CompactionInfo]] = {}
+    for i in rows:
+        by_table.setdefault((i.database, i.table), []).append(i)
+    lowest: dict[tuple[str, str, str | None], int] = {}
+    for (database, table), group in by_table.items():
+        parts = sorted({i.partition for i in group if i.partition is not None})
+        filters: list[sa.ColumnElement[bool]] = [CQ.c.CQ_PARTITION.in_(parts[start:start + _CHUNK])
+                                                 for start in range(0, len(parts), _CHUNK)]
+        if any(i.partition is None for i in group):
+            filters.append(CQ.c.CQ_PARTITION.is_(None))
+        for where in filters:
+            for r in conn.execute(sa.select(CQ.c.CQ_PARTITION, sa.func.min(CQ.c.CQ_HIGHEST_WRITE_ID).label("MIN_HWM"))
+                                  .where(base, CQ.c.CQ_DATABASE == database, CQ.c.CQ_TABLE == table, where)
+                                  .group_by(CQ.c.CQ_PARTITION)):
+                if r.MIN_HWM is not None:
+                    lowest[(database, table, r.CQ_PARTITION)] = int(r.MIN_HWM)
+    return lowest
 
 
 def _partition_groups(rows: Sequence[CompactionInfo]) -> Iterator[list[str] | None]:
