@@ -530,6 +530,8 @@ class Cleaner:
     def _table(self, db: str, table_name: str) -> TableInfo:
         """The table's catalog entry, read once per cycle (NoSuchObjectError when dropped)."""
         key = (db, table_name)
+        if self._snapshot is None:  # outside a cycle (clean one row): read it now
+            self._tables.pop(key, None)
         if key not in self._tables:
             try:
                 self._tables[key] = self.metastore.catalog.get_table(db, table_name)
