@@ -39,8 +39,8 @@ def _seed(ms: Metastore, root: Path, table: str, first_id: int) -> dict[str, str
     no_cleanup; partition 1 also has an abort-cleanup retry row; partitions 2–3 have an aborted txn with exact
     uncompacted write ids above the compaction (write id 4, delta kept); partition 4 has a second ready row with
     a higher write id (cleaned after the first). Returns partition name → location."""
-    info = ms.catalog.create_table(DB, table, [("id", "int")], partition_keys=[("d", "string")],
-                                   properties={"transactional": "true"})
+    ms.catalog.create_table(DB, table, [("id", "int")], partition_keys=[("d", "string")],
+                            properties={"transactional": "true"})
     names = [f"d={i:02d}" for i in range(PARTITIONS)]
     locations = {n: ms.catalog.add_partition(DB, table, {"d": n[2:]}).location for n in names}
     ms.catalog.alter_partition_params(DB, table, names[0], {"no_cleanup": "true"})
