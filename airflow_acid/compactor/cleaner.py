@@ -5,10 +5,13 @@ A 'ready for cleaning' row is cleaned when every transaction that was open when 
 committed has ended (CQ_NEXT_TXN_ID ≤ min open txn id, past the delayed-cleanup retention). The cleaning snapshot
 is TL = (HWM = watermark − 1, exceptions = aborted txns ≤ HWM) and the table's reader write-id list for it capped
 at CQ_HIGHEST_WRITE_ID; the directory is listed once and exactly the directories getAcidState calls obsolete or
-aborted are deleted (each path checked to lie inside the table/partition location). Then getAcidState runs again
-(HWM = CQ_HIGHEST_WRITE_ID, no exceptions, no txn gate): when nothing obsolete below that mark remains the row is
-marked cleaned, otherwise it stays 'ready for cleaning' for a later cycle (HIVE-24314). Errors back off
-exponentially (hive.compactor.cleaner.retry.*) and end in 'failed'.
+aborted are deleted in one batched call (each path checked to lie inside the table/partition location). The deleted
+paths are checked to be gone (locally one stat each; on object stores by one re-listing), then getAcidState runs
+again on the directory without them (HWM = CQ_HIGHEST_WRITE_ID, no exceptions, no txn gate): when nothing obsolete
+below that mark remains the row is marked cleaned, otherwise it stays 'ready for cleaning' for a later cycle
+(HIVE-24314). Errors — a delete that left a path in place among them — back off exponentially
+(hive.compactor.cleaner.retry.*) and end in 'failed'. A cycle cleans a page of rows at a time with the metastore
+work batched (the rows' txn states, locations and start marks, then every cleaned row marked in one transaction).
 
 With hive.compactor.clean.aborts.using.cleaner, directories of aborted writes are also removed without a
 compaction once an entity has more than hive.compactor.abortedtxn.threshold aborted txns or one older than
