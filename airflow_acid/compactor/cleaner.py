@@ -642,7 +642,7 @@ class Cleaner:
                     entry.status = CleanerStatus.WOULD_CLEAN
                     continue
                 _delete(storage, entry.deletions, files)
-                after = _acid_state(storage, storage.list_files(), write_ids, txns)
+                after = _acid_state(storage, _verified(storage, entry.deletions, files), write_ids, txns)
                 if after.aborted:
                     entry.status = CleanerStatus.INCOMPLETE
                     entry.message = f"aborted directories remain in {location}: {list(after.aborted)}"
