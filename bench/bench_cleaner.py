@@ -22,7 +22,6 @@ The issue-35 goal (``--root /dev/shm`` keeps the 300,000 directories off the dis
 from __future__ import annotations
 
 import argparse
-import collections
 import multiprocessing
 import os
 import sys
@@ -38,6 +37,7 @@ import sqlalchemy as sa
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_initiator import CountedListings, _load, _pg_database, _sparse
+from bench_streaming_ingest import StatementCounter
 from goals import Goal, emit
 
 from airflow_acid.acid.codes import CompactionState, CompactionType, TxnType
@@ -75,25 +75,6 @@ class CountedDeletes:
             yield self
         finally:
             Storage.delete_paths = original  # type: ignore[method-assign]
-
-
-class StatementCounter:
-    """Counts the SQL statements an engine sends (SQLAlchemy's ``before_cursor_execute``), by first keyword."""
-
-    def __init__(self) -> None:
-        self.kinds: collections.Counter[str] = collections.Counter()
-
-    def __call__(self, _conn, _cursor, statement: str, _params, _context, _executemany) -> None:
-        words = statement.lstrip().split(None, 1)
-        self.kinds[words[0].upper() if words else "?"] += 1
-
-    @contextmanager
-    def counting(self, engine: sa.engine.Engine):
-        sa.event.listen(engine, "before_cursor_execute", self)
-        try:
-            yield self
-        finally:
-            sa.event.remove(engine, "before_cursor_execute", self)
 
 
 def setup(ms: Metastore, root: Path, partitions: int) -> tuple[list[str], str]:
