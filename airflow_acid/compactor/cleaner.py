@@ -408,7 +408,14 @@ class Cleaner:
                 continue
             todo.append((info, entry, table))
         if todo and not dry_run:
-            ms.cleaning.mark_cleaner_starts([info.id for info, _, _ in todo])
+            try:
+                ms.cleaning.mark_cleaner_starts([info.id for info, _, _ in todo])
+            except Exception as exc:  # noqa: BLE001 - the metastore is down: nothing deleted, the next cycle tries again
+                for info, entry, _ in todo:
+                    entry.status = CleanerStatus.RETRY
+                    entry.message = f"recording the cleaner start of compaction {info.id} failed: {describe_error(exc)}"
+                log.warning("recording the cleaner start of %d compaction(s) failed: %s", len(todo), describe_error(exc))
+                todo = []
         cleaned: dict[int, tuple[int, ...] | None] = {i: None for i in gone}
         incomplete: list[int] = []
         for info, entry, table in todo:
@@ -422,7 +429,10 @@ class Cleaner:
             elif entry.status is CleanerStatus.INCOMPLETE:
                 incomplete.append(info.id)
         if incomplete:
-            ms.cleaning.clear_cleaner_starts(incomplete)
+            try:
+                ms.cleaning.clear_cleaner_starts(incomplete)
+            except Exception as exc:  # noqa: BLE001 - the rows stay 'ready for cleaning' either way
+                log.warning("clearing the cleaner start of compactions %s failed: %s", incomplete, describe_error(exc))
         if cleaned:
             self._mark_cleaned(cleaned, {e.compaction_id: e for e in entries if e.compaction_id in cleaned})
         return entries
