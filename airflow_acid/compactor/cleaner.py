@@ -5,10 +5,13 @@ A 'ready for cleaning' row is cleaned when every transaction that was open when 
 committed has ended (CQ_NEXT_TXN_ID ≤ min open txn id, past the delayed-cleanup retention). The cleaning snapshot
 is TL = (HWM = watermark − 1, exceptions = aborted txns ≤ HWM) and the table's reader write-id list for it capped
 at CQ_HIGHEST_WRITE_ID; the directory is listed once and exactly the directories getAcidState calls obsolete or
-aborted are deleted (each path checked to lie inside the table/partition location). Then getAcidState runs again
-(HWM = CQ_HIGHEST_WRITE_ID, no exceptions, no txn gate): when nothing obsolete below that mark remains the row is
-marked cleaned, otherwise it stays 'ready for cleaning' for a later cycle (HIVE-24314). Errors back off
-exponentially (hive.compactor.cleaner.retry.*) and end in 'failed'.
+aborted are deleted in one batched call (each path checked to lie inside the table/partition location). The deleted
+paths are checked to be gone (locally one stat each; on object stores by one re-listing), then getAcidState runs
+again on the directory without them (HWM = CQ_HIGHEST_WRITE_ID, no exceptions, no txn gate): when nothing obsolete
+below that mark remains the row is marked cleaned, otherwise it stays 'ready for cleaning' for a later cycle
+(HIVE-24314). Errors — a delete that left a path in place among them — back off exponentially
+(hive.compactor.cleaner.retry.*) and end in 'failed'. A cycle cleans a page of rows at a time with the metastore
+work batched (the rows' txn states, locations and start marks, then every cleaned row marked in one transaction).
 
 With hive.compactor.clean.aborts.using.cleaner, directories of aborted writes are also removed without a
 compaction once an entity has more than hive.compactor.abortedtxn.threshold aborted txns or one older than
@@ -160,6 +163,7 @@ class Cleaner:
         self._protected: set[int] | None = None  # this cycle's undone compactor txns whose output is still read
         self._snapshot: tuple[int, ValidTxnList] | None = None  # the cycle's cleaner watermark and cleaning TL
         self._readers: dict[str, ValidWriteIdList] = {}  # the tables' reader lists under that TL, this cycle
+        self._tables: dict[tuple[str, str], TableInfo | NoSuchObjectError] = {}  # catalog entries, this cycle
 
     # --- entry points ------------------------------------------------------------------------------------
 
@@ -188,13 +192,13 @@ class Cleaner:
         handled: set[int] = set()
         self._snapshot = self._cleaning_txns()  # one watermark and TL for the cycle's compaction rows
         try:
-            for info in self._ready():
-                handled.add(info.id)
-                if self._in_scope(info.database, info.table, info.pool_name):
-                    entry = self._clean_row(info, dry_run)
+            for page in self._ready_pages():
+                handled.update(info.id for info in page)
+                rows = [info for info in page if self._in_scope(info.database, info.table, info.pool_name)]
+                for entry in self._clean_page(rows, dry_run) if rows else ():
                     (report.waiting if entry.status == CleanerStatus.WAITING else report.entries).append(entry)
         finally:
-            self._snapshot, self._readers = None, {}
+            self._snapshot, self._readers, self._tables = None, {}, {}
         for info in self.metastore.compactions.find(state=CompactionState.READY_FOR_CLEANING):
             if (info.id not in handled and info.type is not CompactionType.ABORT_TXN_CLEANUP
                     and self._in_scope(info.database, info.table, info.pool_name)):
@@ -306,6 +310,11 @@ class Cleaner:
     # --- compaction rows ---------------------------------------------------------------------------------
 
     def _ready(self) -> Iterator[CompactionInfo]:
+        """Every row of :meth:`_ready_pages`."""
+        for page in self._ready_pages():
+            yield from page
+
+    def _ready_pages(self) -> Iterator[list[CompactionInfo]]:
         """Rows whose CQ_NEXT_TXN_ID is at or below the *cleaner watermark* (which also counts MIN_HISTORY_LEVEL),
         read metastore.compactor.fetch.size at a time in id order (each page after the last id taken), so one cycle
         reaches every ready row without holding them all; the caller cleans a page before the next is read.
@@ -318,7 +327,8 @@ class Cleaner:
         after = 0
         while True:
             page = self.metastore.cleaning.ready_to_clean(watermark, self.conf.cleaner_retention_ms, after_id=after)
-            yield from page
+            if page:
+                yield page
             if len(page) < self.conf.compactor_fetch_size:
                 return
             after = page[-1].id
@@ -350,12 +360,28 @@ class Cleaner:
         return CleanerEntry(info.id, entity, CleanerStatus.WAITING, message=message, blockers=blockers)
 
     def _clean_row(self, info: CompactionInfo, dry_run: bool) -> CleanerEntry:
-        ms, entity = self.metastore, info.full_partition_name
-        entry = CleanerEntry(info.id, entity, CleanerStatus.CLEANED)
-        if info.txn_id is not None:
-            txn_state = ms.txns.txn_state(info.txn_id)
+        return self._clean_page([info], dry_run)[0]
+
+    def _clean_page(self, page: Sequence[CompactionInfo], dry_run: bool) -> list[CleanerEntry]:
+        """Clean a page of ready rows with the metastore work batched: the compactor txns' states, the partitions'
+        locations and the cleaner start in one transaction each, the directories one by one (one listing and one
+        batched delete each), then every cleaned row marked in ONE transaction. The outcome of each row is the
+        same as cleaning it alone: a row whose deletion failed stays 'ready for cleaning' (retried after its
+        back-off) and does not hold back the others."""
+        ms = self.metastore
+        states = ms.cleaning.txn_states(i.txn_id for i in page if i.txn_id is not None)
+        entries: list[CleanerEntry] = []
+        todo: list[tuple[CompactionInfo, CleanerEntry, TableInfo]] = []
+        gone: dict[int, CleanerEntry] = {}  # table/partition dropped: nothing to clean, marked cleaned
+        targets = self._resolve_page([i for i in page if states.get(i.txn_id or 0) not in _NOT_CLEANABLE])
+        for info in page:
+            entity = info.full_partition_name
+            entry = CleanerEntry(info.id, entity, CleanerStatus.CLEANED)
+            txn_state = states.get(info.txn_id) if info.txn_id is not None else None
             if txn_state is TxnState.OPEN:
-                return self._waiting(info)
+                entries.append(self._waiting(info))
+                continue
+            entries.append(entry)
             if txn_state is TxnState.ABORTED:  # HIVE-29572: its output is invisible; nothing of its inputs is obsolete
                 entry.status = CleanerStatus.FAILED
                 entry.message = (f"the compactor transaction {info.txn_id} of compaction {info.id} was aborted after "
@@ -363,71 +389,172 @@ class Cleaner:
                                  f"a later cleaning; {entity} will be compacted again")
                 if not dry_run:
                     ms.compactions.mark_failed(info.id, entry.message)
-                return entry
-        try:
-            table, location, no_cleanup = self._resolve(info.database, info.table, info.partition)
-        except NoSuchObjectError as exc:
-            entry.message = f"{exc}; nothing to clean"
-            if not dry_run:
-                ms.cleaning.mark_cleaned(info.id)
-            else:
-                entry.status = CleanerStatus.WOULD_CLEAN
-            return entry
-        entry.location = location
-        if no_cleanup:
-            entry.status = CleanerStatus.REFUSED
-            entry.message = f"{NO_CLEANUP}=true is set on {no_cleanup}; its obsolete files are kept"
-            if not dry_run:
-                ms.compactions.mark_refused(info.id, entry.message)
-            return entry
-        try:
-            if not dry_run:
-                ms.cleaning.mark_cleaner_start(info.id)
-            txns, reader = self._cleaner_lists(table.full_name)
-            write_ids = _capped(reader, info.highest_write_id)
-            storage = storage_for(location, self.filesystem)
-            files = storage.list_files()
+                continue
+            target = targets[info.id]
+            if isinstance(target, NoSuchObjectError):
+                entry.message = f"{target}; nothing to clean"
+                if dry_run:
+                    entry.status = CleanerStatus.WOULD_CLEAN
+                else:
+                    gone[info.id] = entry
+                continue
+            table, location, no_cleanup = target
+            entry.location = location
+            if no_cleanup:
+                entry.status = CleanerStatus.REFUSED
+                entry.message = f"{NO_CLEANUP}=true is set on {no_cleanup}; its obsolete files are kept"
+                if not dry_run:
+                    ms.compactions.mark_refused(info.id, entry.message)
+                continue
+            todo.append((info, entry, table))
+        if todo and not dry_run:
             try:
-                state = _acid_state(storage, files, write_ids, txns)
-            except NotEnoughHistoryError:
-                # A later compaction's base above this row's high watermark is visible to the cleaning snapshot
-                # (so to every open reader): below it everything the cleaning snapshot calls obsolete may go.
-                write_ids = _capped(reader, None)
-                state = _acid_state(storage, files, write_ids, txns)
-            entry.deletions = _unprotected(planned_deletions(storage, state, txns), self._protected_txns())
-            entry.aborted_write_ids = state.aborted_write_ids
-            if dry_run:
-                entry.status = CleanerStatus.WOULD_CLEAN
-                return entry
-            _delete(storage, entry.deletions, files)
-            remaining = self._remaining(storage, info.highest_write_id or write_ids.high_watermark, write_ids.table,
-                                        {d.path for d in entry.deletions})
-            if remaining:
-                ms.cleaning.clear_cleaner_start(info.id)
-                entry.status = CleanerStatus.INCOMPLETE
-                entry.message = (f"obsolete directories below write id {info.highest_write_id} remain in {location}: "
-                                 f"{remaining}; they are not yet invisible to every snapshot, so compaction "
-                                 f"{info.id} stays 'ready for cleaning'")
-                return entry
-            exact = state.aborted_write_ids if state.has_uncompacted_aborts else None
-            ms.cleaning.mark_cleaned(info.id, aborted_write_ids=exact)
-            entry.message = f"deleted {len(entry.deletions)} obsolete/aborted director(y/ies) from {location}"
-            return entry
-        except Exception as exc:  # noqa: BLE001 - every error backs off, then fails the row
-            message = f"cleaning {entity} (compaction {info.id}) failed: {describe_error(exc)}"
+                ms.cleaning.mark_cleaner_starts([info.id for info, _, _ in todo])
+            except Exception as exc:  # noqa: BLE001 - the metastore is down: nothing deleted, the next cycle tries again
+                for info, entry, _ in todo:
+                    entry.status = CleanerStatus.RETRY
+                    entry.message = f"recording the cleaner start of compaction {info.id} failed: {describe_error(exc)}"
+                log.warning("recording the cleaner start of %d compaction(s) failed: %s", len(todo), describe_error(exc))
+                todo = []
+        cleaned: dict[int, tuple[int, ...] | None] = {i: None for i in gone}
+        incomplete: list[int] = []
+        for info, entry, table in todo:
+            try:
+                exact = self._clean_directory(info, entry, table, dry_run)
+            except Exception as exc:  # noqa: BLE001 - every error backs off, then fails the row
+                self._attempt_failed(info, entry, exc, dry_run)
+                continue
+            if entry.status is CleanerStatus.CLEANED:
+                cleaned[info.id] = exact
+            elif entry.status is CleanerStatus.INCOMPLETE:
+                incomplete.append(info.id)
+        if incomplete:
+            try:
+                ms.cleaning.clear_cleaner_starts(incomplete)
+            except Exception as exc:  # noqa: BLE001 - the rows stay 'ready for cleaning' either way
+                log.warning("clearing the cleaner start of compactions %s failed: %s", incomplete, describe_error(exc))
+        if cleaned:
+            self._mark_cleaned(cleaned, {e.compaction_id: e for e in entries if e.compaction_id in cleaned})
+        return entries
+
+    def _mark_cleaned(self, cleaned: dict[int, tuple[int, ...] | None], entries: dict[int | None, CleanerEntry]
+                      ) -> None:
+        """One transaction for the page's cleaned rows; when it fails they stay 'ready for cleaning' (their
+        directories are gone: the next cycle finds nothing to delete and marks them)."""
+        try:
+            marked = self.metastore.cleaning.mark_many_cleaned(cleaned)
+        except Exception as exc:  # noqa: BLE001 - the metastore is down: the next cycle tries again
+            message = f"marking {len(cleaned)} compaction(s) cleaned failed: {describe_error(exc)}"
             log.warning("%s", message)
-            entry.message = message
-            if dry_run:
-                entry.status = CleanerStatus.FAILED
-                return entry
+            for cq_id in cleaned:
+                entries[cq_id].status = CleanerStatus.RETRY
+                entries[cq_id].message = f"{entries[cq_id].message}; {message}"
+            return
+        for cq_id in cleaned:
+            if cq_id not in marked:
+                entries[cq_id].status = CleanerStatus.RETRY
+                entries[cq_id].message = f"compaction {cq_id} left the queue while it was cleaned (finished elsewhere)"
+
+    def _attempt_failed(self, info: CompactionInfo, entry: CleanerEntry, exc: Exception, dry_run: bool) -> None:
+        message = f"cleaning {info.full_partition_name} (compaction {info.id}) failed: {describe_error(exc)}"
+        log.warning("%s", message)
+        entry.message = message
+        if dry_run:
+            entry.status = CleanerStatus.FAILED
+            return
+        try:
+            row = self.metastore.cleaning.cleaner_attempt_failed(info.id, message[:4000])
+        except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
+            entry.status = CleanerStatus.RETRY
+            entry.message += f" (recording the failure failed too: {describe_error(inner)})"
+            return
+        entry.status = CleanerStatus.RETRY if row is not None else CleanerStatus.FAILED
+
+    def _clean_directory(self, info: CompactionInfo, entry: CleanerEntry, table: TableInfo, dry_run: bool
+                         ) -> tuple[int, ...] | None:
+        """List the row's directory once, delete what the cleaning snapshot calls obsolete or aborted in one batched
+        call, verify it is gone, and judge what remains below the row's high watermark (docs/hive-acid.md#cleaning
+        steps 3–5). Sets ``entry``'s status (CLEANED, INCOMPLETE or WOULD_CLEAN); returns the exact aborted write
+        ids to remove from TXN_COMPONENTS (None: everything up to the high watermark)."""
+        location = entry.location or table.location
+        txns, reader = self._cleaner_lists(table.full_name)
+        write_ids = _capped(reader, info.highest_write_id)
+        storage = storage_for(location, self.filesystem)
+        files = storage.list_files()
+        try:
+            state = _acid_state(storage, files, write_ids, txns)
+        except NotEnoughHistoryError:
+            # A later compaction's base above this row's high watermark is visible to the cleaning snapshot
+            # (so to every open reader): below it everything the cleaning snapshot calls obsolete may go.
+            write_ids = _capped(reader, None)
+            state = _acid_state(storage, files, write_ids, txns)
+        entry.deletions = _unprotected(planned_deletions(storage, state, txns), self._protected_txns())
+        entry.aborted_write_ids = state.aborted_write_ids
+        if dry_run:
+            entry.status = CleanerStatus.WOULD_CLEAN
+            return None
+        _delete(storage, entry.deletions, files)
+        after = _verified(storage, entry.deletions, files)
+        remaining = self._remaining(storage, after, info.highest_write_id or write_ids.high_watermark,
+                                    write_ids.table, {d.path for d in entry.deletions})
+        if remaining:
+            entry.status = CleanerStatus.INCOMPLETE
+            entry.message = (f"obsolete directories below write id {info.highest_write_id} remain in {location}: "
+                             f"{remaining}; they are not yet invisible to every snapshot, so compaction "
+                             f"{info.id} stays 'ready for cleaning'")
+            return None
+        entry.message = f"deleted {len(entry.deletions)} obsolete/aborted director(y/ies) from {location}"
+        return state.aborted_write_ids if state.has_uncompacted_aborts else None
+
+    def _resolve_page(self, page: Sequence[CompactionInfo]
+                      ) -> dict[int, tuple[TableInfo, str, str | None] | NoSuchObjectError]:
+        """:meth:`_resolve` for a page of rows: each table read once per cycle, the partitions of a table in one
+        transaction (a name the bulk read misses is looked up alone, for its exact error)."""
+        result: dict[int, tuple[TableInfo, str, str | None] | NoSuchObjectError] = {}
+        by_table: dict[tuple[str, str], list[CompactionInfo]] = {}
+        for info in page:
+            by_table.setdefault((info.database, info.table), []).append(info)
+        for (db, table_name), rows in by_table.items():
             try:
-                row = ms.cleaning.cleaner_attempt_failed(info.id, message[:4000])
-            except Exception as inner:  # noqa: BLE001 - the metastore is down: the next cycle tries again
-                entry.status = CleanerStatus.RETRY
-                entry.message += f" (recording the failure failed too: {describe_error(inner)})"
-                return entry
-            entry.status = CleanerStatus.RETRY if row is not None else CleanerStatus.FAILED
-            return entry
+                table = self._table(db, table_name)
+            except NoSuchObjectError as exc:
+                result.update((i.id, exc) for i in rows)
+                continue
+            flagged = table.full_name if _true(table.property(NO_CLEANUP)) else None
+            names = [i.partition for i in rows if i.partition is not None]
+            found = self.metastore.initiator.partition_locations(db, table_name, names) if names else {}
+            for info in rows:
+                if info.partition is None:
+                    result[info.id] = (table, table.location, flagged)
+                    continue
+                part = found.get(info.partition)
+                if part is None:
+                    try:
+                        result[info.id] = self._resolve(db, table_name, info.partition)
+                    except NoSuchObjectError as exc:
+                        result[info.id] = exc
+                    continue
+                mark = flagged
+                if mark is None and _true(part.params.get(NO_CLEANUP)):
+                    mark = f"partition {info.partition} of {table.full_name}"
+                result[info.id] = (table, part.location, mark)
+        return result
+
+    def _table(self, db: str, table_name: str) -> TableInfo:
+        """The table's catalog entry, read once per cycle (NoSuchObjectError when dropped)."""
+        key = (db, table_name)
+        if self._snapshot is None:  # outside a cycle (clean one row): read it now
+            self._tables.pop(key, None)
+        if key not in self._tables:
+            try:
+                self._tables[key] = self.metastore.catalog.get_table(db, table_name)
+            except NoSuchObjectError as exc:
+                self._tables[key] = exc
+        found = self._tables[key]
+        if isinstance(found, NoSuchObjectError):
+            raise found
+        self._table_roots.add(found.location)
+        return found
 
     def _resolve(self, db: str, table_name: str, partition: str | None) -> tuple[TableInfo, str, str | None]:
         """(table, location, what carries no_cleanup=true or None); NoSuchObjectError when dropped."""
@@ -468,11 +595,12 @@ class Cleaner:
                             min_open_txn=open_ids[0] if open_ids else LONG_MAX)
         return watermark, txns
 
-    def _remaining(self, storage: Storage, highest_write_id: int, table: str | None, deleted: set[str]) -> list[str]:
+    def _remaining(self, storage: Storage, files: list[ListedFile], highest_write_id: int, table: str | None,
+                   deleted: set[str]) -> list[str]:
         """docs/hive-acid.md#cleaning step 4: obsolete/aborted dirs that a snapshot with HWM = ``highest_write_id`` (no
-        exceptions, no txn gate) still reports, other than those just deleted. When a later compacted base hides everything
-        below that mark (not enough history at it), whatever that newest base makes obsolete must be gone."""
-        files = storage.list_files()
+        exceptions, no txn gate) still reports in ``files`` (the directory after the delete, :func:`_verified`), other
+        than those just deleted. When a later compacted base hides everything below that mark (not enough history at
+        it), whatever that newest base makes obsolete must be gone."""
         try:
             state = _acid_state(storage, files, ValidCleanerWriteIdList(table=table, high_watermark=highest_write_id),
                                 None)
@@ -524,7 +652,7 @@ class Cleaner:
                     entry.status = CleanerStatus.WOULD_CLEAN
                     continue
                 _delete(storage, entry.deletions, files)
-                after = _acid_state(storage, storage.list_files(), write_ids, txns)
+                after = _acid_state(storage, _verified(storage, entry.deletions, files), write_ids, txns)
                 if after.aborted:
                     entry.status = CleanerStatus.INCOMPLETE
                     entry.message = f"aborted directories remain in {location}: {list(after.aborted)}"
@@ -635,6 +763,31 @@ def _delete(storage: Storage, deletions: Sequence[Deletion], listing: Sequence[L
     storage.delete_paths([d.path for d in deletions], listing)
     for d in deletions:
         log.info("deleted %s (%s)", d.url, d.reason)
+
+
+def _verified(storage: Storage, deletions: Sequence[Deletion], listing: list[ListedFile]) -> list[ListedFile]:
+    """The directory after the delete, checked: CleanerError naming what a delete left in place (the row then stays
+    'ready for cleaning' and is retried), so a silent partial delete is never marked cleaned.
+
+    Locally each deleted path is checked not to exist any more (one stat each; the rest of the directory is the
+    listing the plan came from: nothing below the row's high watermark appears after it). On an object store a
+    batched delete can drop keys without raising, and its listing is the only batched existence check: the
+    directory is listed again, as Hive's Cleaner does."""
+    doomed = [d.path for d in deletions]
+    if storage.is_local:
+        left = [p for p in doomed if storage.fs.exists(storage.full_path(p))]
+        after = [f for f in listing if not any(f.path == p or f.path.startswith(p + "/") for p in doomed)]
+    else:
+        after = storage.list_files()
+        present = {f.path for f in after}
+        left = [p for p in doomed if p in present or any(f.startswith(p + "/") for f in present)]
+    if left:
+        raise CleanerError(f"deleting from {storage.url()} left {left} in place; the directory is cleaned again "
+                           "in a later cycle")
+    return after
+
+
+_NOT_CLEANABLE = (TxnState.OPEN, TxnState.ABORTED)  # a row whose compactor txn is in one of these is not resolved
 
 
 def _capped(reader: ValidWriteIdList, cap: int | None) -> ValidCleanerWriteIdList:

@@ -5,7 +5,8 @@ below a watermark. The queue itself (rows, enqueue, claim, history) is :mod:`.co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import dataclasses
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -34,6 +35,7 @@ from airflow_acid.metastore.schema import (
 )
 
 CQ = COMPACTION_QUEUE
+_CHUNK = 500  # ids per IN list
 _MAX_RETENTION_MS = 2 ** 62  # doubling CQ_RETRY_RETENTION stops here instead of overflowing a bigint
 
 
@@ -84,6 +86,8 @@ class CleaningStore:
         with the lowest CQ_HIGHEST_WRITE_ID is returned (HIVE-25115). Ordered by id, at most
         metastore.compactor.fetch.size rows, with an id above ``after_id`` (the next page of a cycle).
         """
+        size = self.conf.compactor_fetch_size
+
         def work(conn: Connection) -> list[CompactionInfo]:
             now = now_ms(conn)
             base = sa.and_(
@@ -91,21 +95,25 @@ class CleaningStore:
                 CQ.c.CQ_TYPE != CompactionType.ABORT_TXN_CLEANUP.value,
                 sa.or_(CQ.c.CQ_COMMIT_TIME.is_(None),
                        CQ.c.CQ_COMMIT_TIME < now - CQ.c.CQ_RETRY_RETENTION - int(retention_ms)))
-            lowest = (sa.select(sa.func.min(CQ.c.CQ_HIGHEST_WRITE_ID).label("MIN_HWM"), CQ.c.CQ_DATABASE,
-                                CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION)
-                      .where(base).group_by(CQ.c.CQ_DATABASE, CQ.c.CQ_TABLE, CQ.c.CQ_PARTITION).subquery("LOWEST"))
-            query = (
-                sa.select(CQ).join(lowest, sa.and_(
-                    CQ.c.CQ_DATABASE == lowest.c.CQ_DATABASE, CQ.c.CQ_TABLE == lowest.c.CQ_TABLE,
-                    sa.or_(CQ.c.CQ_PARTITION == lowest.c.CQ_PARTITION,
-                           sa.and_(CQ.c.CQ_PARTITION.is_(None), lowest.c.CQ_PARTITION.is_(None))),
-                    CQ.c.CQ_HIGHEST_WRITE_ID == lowest.c.MIN_HWM))
-                .where(base, CQ.c.CQ_ID > after_id)
-            )
+            ready = base
             if min_open_txn_id > 0:
-                query = query.where(sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))
-            query = query.order_by(CQ.c.CQ_ID).limit(self.conf.compactor_fetch_size)
-            return [compaction_info(r, "CQ") for r in conn.execute(query)]
+                ready = sa.and_(base, sa.or_(CQ.c.CQ_NEXT_TXN_ID.is_(None), CQ.c.CQ_NEXT_TXN_ID <= min_open_txn_id))
+            # Candidates in id order (the (CQ_STATE, CQ_ID) index), then the lowest CQ_HIGHEST_WRITE_ID of just their
+            # tables/partitions: each page costs the page, not every ready row (a cycle stays linear).
+            result: list[CompactionInfo] = []
+            after = after_id
+            while len(result) < size:
+                chunk = [compaction_info(r, "CQ") for r in conn.execute(
+                    sa.select(CQ).where(ready, CQ.c.CQ_ID > after).order_by(CQ.c.CQ_ID).limit(size))]
+                if not chunk:
+                    break
+                lowest = _lowest_write_ids(conn, base, chunk)
+                result.extend(i for i in chunk if i.highest_write_id is not None
+                              and i.highest_write_id == lowest.get((i.database, i.table, i.partition)))
+                if len(chunk) < size:
+                    break
+                after = chunk[-1].id
+            return result[:size]
 
         return self.db.run(work, what="find compactions ready to clean")
 
@@ -157,6 +165,101 @@ class CleaningStore:
             _remove_aborted_components(conn, info, hwm, exact_ids)
 
         self.db.run(work, what=f"mark compaction {cq_id} cleaned")
+
+    # --- a page of rows at once (the Cleaner's cycle) ------------------------------------------------------
+
+    def txn_states(self, txn_ids: Iterable[int]) -> dict[int, TxnState]:
+        """TXNS.TXN_STATE of each of ``txn_ids`` (the compactor txns of a page of rows) in one transaction; an id
+        without a TXNS row (committed and cleaned up, or never opened) is missing from the result."""
+        ids = sorted({int(t) for t in txn_ids})
+
+        def work(conn: Connection) -> dict[int, TxnState]:
+            return {int(r.TXN_ID): TxnState(r.TXN_STATE)
+                    for start in range(0, len(ids), _CHUNK)
+                    for r in conn.execute(sa.select(TXNS.c.TXN_ID, TXNS.c.TXN_STATE)
+                                          .where(TXNS.c.TXN_ID.in_(ids[start:start + _CHUNK])))}
+
+        return self.db.run(work, what="compactor txn states") if ids else {}
+
+    def mark_cleaner_starts(self, cq_ids: Sequence[int]) -> None:
+        """CQ_CLEANER_START = now for every 'ready for cleaning' row of ``cq_ids`` (docs/hive-acid.md#cleaning step 2),
+        in one transaction."""
+        self._set_cleaner_starts(cq_ids, None)
+
+    def clear_cleaner_starts(self, cq_ids: Sequence[int]) -> None:
+        """CQ_CLEANER_START = -1 for the rows of ``cq_ids`` (attempts that left obsolete directories), one
+        transaction."""
+        self._set_cleaner_starts(cq_ids, -1)
+
+    def _set_cleaner_starts(self, cq_ids: Sequence[int], value: int | None) -> None:
+        ids = sorted({int(i) for i in cq_ids})
+        if not ids:
+            return
+
+        def work(conn: Connection) -> None:
+            stamp = now_ms(conn) if value is None else value
+            for start in range(0, len(ids), _CHUNK):
+                conn.execute(sa.update(CQ).where(CQ.c.CQ_ID.in_(ids[start:start + _CHUNK]),
+                                                 CQ.c.CQ_STATE == CompactionState.READY_FOR_CLEANING.value)
+                             .values(CQ_CLEANER_START=stamp))
+
+        self.db.run(work, what=f"cleaner start of {len(ids)} compaction(s)")
+
+    def mark_many_cleaned(self, cleaned: Mapping[int, Iterable[int] | None]) -> set[int]:
+        """:meth:`mark_cleaned` for a page of compaction rows (id → the exact aborted write ids, or None) in ONE
+        transaction, with the same effect as marking them one by one: statements grouped by table, high watermark
+        and CQ_NEXT_TXN_ID (partitions in one IN list) instead of five transactions per row. Rows no longer in the
+        queue (finished elsewhere) are skipped; returns the ids marked cleaned."""
+        wanted = sorted({int(i) for i in cleaned})
+        exact = {int(k): None if v is None else sorted({int(w) for w in v}) for k, v in cleaned.items()}
+        if not wanted:
+            return set()
+
+        def work(conn: Connection) -> set[int]:
+            infos = [compaction_info(r, "CQ") for start in range(0, len(wanted), _CHUNK) for r in conn.execute(
+                sa.select(CQ).where(CQ.c.CQ_ID.in_(wanted[start:start + _CHUNK])).order_by(CQ.c.CQ_ID)
+                .with_for_update())]
+            if not infos:
+                return set()
+            compactions = [i for i in infos if i.type is not CompactionType.ABORT_TXN_CLEANUP]
+            copy_to_history(conn, [i.id for i in compactions], CompactionState.SUCCEEDED, now_ms(conn))
+            ids = [i.id for i in infos]
+            for start in range(0, len(ids), _CHUNK):
+                conn.execute(sa.delete(CQ).where(CQ.c.CQ_ID.in_(ids[start:start + _CHUNK])))
+            # the entities' abort-cleanup ('c') rows, and COMPLETED_TXN_COMPONENTS up to each compacted HWM
+            by_table: dict[tuple[str, str], list[CompactionInfo]] = {}
+            for i in compactions:
+                by_table.setdefault((i.database, i.table), []).append(i)
+            ctc = COMPLETED_TXN_COMPONENTS
+            for (database, table), rows in by_table.items():
+                in_table = [CQ.c.CQ_DATABASE == database, CQ.c.CQ_TABLE == table,
+                            CQ.c.CQ_TYPE == CompactionType.ABORT_TXN_CLEANUP.value]
+                for parts in _partition_groups(rows):
+                    conn.execute(sa.delete(CQ).where(*in_table, _partitions_in(CQ.c.CQ_PARTITION, parts)))
+                by_hwm: dict[int, list[CompactionInfo]] = {}
+                for i in rows:
+                    by_hwm.setdefault(i.highest_write_id or 0, []).append(i)
+                for hwm, group in by_hwm.items():
+                    conditions = [ctc.c.CTC_DATABASE == database, ctc.c.CTC_TABLE == table]
+                    if hwm:
+                        conditions.append(ctc.c.CTC_WRITEID <= hwm)
+                    for parts in _partition_groups(group):
+                        conn.execute(sa.delete(ctc).where(*conditions, _partitions_in(ctc.c.CTC_PARTITION, parts)))
+            # TXN_COMPONENTS of aborted txns: rows with exact write ids one by one, the others grouped
+            grouped: dict[tuple[str, str, int, int | None], list[CompactionInfo]] = {}
+            for i in infos:
+                hwm = i.highest_write_id or 0
+                if exact.get(i.id) is not None:
+                    _remove_aborted_components(conn, i, hwm, exact[i.id])
+                elif hwm:
+                    grouped.setdefault((i.database, i.table, hwm, i.next_txn_id), []).append(i)
+            for (_, _, hwm, _), group in grouped.items():
+                for parts in _partition_groups(group):
+                    first = group[0] if parts is not None else dataclasses.replace(group[0], partition=None)
+                    _remove_aborted_components(conn, first, hwm, None, partitions=parts)
+            return set(ids)
+
+        return self.db.run(work, what=f"mark {len(wanted)} compaction(s) cleaned")
 
     def cleaner_attempt_failed(self, cq_id: int, error: str) -> CompactionInfo | None:
         """A cleaning attempt failed (docs/hive-acid.md#cleaner-retries): delay the next attempt by 2^attempts ×
@@ -283,7 +386,44 @@ class CleaningStore:
         return self.db.run(work, what=f"mark aborted writes of {db}.{table} cleaned")
 
 
-def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None) -> None:
+def _lowest_write_ids(conn: Connection, base: sa.ColumnElement[bool], rows: Sequence[CompactionInfo]
+                      ) -> dict[tuple[str, str, str | None], int]:
+    """MIN(CQ_HIGHEST_WRITE_ID) over the rows matching ``base`` of each table/partition of ``rows`` (HIVE-25115)."""
+    by_table: dict[tuple[str, str], list[CompactionInfo]] = {}
+    for i in rows:
+        by_table.setdefault((i.database, i.table), []).append(i)
+    lowest: dict[tuple[str, str, str | None], int] = {}
+    for (database, table), group in by_table.items():
+        parts = sorted({i.partition for i in group if i.partition is not None})
+        filters: list[sa.ColumnElement[bool]] = [CQ.c.CQ_PARTITION.in_(parts[start:start + _CHUNK])
+                                                 for start in range(0, len(parts), _CHUNK)]
+        if any(i.partition is None for i in group):
+            filters.append(CQ.c.CQ_PARTITION.is_(None))
+        for where in filters:
+            for r in conn.execute(sa.select(CQ.c.CQ_PARTITION, sa.func.min(CQ.c.CQ_HIGHEST_WRITE_ID).label("MIN_HWM"))
+                                  .where(base, CQ.c.CQ_DATABASE == database, CQ.c.CQ_TABLE == table, where)
+                                  .group_by(CQ.c.CQ_PARTITION)):
+                if r.MIN_HWM is not None:
+                    lowest[(database, table, r.CQ_PARTITION)] = int(r.MIN_HWM)
+    return lowest
+
+
+def _partition_groups(rows: Sequence[CompactionInfo]) -> Iterator[list[str] | None]:
+    """The partitions of ``rows`` in IN-list chunks; None (the whole table) when a row names no partition."""
+    if any(i.partition is None for i in rows):
+        yield None
+        return
+    parts = sorted({i.partition for i in rows if i.partition is not None})
+    for start in range(0, len(parts), _CHUNK):
+        yield parts[start:start + _CHUNK]
+
+
+def _partitions_in(column: sa.ColumnElement[str | None], parts: list[str] | None) -> sa.ColumnElement[bool]:
+    return sa.true() if parts is None else column.in_(parts)
+
+
+def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int, exact_ids: list[int] | None, *,
+                               partitions: Sequence[str] | None = None) -> None:
     """Delete TXN_COMPONENTS rows of aborted txns covered by the cleaned compaction (docs/hive-acid.md#mark-cleaned step 4).
 
     An aborted *compactor* txn's row ('c') is the only record that its ``_vC`` output is aborted; it is removed
@@ -298,7 +438,9 @@ def _remove_aborted_components(conn: Connection, info: CompactionInfo, hwm: int,
         tc.c.TC_DATABASE == info.database, tc.c.TC_TABLE == info.table,
         sa.or_(tc.c.TC_OPERATION_TYPE != OperationType.COMPACT.value, compactor_rows_done),
     ]
-    if info.partition is not None:
+    if partitions is not None:  # a group of rows of one table, HWM and CQ_NEXT_TXN_ID (mark_many_cleaned)
+        conditions.append(tc.c.TC_PARTITION.in_(list(partitions)))
+    elif info.partition is not None:
         conditions.append(tc.c.TC_PARTITION == info.partition)
     if exact_ids is None and hwm:
         conn.execute(sa.delete(tc).where(*conditions, tc.c.TC_WRITEID <= hwm))

@@ -829,10 +829,23 @@ def _job_id(conn: Connection, cq_id: int, job_name: str) -> str:
     return job_id
 
 
-def copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: int, *,
+def copy_to_history(conn: Connection, cq_id: int | Sequence[int], state: CompactionState, end: int, *,
                      error_message: str | None = None) -> None:
-    """INSERT INTO COMPLETED_COMPACTIONS … SELECT … FROM COMPACTION_QUEUE for one row, with a new state and end.
+    """INSERT INTO COMPLETED_COMPACTIONS … SELECT … FROM COMPACTION_QUEUE for one row (or the rows of a list of
+    ids, in one statement — the Cleaner's page), with a new state and end.
     Hive's CQ_META_INFO goes along as CC_META_INFO, and newer schemas' catalog columns with their value."""
+    if not isinstance(cq_id, int):
+        ids = sorted({int(i) for i in cq_id})
+        for start in range(0, len(ids), 500):
+            _copy_to_history(conn, ids[start:start + 500], state, end, error_message)
+        return
+    _copy_to_history(conn, [cq_id], state, end, error_message)
+
+
+def _copy_to_history(conn: Connection, ids: list[int], state: CompactionState, end: int,
+                     error_message: str | None) -> None:
+    if not ids:
+        return
     profile = profile_of(conn)
     columns = [c for c in _SHARED if c not in ("STATE", "ERROR_MESSAGE")]
     extras = profile.extra_values(CC.name)
@@ -840,12 +853,13 @@ def copy_to_history(conn: Connection, cq_id: int, state: CompactionState, end: i
                        sa.literal(end, sa.BigInteger()),
                        CQ.c.CQ_ERROR_MESSAGE if error_message is None else sa.literal(error_message, sa.Text()),
                        *[sa.literal(v, sa.String()) for v in extras.values()])
-    select = select.where(CQ.c.CQ_ID == cq_id)
+    select = select.where(CQ.c.CQ_ID == ids[0] if len(ids) == 1 else CQ.c.CQ_ID.in_(ids))
     names = [f"CC_{c}" for c in columns] + ["CC_STATE", "CC_END", "CC_ERROR_MESSAGE", *extras]
     target = profile.writable(CC)
     if profile.meta_info_columns:
         cqm = HIVE_CQ_META.alias("CQM")
-        meta_of = sa.select(cqm.c.CQ_META_INFO).where(cqm.c.CQ_ID == cq_id).scalar_subquery()
+        meta_of = sa.select(cqm.c.CQ_META_INFO).where(
+            cqm.c.CQ_ID == ids[0] if len(ids) == 1 else cqm.c.CQ_ID == CQ.c.CQ_ID).scalar_subquery()
         select = select.add_columns(meta_of)
         names.append("CC_META_INFO")
         target = sa.table(CC.name, *[sa.column(n) for n in names])
