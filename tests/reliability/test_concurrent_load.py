@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from airflow_acid.acid import merge
 from airflow_acid.acid.codes import CompactionType
+from airflow_acid.acid.delete_events import DeleteEvents
 from airflow_acid.acid.writeids import LONG_MAX
 from airflow_acid.client.warehouse import AcidWarehouse
 from airflow_acid.compactor.cleaner import Cleaner
@@ -180,7 +180,7 @@ def test_check_flags_a_reader_that_skips_delete_events(load_db_url, tmp_path, mo
     wh, reference = _small_history(load_db_url, tmp_path)
     assert check_held_read(wh, reference, TABLE, lambda: None).problems == []
     assert check_held_read(wh, reference, MARKERS, lambda: None).problems == []
-    monkeypatch.setattr(merge._Reader, "delete_keys", lambda self, bucket: None)
+    monkeypatch.setattr(DeleteEvents, "filter", lambda self: None)
     problems = check_held_read(wh, reference, TABLE, lambda: None).problems
     assert len(problems) == 1 and "differs from the model" in problems[0] and "unexpected" in problems[0], problems
     wh.metastore.close()
