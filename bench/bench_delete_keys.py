@@ -51,9 +51,9 @@ def measure(root: Path, high: int, repeat: int) -> dict:
     (bucket,) = plan.buckets
     reader = _Reader(storage, snapshot, SCHEMA, [0])
     files = [storage_for(str(root)).full_path(src.path) for src in bucket.deletes]
-    built = reader.delete_keys(bucket)
+    built = reader.delete_events(bucket).load()
     assert built is not None
-    set_s = fastest(lambda: reader.delete_keys(bucket), repeat)
+    set_s = fastest(lambda: reader.delete_events(bucket).load(), repeat)
     read_s = fastest(lambda: [po.ORCFile(f).read(columns=list(KEY_FIELDS)) for f in files], repeat)
     return {"pairs": len(built.row_ids), "delete_set_seconds": round(set_s, 4),
             "pyarrow_read_keys_seconds": round(read_s, 4), "ratio_vs_pyarrow_read": round(read_s / set_s, 3)}

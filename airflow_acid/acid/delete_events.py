@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM, EVENTS_MEM_KEY, events_mem_from  # noqa: F401
+from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.event_reader import OrcDataFile
 from airflow_acid.acid.event_schema import CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, Operation
 from airflow_acid.acid.writeids import ValidWriteIdList

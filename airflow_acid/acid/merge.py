@@ -31,14 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid import bucket_codec, names
-from airflow_acid.acid.delete_events import (  # noqa: F401  (_KeyRuns, _sorted_hits: for tests/bench)
-    DeleteEvents,
-    DeleteFilter,
-    _DeleteSet,
-    _KeyRuns,
-    _sorted_hits,
-    valid_write_id_mask,
-)
+from airflow_acid.acid.delete_events import DeleteEvents, DeleteFilter, valid_write_id_mask
 from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampFormError, TimestampRangeError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
@@ -355,10 +348,6 @@ class _Reader:
         """The bucket's delete deltas, opened: their footers' row counts choose in-memory or streamed deletes."""
         files = tuple(self.open(src, FileFormat.ACID) for src in bucket.deletes if src.size != 0)
         return DeleteEvents(files, self.write_ids, self.events_mem)
-
-    def delete_keys(self, bucket: BucketPlan) -> _DeleteSet | None:
-        """The valid delete events of the bucket's delete deltas, in memory."""
-        return self.delete_events(bucket).load()
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:

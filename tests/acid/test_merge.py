@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_acid.acid import bucket_codec, names
+from airflow_acid.acid.delete_events import _DeleteSet, _KeyRuns, _sorted_hits
 from airflow_acid.acid.errors import AcidSchemaError, NotEnoughHistoryError
 from airflow_acid.acid.event_schema import AcidKey, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, write_event_file
-from airflow_acid.acid.merge import _sorted_hits, iter_acid_batches, read_acid_table
+from airflow_acid.acid.merge import iter_acid_batches, read_acid_table
 from airflow_acid.acid.writeids import ValidReaderWriteIdList, txn_list
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
@@ -291,7 +292,7 @@ def test_delete_set_keeps_each_pairs_distinct_row_ids(monkeypatch, loop_runs, fi
 
     monkeypatch.setattr(merge, "_LOOP_RUNS", loop_runs)
     buckets = [bucket_codec.encode(0), bucket_codec.encode(1)]
-    runs = merge._KeyRuns()
+    runs = _KeyRuns()
     model: dict[tuple[int, int], set[int]] = defaultdict(set)
     for keys in files:
         keys = sorted((o, buckets[b], r) for o, b, r in keys)  # a delete delta is sorted by key
@@ -299,7 +300,7 @@ def test_delete_set_keeps_each_pairs_distinct_row_ids(monkeypatch, loop_runs, fi
             model[(o, b)].add(r)
         runs.add(*(np.array(column, dtype=dtype) for column, dtype in
                    zip(zip(*keys) if keys else ([], [], []), (np.int64, np.int32, np.int64))))
-    deletes = merge._DeleteSet.from_runs(runs)
+    deletes = _DeleteSet.from_runs(runs)
     if not model:
         assert deletes is None
         return

@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airflow_acid.acid import bucket_codec, merge, names
+from airflow_acid.acid.delete_events import _DeleteSet, _KeyRuns
 from airflow_acid.acid.event_reader import OrcDataFile
 from airflow_acid.acid.event_schema import AcidKey, delete_events, insert_events
 from airflow_acid.acid.event_writer import FileKind, write_event_file
-from airflow_acid.acid.merge import _DeleteSet, read_acid_table
+from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.writeids import ValidReaderWriteIdList
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string()), ("x", pa.float64())])
@@ -227,7 +228,7 @@ def test_a_delta_newer_than_every_delete_delta_is_read_without_keys(tmp_path, mo
        lo=st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 20)),
        hi=st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 20)))
 def test_delete_set_touches_a_key_range_exactly_when_a_key_lies_in_it(deleted, lo, hi):
-    runs = merge._KeyRuns()
+    runs = _KeyRuns()
     for o, b, r in deleted:
         runs.add(np.array([o], np.int64), np.array([b], np.int32), np.array([r], np.int64))
     delete_set = _DeleteSet.from_runs(runs)
