@@ -169,7 +169,7 @@ def drop_table(ex: StatementExecutor, s: DropTable) -> Result:
     nothing changed while an open transaction writes the table or a lock is held on it. An external table's files
     are kept. PURGE is accepted (there is no trash to skip)."""
     database, table = s.table.qualified.split(".", 1)
-    if s.if_exists and table not in ex.metastore.catalog.list_tables(database):
+    if s.if_exists and not ex.metastore.catalog.table_exists(database, table):  # default may have no row yet
         return Result(s.TITLE, messages=[f"table {database}.{table} does not exist"])
     with exclusive_lock(ex, f"drop table {database}.{table}", database, table) as lock_id:
         info: TableInfo | None = ex.metastore.catalog.drop_table(database, table, if_exists=s.if_exists,

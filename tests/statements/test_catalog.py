@@ -41,6 +41,9 @@ def test_a_fresh_warehouse_has_default_and_never_creates_a_database_implicitly(w
     assert names(run(ex, "SHOW TABLES")) == []
     with pytest.raises(NoSuchObjectError, match=r"^table default\.nosuch does not exist$"):
         run(ex, "SELECT * FROM nosuch")
+    assert run(ex, "DROP TABLE IF EXISTS nosuch").messages == ["table default.nosuch does not exist"]
+    with pytest.raises(NoSuchObjectError, match=r"^table default\.nosuch does not exist$"):
+        run(ex, "DROP TABLE nosuch")  # Hive's "table not found", not "database default does not exist"
     with pytest.raises(NoSuchObjectError, match="^Database does not exist: sales"):
         run(ex, "CREATE TABLE sales.x (id INT)")
     assert "sales" not in wh.metastore.catalog.list_databases()
