@@ -86,9 +86,9 @@ class TableIO:
         info = self.table(name)
         if info.is_text:
             raise NotTransactionalError(
-                f"table {info.full_name} is a text table (STORED AS TEXTFILE): airflow-acid reads it (SELECT, joins, "
-                "INSERT … SELECT from it) but writes only ORC tables — write it in Hive, or copy its rows into an "
-                "ACID table with INSERT INTO acid_table SELECT … FROM " + info.full_name)
+                f"table {info.full_name} is a text table (STORED AS TEXTFILE): airflow-acid reads it and INSERTs into "
+                "it, but UPDATE, DELETE, MERGE and TRUNCATE need an ACID table — change it in Hive, or copy its rows "
+                "into an ACID table with INSERT INTO acid_table SELECT … FROM " + info.full_name)
         if not info.is_transactional:
             raise NotTransactionalError(
                 f"table {info.full_name} is not transactional (transactional={info.property('transactional')!r}); "

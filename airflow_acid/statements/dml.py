@@ -43,6 +43,7 @@ from airflow_acid.statements.model import (
     Update,
 )
 from airflow_acid.statements.result import Result
+from airflow_acid.statements.text_write import TEXT_OPERATIONS, writable_text_table, write_text_table
 
 
 def _hive(node: exp.Expr) -> str:
@@ -184,8 +185,7 @@ class DmlExecutor:
                 query_rows(dry, ev, s.query, what="SELECT")
             elif isinstance(s, (Insert, MultiInsert)):
                 for each in s.inserts if isinstance(s, MultiInsert) else (s,):
-                    _spec, _dynamic, targets = _insert_targets(
-                        self.warehouse.transactional_table(each.table.qualified), each)
+                    _spec, _dynamic, targets = _insert_targets(self._insert_table(each.table.qualified), each)
                     rows = query_rows(dry, ev, each.source, what=f"INSERT into {each.table.qualified}")
                     _check_width(each, rows.num_columns, targets)
             elif isinstance(s, (Update, Delete)):
@@ -239,7 +239,7 @@ class DmlExecutor:
     def _insert(self, txn: Transaction, s: Insert) -> StatementResult:
         what = f"INSERT into {s.table.qualified}"
         with Evaluator() as ev:
-            info = self.warehouse.transactional_table(s.table.qualified)
+            info = self._insert_table(s.table.qualified)
             data_cols = [c.name for c in info.columns]
             keys = [k.name for k in info.partition_keys]
             spec, dynamic, targets = _insert_targets(info, s)
@@ -258,8 +258,15 @@ class DmlExecutor:
             typed = conform(rows.select(data_cols), self.warehouse.io.data_schema(info), what=what)  # Hive's casts
             for k in (keys if dynamic else []):
                 typed = typed.append_column(k, rows.column(k))
+            if info.is_text:  # a plain text table: a file as Hive writes it, outside the transaction
+                return write_text_table(self.warehouse, info, typed, overwrite=s.overwrite)
             write = txn.insert_overwrite if s.overwrite else txn.insert
             return write(s.table.qualified, typed, partition)
+
+    def _insert_table(self, name: str) -> TableInfo:
+        """The table an INSERT writes: an ACID table, or an unpartitioned text table."""
+        info = self.warehouse.table(name)
+        return writable_text_table(info) if info.is_text else self.warehouse.transactional_table(name)
 
     def update(self, s: Update) -> Result:
         with self._in_txn("UPDATE") as txn:
@@ -297,13 +304,16 @@ class DmlExecutor:
         parts = [p for p in done.partitions if p]
         where = f" in {len(parts)} partition(s)" if parts else ""
         counts = {"insert": f"{done.inserted} row(s) inserted", "update": f"{done.deleted} row(s) updated",
+                  "insert text": f"{done.inserted} row(s) inserted",
+                  "insert overwrite text": f"{done.inserted} row(s) written (replacing the old rows)",
                   "delete": f"{done.deleted} row(s) deleted",
                   "insert overwrite": f"{done.inserted} row(s) written (replacing the old rows)",
                   "truncate": "truncated",
                   "merge": f"{done.inserted} row(s) written, {done.deleted} matched row(s) updated or deleted"}
         text = counts.get(done.operation, done.operation)
         write = f", write id {done.write_id}" if done.write_id is not None else ""
-        return Result(title, messages=[f"{done.table}: {text}{where} (transaction {txn.txn_id}{write})"])
+        how = "a plain table, no write id" if done.operation in TEXT_OPERATIONS else f"transaction {txn.txn_id}{write}"
+        return Result(title, messages=[f"{done.table}: {text}{where} ({how})"])
 
 
 def _insert_targets(info: TableInfo, s: Insert) -> tuple[dict[str, str | None], list[str], list[str]]:
