@@ -91,7 +91,8 @@ def _hive_cli_text(text: str) -> str:
 
 
 def read_output(text: str) -> list[QBlock]:
-    """The blocks of a ``.q.out`` file, in order: one per statement Hive ran (SET and comments have none)."""
+    """The blocks of a ``.q.out`` file, in order: one per statement Hive ran (SET and comments have none). Fully
+    masked lines stay in a block's lines (they match any line), except those before its first row."""
     blocks: list[QBlock] = []
     current: QBlock | None = None
     in_query: str | None = None  # 'PREHOOK' / 'POSTHOOK' while a multi-line query text continues
@@ -114,11 +115,13 @@ def read_output(text: str) -> list[QBlock]:
             continue
         if in_query == "PREHOOK":
             current.query += "\n" + line
-        elif in_query is None and line != MASKED_LINE:
+        elif in_query is None:
             current.lines.append(line)
     for block in blocks:
         while block.lines and block.lines[-1] == "":
             block.lines.pop()
+        while block.lines and block.lines[0] == MASKED_LINE:  # the masked output path before the rows
+            block.lines.pop(0)
     return blocks
 
 

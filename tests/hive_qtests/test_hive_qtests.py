@@ -17,7 +17,7 @@ from tests.external_fixtures import FIXTURES_ENV
 from tests.hive_qtests.conftest import REPORTS
 from tests.hive_qtests.qfiles import MASKED_LINE, QStatement, lines_match, read_output, read_script
 from tests.hive_qtests.run import DEFAULT_SOURCE, report, run_selection
-from tests.hive_qtests.runner import compare, load_selection, run_script, summary
+from tests.hive_qtests.runner import compare, load_selection, run_script, summary, with_driver_variables
 
 
 def test_a_script_splits_at_semicolons_outside_strings_and_comments_and_keeps_its_markers():
@@ -49,6 +49,26 @@ def test_output_blocks_hold_the_query_its_kind_and_the_rows():
     assert [(b.query, b.kind, b.lines) for b in blocks] == [
         ("create table t (a int)", "CREATETABLE", []), ("from s\ninsert into t select a", "QUERY", []),
         ("select * from t", "QUERY", ["1\tNULL", "2\t"])]
+
+
+def test_dfs_output_after_a_select_is_not_taken_for_its_rows(tmp_path):
+    """Hive's driver appends a ``dfs`` command's (masked) output to the block of the SELECT before it, and masks a
+    query line that holds a test path; the driver's variables get values of the run."""
+    script = ("create table t (a int) stored as orc tblproperties ('transactional'='true');\n"
+              "create table u (a int) location 'pfile://${system:test.tmp.dir}/u' "
+              "tblproperties ('transactional'='true');\n"
+              "insert into t values (1);\nselect a from t order by a;\ndfs -ls 'pfile://${system:test.tmp.dir}/u';\n")
+    out = (f"PREHOOK: query: create table t (a int) stored as orc tblproperties ('transactional'='true')\n"
+           f"PREHOOK: type: CREATETABLE\n{MASKED_LINE}\nPREHOOK: type: CREATETABLE\n"
+           "PREHOOK: query: insert into t values (1)\nPREHOOK: type: QUERY\n"
+           f"PREHOOK: query: select a from t order by a\nPREHOOK: type: QUERY\n{MASKED_LINE}\n"
+           f"POSTHOOK: query: select a from t order by a\nPOSTHOOK: type: QUERY\n{MASKED_LINE}\n1\n{MASKED_LINE}\n"
+           "### ACID DELTA DIR ###\n")
+    outcome = run_script("mine", script, out, load_selection())
+    assert [(s.equal, s.reason) for s in outcome.selects] == [(True, "")]
+    assert outcome.failed_statements == []
+    assert with_driver_variables("location 'pfile://${system:test.tmp.dir}/x'", tmp_path) == \
+        f"location 'file://{tmp_path}/test.tmp.dir/x'"
 
 
 def test_masked_parts_match_anything_and_nothing_else_does():
