@@ -11,7 +11,7 @@ What runs is the compaction job's driver in-process (``spark/driver.py`` ``execu
 exactly what each Spark task runs — the merge, the output writer, the digest check of the written base — without
 Spark's scheduling (a JVM and Python workers would only add a constant). ``hive.compactor.max.num.delta`` is raised
 to the number of delete deltas, so the major compaction is one step: with Hive's 500 it would first run two partial
-minor compactions, and a minor compaction still merges a bucket's delete events in memory. Each compaction runs in
+minor compactions (measured on their own with ``--minor``). Each compaction runs in
 a child process that samples its resident anonymous memory (``RssAnon`` of /proc/self/status) every 10 ms and
 reports the peak, and its peak RSS (``VmHWM``).
 
@@ -22,7 +22,12 @@ surviving rows: count and sum of ids, checked against the generator's). ``--scal
 deletes; the 1 M baseline and ``hive.transactional.events.mem`` shrink by the same factor, so the large bucket still
 streams and the small one does not); the memory goal is judged at full scale only.
 
-Usage: python bench/bench_many_deletes.py [--scale 1.0] [--write-ids 1000] [--repeat 1] [--workdir DIR]
+``--minor``: a MINOR compaction of the same delete deltas instead (no base is built: a minor compaction leaves it
+alone), whose delete side above the threshold is k-way merged from the delete deltas and written batch by batch
+(acid/delete_merge.py), the 1 M baseline sorted in memory; an input event is a delete event, and the output is
+correct when the compacted delete_delta holds exactly the deleted row ids, in key order.
+
+Usage: python bench/bench_many_deletes.py [--scale 1.0] [--write-ids 1000] [--repeat 1] [--workdir DIR] [--minor]
 """
 
 from __future__ import annotations
@@ -103,7 +108,7 @@ def build_deletes(loc: Path, base_rows: int, deletes: int, write_ids: int, seed:
         write_acid_version_file(storage.child(d))
     all_ids = base_rows * (base_rows - 1) // 2
     return {"deletes": int(len(deleted)), "rows_out": base_rows - int(len(deleted)),
-            "id_sum_out": all_ids - int(deleted.sum())}
+            "id_sum_out": all_ids - int(deleted.sum()), "deleted_sum": int(deleted.sum())}
 
 
 # -- the measured child -----------------------------------------------------------------------------
@@ -116,7 +121,7 @@ def _status(field: str) -> int:
     return 0
 
 
-def child(loc: str, hwm: int, events_mem: int) -> None:
+def child(loc: str, hwm: int, events_mem: int, kind: str = "major") -> None:
     """Compact ``loc`` in this process (the job's driver, units run locally) and print seconds and peak memory."""
     from airflow_acid.acid.writeids import ValidCompactorWriteIdList, ValidReaderWriteIdList
     from airflow_acid.compactor.planner import compose_for_directory
@@ -131,9 +136,9 @@ def child(loc: str, hwm: int, events_mem: int) -> None:
             peak[0] = max(peak[0], _status("RssAnon"))
 
     wil = ValidCompactorWriteIdList.from_reader(ValidReaderWriteIdList(table="bench.t", high_watermark=hwm))
-    plan = compose_for_directory(loc, wil, 5000, "major", compaction_id="bench",
+    plan = compose_for_directory(loc, wil, 5000, kind, compaction_id="bench",
                                  row_schema="struct<id:bigint,amount:double>", events_mem=events_mem,
-                                 max_num_delta=hwm)  # one major step over every delete delta (see the docstring)
+                                 max_num_delta=hwm)  # one step over every delete delta (see the docstring)
     start_anon = peak[0]
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -150,9 +155,9 @@ def child(loc: str, hwm: int, events_mem: int) -> None:
                       "vm_hwm_mib": round(_status("VmHWM") / 2**20, 1)}))
 
 
-def compact(loc: Path, hwm: int, events_mem: int) -> dict:
+def compact(loc: Path, hwm: int, events_mem: int, kind: str = "major") -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", str(loc), "--hwm", str(hwm),
-                          "--events-mem", str(events_mem)], check=True,
+                          "--events-mem", str(events_mem), "--type", kind], check=True,
                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     result: dict = json.loads(out.stdout.strip().splitlines()[-1])
     return result
@@ -168,34 +173,53 @@ def check_output(loc: Path, output: str, expected: dict) -> bool:
     return count == expected["rows_out"] and total == expected["id_sum_out"]
 
 
-def run(work: Path, scale: float, write_ids: int, repeat: int) -> dict:
+def check_minor_output(loc: Path, output: str, expected: dict) -> bool:
+    """The compacted delete_delta holds every deleted row id once, in key order (one originalTransaction here)."""
+    f = po.ORCFile(str(loc / output / "bucket_00000"))
+    count, total, last, ordered = 0, 0, -1, True
+    for i in range(f.nstripes):
+        ids = f.read_stripe(i, columns=["rowId"]).column(0).to_numpy()
+        if len(ids):
+            ordered = ordered and int(ids[0]) > last and bool(np.all(ids[1:] > ids[:-1]))
+            last = int(ids[-1])
+        count += len(ids)
+        total += int(ids.sum())
+    return ordered and count == expected["deletes"] and total == expected["deleted_sum"]
+
+
+def run(work: Path, scale: float, write_ids: int, repeat: int, minor: bool = False) -> dict:
     deletes = max(write_ids, int(FULL_DELETES * scale))
     baseline_deletes = max(write_ids, int(BASELINE_DELETES * scale))
     base_rows = int(deletes * BASE_FACTOR)
     events_mem = max(1, int(DEFAULT_EVENTS_MEM * scale))  # the threshold scales too: "many" streams, "few" does not
     many, few = work / "many", work / "few"
+    kind = "minor" if minor else "major"
     t0 = time.perf_counter()
-    build_base(many, base_rows)
-    (few / "base_0000001").mkdir(parents=True)
-    for f in (many / "base_0000001").iterdir():
-        os.link(f, few / "base_0000001" / f.name)
+    if not minor:
+        build_base(many, base_rows)
+        (few / "base_0000001").mkdir(parents=True)
+        for f in (many / "base_0000001").iterdir():
+            os.link(f, few / "base_0000001" / f.name)
     expected = {"many": build_deletes(many, base_rows, deletes, write_ids, seed=1),
                 "few": build_deletes(few, base_rows, baseline_deletes, write_ids, seed=2)}
     build_s = time.perf_counter() - t0
     runs: dict[str, list[dict]] = {"many": [], "few": []}
     for _ in range(max(1, repeat)):
         for label, loc in (("few", few), ("many", many)):
-            runs[label].append(compact(loc, write_ids + 1, events_mem))
-    out: dict = {"benchmark": "major compaction of one bucket with many delete events (streamed) vs 1 M deletes",
+            runs[label].append(compact(loc, write_ids + 1, events_mem, kind))
+    out: dict = {"benchmark": f"{kind} compaction of one bucket with many delete events (streamed) vs 1 M deletes",
                  "scale": scale, "write_ids": write_ids, "base_rows": base_rows, "build_seconds": round(build_s, 1),
                  "events_mem": events_mem}
     correct = True
     for label, loc in (("many", many), ("few", few)):
         best = min(runs[label], key=lambda r: r["seconds"])
         exp = expected[label]
-        ok = check_output(loc, best["output"], exp) and best["rows_out"] == exp["rows_out"]
+        if minor:
+            ok = check_minor_output(loc, best["output"], exp) and best["rows_out"] == exp["deletes"]
+        else:
+            ok = check_output(loc, best["output"], exp) and best["rows_out"] == exp["rows_out"]
         correct = correct and ok
-        events = base_rows + exp["deletes"]
+        events = exp["deletes"] if minor else base_rows + exp["deletes"]
         out[label] = {"deletes": exp["deletes"], "streamed": exp["deletes"] > events_mem,
                       "seconds": round(best["seconds"], 2), "runs": [round(r["seconds"], 2) for r in runs[label]],
                       "input_events": events, "ns_per_input_event": round(best["seconds"] * 1e9 / events, 1),
@@ -221,16 +245,18 @@ def main() -> None:
     ap.add_argument("--write-ids", type=int, default=1000, help="delete deltas (one write id each)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--workdir", default=None, help="where to build the tables (default: a temporary directory)")
+    ap.add_argument("--minor", action="store_true", help="a minor compaction of the delete deltas instead of a major")
     ap.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--type", default="major", help=argparse.SUPPRESS)
     ap.add_argument("--hwm", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--events-mem", type=int, default=DEFAULT_EVENTS_MEM, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child, args.hwm, args.events_mem)
+        child(args.child, args.hwm, args.events_mem, args.type)
         return
     work = Path(tempfile.mkdtemp(prefix="bench-many-deletes-", dir=args.workdir))
     try:
-        emit(run(work, args.scale, args.write_ids, args.repeat), GOALS)
+        emit(run(work, args.scale, args.write_ids, args.repeat, args.minor), GOALS)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

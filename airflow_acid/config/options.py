@@ -87,8 +87,8 @@ HIVE_DESCRIPTIONS: dict[str, str] = {
     "max_num_delta": "Most deltas one compaction job reads; more are compacted in several rounds.",
     "transactional_events_mem": "Delete events of one bucket held in memory by a compaction's merge (about 8 bytes "
                                 "each); a bucket whose delete deltas hold more streams them in key order instead "
-                                "(Hive's sort-merge). A table's compactor.hive.transactional.events.mem property "
-                                "overrides it.",
+                                "(Hive's sort-merge; a MINOR compaction merges them into its delete delta batch by "
+                                "batch). A table's compactor.hive.transactional.events.mem property overrides it.",
     "wait_timeout_ms": "How long ALTER TABLE ... COMPACT ... AND WAIT waits for the compaction.",
     "cleaner_run_interval_ms": "How often the Cleaner runs (the schedule of the acid_cleanup DAG).",
     "delayed_cleanup_enabled": "Keep obsolete directories for the retention time after compaction.",

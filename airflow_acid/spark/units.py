@@ -41,10 +41,11 @@ import pyarrow.compute as pc
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import CompactionType
-from airflow_acid.acid.delete_events import valid_write_id_mask
+from airflow_acid.acid.delete_events import DeleteEvents, valid_write_id_mask
+from airflow_acid.acid.delete_merge import MergedDeleteEvents
 from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.errors import AcidFileError, TimestampRangeError, UnsortedEventsError
-from airflow_acid.acid.event_reader import FileFormat, open_data_file, read_flush_length
+from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
     BUCKET,
     CURRENT_TRANSACTION,
@@ -230,16 +231,19 @@ def write_merged_events(storage, unit: WorkUnit, directory: str, kind: FileKind,
     return OutputFile(directory, name, written.rows, written.bytes)
 
 
+def _delete_files(storage, bucket: BucketPlan) -> tuple[OrcDataFile, ...]:
+    """The bucket's delete-delta files, opened (footers read: their row counts choose in-memory or streamed)."""
+    return tuple(open_data_file(storage, src.path, src.size if src.size >= 0 else None, expect=FileFormat.ACID,
+                                where=src.directory) for src in bucket.deletes if src.size != 0)
+
+
 def delete_events_of(storage, bucket: BucketPlan, write_ids: ValidCompactorWriteIdList,
-                     row_schema: pa.Schema) -> pa.Table:
-    """Delete events of the bucket's delete-delta files whose own write id the compactor snapshot accepts, sorted."""
+                     row_schema: pa.Schema, files: tuple[OrcDataFile, ...] | None = None) -> pa.Table:
+    """Delete events of the bucket's delete-delta files whose own write id the compactor snapshot accepts, sorted
+    (stably: equal keys stay in file order), in memory."""
     schema = event_arrow_schema(row_schema)
     parts = []
-    for src in bucket.deletes:
-        if src.size == 0:
-            continue
-        f = open_data_file(storage, src.path, src.size if src.size >= 0 else None, expect=FileFormat.ACID,
-                           where=src.directory)
+    for f in files if files is not None else _delete_files(storage, bucket):
         for batch in f.iter_batches(row_columns=[], keys=True):
             keep = pc.equal(batch.column(OPERATION), int(Operation.DELETE))
             valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), write_ids)
@@ -253,6 +257,39 @@ def delete_events_of(storage, bucket: BucketPlan, write_ids: ValidCompactorWrite
     if not parts:
         return schema.empty_table()
     return _sorted(pa.concat_tables(parts).combine_chunks())
+
+
+def write_delete_events(storage, unit: WorkUnit, directory: str, write_ids: ValidCompactorWriteIdList,
+                        expected: Expected | None = None) -> OutputFile | None:
+    """A MINOR unit's ``delete_delta`` file: the bucket's valid delete events, sorted, each keeping its operation and
+    currentTransaction.
+
+    Up to ``hive.transactional.events.mem`` events (counted from the footers, as a merge decides,
+    :class:`~airflow_acid.acid.delete_events.DeleteEvents`) they are sorted in memory; above, k-way merged from the
+    sorted delete deltas and written window by window (``acid/delete_merge.py``): the same events in the same order,
+    memory bounded by a few batches per file. A delete delta that is not sorted makes the bucket go the in-memory way
+    (the streamed writer stores nothing before ``close``)."""
+    files = _delete_files(storage, unit.bucket)
+    if DeleteEvents(files, write_ids, unit.events_mem).streamed:
+        name = names.format_bucket_file(unit.bucket.bucket_id)
+        writer = AcidOrcFileWriter(storage, posixpath.join(unit.tmp_dir, directory, name), kind=FileKind.DELTA,
+                                   orc=unit.orc, spool=True)
+        try:
+            for events in MergedDeleteEvents(files, write_ids).tables(unit.row_schema):
+                if expected is not None:
+                    expected.add_events(events)
+                writer.write(events)
+        except UnsortedEventsError:
+            del writer  # free its buffers before the bucket is read again
+            if expected is not None:
+                expected.builder.reset()
+        else:
+            if writer.rows == 0:
+                return None
+            written = writer.close()
+            return OutputFile(directory, name, written.rows, written.bytes)
+    deletes = delete_events_of(storage, unit.bucket, write_ids, unit.row_schema, files)
+    return _write(storage, unit, directory, deletes, FileKind.DELTA, expected)
 
 
 def _write(storage, unit: WorkUnit, directory: str, events: pa.Table, kind: FileKind,
@@ -329,8 +366,7 @@ def _run_unit(unit: WorkUnit, start: float, after_write: AfterWrite | None = Non
         expected += [_expect(unit, delta, Content.INSERTS), _expect(unit, delete_delta, Content.DELETES)]
         files.append(write_merged_events(storage, unit, delta, FileKind.DELTA, write_ids, apply_deletes=False,
                                          expected=expected[0]))
-        deletes = delete_events_of(storage, unit.bucket, write_ids, unit.row_schema)
-        files.append(_write(storage, unit, delete_delta, deletes, FileKind.DELTA, expected[1]))
+        files.append(write_delete_events(storage, unit, delete_delta, write_ids, expected[1]))
     else:
         (base,) = unit.outputs
         expected.append(_expect(unit, base, Content.INSERTS))

@@ -21,3 +21,11 @@ def test_small_scale_run_streams_the_large_bucket_and_gets_the_rows_right(tmp_pa
     assert result["many"]["peak_anon_mib"] > 0 and result["ratio_per_event_vs_1m"] > 0
     memory_goal = GOALS[0].evaluate(result)
     assert memory_goal["met"] is None  # judged at full scale only
+
+
+@pytest.mark.slow  # two compactions in child processes
+def test_small_scale_minor_run_streams_the_large_buckets_delete_side(tmp_path):
+    result = run(tmp_path, scale=0.0002, write_ids=20, repeat=1, minor=True)
+    assert result["benchmark"].startswith("minor")
+    assert result["many"]["streamed"] and not result["few"]["streamed"]
+    assert result["many"]["rows_out"] == result["many"]["deletes"] == 20_000 and result["rows_correct"] == 1
