@@ -21,7 +21,7 @@ from airflow_acid.acid.codes import DataOperation, LockState, TxnType
 from airflow_acid.acid.fs import storage_for
 from airflow_acid.acid.merge import read_acid_table
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
-from airflow_acid.client.bucketing import assign_buckets
+from airflow_acid.client.bucketing import assign_buckets, check_bucketing_version
 from airflow_acid.client.errors import NotTransactionalError, ReadLockError, SchemaMismatchError
 from airflow_acid.client.table_schema import arrow_schema, arrow_type, to_arrow_table
 from airflow_acid.client.text_table import read_text_directory
@@ -110,6 +110,7 @@ class TableIO:
         """Rows → bucket ids by Hive bucketing version 2; None for unbucketed tables (all rows in bucket 0)."""
         if not info.bucket_cols or info.num_buckets <= 0:
             return None
+        check_bucketing_version(info.properties, info.full_name)
         types = {c.name: c.type for c in info.columns}
         cols = list(info.bucket_cols)
         return lambda rows: assign_buckets(rows, cols, [types[c] for c in cols], info.num_buckets)
