@@ -123,6 +123,11 @@ class Storage:
         protocol = self.fs.protocol if isinstance(self.fs.protocol, str) else self.fs.protocol[0]
         return f"{protocol}://{path.lstrip('/')}" if protocol else path
 
+    def hive_uri(self, relative: str = "") -> str:
+        """The path as Hive prints a file's location (Hadoop's ``Path.toString``): ``file:/dir/f`` locally, else
+        protocol + ``://`` + path."""
+        return f"file:{self.full_path(relative)}" if self.is_local else self.url(relative)
+
     def child(self, relative: str) -> Storage:
         return Storage(self.fs, self.full_path(relative), self.cache)
 

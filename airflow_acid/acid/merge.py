@@ -66,6 +66,25 @@ ROW_ID_COLUMNS: tuple[str, ...] = KEY_FIELDS
 
 _KEY_TYPES = {ORIGINAL_TRANSACTION: pa.int64(), BUCKET: pa.int32(), ROW_ID: pa.int64()}
 
+FILE_NAME_COLUMN = "INPUT__FILE__NAME"
+"""Hive's virtual column: the file a row was read from, as a URI (``file:/…`` locally, ``s3://…``)."""
+IS_DELETED_COLUMN = "ROW__IS__DELETED"
+"""Hive 4's virtual column of a read with ``acid.fetch.deleted.rows``: whether a delete event removed the row."""
+
+
+@dataclass(frozen=True)
+class VirtualColumns:
+    """Which of Hive's virtual columns a read appends after the table columns."""
+
+    file_name: bool = False
+    """:data:`FILE_NAME_COLUMN`."""
+    deleted_rows: bool = False
+    """Keep rows a delete event removed, flagged in :data:`IS_DELETED_COLUMN` (Hive's ``acid.fetch.deleted.rows``)."""
+
+    def fields(self) -> list[pa.Field]:
+        return ([pa.field(FILE_NAME_COLUMN, pa.string())] if self.file_name else []) + \
+            ([pa.field(IS_DELETED_COLUMN, pa.bool_())] if self.deleted_rows else [])
+
 
 class SourceKind(enum.Enum):
     """How rows of a data file get their ROW__IDs."""
@@ -327,8 +346,10 @@ class _Reader:
 
     def __init__(self, storage: Storage, write_ids: ValidWriteIdList, schema: pa.Schema,
                  read_columns: Sequence[int], floor_timestamps: bool = False,
-                 events_mem: int = DEFAULT_EVENTS_MEM, *, keys: bool = True) -> None:
+                 events_mem: int = DEFAULT_EVENTS_MEM, *, keys: bool = True,
+                 virtual: VirtualColumns = VirtualColumns()) -> None:
         self.storage = storage
+        self.virtual = virtual
         self.write_ids = write_ids
         self.schema = schema
         self.read_columns = list(read_columns)
@@ -460,7 +481,7 @@ class _Reader:
                 delete_set = deleted() if lookup else None
                 keep = delete_set.survivors(*keys) if delete_set is not None else None
             cols = self._columns(batch, f, mapping, wanted)
-            yield self._finish(cols, keys if self.keys else (), keep)
+            yield self._finish(cols, keys if self.keys else (), None, src, n, survivors=keep)
 
     def _event_key_columns(self, f: OrcDataFile, src: DataSource, deleted: Deletes) -> tuple[list[str], bool]:
         """The ACID columns of an event file to decode, and whether its rows need a delete lookup.
@@ -491,20 +512,19 @@ class _Reader:
                 valid = valid_write_id_mask(batch.column(CURRENT_TRANSACTION), self.write_ids)
                 if valid is not None:
                     keep = valid if keep is None else pc.and_(keep, valid)
+            survivors = None
             if lookup:
                 o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
                 delete_set = deleted()  # the batch is decoded: now wait for the delete deltas, if still reading
                 if delete_set is not None:
                     survivors = delete_set.survivors(o, b, r)
-                    if survivors is not None:
-                        keep = survivors if keep is None else pc.and_(keep, survivors)
             children: dict[str, pa.Array] = {}
             if ROW in batch.schema.names:
                 row = batch.column(ROW)
                 children = dict(zip([fld.name for fld in row.type], row.flatten()))
             cols = self._columns_from(children, f, mapping, wanted, batch.num_rows)
             keys = tuple(batch.column(k) for k in KEY_FIELDS) if self.keys else ()
-            yield self._finish(cols, keys, keep)
+            yield self._finish(cols, keys, keep, src, batch.num_rows, survivors=survivors)
 
     def _columns(self, batch: pa.RecordBatch, f: OrcDataFile, mapping: Sequence[int | None],
                  wanted: Sequence[int]) -> list[pa.Array]:
@@ -535,13 +555,23 @@ class _Reader:
             cols.append(conform_chars(arr, field))  # char/varchar as Hive reads them, whatever the file's type
         return cols
 
-    def _finish(self, cols: list[pa.Array], keys: tuple[pa.Array | np.ndarray, ...],
-                keep: pa.Array | None) -> pa.RecordBatch:
-        """ROW__ID columns (when the reader gives them) + read columns, with the surviving rows only."""
+    def _finish(self, cols: list[pa.Array], keys: tuple[pa.Array | np.ndarray, ...], keep: pa.Array | None,
+                src: DataSource, n: int, *, survivors: pa.Array | np.ndarray | None = None) -> pa.RecordBatch:
+        """ROW__ID columns (when the reader gives them) + read columns + the virtual columns asked for, with the
+        rows ``keep`` keeps (aborted or invisible writes, delete events) and ``survivors`` (rows no delete event
+        removed; with :attr:`VirtualColumns.deleted_rows` the others stay, flagged)."""
         fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS] if self.keys else []
         fields += [self.schema.field(j) for j in self.read_columns]
-        key_arrays = [k if isinstance(k, pa.Array) else pa.array(k) for k in keys]
-        batch = pa.RecordBatch.from_arrays(key_arrays + cols, schema=pa.schema(fields))
+        arrays = [k if isinstance(k, pa.Array) else pa.array(k) for k in keys] + cols
+        if survivors is not None and not isinstance(survivors, pa.Array):
+            survivors = pa.array(survivors, pa.bool_())
+        if self.virtual.file_name:
+            arrays.append(pa.repeat(pa.scalar(self.storage.hive_uri(src.path), pa.string()), n))
+        if self.virtual.deleted_rows:
+            arrays.append(pc.invert(survivors) if survivors is not None else pa.repeat(pa.scalar(False), n))
+        elif survivors is not None:
+            keep = survivors if keep is None else pc.and_(keep, survivors)
+        batch = pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields + self.virtual.fields()))
         return batch if keep is None else batch.filter(keep)
 
 
@@ -645,7 +675,8 @@ def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteId
                       schema: pa.Schema | None = None, columns: Sequence[str] | None = None,
                       filter: pc.Expression | None = None, include_row_ids: bool = False,
                       floor_timestamps: bool = False, _keys: bool = False,
-                      events_mem: int = DEFAULT_EVENTS_MEM) -> Iterator[pa.RecordBatch]:
+                      events_mem: int = DEFAULT_EVENTS_MEM,
+                      virtual: VirtualColumns = VirtualColumns()) -> Iterator[pa.RecordBatch]:
     """Merged batches for an explicit :class:`MergePlan` (the core behind :func:`iter_acid_batches`).
 
     Timestamps change form exactly or raise :class:`TimestampRangeError` (read again with
@@ -659,8 +690,8 @@ def iter_plan_batches(storage: Storage, plan: MergePlan, write_ids: ValidWriteId
             return
     proj = _projection(schema, columns, filter, include_row_ids)
     reader = _Reader(storage, write_ids, schema, proj.read_columns, floor_timestamps, events_mem,
-                     keys=include_row_ids or _keys or proj.filter_keys)
-    out = list(proj.out_columns)
+                     keys=include_row_ids or _keys or proj.filter_keys, virtual=virtual)
+    out = list(proj.out_columns) + [f.name for f in virtual.fields()]
     if _keys and not include_row_ids:
         out = [*ROW_ID_COLUMNS, *out]
     for bucket in plan.buckets:
@@ -748,7 +779,8 @@ def _ordered_by_names(plan: MergePlan) -> bool:
 
 def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *, schema: pa.Schema | None = None,
               columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
-              include_row_ids: bool = False, events_mem: int = DEFAULT_EVENTS_MEM) -> pa.Table:
+              include_row_ids: bool = False, events_mem: int = DEFAULT_EVENTS_MEM,
+              virtual: VirtualColumns = VirtualColumns()) -> pa.Table:
     """Merged table for an explicit plan, ordered by bucket id then (originalTransaction, bucket, rowId).
 
     The key columns are read only when the order needs checking (:func:`_ordered_by_names`) or the caller wants
@@ -758,13 +790,15 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
     check_order = not _ordered_by_names(plan)
     try:
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                         include_row_ids=include_row_ids, _keys=check_order, events_mem=events_mem))
+                                         include_row_ids=include_row_ids, _keys=check_order, events_mem=events_mem,
+                                         virtual=virtual))
     except TimestampRangeError:
         if schema is None or schema == wide_schema(schema):
             raise
         schema = wide_schema(schema)  # a timestamp outside 1677–2262: read again in the form that holds any
         batches = list(iter_plan_batches(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                                         include_row_ids=include_row_ids, _keys=check_order, events_mem=events_mem))
+                                         include_row_ids=include_row_ids, _keys=check_order, events_mem=events_mem,
+                                         virtual=virtual))
     if schema is None:
         return pa.table({})
     keyed = check_order or include_row_ids  # the batches carry the ROW__ID columns
@@ -776,7 +810,7 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
         proj = _projection(schema, columns, filter, include_row_ids)
         fields = [pa.field(c, _KEY_TYPES[c], nullable=False) for c in ROW_ID_COLUMNS if c not in proj.out_columns]
         fields += [pa.field(c, _KEY_TYPES[c], nullable=False) if c in _KEY_TYPES else schema.field(c)
-                   for c in proj.out_columns]
+                   for c in proj.out_columns] + virtual.fields()
         table = pa.schema(fields).empty_table()
         keyed = True
     if keyed and not include_row_ids:
@@ -787,7 +821,7 @@ def read_plan(storage: Storage, plan: MergePlan, write_ids: ValidWriteIdList, *,
 def read_acid_table(location: str, write_ids: ValidWriteIdList, txns: ValidTxnList | None = None, *,
                     filesystem: fsspec.AbstractFileSystem | None = None, schema: pa.Schema | None = None,
                     columns: Sequence[str] | None = None, filter: pc.Expression | None = None,
-                    include_row_ids: bool = False) -> pa.Table:
+                    include_row_ids: bool = False, virtual: VirtualColumns = VirtualColumns()) -> pa.Table:
     """All rows of one table/partition directory visible to the snapshot, as one pyarrow Table.
 
     Rows are ordered by bucket id, then (originalTransaction, bucket, rowId). ``columns`` projects, ``filter`` is
@@ -796,4 +830,4 @@ def read_acid_table(location: str, write_ids: ValidWriteIdList, txns: ValidTxnLi
     """
     storage, plan = _listing_and_plan(location, write_ids, txns, filesystem)
     return read_plan(storage, plan, write_ids, schema=schema, columns=columns, filter=filter,
-                     include_row_ids=include_row_ids)
+                     include_row_ids=include_row_ids, virtual=virtual)

@@ -6,8 +6,16 @@ ObjectInspectorUtils.hashCodeMurmur, folds the column hashes as ``h = 31 * h + c
 
 * NULL → 0; boolean → 1/0; tinyint → the value itself (no hashing);
 * smallint / int / bigint / date (days) → Murmur3-32 of the big-endian 2 / 4 / 8 / 4 bytes;
-* float / double → Murmur3-32 of the big-endian IEEE bits; string / varchar → Murmur3-32 of the UTF-8 bytes
-  (char: trailing spaces stripped first); binary → Murmur3-32 of the bytes.
+* float / double → Murmur3-32 of the big-endian IEEE bits (NaN canonical, as Float.floatToIntBits /
+  Double.doubleToLongBits give it); string / varchar → Murmur3-32 of the UTF-8 bytes (char: trailing spaces
+  stripped first); binary → Murmur3-32 of the bytes;
+* decimal → Murmur3-32 of ``HiveDecimalWritable.getInternalStorage()``: the two's-complement big-endian bytes of
+  the unscaled value (``BigInteger.toByteArray``) once trailing fractional zeros are dropped, as HiveDecimal holds
+  every value (1.50 in a DECIMAL(5,2) hashes as 15 at scale 1; 0 as the single byte 0x00);
+* timestamp → Murmur3-32 of ``TimestampWritableV2.getBytes()``: 4 big-endian bytes of the epoch seconds (as if
+  UTC) with the top bit flagging what follows, then as Hadoop VLongs the nanoseconds with their 9 digits reversed
+  (0.23 s → 32) and, for seconds outside 0 … 2^31−1, ``seconds >> 31`` (the nanoseconds field is then
+  ``−reversed − 1``).
 
 All with Hive's seed 104729. Hive's ``Murmur3.hash32`` differs from the reference MurmurHash3_x86_32 in one
 place, and this module reproduces it: tail bytes (the last ``len % 4`` bytes) are sign-extended before being
@@ -15,19 +23,21 @@ combined, so inputs whose tail holds a byte ≥ 0x80 hash differently from the r
 whose length is a multiple of 4 (int, bigint, float, double, date) or whose tail bytes are < 0x80 (ASCII
 text) agree with the reference.
 
-Deviation: timestamp, decimal and complex bucket columns are refused (Hive hashes its internal
-TimestampWritableV2 / HiveDecimal byte forms, which this project does not reproduce).
+Complex bucket columns (array, map, struct) are refused. Only ``bucketing_version=2`` is reproduced: tables Hive 2
+created (version 1, Java ``hashCode``) are refused by :func:`check_bucketing_version`.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from airflow_acid.acid.timestamps import WIDE_TIMESTAMP, convert, is_timestamp_type
 from airflow_acid.client.errors import BucketingError
 
 HIVE_SEED = 104729
@@ -136,6 +146,64 @@ def murmur3_32_fixed(values: np.ndarray, width: int, seed: int = HIVE_SEED) -> n
         return _np_fmix(h, width).view(np.int32)
 
 
+# --- Hive's byte forms of decimals and timestamps ------------------------------------------------------------
+
+def java_big_integer_bytes(value: int) -> bytes:
+    """``BigInteger.toByteArray()``: the shortest two's-complement big-endian form holding a sign bit."""
+    bits = value.bit_length() if value >= 0 else (~value).bit_length()
+    return value.to_bytes(bits // 8 + 1, "big", signed=True)
+
+
+def decimal_storage(value: Decimal) -> bytes:
+    """``HiveDecimalWritable.getInternalStorage()`` of ``value``: its unscaled value, trailing fractional zeros
+    dropped (HiveDecimal's normal form), as :func:`java_big_integer_bytes`."""
+    sign, digits, exponent = value.as_tuple()
+    if not isinstance(exponent, int):
+        raise BucketingError(f"decimal {value} is not a number Hive can bucket")
+    unscaled = int("".join(map(str, digits)) or "0")
+    if exponent > 0:
+        unscaled *= 10 ** exponent
+        exponent = 0
+    while exponent < 0 and unscaled and unscaled % 10 == 0:
+        unscaled //= 10
+        exponent += 1
+    return java_big_integer_bytes(-unscaled if sign else unscaled)
+
+
+def hadoop_vlong(value: int) -> bytes:
+    """Hadoop's zero-compressed long (``WritableUtils.writeVLong`` / ``LazyBinaryUtils.writeVLongToByteArray``)."""
+    if -112 <= value <= 127:
+        return struct.pack(">b", value)
+    first = -112
+    if value < 0:
+        value = ~value
+        first = -120
+    size = (value.bit_length() + 7) // 8
+    return struct.pack(">b", first - size) + value.to_bytes(size, "big")
+
+
+def timestamp_bytes(seconds: int, nanos: int) -> bytes:
+    """``TimestampWritableV2.getBytes()`` of a timestamp ``seconds`` (floor, since 1970 as if UTC) + ``nanos``."""
+    reversed_nanos = int(f"{nanos:09d}"[::-1]) if nanos else 0
+    second_vint = seconds < 0 or seconds > 0x7FFFFFFF
+    first = seconds & 0x7FFFFFFF
+    if reversed_nanos or second_vint:
+        first |= 0x80000000
+    out = first.to_bytes(4, "big")
+    if reversed_nanos or second_vint:
+        out += hadoop_vlong(-reversed_nanos - 1 if second_vint else reversed_nanos)
+    if second_vint:
+        out += hadoop_vlong(seconds >> 31)
+    return out
+
+
+def _timestamp_hashes(array: pa.Array) -> np.ndarray:
+    wide = convert(array, WIDE_TIMESTAMP)
+    seconds = wide.field("epoch_seconds").fill_null(0).to_numpy(zero_copy_only=False)
+    nanos = wide.field("nanos_of_second").fill_null(0).to_numpy(zero_copy_only=False)
+    return np.array([murmur3_32(timestamp_bytes(int(s), int(n))) for s, n in zip(seconds, nanos)], dtype=np.int32)
+
+
 # --- per-column hashes --------------------------------------------------------------------------------------
 
 def _column_hashes(array: pa.ChunkedArray | pa.Array, hive_type: str, column: str) -> np.ndarray:
@@ -157,12 +225,16 @@ def _column_hashes(array: pa.ChunkedArray | pa.Array, hive_type: str, column: st
             values = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False))
             out = murmur3_32_fixed(values, width)
         elif base in ("float", "double"):
-            if base == "float":
-                bits = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float32).view(np.int32)
-                out = murmur3_32_fixed(bits, 4)
-            else:
-                bits = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64).view(np.int64)
-                out = murmur3_32_fixed(bits, 8)
+            ftype, itype, nan = (np.float32, np.int32, 0x7FC00000) if base == "float" else \
+                (np.float64, np.int64, 0x7FF8000000000000)
+            floats = np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False), dtype=ftype)
+            bits = np.where(np.isnan(floats), itype(nan), floats.view(itype))  # Java's canonical NaN
+            out = murmur3_32_fixed(bits, 4 if base == "float" else 8)
+        elif base in ("decimal", "numeric"):
+            out = np.array([0 if v is None else murmur3_32(decimal_storage(v)) for v in array.to_pylist()],
+                           dtype=np.int32)
+        elif base == "timestamp" and is_timestamp_type(array.type):
+            out = _timestamp_hashes(array)
         elif base in ("string", "varchar", "char", "binary"):
             values = array.to_pylist()
             out = np.zeros(n, dtype=np.int32)
@@ -174,7 +246,8 @@ def _column_hashes(array: pa.ChunkedArray | pa.Array, hive_type: str, column: st
         else:
             raise BucketingError(
                 f"bucket column {column} has type {hive_type}: bucketing version 2 is reproduced only for boolean, "
-                "tinyint, smallint, int, bigint, float, double, date, string, varchar, char and binary columns")
+                "tinyint, smallint, int, bigint, float, double, decimal, date, timestamp, string, varchar, char and "
+                "binary columns")
     return np.where(valid, out, 0).astype(np.int32)
 
 
@@ -209,4 +282,15 @@ def _arrow_for_hash(hive_type: str) -> pa.DataType:
     base = hive_type.split("(", 1)[0].strip().lower()
     return {"boolean": pa.bool_(), "tinyint": pa.int8(), "smallint": pa.int16(), "int": pa.int32(),
             "integer": pa.int32(), "bigint": pa.int64(), "float": pa.float32(), "double": pa.float64(),
-            "date": pa.date32(), "binary": pa.binary()}.get(base, pa.string())
+            "date": pa.date32(), "binary": pa.binary(), "timestamp": pa.timestamp("ns"),
+            "decimal": pa.decimal128(38, 18)}.get(base, pa.string())
+
+
+def check_bucketing_version(properties: dict[str, str], table: str) -> None:
+    """Refuse to bucket rows of a table whose ``bucketing_version`` is not 2: Hive reads a missing property as
+    version 1 (tables Hive 2 created), whose Java ``hashCode`` bucketing this project does not reproduce."""
+    version = (properties.get("bucketing_version") or "1").strip()
+    if version != "2":
+        raise BucketingError(
+            f"table {table} is bucketed with bucketing_version={version} (Hive 2's hash); airflow-acid writes only "
+            "bucketing version 2 — rewrite it in Hive into a new table (CREATE TABLE … AS SELECT) to get version 2")

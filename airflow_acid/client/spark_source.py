@@ -500,9 +500,13 @@ class SparkTxn:
         wh = open_warehouse(options, defaults)
         try:
             info = wh.transactional_table(_table_name(options))
+            types = {c.name: c.type for c in info.columns}
+            if info.bucket_cols and info.num_buckets > 0:
+                from airflow_acid.client.bucketing import check_bucketing_version
+                check_bucketing_version(info.properties, info.full_name)
             txn = cls(options, defaults, info.full_name, info.location, info.is_insert_only,
                       [k.name for k in info.partition_keys], list(info.bucket_cols),
-                      [c.type for c in info.columns if c.name in info.bucket_cols], info.num_buckets,
+                      [types[c] for c in info.bucket_cols], info.num_buckets,
                       _schema_bytes(wh.io.data_schema(info)), _schema_bytes(wh.io.full_schema(info)), _real_url(wh))
             txn.orc_properties = {k: v for k, v in info.properties.items() if k.lower().startswith("orc.")}
             ms = wh.metastore

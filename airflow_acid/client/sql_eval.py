@@ -26,7 +26,7 @@ from airflow_acid.acid.timestamps import TimestampForm, convert, has_timestamps,
 from airflow_acid.client.engine_errors import engine_message
 from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.client.hive_casts import converts_strings, exact_timestamp, string_values
-from airflow_acid.client.hive_dialect import Hive4
+from airflow_acid.client.hive_dialect import Hive4, session_null_order
 from airflow_acid.client.merge_clauses import (
     MergeClause,
     SourceColumn,
@@ -76,8 +76,9 @@ def hive_expression(text: str | exp.Expr, *, what: str) -> exp.Expr:
 
 def to_duckdb(node: exp.Expr) -> str:
     """A Hive expression or query as DuckDB SQL; a timestamp literal with digits below the microsecond becomes
-    DuckDB's ``TIMESTAMP_NS`` (its ``TIMESTAMP`` holds microseconds)."""
-    node = node.transform(_nanosecond_literal)
+    DuckDB's ``TIMESTAMP_NS`` (its ``TIMESTAMP`` holds microseconds); ORDER BY keys without NULLS FIRST/LAST take
+    the session's ``hive.default.nulls.last``."""
+    node = session_null_order(node.transform(_nanosecond_literal))
     return node.sql(dialect="duckdb")
 
 

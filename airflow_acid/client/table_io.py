@@ -19,9 +19,9 @@ import pyarrow.compute as pc
 
 from airflow_acid.acid.codes import DataOperation, LockState, TxnType
 from airflow_acid.acid.fs import storage_for
-from airflow_acid.acid.merge import read_acid_table
+from airflow_acid.acid.merge import VirtualColumns, read_acid_table
 from airflow_acid.acid.writeids import ValidTxnList, ValidWriteIdList
-from airflow_acid.client.bucketing import assign_buckets
+from airflow_acid.client.bucketing import assign_buckets, check_bucketing_version
 from airflow_acid.client.errors import NotTransactionalError, ReadLockError, SchemaMismatchError
 from airflow_acid.client.table_schema import arrow_schema, arrow_type, to_arrow_table
 from airflow_acid.client.text_table import read_text_directory
@@ -110,6 +110,7 @@ class TableIO:
         """Rows → bucket ids by Hive bucketing version 2; None for unbucketed tables (all rows in bucket 0)."""
         if not info.bucket_cols or info.num_buckets <= 0:
             return None
+        check_bucketing_version(info.properties, info.full_name)
         types = {c.name: c.type for c in info.columns}
         cols = list(info.bucket_cols)
         return lambda rows: assign_buckets(rows, cols, [types[c] for c in cols], info.num_buckets)
@@ -184,14 +185,21 @@ class TableIO:
 
     def read_partition(self, info: TableInfo, target: PartitionTarget, write_ids: ValidWriteIdList,
                        txns: ValidTxnList, *, include_row_ids: bool = False, columns: Sequence[str] | None = None,
-                       filter: pc.Expression | None = None) -> pa.Table:
-        """Merged rows of one partition at a snapshot, partition columns appended (typed)."""
+                       filter: pc.Expression | None = None, virtual: VirtualColumns = VirtualColumns()) -> pa.Table:
+        """Merged rows of one partition at a snapshot, partition columns appended (typed), then the ``virtual``
+        columns asked for."""
         schema = self.data_schema(info)
         rows = read_acid_table(target.location, write_ids, txns, filesystem=self.filesystem, schema=schema,
-                               columns=columns, filter=filter, include_row_ids=include_row_ids)
+                               columns=columns, filter=filter, include_row_ids=include_row_ids, virtual=virtual)
         if rows.num_columns == 0:  # no data file at all
-            rows = schema.empty_table() if columns is None else schema.empty_table().select(list(columns))
-        return self._with_partition_columns(info, target, rows)
+            empty = pa.schema(list(schema) + virtual.fields()).empty_table()
+            rows = empty if columns is None else empty.select([*columns, *(f.name for f in virtual.fields())])
+        names = [f.name for f in virtual.fields()]
+        extra = rows.select(names)
+        rows = self._with_partition_columns(info, target, rows.drop_columns(names))
+        for i in range(len(names)):
+            rows = rows.append_column(extra.schema.field(i), extra.column(i))
+        return rows
 
     @staticmethod
     def _with_partition_columns(info: TableInfo, target: PartitionTarget, rows: pa.Table) -> pa.Table:

@@ -24,6 +24,7 @@ import pyarrow.compute as pc
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
 from airflow_acid.acid.event_schema import KEY_FIELDS
+from airflow_acid.acid.merge import VirtualColumns
 from airflow_acid.acid.orc_settings import OrcSettings
 from airflow_acid.acid.statement_writer import (
     write_base,
@@ -39,6 +40,7 @@ from airflow_acid.client.errors import (
     TransactionClosedError,
     UnsupportedOperationError,
 )
+from airflow_acid.client.hive_compare import column_types, hive_comparisons
 from airflow_acid.client.merge_clauses import MergeClause, WhenMatched, WhenNotMatched, on_condition
 from airflow_acid.client.merge_source import merge_source
 from airflow_acid.client.predicates import (
@@ -395,7 +397,8 @@ class Transaction:
         literals = literal_timestamps(checked, full)
         values = {name: "NULL" if name in literals else value_sql(v, what=f"{what}: SET {name}")
                   for name, v in checked.items()}
-        where_sql = to_duckdb(hive_expression(where, what=f"{what}: WHERE")) if where else "TRUE"
+        where_sql = to_duckdb(hive_comparisons(hive_expression(where, what=f"{what}: WHERE"),
+                                               column_types({info.name: full}))) if where else "TRUE"
         row_id = mentions_row_id(where or "") or any(isinstance(v, Sql) and mentions_row_id(v.text)
                                                      for v in (assignments or {}).values())
         alias = quote(info.name)
@@ -453,26 +456,30 @@ class Transaction:
     # --- reads, INSERT OVERWRITE, TRUNCATE --------------------------------------------------------------
 
     def read(self, table: str, partition: Mapping[str, Any] | str | None = None, *,
-             row_ids: bool = False) -> pa.Table:
+             row_ids: bool = False, virtual: VirtualColumns = VirtualColumns()) -> pa.Table:
         """The table's rows at this transaction's snapshot (its own earlier statements included), under a
         SHARED_READ lock: data columns, partition columns and, with ``row_ids``, Hive's ``ROW__ID`` struct
-        ``{writeid, bucketid, rowid}`` as the first column."""
+        ``{writeid, bucketid, rowid}`` as the first column; Hive's ``virtual`` columns asked for last
+        (INPUT__FILE__NAME; ROW__IS__DELETED with the deleted rows kept)."""
         self._check_open("read")
         info = self._io.table(table)
         if not info.is_transactional:
-            return self._read_plain(info, partition, row_ids=row_ids)
+            return self._read_plain(info, partition, row_ids=row_ids, virtual=virtual)
         full = self._io.full_schema(info)
+        extra = [f.name for f in virtual.fields()]
+        full_out = pa.schema(list(full) + virtual.fields())
         self._lock(info, [None], DataOperation.SELECT)
         txns, wids = self._snapshot(info)
-        parts = [self._io.read_partition(info, t, wids, txns, include_row_ids=row_ids)
+        parts = [self._io.read_partition(info, t, wids, txns, include_row_ids=row_ids, virtual=virtual)
                  for t in self._io.partition_targets(info, partition)]
         if not row_ids:
-            return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
+            return pa.concat_tables([p.select(full_out.names) for p in parts]) if parts else full_out.empty_table()
         rows = pa.concat_tables([with_row_ids(p, row_id_struct=True) for p in parts]) if parts else \
-            with_row_ids(empty_target(full), row_id_struct=True)
-        return rows.select(["ROW__ID", *full.names])
+            with_row_ids(empty_target(full_out), row_id_struct=True)
+        return rows.select(["ROW__ID", *full.names, *extra])
 
-    def _read_plain(self, info: TableInfo, partition: Mapping[str, Any] | str | None, *, row_ids: bool) -> pa.Table:
+    def _read_plain(self, info: TableInfo, partition: Mapping[str, Any] | str | None, *, row_ids: bool,
+                    virtual: VirtualColumns = VirtualColumns()) -> pa.Table:
         """A plain (non-ACID) table's rows under a SHARED_READ lock, as Hive reads it: every ORC file of the
         table (or partition) directory, the original files of the ACID reader (write id 0: always visible), or every
         text file as Hive's LazySimpleSerDe lays them out (:mod:`airflow_acid.client.text_table`)."""
@@ -483,14 +490,19 @@ class Transaction:
                 f"table {info.full_name} is stored with {info.input_format}; airflow-acid reads plain tables "
                 "stored as ORC or as text (TEXTFILE) only — read this one in Hive or Spark, or copy it into an ORC "
                 "table there")
-        full = self._io.full_schema(info)
+        if virtual.deleted_rows:
+            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no deleted rows "
+                                        "('acid.fetch.deleted.rows')")
+        if virtual.file_name and info.is_text:
+            raise UnsupportedOperationError(f"table {info.full_name}: INPUT__FILE__NAME is read for ORC tables only")
+        full = pa.schema(list(self._io.full_schema(info)) + virtual.fields())
         self._lock(info, [None], DataOperation.SELECT)
         if info.is_text:
             texts = [self._io.read_text_partition(info, t) for t in self._io.partition_targets(info, partition)]
             return pa.concat_tables([p.select(full.names) for p in texts]) if texts else full.empty_table()
         txns = self._ms.snapshots.valid_txn_list(self.txn_id)
         originals_only = ValidWriteIdList(high_watermark=0, table=info.full_name)
-        parts = [self._io.read_partition(info, t, originals_only, txns)
+        parts = [self._io.read_partition(info, t, originals_only, txns, virtual=virtual)
                  for t in self._io.partition_targets(info, partition)]
         return pa.concat_tables([p.select(full.names) for p in parts]) if parts else full.empty_table()
 

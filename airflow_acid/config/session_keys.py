@@ -5,6 +5,8 @@
 - An **acknowledged** key: it configures HiveServer2 or Hive's query engine (the transaction manager, concurrency,
   dynamic partitioning, the compactor threads of a metastore, execution engines …). airflow-acid behaves as the
   value a Hive ACID script needs; the value is checked when it has a fixed domain and a note says what applies.
+- A **query setting**: a key of Hive's query engine airflow-acid's evaluation honours (``hive.default.nulls.last``):
+  checked, and it applies to the statements that follow in the session.
 - Anything else is **unknown**: kept for the session (``SET k`` shows it) and warned about once.
 """
 
@@ -25,6 +27,7 @@ class KeyKind(enum.Enum):
     """How airflow-acid treats a SET key."""
 
     SETTING = "setting"
+    QUERY = "query"
     ACKNOWLEDGED = "acknowledged"
     UNKNOWN = "unknown"
 
@@ -80,6 +83,22 @@ ACKNOWLEDGED: dict[str, Acknowledged] = {
 }
 """Keys a Hive ACID script sets that only configure HiveServer2 or Hive's query engine."""
 
+@dataclass(frozen=True)
+class QuerySetting:
+    """A key of Hive's query engine that airflow-acid's evaluation honours: its default and the values it takes."""
+
+    default: str
+    allowed: tuple[str, ...]
+    note: str
+
+
+QUERY_SETTINGS: dict[str, QuerySetting] = {
+    "hive.default.nulls.last": QuerySetting(
+        "true", _BOOLEAN, "ORDER BY keys without NULLS FIRST/LAST put NULLs last when ascending and first when "
+        "descending (true, Hive 4's default), or first when ascending and last when descending (false)"),
+}
+"""Hive query settings a session's SET changes for the statements that follow."""
+
 ENGINE_PREFIXES = (
     "hive.vectorized.", "hive.optimize.", "hive.cbo.", "hive.stats.", "hive.exec.", "hive.merge.", "hive.auto.convert.",
     "hive.fetch.", "hive.tez.", "hive.llap.", "hive.server2.", "hive.spark.", "hive.query.", "hive.strict.checks.",
@@ -107,6 +126,8 @@ def classify(key: str) -> SessionKey:
     field = MetastoreConf.field_of(name)
     if field is not None:
         return SessionKey(KeyKind.SETTING, field=field)
+    if name in QUERY_SETTINGS:
+        return SessionKey(KeyKind.QUERY)
     if name in ACKNOWLEDGED:
         return SessionKey(KeyKind.ACKNOWLEDGED, acknowledged=ACKNOWLEDGED[name])
     if name.startswith(ENGINE_PREFIXES) and not name.startswith(("hive.compactor.", "hive.txn.", "metastore.")):
@@ -115,4 +136,5 @@ def classify(key: str) -> SessionKey:
     return SessionKey(KeyKind.UNKNOWN)
 
 
-__all__ = ["ACKNOWLEDGED", "DB_TXN_MANAGER", "ENGINE_PREFIXES", "Acknowledged", "KeyKind", "SessionKey", "classify"]
+__all__ = ["ACKNOWLEDGED", "DB_TXN_MANAGER", "ENGINE_PREFIXES", "QUERY_SETTINGS", "Acknowledged", "KeyKind",
+           "QuerySetting", "SessionKey", "classify"]

@@ -13,11 +13,10 @@ from typing import ClassVar
 
 from sqlglot import exp
 from sqlglot.errors import ParseError
-from sqlglot.parsers.hive import HiveParser
 from sqlglot.tokens import Token, TokenType
 from sqlglot.trie import new_trie
 
-from airflow_acid.client.hive_dialect import Hive4
+from airflow_acid.client.hive_dialect import Hive4, Hive4Parser
 
 # --- syntax nodes ------------------------------------------------------------------------------------------------
 
@@ -120,10 +119,10 @@ class AbortCompactions(exp.Expression):
 _SHOW_COMPACTIONS_FILTERS = ("POOL", "TYPE", "STATUS", "ORDER", "LIMIT")
 
 
-class AcidHiveParser(HiveParser):
+class AcidHiveParser(Hive4Parser):
     """Hive's parser plus the ACID statements."""
 
-    STATEMENT_PARSERS = {**HiveParser.STATEMENT_PARSERS, TokenType.SHOW: lambda self: self._parse_show()}
+    STATEMENT_PARSERS = {**Hive4Parser.STATEMENT_PARSERS, TokenType.SHOW: lambda self: self._parse_show()}
 
     def raise_error(self, message: str, token: Token | None = None) -> None:
         """sqlglot's error, plus where it points (``offset`` of the highlighted token) and whether the statement
@@ -143,7 +142,7 @@ class AcidHiveParser(HiveParser):
         if self.errors:
             self.errors[-1].errors[0].update(marks)
     SHOW_PARSERS = {
-        **HiveParser.SHOW_PARSERS,
+        **Hive4Parser.SHOW_PARSERS,
         "COMPACTIONS": lambda self: self._parse_show_compactions(),
         "TRANSACTIONS": lambda self: self.expression(ShowTransactions()),
         "LOCKS": lambda self: self._parse_show_locks(),
@@ -158,7 +157,7 @@ class AcidHiveParser(HiveParser):
     }
     SHOW_TRIE = new_trie(key.split(" ") for key in SHOW_PARSERS)
     ALTER_PARSERS = {
-        **HiveParser.ALTER_PARSERS,
+        **Hive4Parser.ALTER_PARSERS,
         "COMPACT": lambda self: self._parse_compact(),
         "UNSET": lambda self: self._parse_unset_properties(),
         "CHANGE": lambda self: self._parse_change_column(),

@@ -7,13 +7,17 @@ evaluates the Hive expressions after sqlglot transpiles them (:mod:`airflow_acid
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pyarrow as pa
 from sqlglot import exp
 
+from airflow_acid.acid.merge import FILE_NAME_COLUMN, IS_DELETED_COLUMN, VirtualColumns
 from airflow_acid.client.errors import NotTransactionalError, SchemaMismatchError, UnsupportedOperationError
+from airflow_acid.client.hive_compare import column_types, hive_comparisons
 from airflow_acid.client.hive_dialect import Hive4
 from airflow_acid.client.literal_values import literal_table
 from airflow_acid.client.merge_clauses import WhenMatched, WhenNotMatched
@@ -50,16 +54,83 @@ def _hive(node: exp.Expr) -> str:
     return node.sql(dialect=Hive4)
 
 
+def _table_name(table: exp.Table) -> str:
+    """A table's name, options or not (``t('k'='v')`` parses as a function call named t)."""
+    return table.this.name if isinstance(table.this, exp.Anonymous) else table.name
+
+
 def _names(node: exp.Expr) -> list[exp.Table]:
     """The warehouse tables a query reads (CTE names excluded)."""
     ctes = {c.alias_or_name.lower() for c in node.find_all(exp.CTE)}
-    return [t for t in node.find_all(exp.Table) if t.name and t.name.lower() not in ctes]
+    return [t for t in node.find_all(exp.Table) if _table_name(t) and _table_name(t).lower() not in ctes]
 
 
 class Reader(Protocol):
     """What :func:`query_rows` reads tables from: a transaction, or :class:`SchemaOnly` while compiling."""
 
-    def read(self, table: str, partition: Any = None, *, row_ids: bool = False) -> pa.Table: ...
+    def read(self, table: str, partition: Any = None, *, row_ids: bool = False,
+             virtual: VirtualColumns = VirtualColumns()) -> pa.Table: ...
+
+
+FETCH_DELETED_ROWS = "acid.fetch.deleted.rows"
+"""Hive 4's table option (``FROM t('acid.fetch.deleted.rows'='true')``): deleted rows too, ROW__IS__DELETED true."""
+_FILE_NAME_MENTION = re.compile(r"\binput__file__name\b", re.IGNORECASE)
+_IS_DELETED_MENTION = re.compile(r"\brow__is__deleted\b", re.IGNORECASE)
+
+
+def table_options(table: exp.Table) -> dict[str, str]:
+    """Hive's table options written after a table name (``t('k'='v', …)``); only the keys airflow-acid knows."""
+    if not isinstance(table.this, exp.Anonymous):
+        return {}
+    options: dict[str, str] = {}
+    for item in table.this.expressions:
+        if not (isinstance(item, exp.EQ) and isinstance(item.this, exp.Literal) and item.this.is_string
+                and isinstance(item.expression, exp.Literal)):
+            raise UnsupportedOperationError(f"table {table.this.name}: table options are 'key'='value' pairs, "
+                                            f"found {item.sql(dialect=Hive4)}")
+        key, value = item.this.this.strip().lower(), str(item.expression.this).strip().lower()
+        if key != FETCH_DELETED_ROWS:
+            raise UnsupportedOperationError(f"table {table.this.name}: table option {key!r} is not supported; "
+                                            f"airflow-acid takes {FETCH_DELETED_ROWS!r}")
+        if value not in ("true", "false"):
+            raise UnsupportedOperationError(f"table {table.this.name}: {key} takes 'true' or 'false', not {value!r}")
+        options[key] = value
+    return options
+
+
+@dataclass(frozen=True)
+class _Mentions:
+    """The pseudo-columns a statement's text names: every table it reads carries them."""
+
+    row_id: bool
+    file_name: bool
+    is_deleted: bool
+
+    @classmethod
+    def of(cls, node: exp.Expr) -> _Mentions:
+        text = _hive(node)
+        fetch = any(table_options(t).get(FETCH_DELETED_ROWS) == "true" for t in _names(node))
+        return cls(mentions_row_id(text), bool(_FILE_NAME_MENTION.search(text)),
+                   fetch or bool(_IS_DELETED_MENTION.search(text)))
+
+    @property
+    def hidden(self) -> list[str]:
+        """Virtual columns ``*`` leaves out."""
+        return [name for name, on in ((ROW_ID_STRUCT, self.row_id), (FILE_NAME_COLUMN, self.file_name),
+                                      (IS_DELETED_COLUMN, self.is_deleted)) if on]
+
+
+def _read_table(txn: Reader, table: exp.Table, mentions: _Mentions) -> pa.Table:
+    """One table a statement names, with the virtual columns the statement mentions (ROW__IS__DELETED false for
+    every row unless the table's options fetch deleted rows)."""
+    fetch = table_options(table).get(FETCH_DELETED_ROWS) == "true"
+    name = TableName(_table_name(table), table.db or None)
+    rows = txn.read(name.qualified, row_ids=mentions.row_id,
+                    virtual=VirtualColumns(file_name=mentions.file_name, deleted_rows=fetch))
+    if mentions.is_deleted and not fetch:
+        rows = rows.append_column(pa.field(IS_DELETED_COLUMN, pa.bool_()),
+                                  pa.array([False] * rows.num_rows, pa.bool_()))
+    return rows
 
 
 def query_rows(txn: Reader, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.Table:
@@ -72,21 +143,22 @@ def query_rows(txn: Reader, ev: Evaluator, node: exp.Expr, *, what: str) -> pa.T
         if literal is not None:
             return literal
     node = node.copy()
-    wants_row_id = mentions_row_id(_hive(node))
+    mentions = _Mentions.of(node)
+    schemas: dict[str, pa.Schema] = {}
     for table in _names(node):
-        name = TableName(table.name, table.db or None)
-        rows = txn.read(name.qualified, row_ids=wants_row_id)
+        rows = _read_table(txn, table, mentions)
         internal = ev.register(rows)
-        alias = table.alias or table.name
+        alias = table.alias or _table_name(table)
+        schemas[alias] = rows.schema
         table.replace(exp.Table(this=exp.to_identifier(internal),
                                 alias=exp.TableAlias(this=exp.to_identifier(alias, quoted=True))))
-    if wants_row_id:  # Hive's ROW__ID is a virtual column: * and t.* leave it out
+    if mentions.hidden:  # Hive's ROW__ID and the other virtual columns: * and t.* leave them out
         for star in list(node.find_all(exp.Star)):
             if isinstance(star.parent, (exp.Select, exp.Column)) and not isinstance(star.parent, exp.Count):
-                star.set("except_", [exp.column(ROW_ID_STRUCT, quoted=True)])
+                star.set("except_", [exp.column(c, quoted=True) for c in mentions.hidden])
     if isinstance(node, exp.Values):
         return ev.query(f"SELECT * FROM ({to_duckdb(node)})", what=what)
-    return ev.query(to_duckdb(node), what=what)
+    return ev.query(to_duckdb(hive_comparisons(node, column_types(schemas))), what=what)
 
 
 def subquery_sources(txn: Reader, nodes: list[exp.Expr | None]) -> tuple[list[exp.Expr | None], dict[str, pa.Table]]:
@@ -100,12 +172,12 @@ def subquery_sources(txn: Reader, nodes: list[exp.Expr | None]) -> tuple[list[ex
             out.append(None)
             continue
         node = node.copy()
-        wants_row_id = mentions_row_id(_hive(node))
+        mentions = _Mentions.of(node)
         for table in _names(node):
             internal = f"__acid_source_{len(sources)}"
-            sources[internal] = txn.read(TableName(table.name, table.db or None).qualified, row_ids=wants_row_id)
+            sources[internal] = _read_table(txn, table, mentions)
             table.replace(exp.Table(this=exp.to_identifier(internal),
-                                    alias=exp.TableAlias(this=exp.to_identifier(table.alias or table.name,
+                                    alias=exp.TableAlias(this=exp.to_identifier(table.alias or _table_name(table),
                                                                                 quoted=True))))
         out.append(node)
     return out, sources
@@ -155,11 +227,13 @@ class SchemaOnly:
     def __init__(self, warehouse: AcidWarehouse) -> None:
         self.warehouse = warehouse
 
-    def read(self, table: str, partition: Any = None, *, row_ids: bool = False) -> pa.Table:
+    def read(self, table: str, partition: Any = None, *, row_ids: bool = False,
+             virtual: VirtualColumns = VirtualColumns()) -> pa.Table:
         info = self.warehouse.table(table)  # a plain table is read too (Transaction.read refuses its ROW__ID)
-        if row_ids and not info.is_transactional:
-            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no ROW__ID")
-        full = self.warehouse.io.full_schema(info)
+        if (row_ids or virtual.deleted_rows) and not info.is_transactional:
+            what = "ROW__ID" if row_ids else f"deleted rows ('{FETCH_DELETED_ROWS}')"
+            raise NotTransactionalError(f"table {info.full_name} is not transactional: it has no {what}")
+        full = pa.schema(list(self.warehouse.io.full_schema(info)) + virtual.fields())
         if not row_ids:
             return full.empty_table()
         return with_row_ids(empty_target(full), row_id_struct=True).select(["ROW__ID", *full.names])

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from airflow_acid.config.session_keys import KeyKind, classify
+from airflow_acid.client.hive_dialect import DEFAULT_NULLS_LAST
+from airflow_acid.config.session_keys import QUERY_SETTINGS, KeyKind, classify
 from airflow_acid.metastore.conf import MetastoreConf
 from airflow_acid.metastore.errors import InvalidSettingError
 from airflow_acid.statements.model import SUPPORTED, Statement
@@ -63,6 +64,14 @@ class Session:
                 self.on_change(self.conf)
             result.messages.append(f"{name}={_shown(kind.field, getattr(self.conf, kind.field))} "
                                    "(applies to the statements that follow in this session)")
+        elif kind.kind is KeyKind.QUERY:
+            setting = QUERY_SETTINGS[name]
+            text = value.strip().lower()
+            if text not in setting.allowed:
+                raise InvalidSettingError(f"SET {key}={value!r}: Hive accepts {', '.join(setting.allowed)}")
+            value = text
+            result.messages.append(f"{name}={text} (applies to the statements that follow in this session: "
+                                   f"{setting.note})")
         elif kind.kind is KeyKind.ACKNOWLEDGED:
             ack = kind.acknowledged
             assert ack is not None, "an acknowledged key has its note"
@@ -89,6 +98,8 @@ class Session:
         result = Result("SET", ["set"])
         if kind.kind is KeyKind.SETTING and kind.field is not None:
             result.rows.append([f"{name}={_shown(kind.field, getattr(self.conf, kind.field))}"])
+        elif kind.kind is KeyKind.QUERY:
+            result.rows.append([f"{name}={self.values.get(name, QUERY_SETTINGS[name].default)}"])
         elif name in self.values:
             result.rows.append([f"{name}={self.values[name]}"])
         else:
@@ -102,7 +113,15 @@ class Session:
             for field in dataclasses.fields(MetastoreConf):
                 key = MetastoreConf.key_of(field.name)
                 lines.setdefault(key, _shown(field.name, getattr(self.conf, field.name)))
+            for key, setting in QUERY_SETTINGS.items():
+                lines.setdefault(key, setting.default)
         return Result("SET", ["set"], [[f"{k}={v}"] for k, v in sorted(lines.items())])
+
+    @property
+    def default_nulls_last(self) -> bool:
+        """``hive.default.nulls.last`` in this session."""
+        name = "hive.default.nulls.last"
+        return self.values.get(name, QUERY_SETTINGS[name].default) == "true"
 
 
 def _shown(field: str, value: object) -> str:
@@ -134,7 +153,11 @@ class ScriptRunner:
     def run(self, item: Statement | SessionCommand) -> Result:
         if isinstance(item, (SetCommand, HelpCommand)):
             return self.session.run(item)
-        return self._run(item)
+        token = DEFAULT_NULLS_LAST.set(self.session.default_nulls_last)
+        try:
+            return self._run(item)
+        finally:
+            DEFAULT_NULLS_LAST.reset(token)
 
 
 __all__ = ["SESSION_COMMANDS", "ScriptRunner", "Session", "help_result"]

@@ -62,3 +62,30 @@ def test_decimals_round_half_up_to_the_scale_and_null_beyond_the_precision(value
     [cast] = string_values([str(value)], pa.decimal128(4, 1))
     expected = value.quantize(Decimal("0.1"), rounding="ROUND_HALF_UP")
     assert cast == (expected if abs(expected) < 1000 else None)
+
+
+def test_comparisons_with_string_literals_convert_as_hive_does(wh):
+    """A number against a string compares as DOUBLEs, a date or timestamp against a string as that type; a string
+    that is no such value makes the comparison NULL (no row, no error) — in SELECT, joins' WHERE, UPDATE, DELETE."""
+    t = unique("cmp")
+    run(wh, f"CREATE TABLE {t} (id INT, ts TIMESTAMP, d DATE, x DECIMAL(5,2), s STRING) STORED AS ORC "
+            "TBLPROPERTIES ('transactional'='true')")
+    run(wh, f"INSERT INTO {t} VALUES (7, '2014-09-01 09:44:23.23', '2014-09-01', 1.5, '10'), "
+            "(8, '2014-09-02 00:00:00', '2014-09-02', 2.25, 'ten')")
+
+    def ids(where: str) -> list[int]:
+        [result] = run(wh, f"SELECT id FROM {t} WHERE {where} ORDER BY id")
+        return [r[0] for r in result.rows]
+
+    assert ids("id = '7'") == ids("id = ' 7.0 '") == ids("'7' = id") == [7]
+    assert ids("id = 'abc'") == ids("id <> 'abc'") == ids("x > 'one'") == []
+    assert ids("x >= '2.25'") == [8] and ids(f"{t}.id < '8'") == [7]
+    assert ids("ts = '2014-09-01 09:44:23.23'") == [7]
+    assert ids("ts = '2014-09-01 09:44.23.23'") == ids("ts > '2014'") == ids("d = 'x'") == []
+    assert ids("ts >= '2014-09-02'") == [8]
+    assert ids("d = '2014-09-01 10:00:00'") == [7]
+    assert ids("s > 9") == [7] and ids("s = 10") == [7] and ids("s < 100") == [7]
+    run(wh, f"UPDATE {t} SET s = 'x' WHERE id = 'abc'")
+    run(wh, f"DELETE FROM {t} WHERE ts = 'not a time'")
+    run(wh, f"DELETE FROM {t} WHERE d = '2014-09-02'")
+    assert sorted((r["id"], r["s"]) for r in wh.read(t).to_pylist()) == [(7, "10")]

@@ -53,3 +53,55 @@ def test_insert_order_by_limit_keeps_the_rows_hive_4_keeps(wh, table):
     run(wh, f"INSERT OVERWRITE TABLE {target} SELECT v FROM {table} ORDER BY v DESC LIMIT 3")
     kept = [r["v"] for r in wh.read(target).to_pylist()]
     assert kept.count(None) == 2 and [v for v in kept if v is not None] == [3]
+
+
+def session_run(wh, session, text: str):
+    from airflow_acid.statements import parse_script
+    from airflow_acid.statements.session import ScriptRunner
+
+    runner = ScriptRunner(StatementExecutor(wh).run, session)
+    return [runner.run(item) for item in parse_script(text)]
+
+
+def test_set_default_nulls_last_false_orders_as_hive_did_for_the_rest_of_the_session(wh, table):
+    from airflow_acid.metastore.conf import MetastoreConf
+    from airflow_acid.statements.session import Session
+
+    session = Session(MetastoreConf())
+    target = unique("order_first")
+    run(wh, f"CREATE TABLE {target} (v INT) STORED AS ORC TBLPROPERTIES ('transactional'='true')")
+    run(wh, f"INSERT INTO {table} VALUES (NULL), (3), (1), (NULL), (2)")
+    results = session_run(wh, session, f"""
+        SELECT v FROM {table} ORDER BY v;
+        SET hive.default.nulls.last=FALSE;
+        SELECT v FROM {table} ORDER BY v;
+        SELECT v FROM {table} ORDER BY v DESC;
+        SELECT v FROM {table} ORDER BY v NULLS LAST;
+        SELECT v, rank() OVER (ORDER BY v) AS r FROM {table} ORDER BY r, v;
+        INSERT INTO {target} SELECT v FROM {table} ORDER BY v LIMIT 2;
+        SET hive.default.nulls.last;
+        SET hive.default.nulls.last=true;
+        SELECT v FROM {table} ORDER BY v DESC""")
+    values = [[r[0] for r in result.rows] for result in results]
+    assert values[0] == [1, 2, 3, None, None]
+    assert results[1].messages[0].startswith("hive.default.nulls.last=false (applies to the statements that follow")
+    assert values[2] == [None, None, 1, 2, 3]
+    assert values[3] == [3, 2, 1, None, None]
+    assert values[4] == [1, 2, 3, None, None]
+    assert [r[1] for r in results[5].rows] == [1, 1, 3, 4, 5]
+    assert [r["v"] for r in wh.read(target).to_pylist()] == [None, None]
+    assert results[7].rows == [["hive.default.nulls.last=false"]]
+    assert values[9] == [None, None, 3, 2, 1]
+    assert StatementExecutor(wh).run(parse_statements(f"SELECT v FROM {table} ORDER BY v")[0]).rows[0] == [1]
+
+
+def test_set_default_nulls_last_takes_only_booleans():
+    from airflow_acid.metastore.conf import MetastoreConf
+    from airflow_acid.metastore.errors import InvalidSettingError
+    from airflow_acid.statements.session import Session
+
+    session = Session(MetastoreConf())
+    with pytest.raises(InvalidSettingError, match="Hive accepts true, false"):
+        session.set("hive.default.nulls.last", "maybe")
+    assert session.show("hive.default.nulls.last").rows == [["hive.default.nulls.last=true"]]
+    assert ["hive.default.nulls.last=true"] in session.listing(verbose=True).rows
