@@ -18,7 +18,7 @@ from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, Partiti
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.statements import catalog, ctas, partitions
+from airflow_acid.statements import catalog, ctas, load, partitions
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
@@ -39,6 +39,7 @@ from airflow_acid.statements.model import (
     DropDatabase,
     DropTable,
     Insert,
+    LoadData,
     Merge,
     MultiInsert,
     PartitionSpec,
@@ -360,6 +361,7 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     AlterTableDropPartitions: partitions.drop_partitions,
     ShowPartitions: partitions.show_partitions,
     ShowTblProperties: partitions.show_tblproperties,
+    LoadData: load.load_data,
 }
 
 __all__ = ["USER_ERRORS", "StatementExecutor"]

@@ -296,6 +296,19 @@ class ShowCreateTable:
     table: TableName
 
 
+@dataclass(frozen=True)
+class LoadData:
+    """LOAD DATA [LOCAL] INPATH 'path' [OVERWRITE] INTO TABLE t [PARTITION (…)]."""
+
+    TITLE: ClassVar[str] = "LOAD DATA"
+    table: TableName
+    path: str
+    local: bool = False
+    """LOCAL: the path is on this machine's filesystem and the files are copied (else moved, as Hive does)."""
+    overwrite: bool = False
+    partition: PartitionSpec | None = None
+
+
 # --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
 
 
@@ -381,7 +394,7 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
              | CreateTableAs | Describe
              | CreateDatabase | DropDatabase | DescribeDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
-             | ShowCreateTable
+             | ShowCreateTable | LoadData
              | Query | Insert | MultiInsert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
@@ -391,5 +404,6 @@ SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …"
              "DROP TABLE [PURGE]", "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]",
              "DESCRIBE DATABASE [EXTENDED]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
-             "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]")
+             "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]",
+             "LOAD DATA [LOCAL] INPATH … [OVERWRITE] INTO TABLE")
 """What ``airflow-acid sql`` understands, for error messages and help."""

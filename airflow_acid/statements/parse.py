@@ -50,6 +50,7 @@ from airflow_acid.statements.model import (
     DropDatabase,
     DropTable,
     Insert,
+    LoadData,
     Merge,
     MergeWhen,
     MultiInsert,
@@ -301,6 +302,8 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
     if isinstance(node, acid.ShowTables):
         database = node.args.get("database")
         return ShowTables(database.name if database is not None else None, _text(node.args.get("pattern")))
+    if isinstance(node, exp.LoadData):
+        return _load_data(node)
     if isinstance(node, exp.Describe):
         if str(node.args.get("kind") or "").upper() in ("DATABASE", "SCHEMA"):
             return DescribeDatabase(_database_name(node.this),
@@ -319,6 +322,16 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
     if leading:  # the user's own words, never sqlglot's class names
         raise _unsupported(leading)
     raise _unsupported(type(node).__name__.upper() + (f" {kind.upper()}" if isinstance(kind, str) else ""))
+
+
+def _load_data(node: exp.LoadData) -> LoadData:
+    if node.args.get("input_format") or node.args.get("serde"):
+        raise _unsupported("LOAD DATA … INPUTFORMAT … SERDE", "the files are read in the table's own format")
+    path = _text(node.args.get("inpath"))
+    if not path:
+        raise _malformed("LOAD DATA needs INPATH 'path'")
+    return LoadData(_table_name(node.this), path, local=bool(node.args.get("local")),
+                    overwrite=bool(node.args.get("overwrite")), partition=_partition(node.args.get("partition")))
 
 
 def _show_compactions(node: acid.ShowCompactions) -> ShowCompactions:
