@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ from airflow_acid.metastore.schema import (
     COLUMNS_V2,
     DATABASE_PARAMS,
     DBS,
+    KEY_CONSTRAINTS,
     PARTITION_KEYS,
     PARTITION_PARAMS,
     PARTITIONS,
@@ -116,6 +118,14 @@ class ColumnInfo:
     name: str
     type: str
     comment: str | None = None
+    default: str | None = None
+    """The column's DEFAULT constraint as Hive stores its text (``1``, ``'x'``, ``CURRENT_TIMESTAMP()``), or None."""
+
+
+DEFAULT_CONSTRAINT = 4
+"""KEY_CONSTRAINTS.CONSTRAINT_TYPE of a DEFAULT constraint (Hive's MConstraint.DEFAULT_CONSTRAINT)."""
+ENABLE = 4
+"""ENABLE_VALIDATE_RELY of Hive's default ``ENABLE NOVALIDATE NORELY``."""
 
 
 @dataclass(frozen=True)
@@ -550,12 +560,20 @@ class Catalog:
                 if old.name in table.bucket_cols and (old.name, old.type) != (now.name, now.type):
                     raise InvalidInputError(f"table {full}: bucket column {old.name} cannot be renamed or change its "
                                             "type (rows are assigned to buckets by its name and typed hash)")
-            sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == _require_table_id(conn, database, name))
-                                 ).scalar_one()
+            tbl_id = _require_table_id(conn, database, name)
+            sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == tbl_id)).scalar_one()
             conn.execute(sa.delete(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd_id))
             conn.execute(sa.insert(COLUMNS_V2), [
                 {"CD_ID": sd_id, "COLUMN_NAME": c.name, "TYPE_NAME": c.type, "COMMENT": c.comment, "INTEGER_IDX": i}
                 for i, c in enumerate(new)])
+            # a column's DEFAULT follows it by name (CHANGE: from its old name) to its new position
+            kept = {c.name: c.default for c in table.columns if c.default is not None}
+            if action == "change" and old_name is not None and validate_name("column", old_name) in kept:
+                kept[given[0].name] = kept.pop(validate_name("column", old_name))
+            conn.execute(sa.delete(KEY_CONSTRAINTS).where(KEY_CONSTRAINTS.c.PARENT_TBL_ID == tbl_id,
+                                                          KEY_CONSTRAINTS.c.CONSTRAINT_TYPE == DEFAULT_CONSTRAINT))
+            _insert_defaults(conn, sd_id, tbl_id, [ColumnInfo(c.name, c.type, c.comment, c.default or kept.get(c.name))
+                                                   for c in new])
             return _load_table(conn, database, name)
 
         return self.db.run(work, what=f"alter the columns of table {full}")
@@ -704,8 +722,9 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
     result: list[ColumnInfo] = []
     seen: set[str] = set()
     for entry in columns:
+        default = None
         if isinstance(entry, ColumnInfo):
-            raw_name, raw_type, comment = entry.name, entry.type, entry.comment
+            raw_name, raw_type, comment, default = entry.name, entry.type, entry.comment, entry.default
         else:
             try:
                 raw_name, raw_type = entry
@@ -716,7 +735,7 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
         if name in seen:
             raise InvalidInputError(f"table {table}: {kind} {name} is listed twice")
         seen.add(name)
-        result.append(ColumnInfo(name, normalize_type(raw_type, column=f"{table}.{name}"), comment))
+        result.append(ColumnInfo(name, normalize_type(raw_type, column=f"{table}.{name}"), comment, default))
     return result
 
 
@@ -767,6 +786,24 @@ def _insert_columns(conn: Connection, sd_id: int, tbl_id: int, cols: list[Column
     if buckets:
         conn.execute(sa.insert(BUCKETING_COLS), [
             {"SD_ID": sd_id, "BUCKET_COL_NAME": b, "INTEGER_IDX": i} for i, b in enumerate(buckets)])
+    _insert_defaults(conn, sd_id, tbl_id, cols)
+
+
+def _insert_defaults(conn: Connection, sd_id: int, tbl_id: int, cols: Sequence[ColumnInfo]) -> None:
+    """One KEY_CONSTRAINTS row per column DEFAULT, as Hive's metastore writes it (a generated constraint name)."""
+    rows = [{"PARENT_CD_ID": sd_id, "PARENT_INTEGER_IDX": i, "PARENT_TBL_ID": tbl_id, "POSITION": 1,
+             "CONSTRAINT_NAME": uuid.uuid4().hex, "CONSTRAINT_TYPE": DEFAULT_CONSTRAINT, "ENABLE_VALIDATE_RELY": ENABLE,
+             "DEFAULT_VALUE": c.default} for i, c in enumerate(cols) if c.default is not None]
+    if rows:
+        conn.execute(sa.insert(KEY_CONSTRAINTS), rows)
+
+
+def _load_defaults(conn: Connection, tbl_id: int) -> dict[int, str]:
+    """Column position → DEFAULT text of a table (Hive's KEY_CONSTRAINTS rows, or airflow-acid's)."""
+    return {int(r.PARENT_INTEGER_IDX): r.DEFAULT_VALUE for r in conn.execute(
+        sa.select(KEY_CONSTRAINTS.c.PARENT_INTEGER_IDX, KEY_CONSTRAINTS.c.DEFAULT_VALUE)
+        .where(KEY_CONSTRAINTS.c.PARENT_TBL_ID == tbl_id, KEY_CONSTRAINTS.c.CONSTRAINT_TYPE == DEFAULT_CONSTRAINT))
+        if r.DEFAULT_VALUE is not None}
 
 
 def _insert_table_params(conn: Connection, tbl_id: int, props: Mapping[str, str]) -> None:
@@ -863,7 +900,8 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
     cd_id = sd.SD_ID  # airflow-acid's own schema keys columns by SD_ID; Hive by SDS.CD_ID -> CDS
     if profile_of(conn).is_hive:
         cd_id = conn.execute(sa.select(HIVE_SDS.c.CD_ID).where(HIVE_SDS.c.SD_ID == sd.SD_ID)).scalar()
-    cols = [ColumnInfo(r.COLUMN_NAME, r.TYPE_NAME, r.COMMENT) for r in conn.execute(
+    defaults = _load_defaults(conn, row.TBL_ID)
+    cols = [ColumnInfo(r.COLUMN_NAME, r.TYPE_NAME, r.COMMENT, defaults.get(int(r.INTEGER_IDX))) for r in conn.execute(
         sa.select(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == cd_id).order_by(COLUMNS_V2.c.INTEGER_IDX))]
     keys = [ColumnInfo(r.PKEY_NAME, r.PKEY_TYPE, r.PKEY_COMMENT) for r in conn.execute(
         sa.select(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == row.TBL_ID).order_by(PARTITION_KEYS.c.INTEGER_IDX))]
@@ -946,6 +984,7 @@ def _delete_table(conn: Connection, tbl_id: int) -> None:
     sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == tbl_id)).scalar_one()
     conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
     conn.execute(sa.delete(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == tbl_id))
+    conn.execute(sa.delete(KEY_CONSTRAINTS).where(KEY_CONSTRAINTS.c.PARENT_TBL_ID == tbl_id))
     conn.execute(sa.delete(TBLS).where(TBLS.c.TBL_ID == tbl_id))
     if sd_id is not None:
         conn.execute(sa.delete(BUCKETING_COLS).where(BUCKETING_COLS.c.SD_ID == sd_id))

@@ -264,7 +264,7 @@ class StatementExecutor:
         name = s.table.qualified
         existed = s.if_not_exists and self.metastore.catalog.table_exists(*name.split("."))
         info = self.warehouse.create_table(
-            name, [(c.name, c.type, c.comment) for c in s.columns],
+            name, [ColumnInfo(c.name, c.type, c.comment, c.default) for c in s.columns],
             partition_by=[(c.name, c.type, c.comment) for c in s.partitioned_by], bucket_by=s.bucket_by,
             num_buckets=s.num_buckets, properties=s.properties, location=s.location, if_not_exists=s.if_not_exists,
             storage=s.storage, external=s.external)
@@ -319,8 +319,10 @@ def _parse_enum(parse: Callable[[str], Any], text: str | None, what: str, keywor
 def _dml(method: str) -> Callable[[StatementExecutor, Any], Result]:
     """A DML handler; pyarrow, DuckDB and the client API load with the first DML statement."""
     def run(ex: StatementExecutor, s: Any) -> Result:
+        from airflow_acid.statements.defaults import with_defaults
         from airflow_acid.statements.dml import DmlExecutor
 
+        s = with_defaults(ex, s)  # column DEFAULTs written into the statement
         dml = DmlExecutor(ex.warehouse)
         dml.compile(s)  # before the transaction opens: a refused statement leaves none behind
         result: Result = getattr(dml, method)(s)

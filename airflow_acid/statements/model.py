@@ -124,6 +124,8 @@ class Column:
     name: str
     type: str
     comment: str | None = None
+    default: str | None = None
+    """DEFAULT: the value's Hive text (a constant or a function of constants)."""
 
 
 @dataclass(frozen=True)

@@ -765,13 +765,32 @@ def _column(node: exp.Expr) -> Column:
     if not isinstance(node, exp.ColumnDef) or node.args.get("kind") is None:
         raise _malformed(f"column {node.sql(dialect=acid.HiveAcid)!r} needs a name and a type, e.g. "
                                    "id INT")
-    comment = None
+    comment = default = None
     for constraint in node.args.get("constraints") or []:
         if isinstance(constraint.args.get("kind"), exp.CommentColumnConstraint):
             comment = _text(constraint.args["kind"].this)
+        elif isinstance(constraint.args.get("kind"), exp.DefaultColumnConstraint):
+            default = _default_value(node.name, constraint.args["kind"].this)
         else:
             raise _unsupported(f"column constraint {constraint.sql(dialect=acid.HiveAcid)!r}")
-    return Column(node.name, node.args["kind"].sql(dialect=acid.HiveAcid), comment)
+    return Column(node.name, node.args["kind"].sql(dialect=acid.HiveAcid), comment, default)
+
+
+MAX_DEFAULT_LENGTH = 255
+"""Hive's limit on a DEFAULT value's text."""
+
+
+def _default_value(column: str, value: exp.Expr) -> str:
+    """A column DEFAULT as Hive stores it (its text): a constant or a function of constants (CURRENT_DATE,
+    CURRENT_TIMESTAMP, CURRENT_USER()), as Hive allows."""
+    text = value.sql(dialect=acid.HiveAcid)
+    if any(isinstance(n, (exp.Column, exp.Query, exp.Subquery, exp.Star)) for n in value.walk()):
+        raise _malformed(f"Invalid Default value: {text} for column {column}. DEFAULT only allows constant or function "
+                         "expressions")
+    if len(text) > MAX_DEFAULT_LENGTH:
+        raise _malformed(f"Invalid Default value: {text[:40]}… for column {column}: longer than "
+                         f"{MAX_DEFAULT_LENGTH} characters (Hive's limit)")
+    return text
 
 
 def _properties(items: list[exp.Expr]) -> dict[str, str]:

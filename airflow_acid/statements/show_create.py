@@ -15,7 +15,8 @@ def _quote(text: str) -> str:
 
 
 def _column(c: ColumnInfo) -> str:
-    return f"  `{c.name}` {c.type}" + (f" COMMENT {_quote(c.comment)}" if c.comment else "")
+    return (f"  `{c.name}` {c.type}" + (f" DEFAULT {c.default}" if c.default is not None else "")
+            + (f" COMMENT {_quote(c.comment)}" if c.comment else ""))
 
 
 def create_statement(info: TableInfo) -> list[str]:

@@ -38,3 +38,15 @@ def test_load_data(cli, tmp_path):
     (tmp_path / "bad.txt").write_text("x\n")
     bad = cli(f"LOAD DATA LOCAL INPATH '{tmp_path / 'bad.txt'}' INTO TABLE {t}")
     assert bad.exit_code != 0 and "does not match the file format of the destination table" in bad.stderr
+
+
+def test_column_defaults(cli):
+    t = unique("clidflt")
+    result = cli("-e", f"CREATE TABLE {t} (id INT, name STRING DEFAULT 'none') TBLPROPERTIES "
+                       f"('transactional'='true'); INSERT INTO {t} (id) VALUES (1); "
+                       f"INSERT INTO {t} VALUES (2, DEFAULT); SELECT * FROM {t} ORDER BY id; SHOW CREATE TABLE {t}",
+                 "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out[3]["rows"] == [{"id": 1, "name": "none"}, {"id": 2, "name": "none"}]
+    assert out[4]["rows"][2] == {"createtab_stmt": "  `name` string DEFAULT 'none')"}
