@@ -77,6 +77,11 @@ ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
 ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+"""TBLS.TBL_TYPE of a view (its query in VIEW_ORIGINAL_TEXT / VIEW_EXPANDED_TEXT, no data)."""
+VIEW_INPUT_FORMAT = "org.apache.hadoop.mapred.SequenceFileInputFormat"
+VIEW_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat"
+"""The formats Hive records in a view's storage descriptor."""
 TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
 LAZY_SIMPLE_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
@@ -166,6 +171,13 @@ class TableInfo:
     """The SerDe class (SERDES.SLIB); None when the metastore recorded none (airflow-acid's ORC tables)."""
     serde_params: dict[str, str] = field(default_factory=dict)
     """SERDE_PARAMS: ``field.delim``, ``serialization.format``, ``serialization.null.format``, ``escape.delim``…"""
+    view_original_text: str | None = None
+    view_expanded_text: str | None = None
+    """A view's query as written, and with its names qualified (what readers run)."""
+
+    @property
+    def is_view(self) -> bool:
+        return self.table_type == VIRTUAL_VIEW
 
     @property
     def is_text(self) -> bool:
@@ -455,6 +467,54 @@ class Catalog:
             return _load_table(conn, database, name)
 
         return self.db.run(work, what=f"create table {full}")
+
+    def create_view(self, database: str, name: str, columns: Sequence[ColumnInfo], *, original_text: str,
+                    expanded_text: str, replace: bool = False, owner: str | None = None) -> TableInfo:
+        """CREATE [OR REPLACE] VIEW as Hive records it: a TBLS row of type VIRTUAL_VIEW with its query texts, its
+        columns (COLUMNS_V2) and a storage descriptor without location. ``replace`` swaps an existing view's query
+        and columns (a table of that name is never replaced)."""
+        self._refuse_ddl(f"create view {database}.{name}")
+        database = validate_name("database", database)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
+        full = f"{database}.{name}"
+        cols = _columns(full, columns, "column")
+
+        def work(conn: Connection) -> TableInfo:
+            db_id = _require_database(conn, database)
+            tbl_id = _table_id(conn, db_id, name)
+            if tbl_id is not None:
+                existing = _load_table(conn, database, name)
+                if not existing.is_view:
+                    raise AlreadyExistsError(f"Table {full} already exists and is not a view; drop it or choose "
+                                             "another name")
+                if not replace:
+                    raise AlreadyExistsError(f"View {full} already exists; use CREATE OR REPLACE VIEW or ALTER "
+                                             "VIEW … AS")
+                _delete_table(conn, tbl_id)
+            sd_id = _insert(conn, SDS, {"LOCATION": "", "INPUT_FORMAT": VIEW_INPUT_FORMAT,
+                                        "OUTPUT_FORMAT": VIEW_OUTPUT_FORMAT, "NUM_BUCKETS": -1}, name=f"view {full}")
+            tbl_id = _insert(conn, TBLS, {"DB_ID": db_id, "TBL_NAME": name, "TBL_TYPE": VIRTUAL_VIEW, "OWNER": owner,
+                                          "CREATE_TIME": now_ms(conn), "SD_ID": sd_id,
+                                          "VIEW_ORIGINAL_TEXT": original_text,
+                                          "VIEW_EXPANDED_TEXT": expanded_text}, name=f"view {full}")
+            _insert_columns(conn, sd_id, tbl_id, cols, [], [])
+            return _load_table(conn, database, name)
+
+        return self.db.run(work, what=f"create view {full}")
+
+    def list_views(self, database: str) -> list[str]:
+        """The names of the database's views (SHOW VIEWS; none when the database does not exist)."""
+        database = validate_name("database", database)
+
+        def work(conn: Connection) -> list[str]:
+            db_id = _database_id(conn, database)
+            if db_id is None:
+                return []
+            return list(conn.execute(sa.select(TBLS.c.TBL_NAME).where(TBLS.c.DB_ID == db_id,
+                                                                     TBLS.c.TBL_TYPE == VIRTUAL_VIEW)
+                                     .order_by(TBLS.c.TBL_NAME)).scalars())
+
+        return self.db.run(work, what=f"list views of {database}")
 
     def get_table(self, database: str, name: str) -> TableInfo:
         """The table's metadata; NoSuchObjectError if the database or table does not exist."""
@@ -914,7 +974,8 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
                      num_buckets=sd.NUM_BUCKETS, location=sd.LOCATION, properties=props, owner=row.OWNER,
                      create_time=_to_ms(conn, row.CREATE_TIME), table_type=row.TBL_TYPE,
                      input_format=sd.INPUT_FORMAT, output_format=sd.OUTPUT_FORMAT, serde=serde,
-                     serde_params=serde_params)
+                     serde_params=serde_params, view_original_text=row.VIEW_ORIGINAL_TEXT,
+                     view_expanded_text=row.VIEW_EXPANDED_TEXT)
 
 
 def _load_serde(conn: Connection, sd_id: int) -> tuple[str | None, dict[str, str]]:

@@ -345,6 +345,8 @@ TBLS = Table(
     Column("OWNER", String(767)),
     Column("CREATE_TIME", BigInteger),
     Column("SD_ID", BigInteger, ForeignKey("SDS.SD_ID")),
+    Column("VIEW_ORIGINAL_TEXT", Text),
+    Column("VIEW_EXPANDED_TEXT", Text),
     UniqueConstraint("DB_ID", "TBL_NAME"),
     sqlite_autoincrement=True,
 )

@@ -18,7 +18,7 @@ from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, Partiti
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.statements import catalog, ctas, load, partitions
+from airflow_acid.statements import catalog, ctas, load, partitions, views
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
@@ -33,11 +33,13 @@ from airflow_acid.statements.model import (
     CreateTable,
     CreateTableAs,
     CreateTableLike,
+    CreateView,
     Delete,
     Describe,
     DescribeDatabase,
     DropDatabase,
     DropTable,
+    DropView,
     Insert,
     LoadData,
     Merge,
@@ -321,8 +323,9 @@ def _dml(method: str) -> Callable[[StatementExecutor, Any], Result]:
     def run(ex: StatementExecutor, s: Any) -> Result:
         from airflow_acid.statements.defaults import with_defaults
         from airflow_acid.statements.dml import DmlExecutor
+        from airflow_acid.statements.views import with_views
 
-        s = with_defaults(ex, s)  # column DEFAULTs written into the statement
+        s = with_defaults(ex, with_views(ex, s))  # views read through their queries; column DEFAULTs written in
         dml = DmlExecutor(ex.warehouse)
         dml.compile(s)  # before the transaction opens: a refused statement leaves none behind
         result: Result = getattr(dml, method)(s)
@@ -364,6 +367,8 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     ShowPartitions: partitions.show_partitions,
     ShowTblProperties: partitions.show_tblproperties,
     LoadData: load.load_data,
+    CreateView: views.create_view,
+    DropView: views.drop_view,
 }
 
 __all__ = ["USER_ERRORS", "StatementExecutor"]

@@ -33,9 +33,12 @@ log = logging.getLogger(__name__)
 
 def load_data(ex: StatementExecutor, s: LoadData) -> Result:
     from airflow_acid.client.load_data import check_files, list_source
+    from airflow_acid.statements.views import DML_AGAINST_VIEW
 
     info = ex.table_info(s.table)
     ex.metastore.catalog.check_ddl(f"load data into {info.full_name}")
+    if info.is_view:
+        raise InvalidInputError(f"{DML_AGAINST_VIEW}: {info.full_name} is a view")
     spec = _partition_spec(info, s)
     fs, path = _source_fs(ex, s)
     source = list_source(fs, path)

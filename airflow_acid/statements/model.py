@@ -238,6 +238,8 @@ class ShowTables:
     TITLE: ClassVar[str] = "SHOW TABLES"
     database: str | None = None
     pattern: str | None = None
+    views: bool = False
+    """SHOW VIEWS: the views only."""
 
 
 @dataclass(frozen=True)
@@ -296,6 +298,29 @@ class ShowCreateTable:
 
     TITLE: ClassVar[str] = "SHOW CREATE TABLE"
     table: TableName
+
+
+@dataclass(frozen=True)
+class CreateView:
+    """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(col, …)] [COMMENT '…'] AS SELECT …, and ALTER VIEW v AS SELECT …
+    (``alter``: the view must exist)."""
+
+    TITLE: ClassVar[str] = "CREATE VIEW"
+    view: TableName
+    query: exp.Query
+    columns: tuple[str, ...] | None = None
+    replace: bool = False
+    if_not_exists: bool = False
+    alter: bool = False
+
+
+@dataclass(frozen=True)
+class DropView:
+    """DROP VIEW [IF EXISTS] v."""
+
+    TITLE: ClassVar[str] = "DROP VIEW"
+    view: TableName
+    if_exists: bool = False
 
 
 @dataclass(frozen=True)
@@ -396,7 +421,7 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
              | CreateTableAs | Describe
              | CreateDatabase | DropDatabase | DescribeDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
-             | ShowCreateTable | LoadData
+             | ShowCreateTable | LoadData | CreateView | DropView
              | Query | Insert | MultiInsert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
@@ -407,5 +432,6 @@ SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …"
              "DESCRIBE DATABASE [EXTENDED]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
              "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]",
-             "LOAD DATA [LOCAL] INPATH … [OVERWRITE] INTO TABLE")
+             "LOAD DATA [LOCAL] INPATH … [OVERWRITE] INTO TABLE", "CREATE [OR REPLACE] VIEW … AS SELECT",
+             "ALTER VIEW … AS SELECT", "DROP VIEW", "SHOW VIEWS")
 """What ``airflow-acid sql`` understands, for error messages and help."""

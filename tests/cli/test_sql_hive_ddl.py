@@ -50,3 +50,14 @@ def test_column_defaults(cli):
     out = json.loads(result.stdout)
     assert out[3]["rows"] == [{"id": 1, "name": "none"}, {"id": 2, "name": "none"}]
     assert out[4]["rows"][2] == {"createtab_stmt": "  `name` string DEFAULT 'none')"}
+
+
+def test_views(cli):
+    t, v = unique("clivt"), unique("cliv")
+    result = cli("-e", f"CREATE TABLE {t} (id INT) TBLPROPERTIES ('transactional'='true'); "
+                       f"INSERT INTO {t} VALUES (1), (2); CREATE VIEW {v} AS SELECT id * 2 AS twice FROM {t}; "
+                       f"SELECT * FROM {v} ORDER BY twice; SHOW VIEWS LIKE '{v}'; DROP VIEW {v}", "--json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert [r["statement"] for r in out][2:] == ["CREATE VIEW", "SELECT", "SHOW VIEWS", "DROP VIEW"]
+    assert out[3]["rows"] == [{"twice": 2}, {"twice": 4}] and out[4]["rows"] == [{"tab_name": v}]

@@ -33,6 +33,8 @@ def test_hive_ddl_statements_are_refused(hive_42_url, tmp_path):
         for statement, what in [
             (f"LOAD DATA LOCAL INPATH '{tmp_path / '000000_0'}' INTO TABLE {db}.t", f"load data into {db}.t"),
             (f"CREATE TABLE {db}.d (a INT DEFAULT 1)", f"create table {db}.d"),
+            (f"CREATE VIEW {db}.v AS SELECT id FROM {db}.t", f"create view {db}.v"),
+            (f"DROP VIEW {db}.v", f"drop view {db}.v"),
         ]:
             with pytest.raises(HiveMetastoreError, match=f"cannot {what}: .*run the DDL in Hive"):
                 ex.run(parse_statement(statement))

@@ -1,5 +1,6 @@
 """KEY_CONSTRAINTS: column DEFAULT constraints as Hive 4 stores them (CONSTRAINT_TYPE 4, DEFAULT_VALUE), keyed by the
-table (PARENT_TBL_ID) and the column's position (PARENT_INTEGER_IDX).
+table (PARENT_TBL_ID) and the column's position (PARENT_INTEGER_IDX); TBLS.VIEW_ORIGINAL_TEXT / VIEW_EXPANDED_TEXT:
+a view's query, as Hive keeps it.
 
 Revision ID: 0009
 Revises: 0008
@@ -18,7 +19,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    if sa.inspect(op.get_bind()).has_table("KEY_CONSTRAINTS"):  # made by metadata.create_all already
+    inspector = sa.inspect(op.get_bind())
+    present = {c["name"] for c in inspector.get_columns("TBLS")}
+    for column in ("VIEW_ORIGINAL_TEXT", "VIEW_EXPANDED_TEXT"):
+        if column not in present:  # a database made by metadata.create_all already has them
+            op.add_column("TBLS", sa.Column(column, sa.Text(), nullable=True))
+    if inspector.has_table("KEY_CONSTRAINTS"):
         return
     op.create_table("KEY_CONSTRAINTS",
         sa.Column("CHILD_CD_ID", sa.BigInteger(), nullable=True),
@@ -41,3 +47,6 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("KEY_CONSTRAINTS")
+    with op.batch_alter_table("TBLS") as batch:
+        batch.drop_column("VIEW_EXPANDED_TEXT")
+        batch.drop_column("VIEW_ORIGINAL_TEXT")
