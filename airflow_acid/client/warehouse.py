@@ -194,7 +194,7 @@ class AcidWarehouse:
             user=self.user, host=self.host, agent_info="airflow-acid drop table")
         try:
             self.metastore.catalog.drop_table(db, table, if_exists=if_exists)
-            if purge:
+            if purge and info.location:  # a view has no directory
                 fs, root = self.io.storage(info.location)
                 if fs.exists(root):
                     fs.rm(root, recursive=True)

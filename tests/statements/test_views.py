@@ -88,3 +88,7 @@ def test_views_are_no_dml_targets_and_replace_alter_drop(wh, tmp_path):
     assert run(ex, f"DROP VIEW {v}").messages == [f"view default.{v} dropped"]
     assert run(ex, f"DROP VIEW IF EXISTS {v}").messages == [f"view default.{v} does not exist"]
     run(ex, f"CREATE TABLE {unique('after')} (a INT)")  # a view has no directory: it overlaps no table
+    gone = unique("vgone")
+    run(ex, f"CREATE VIEW {gone} AS SELECT a FROM {t}")
+    wh.drop_table(gone)  # the Python API drops a view's catalog entry only (it has no directory)
+    assert not wh.metastore.catalog.table_exists("default", gone) and wh.read(t).num_rows == 2
