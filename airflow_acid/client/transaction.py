@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.orc as po
 
 from airflow_acid.acid import names
 from airflow_acid.acid.codes import DataOperation, LockState, OperationType
@@ -41,6 +43,7 @@ from airflow_acid.client.errors import (
     UnsupportedOperationError,
 )
 from airflow_acid.client.hive_compare import column_types, hive_comparisons
+from airflow_acid.client.load_data import LoadSource, destination_names
 from airflow_acid.client.merge_clauses import MergeClause, WhenMatched, WhenNotMatched, on_condition
 from airflow_acid.client.merge_source import merge_source
 from airflow_acid.client.predicates import (
@@ -86,6 +89,8 @@ log = logging.getLogger(__name__)
 
 MAX_STATEMENTS = 4096
 """Statement ids must fit BucketCodec V1's 12 bits (and the ``%04d`` directory suffix)."""
+_COPY_CHUNK = 8 << 20
+"""Bytes copied at a time by LOAD DATA."""
 _ROW_NUMBER = quote("__acid_row")
 """Row numbers of the rows an UPDATE evaluates (to take the values it keeps back exactly)."""
 
@@ -517,6 +522,35 @@ class Transaction:
         if not info.is_partitioned or partition is not None:
             groups = groups or [(self._io.partition_target(info, partition), self._io.data_schema(info).empty_table())]
         return self._write_bases(info, groups, "insert overwrite")
+
+    def load_files(self, table: str, source: LoadSource, partition: Mapping[str, Any] | str | None = None, *,
+                   overwrite: bool = False) -> StatementResult:
+        """LOAD DATA: ``source``'s files (checked by :func:`~airflow_acid.client.load_data.check_files`) copied as
+        they are into a new ``delta_W_W_S`` — ``base_W`` with ``overwrite`` — of the table or the given partition,
+        as original files (Hive's names) whose rows readers give synthesized ROW__IDs; locked as INSERT / INSERT
+        OVERWRITE is. Rows are counted from the files' footers (text files: not counted)."""
+        info = self._table(table, "load data")
+        target = self._io.partition_target(info, partition)
+        write_id = self._ms.txns.allocate_write_id(self.txn_id, info.database, info.name)
+        op = DataOperation.INSERT_OVERWRITE if overwrite else DataOperation.INSERT
+        self._lock(info, [target.name], op)
+        stmt = self._statement_id()
+        dirname = names.format_base(write_id) if overwrite else names.format_delta(write_id, write_id, stmt)
+        fs, root = self._io.storage(target.location)
+        directory = posixpath.join(root, dirname)
+        rows = 0
+        with self._writing():
+            self._track(target, dirname)
+            fs.makedirs(directory, exist_ok=True)
+            for path, name in zip(source.files, destination_names(source.files), strict=True):
+                with source.fs.open(path, "rb") as src, fs.open(posixpath.join(directory, name), "wb") as dst:
+                    shutil.copyfileobj(src, dst, _COPY_CHUNK)
+                if not info.is_text:
+                    with source.fs.open(path, "rb") as handle:
+                        rows += po.ORCFile(handle).nrows
+            self._register(info, [target])
+        return self._record(StatementResult(info.full_name, "insert", write_id, (stmt,), inserted=rows,
+                                            partitions=(target.name,), directories=(dirname,)))
 
     def truncate(self, table: str, partition: Mapping[str, Any] | str | None = None) -> StatementResult:
         """TRUNCATE TABLE [PARTITION]: a ``base_W`` holding only ``_metadata_acid`` (``truncated``) in the table or

@@ -49,7 +49,8 @@ from airflow_acid.metastore.locks import LockComponent
 from airflow_acid.metastore.store import HOME_ENV, default_url
 from airflow_acid.metastore.table_properties import TRANSACTIONAL_PROPERTIES
 
-ColumnsSpec: TypeAlias = Sequence[tuple[str, str] | tuple[str, str, str | None]] | Mapping[str, str] | pa.Schema
+ColumnsSpec: TypeAlias = (Sequence[tuple[str, str] | tuple[str, str, str | None] | ColumnInfo] | Mapping[str, str]
+                          | pa.Schema)
 
 
 def _columns(spec: ColumnsSpec | None) -> list[tuple[str, str] | ColumnInfo]:
@@ -60,8 +61,11 @@ def _columns(spec: ColumnsSpec | None) -> list[tuple[str, str] | ColumnInfo]:
         return [(f.name, hive_type(f.type, f.name)) for f in spec]
     if isinstance(spec, Mapping):
         return [(str(k), str(v)) for k, v in spec.items()]
-    out = []
+    out: list[tuple[str, str] | ColumnInfo] = []
     for item in spec:
+        if isinstance(item, ColumnInfo):  # a statement's column, DEFAULT included
+            out.append(item)
+            continue
         if isinstance(item, str):
             raise SchemaMismatchError(f"column {item!r} needs a type: give (name, hive type) pairs, a dict or a "
                                       "pyarrow schema")
@@ -190,7 +194,7 @@ class AcidWarehouse:
             user=self.user, host=self.host, agent_info="airflow-acid drop table")
         try:
             self.metastore.catalog.drop_table(db, table, if_exists=if_exists)
-            if purge:
+            if purge and info.location:  # a view has no directory
                 fs, root = self.io.storage(info.location)
                 if fs.exists(root):
                     fs.rm(root, recursive=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,7 @@ from airflow_acid.metastore.schema import (
     COLUMNS_V2,
     DATABASE_PARAMS,
     DBS,
+    KEY_CONSTRAINTS,
     PARTITION_KEYS,
     PARTITION_PARAMS,
     PARTITIONS,
@@ -75,6 +77,11 @@ ORC_INPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat"
 ORC_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat"
 ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+"""TBLS.TBL_TYPE of a view (its query in VIEW_ORIGINAL_TEXT / VIEW_EXPANDED_TEXT, no data)."""
+VIEW_INPUT_FORMAT = "org.apache.hadoop.mapred.SequenceFileInputFormat"
+VIEW_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveSequenceFileOutputFormat"
+"""The formats Hive records in a view's storage descriptor."""
 TEXT_INPUT_FORMAT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT_FORMAT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
 LAZY_SIMPLE_SERDE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
@@ -116,6 +123,14 @@ class ColumnInfo:
     name: str
     type: str
     comment: str | None = None
+    default: str | None = None
+    """The column's DEFAULT constraint as Hive stores its text (``1``, ``'x'``, ``CURRENT_TIMESTAMP()``), or None."""
+
+
+DEFAULT_CONSTRAINT = 4
+"""KEY_CONSTRAINTS.CONSTRAINT_TYPE of a DEFAULT constraint (Hive's MConstraint.DEFAULT_CONSTRAINT)."""
+ENABLE = 4
+"""ENABLE_VALIDATE_RELY of Hive's default ``ENABLE NOVALIDATE NORELY``."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +171,13 @@ class TableInfo:
     """The SerDe class (SERDES.SLIB); None when the metastore recorded none (airflow-acid's ORC tables)."""
     serde_params: dict[str, str] = field(default_factory=dict)
     """SERDE_PARAMS: ``field.delim``, ``serialization.format``, ``serialization.null.format``, ``escape.delim``…"""
+    view_original_text: str | None = None
+    view_expanded_text: str | None = None
+    """A view's query as written, and with its names qualified (what readers run)."""
+
+    @property
+    def is_view(self) -> bool:
+        return self.table_type == VIRTUAL_VIEW
 
     @property
     def is_text(self) -> bool:
@@ -446,6 +468,54 @@ class Catalog:
 
         return self.db.run(work, what=f"create table {full}")
 
+    def create_view(self, database: str, name: str, columns: Sequence[ColumnInfo], *, original_text: str,
+                    expanded_text: str, replace: bool = False, owner: str | None = None) -> TableInfo:
+        """CREATE [OR REPLACE] VIEW as Hive records it: a TBLS row of type VIRTUAL_VIEW with its query texts, its
+        columns (COLUMNS_V2) and a storage descriptor without location. ``replace`` swaps an existing view's query
+        and columns (a table of that name is never replaced)."""
+        self._refuse_ddl(f"create view {database}.{name}")
+        database = validate_name("database", database)
+        name = validate_name("table", name, MAX_TABLE_NAME_LENGTH)
+        full = f"{database}.{name}"
+        cols = _columns(full, columns, "column")
+
+        def work(conn: Connection) -> TableInfo:
+            db_id = _require_database(conn, database)
+            tbl_id = _table_id(conn, db_id, name)
+            if tbl_id is not None:
+                existing = _load_table(conn, database, name)
+                if not existing.is_view:
+                    raise AlreadyExistsError(f"Table {full} already exists and is not a view; drop it or choose "
+                                             "another name")
+                if not replace:
+                    raise AlreadyExistsError(f"View {full} already exists; use CREATE OR REPLACE VIEW or ALTER "
+                                             "VIEW … AS")
+                _delete_table(conn, tbl_id)
+            sd_id = _insert(conn, SDS, {"LOCATION": "", "INPUT_FORMAT": VIEW_INPUT_FORMAT,
+                                        "OUTPUT_FORMAT": VIEW_OUTPUT_FORMAT, "NUM_BUCKETS": -1}, name=f"view {full}")
+            tbl_id = _insert(conn, TBLS, {"DB_ID": db_id, "TBL_NAME": name, "TBL_TYPE": VIRTUAL_VIEW, "OWNER": owner,
+                                          "CREATE_TIME": now_ms(conn), "SD_ID": sd_id,
+                                          "VIEW_ORIGINAL_TEXT": original_text,
+                                          "VIEW_EXPANDED_TEXT": expanded_text}, name=f"view {full}")
+            _insert_columns(conn, sd_id, tbl_id, cols, [], [])
+            return _load_table(conn, database, name)
+
+        return self.db.run(work, what=f"create view {full}")
+
+    def list_views(self, database: str) -> list[str]:
+        """The names of the database's views (SHOW VIEWS; none when the database does not exist)."""
+        database = validate_name("database", database)
+
+        def work(conn: Connection) -> list[str]:
+            db_id = _database_id(conn, database)
+            if db_id is None:
+                return []
+            return list(conn.execute(sa.select(TBLS.c.TBL_NAME).where(TBLS.c.DB_ID == db_id,
+                                                                     TBLS.c.TBL_TYPE == VIRTUAL_VIEW)
+                                     .order_by(TBLS.c.TBL_NAME)).scalars())
+
+        return self.db.run(work, what=f"list views of {database}")
+
     def get_table(self, database: str, name: str) -> TableInfo:
         """The table's metadata; NoSuchObjectError if the database or table does not exist."""
         database = validate_name("database", database)
@@ -550,12 +620,20 @@ class Catalog:
                 if old.name in table.bucket_cols and (old.name, old.type) != (now.name, now.type):
                     raise InvalidInputError(f"table {full}: bucket column {old.name} cannot be renamed or change its "
                                             "type (rows are assigned to buckets by its name and typed hash)")
-            sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == _require_table_id(conn, database, name))
-                                 ).scalar_one()
+            tbl_id = _require_table_id(conn, database, name)
+            sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == tbl_id)).scalar_one()
             conn.execute(sa.delete(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == sd_id))
             conn.execute(sa.insert(COLUMNS_V2), [
                 {"CD_ID": sd_id, "COLUMN_NAME": c.name, "TYPE_NAME": c.type, "COMMENT": c.comment, "INTEGER_IDX": i}
                 for i, c in enumerate(new)])
+            # a column's DEFAULT follows it by name (CHANGE: from its old name) to its new position
+            kept = {c.name: c.default for c in table.columns if c.default is not None}
+            if action == "change" and old_name is not None and validate_name("column", old_name) in kept:
+                kept[given[0].name] = kept.pop(validate_name("column", old_name))
+            conn.execute(sa.delete(KEY_CONSTRAINTS).where(KEY_CONSTRAINTS.c.PARENT_TBL_ID == tbl_id,
+                                                          KEY_CONSTRAINTS.c.CONSTRAINT_TYPE == DEFAULT_CONSTRAINT))
+            _insert_defaults(conn, sd_id, tbl_id, [ColumnInfo(c.name, c.type, c.comment, c.default or kept.get(c.name))
+                                                   for c in new])
             return _load_table(conn, database, name)
 
         return self.db.run(work, what=f"alter the columns of table {full}")
@@ -704,8 +782,9 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
     result: list[ColumnInfo] = []
     seen: set[str] = set()
     for entry in columns:
+        default = None
         if isinstance(entry, ColumnInfo):
-            raw_name, raw_type, comment = entry.name, entry.type, entry.comment
+            raw_name, raw_type, comment, default = entry.name, entry.type, entry.comment, entry.default
         else:
             try:
                 raw_name, raw_type = entry
@@ -716,7 +795,7 @@ def _columns(table: str, columns: Sequence[tuple[str, str] | ColumnInfo], kind: 
         if name in seen:
             raise InvalidInputError(f"table {table}: {kind} {name} is listed twice")
         seen.add(name)
-        result.append(ColumnInfo(name, normalize_type(raw_type, column=f"{table}.{name}"), comment))
+        result.append(ColumnInfo(name, normalize_type(raw_type, column=f"{table}.{name}"), comment, default))
     return result
 
 
@@ -767,6 +846,24 @@ def _insert_columns(conn: Connection, sd_id: int, tbl_id: int, cols: list[Column
     if buckets:
         conn.execute(sa.insert(BUCKETING_COLS), [
             {"SD_ID": sd_id, "BUCKET_COL_NAME": b, "INTEGER_IDX": i} for i, b in enumerate(buckets)])
+    _insert_defaults(conn, sd_id, tbl_id, cols)
+
+
+def _insert_defaults(conn: Connection, sd_id: int, tbl_id: int, cols: Sequence[ColumnInfo]) -> None:
+    """One KEY_CONSTRAINTS row per column DEFAULT, as Hive's metastore writes it (a generated constraint name)."""
+    rows = [{"PARENT_CD_ID": sd_id, "PARENT_INTEGER_IDX": i, "PARENT_TBL_ID": tbl_id, "POSITION": 1,
+             "CONSTRAINT_NAME": uuid.uuid4().hex, "CONSTRAINT_TYPE": DEFAULT_CONSTRAINT, "ENABLE_VALIDATE_RELY": ENABLE,
+             "DEFAULT_VALUE": c.default} for i, c in enumerate(cols) if c.default is not None]
+    if rows:
+        conn.execute(sa.insert(KEY_CONSTRAINTS), rows)
+
+
+def _load_defaults(conn: Connection, tbl_id: int) -> dict[int, str]:
+    """Column position → DEFAULT text of a table (Hive's KEY_CONSTRAINTS rows, or airflow-acid's)."""
+    return {int(r.PARENT_INTEGER_IDX): r.DEFAULT_VALUE for r in conn.execute(
+        sa.select(KEY_CONSTRAINTS.c.PARENT_INTEGER_IDX, KEY_CONSTRAINTS.c.DEFAULT_VALUE)
+        .where(KEY_CONSTRAINTS.c.PARENT_TBL_ID == tbl_id, KEY_CONSTRAINTS.c.CONSTRAINT_TYPE == DEFAULT_CONSTRAINT))
+        if r.DEFAULT_VALUE is not None}
 
 
 def _insert_table_params(conn: Connection, tbl_id: int, props: Mapping[str, str]) -> None:
@@ -863,7 +960,8 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
     cd_id = sd.SD_ID  # airflow-acid's own schema keys columns by SD_ID; Hive by SDS.CD_ID -> CDS
     if profile_of(conn).is_hive:
         cd_id = conn.execute(sa.select(HIVE_SDS.c.CD_ID).where(HIVE_SDS.c.SD_ID == sd.SD_ID)).scalar()
-    cols = [ColumnInfo(r.COLUMN_NAME, r.TYPE_NAME, r.COMMENT) for r in conn.execute(
+    defaults = _load_defaults(conn, row.TBL_ID)
+    cols = [ColumnInfo(r.COLUMN_NAME, r.TYPE_NAME, r.COMMENT, defaults.get(int(r.INTEGER_IDX))) for r in conn.execute(
         sa.select(COLUMNS_V2).where(COLUMNS_V2.c.CD_ID == cd_id).order_by(COLUMNS_V2.c.INTEGER_IDX))]
     keys = [ColumnInfo(r.PKEY_NAME, r.PKEY_TYPE, r.PKEY_COMMENT) for r in conn.execute(
         sa.select(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == row.TBL_ID).order_by(PARTITION_KEYS.c.INTEGER_IDX))]
@@ -876,7 +974,8 @@ def _load_table(conn: Connection, database: str, name: str) -> TableInfo:
                      num_buckets=sd.NUM_BUCKETS, location=sd.LOCATION, properties=props, owner=row.OWNER,
                      create_time=_to_ms(conn, row.CREATE_TIME), table_type=row.TBL_TYPE,
                      input_format=sd.INPUT_FORMAT, output_format=sd.OUTPUT_FORMAT, serde=serde,
-                     serde_params=serde_params)
+                     serde_params=serde_params, view_original_text=row.VIEW_ORIGINAL_TEXT,
+                     view_expanded_text=row.VIEW_EXPANDED_TEXT)
 
 
 def _load_serde(conn: Connection, sd_id: int) -> tuple[str | None, dict[str, str]]:
@@ -946,6 +1045,7 @@ def _delete_table(conn: Connection, tbl_id: int) -> None:
     sd_id = conn.execute(sa.select(TBLS.c.SD_ID).where(TBLS.c.TBL_ID == tbl_id)).scalar_one()
     conn.execute(sa.delete(TABLE_PARAMS).where(TABLE_PARAMS.c.TBL_ID == tbl_id))
     conn.execute(sa.delete(PARTITION_KEYS).where(PARTITION_KEYS.c.TBL_ID == tbl_id))
+    conn.execute(sa.delete(KEY_CONSTRAINTS).where(KEY_CONSTRAINTS.c.PARENT_TBL_ID == tbl_id))
     conn.execute(sa.delete(TBLS).where(TBLS.c.TBL_ID == tbl_id))
     if sd_id is not None:
         conn.execute(sa.delete(BUCKETING_COLS).where(BUCKETING_COLS.c.SD_ID == sd_id))

@@ -43,6 +43,8 @@ def overlap(conn: Connection, location: str, *, own_table_id: int | None = None)
     tables = conn.execute(sa.select(TBLS.c.TBL_ID, DBS.c.NAME, TBLS.c.TBL_NAME, SDS.c.LOCATION)
                           .join_from(TBLS, DBS, TBLS.c.DB_ID == DBS.c.DB_ID).join(SDS, TBLS.c.SD_ID == SDS.c.SD_ID))
     for tbl_id, db, name, where in tables:
+        if not where:  # a view: no directory
+            continue
         other = where.rstrip("/") or "/"
         if own_table_id == tbl_id and _nested(location, other):
             continue

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Integer,
     MetaData,
     PrimaryKeyConstraint,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -344,6 +345,8 @@ TBLS = Table(
     Column("OWNER", String(767)),
     Column("CREATE_TIME", BigInteger),
     Column("SD_ID", BigInteger, ForeignKey("SDS.SD_ID")),
+    Column("VIEW_ORIGINAL_TEXT", Text),
+    Column("VIEW_EXPANDED_TEXT", Text),
     UniqueConstraint("DB_ID", "TBL_NAME"),
     sqlite_autoincrement=True,
 )
@@ -357,6 +360,26 @@ COLUMNS_V2 = Table(
     Column("INTEGER_IDX", Integer, nullable=False),
     PrimaryKeyConstraint("CD_ID", "COLUMN_NAME"),
 )
+
+KEY_CONSTRAINTS = Table(
+    "KEY_CONSTRAINTS", metadata,
+    Column("CHILD_CD_ID", BigInteger),
+    Column("CHILD_INTEGER_IDX", Integer),
+    Column("CHILD_TBL_ID", BigInteger),
+    Column("PARENT_CD_ID", BigInteger),
+    Column("PARENT_INTEGER_IDX", Integer, nullable=False),
+    Column("PARENT_TBL_ID", BigInteger, ForeignKey("TBLS.TBL_ID", ondelete="CASCADE"), nullable=False),
+    Column("POSITION", BigInteger, nullable=False),
+    Column("CONSTRAINT_NAME", String(400), nullable=False),
+    Column("CONSTRAINT_TYPE", SmallInteger, nullable=False),
+    Column("UPDATE_RULE", SmallInteger),
+    Column("DELETE_RULE", SmallInteger),
+    Column("ENABLE_VALIDATE_RELY", SmallInteger, nullable=False),
+    Column("DEFAULT_VALUE", String(400)),
+    PrimaryKeyConstraint("PARENT_TBL_ID", "CONSTRAINT_NAME", "POSITION"),
+)
+"""Column constraints as Hive 4 stores them; airflow-acid writes DEFAULT constraints (CONSTRAINT_TYPE 4, the value's
+text in DEFAULT_VALUE, the column by PARENT_INTEGER_IDX; PARENT_CD_ID is the table's SD_ID, as COLUMNS_V2's CD_ID)."""
 
 PARTITION_KEYS = Table(
     "PARTITION_KEYS", metadata,

@@ -91,8 +91,12 @@ def drop_database(ex: StatementExecutor, s: DropDatabase) -> Result:
         table, why = next(iter(busy.items()))
         raise InvalidInputError(f"cannot drop database {name} now: table {name}.{table} is in use ({why}); nothing "
                                 "was changed")
+    views = set(ex.metastore.catalog.list_views(name))
     for table in tables:
-        drop_table(ex, DropTable(table=TableName(table, name), purge=True))
+        if table in views:
+            ex.metastore.catalog.drop_table(name, table, if_exists=True)
+        else:
+            drop_table(ex, DropTable(table=TableName(table, name), purge=True))
     info = ex.metastore.catalog.get_database(name)
     ex.metastore.catalog.drop_database(name, cascade=False)
     fs, root = ex.warehouse.io.storage(info.location)
@@ -129,8 +133,12 @@ def show_databases(ex: StatementExecutor, s: ShowDatabases) -> Result:
 
 
 def show_tables(ex: StatementExecutor, s: ShowTables) -> Result:
+    """SHOW TABLES lists tables and views (as Hive); SHOW VIEWS the views only."""
     database = require_database(ex, s.database or ex.database)
     exists = database in ex.metastore.catalog.list_databases()
+    if s.views:
+        names = ex.metastore.catalog.list_views(database) if exists else []
+        return Result("SHOW VIEWS", ["tab_name"], _matching(names, s.pattern))
     names = ex.metastore.catalog.list_tables(database) if exists else []
     return Result(s.TITLE, ["tab_name"], _matching(names, s.pattern))
 
@@ -171,6 +179,9 @@ def drop_table(ex: StatementExecutor, s: DropTable) -> Result:
     database, table = s.table.qualified.split(".", 1)
     if s.if_exists and not ex.metastore.catalog.table_exists(database, table):  # default may have no row yet
         return Result(s.TITLE, messages=[f"table {database}.{table} does not exist"])
+    if table in ex.metastore.catalog.list_views(database):
+        ex.metastore.catalog.check_ddl(f"drop table {database}.{table}")
+        raise InvalidInputError(f"Cannot drop a view with DROP TABLE: {database}.{table} is a view; use DROP VIEW")
     with exclusive_lock(ex, f"drop table {database}.{table}", database, table) as lock_id:
         info: TableInfo | None = ex.metastore.catalog.drop_table(database, table, if_exists=s.if_exists,
                                                                  refuse_in_use=True, holding=lock_id)

@@ -25,7 +25,9 @@ def create_table_as(ex: StatementExecutor, s: CreateTableAs) -> Result:
         if s.if_not_exists:
             return Result(s.TITLE, messages=[f"table {database}.{table} already exists"])
         raise AlreadyExistsError(f"table {database}.{table} already exists")
-    schema = DmlExecutor(ex.warehouse).query_schema(s.query)
+    from airflow_acid.statements.views import expand_query
+
+    schema = DmlExecutor(ex.warehouse).query_schema(expand_query(ex, s.query))
     names = [f.name.lower() for f in schema]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

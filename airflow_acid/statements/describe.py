@@ -31,8 +31,25 @@ def describe_rows(info: TableInfo, partition: PartitionInfo | None = None, *, fo
     if formatted:
         rows += [["", "", ""]]
         rows += _partition_details(info, partition) if partition is not None else _table_details(info)
-        rows += _storage(info)
+        rows += _view(info) if info.is_view else _storage(info) + _defaults(info)
     return rows
+
+
+def _view(info: TableInfo) -> list[Row]:
+    """Hive's ``# View Information`` section."""
+    return [["", "", ""], ["# View Information", "", ""],
+            ["Original Query:", info.view_original_text or "", ""],
+            ["Expanded Query:", info.view_expanded_text or "", ""]]
+
+
+def _defaults(info: TableInfo) -> list[Row]:
+    """Hive's ``# Constraints`` / ``# Default Constraints`` section: each column's DEFAULT value."""
+    columns = [c for c in info.columns if c.default is not None]
+    if not columns:
+        return []
+    return ([["", "", ""], ["# Constraints", "", ""], ["", "", ""], ["# Default Constraints", "", ""],
+             ["Table:", info.full_name, ""]]
+            + [[f"Column Name:{c.name}", f"Default Value:{c.default}", ""] for c in columns])
 
 
 def _column(c: ColumnInfo) -> Row:

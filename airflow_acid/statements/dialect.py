@@ -50,7 +50,7 @@ class ShowDatabases(exp.Expression):
 class ShowTables(exp.Expression):
     """SHOW TABLES [(IN|FROM) db] [[LIKE] 'pattern']."""
 
-    arg_types = {"database": False, "pattern": False}
+    arg_types = {"database": False, "pattern": False, "views": False}
 
 
 class ShowPartitions(exp.Expression):
@@ -149,6 +149,7 @@ class AcidHiveParser(Hive4Parser):
         "DATABASES": lambda self: self._parse_show_databases(),
         "SCHEMAS": lambda self: self._parse_show_databases(),
         "TABLES": lambda self: self._parse_show_tables(),
+        "VIEWS": lambda self: self._parse_show_tables(views=True),
         "PARTITIONS": lambda self: self.expression(ShowPartitions(
             this=self._required(self._parse_table_parts, "a table name"), partition=self._parse_partition())),
         "TBLPROPERTIES": lambda self: self._parse_show_tblproperties(),
@@ -220,14 +221,14 @@ class AcidHiveParser(Hive4Parser):
         pattern = self._quoted("Expecting the pattern in quotes after LIKE") if self._match(TokenType.LIKE) else None
         return self.expression(ShowDatabases(pattern=pattern))
 
-    def _parse_show_tables(self) -> ShowTables:
+    def _parse_show_tables(self, views: bool = False) -> ShowTables:
         database = None
         if self._match_texts(("IN", "FROM")):
             database = self._required(self._parse_id_var, "a database name")
         pattern = None
         if self._match(TokenType.LIKE) or self._match(TokenType.STRING, advance=False):
             pattern = self._quoted("Expecting the pattern in quotes")
-        return self.expression(ShowTables(database=database, pattern=pattern))
+        return self.expression(ShowTables(database=database, pattern=pattern, views=views or None))
 
     def _parse_show_tblproperties(self) -> ShowTblProperties:
         first = self._required(self._parse_id_var, "a table name")  # not _parse_table_parts: t('k') is no call

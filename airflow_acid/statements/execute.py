@@ -18,7 +18,7 @@ from airflow_acid.metastore.catalog import DEFAULT_DATABASE, ColumnInfo, Partiti
 from airflow_acid.metastore.compactions import ShowCompactionsRow
 from airflow_acid.metastore.errors import InvalidInputError
 from airflow_acid.metastore.locks import ShowLocksRow
-from airflow_acid.statements import catalog, ctas, partitions
+from airflow_acid.statements import catalog, ctas, load, partitions, views
 from airflow_acid.statements.describe import COLUMNS as DESCRIBE_COLUMNS
 from airflow_acid.statements.describe import describe_rows
 from airflow_acid.statements.model import (
@@ -33,12 +33,15 @@ from airflow_acid.statements.model import (
     CreateTable,
     CreateTableAs,
     CreateTableLike,
+    CreateView,
     Delete,
     Describe,
     DescribeDatabase,
     DropDatabase,
     DropTable,
+    DropView,
     Insert,
+    LoadData,
     Merge,
     MultiInsert,
     PartitionSpec,
@@ -263,7 +266,7 @@ class StatementExecutor:
         name = s.table.qualified
         existed = s.if_not_exists and self.metastore.catalog.table_exists(*name.split("."))
         info = self.warehouse.create_table(
-            name, [(c.name, c.type, c.comment) for c in s.columns],
+            name, [ColumnInfo(c.name, c.type, c.comment, c.default) for c in s.columns],
             partition_by=[(c.name, c.type, c.comment) for c in s.partitioned_by], bucket_by=s.bucket_by,
             num_buckets=s.num_buckets, properties=s.properties, location=s.location, if_not_exists=s.if_not_exists,
             storage=s.storage, external=s.external)
@@ -318,8 +321,11 @@ def _parse_enum(parse: Callable[[str], Any], text: str | None, what: str, keywor
 def _dml(method: str) -> Callable[[StatementExecutor, Any], Result]:
     """A DML handler; pyarrow, DuckDB and the client API load with the first DML statement."""
     def run(ex: StatementExecutor, s: Any) -> Result:
+        from airflow_acid.statements.defaults import with_defaults
         from airflow_acid.statements.dml import DmlExecutor
+        from airflow_acid.statements.views import with_views
 
+        s = with_defaults(ex, with_views(ex, s))  # views read through their queries; column DEFAULTs written in
         dml = DmlExecutor(ex.warehouse)
         dml.compile(s)  # before the transaction opens: a refused statement leaves none behind
         result: Result = getattr(dml, method)(s)
@@ -360,6 +366,9 @@ _HANDLERS: dict[type, Callable[[StatementExecutor, Any], Result]] = {
     AlterTableDropPartitions: partitions.drop_partitions,
     ShowPartitions: partitions.show_partitions,
     ShowTblProperties: partitions.show_tblproperties,
+    LoadData: load.load_data,
+    CreateView: views.create_view,
+    DropView: views.drop_view,
 }
 
 __all__ = ["USER_ERRORS", "StatementExecutor"]

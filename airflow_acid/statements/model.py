@@ -124,6 +124,8 @@ class Column:
     name: str
     type: str
     comment: str | None = None
+    default: str | None = None
+    """DEFAULT: the value's Hive text (a constant or a function of constants)."""
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,8 @@ class ShowTables:
     TITLE: ClassVar[str] = "SHOW TABLES"
     database: str | None = None
     pattern: str | None = None
+    views: bool = False
+    """SHOW VIEWS: the views only."""
 
 
 @dataclass(frozen=True)
@@ -294,6 +298,42 @@ class ShowCreateTable:
 
     TITLE: ClassVar[str] = "SHOW CREATE TABLE"
     table: TableName
+
+
+@dataclass(frozen=True)
+class CreateView:
+    """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(col, …)] [COMMENT '…'] AS SELECT …, and ALTER VIEW v AS SELECT …
+    (``alter``: the view must exist)."""
+
+    TITLE: ClassVar[str] = "CREATE VIEW"
+    view: TableName
+    query: exp.Query
+    columns: tuple[str, ...] | None = None
+    replace: bool = False
+    if_not_exists: bool = False
+    alter: bool = False
+
+
+@dataclass(frozen=True)
+class DropView:
+    """DROP VIEW [IF EXISTS] v."""
+
+    TITLE: ClassVar[str] = "DROP VIEW"
+    view: TableName
+    if_exists: bool = False
+
+
+@dataclass(frozen=True)
+class LoadData:
+    """LOAD DATA [LOCAL] INPATH 'path' [OVERWRITE] INTO TABLE t [PARTITION (…)]."""
+
+    TITLE: ClassVar[str] = "LOAD DATA"
+    table: TableName
+    path: str
+    local: bool = False
+    """LOCAL: the path is on this machine's filesystem and the files are copied (else moved, as Hive does)."""
+    overwrite: bool = False
+    partition: PartitionSpec | None = None
 
 
 # --- DML and queries: expressions stay sqlglot nodes (Hive syntax); DuckDB evaluates them (client/sql_eval.py) ---
@@ -381,7 +421,7 @@ Statement = (ShowCompactions | ShowTransactions | ShowLocks | AlterTableCompact 
              | CreateTableAs | Describe
              | CreateDatabase | DropDatabase | DescribeDatabase | Use | ShowDatabases | ShowTables | DropTable
              | AlterTableAddPartitions | AlterTableDropPartitions | ShowPartitions | ShowTblProperties
-             | ShowCreateTable
+             | ShowCreateTable | LoadData | CreateView | DropView
              | Query | Insert | MultiInsert | Truncate | Update | Delete | Merge)
 
 SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …", "UPDATE", "DELETE", "MERGE", "TRUNCATE TABLE",
@@ -391,5 +431,7 @@ SUPPORTED = ("SELECT", "INSERT INTO/OVERWRITE", "FROM … INSERT … INSERT …"
              "DROP TABLE [PURGE]", "CREATE DATABASE", "DROP DATABASE [RESTRICT|CASCADE]",
              "DESCRIBE DATABASE [EXTENDED]", "USE", "SHOW DATABASES [LIKE]",
              "SHOW TABLES [IN db] [LIKE]", "ALTER TABLE … ADD/DROP PARTITION", "SHOW PARTITIONS",
-             "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]")
+             "SHOW TBLPROPERTIES", "SHOW CREATE TABLE", "DESCRIBE [FORMATTED]",
+             "LOAD DATA [LOCAL] INPATH … [OVERWRITE] INTO TABLE", "CREATE [OR REPLACE] VIEW … AS SELECT",
+             "ALTER VIEW … AS SELECT", "DROP VIEW", "SHOW VIEWS")
 """What ``airflow-acid sql`` understands, for error messages and help."""

@@ -44,12 +44,15 @@ from airflow_acid.statements.model import (
     CreateTable,
     CreateTableAs,
     CreateTableLike,
+    CreateView,
     Delete,
     Describe,
     DescribeDatabase,
     DropDatabase,
     DropTable,
+    DropView,
     Insert,
+    LoadData,
     Merge,
     MergeWhen,
     MultiInsert,
@@ -280,10 +283,21 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         return AbortTransactions(tuple(_integer(n, "a transaction id") for n in node.expressions))
     if isinstance(node, acid.AbortCompactions):
         return AbortCompactions(tuple(_integer(n, "a compaction id") for n in node.expressions))
+    if isinstance(node, exp.Alter) and str(node.args.get("kind") or "").upper() == "VIEW":
+        return _alter_view(node)
     if isinstance(node, exp.Alter):
         return _alter(node)
+    if isinstance(node, exp.Create) and str(node.args.get("kind") or "").upper() == "VIEW":
+        return _create_view(node)
     if isinstance(node, exp.Create):
         return _create(node)
+    if isinstance(node, exp.Drop) and str(node.args.get("kind") or "").upper() == "VIEW":
+        if node.args.get("materialized"):
+            raise _unsupported("DROP MATERIALIZED VIEW", "airflow-acid keeps no materialized views")
+        names = node.args.get("tables") or []
+        if len(names) != 1:
+            raise _unsupported("DROP VIEW of several views", "drop one per statement")
+        return DropView(_table_name(names[0]), if_exists=bool(node.args.get("exists")))
     if isinstance(node, exp.Drop):
         return _drop(node)
     if isinstance(node, exp.Use):
@@ -300,7 +314,10 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
         return ShowDatabases(_text(node.args.get("pattern")))
     if isinstance(node, acid.ShowTables):
         database = node.args.get("database")
-        return ShowTables(database.name if database is not None else None, _text(node.args.get("pattern")))
+        return ShowTables(database.name if database is not None else None, _text(node.args.get("pattern")),
+                          views=bool(node.args.get("views")))
+    if isinstance(node, exp.LoadData):
+        return _load_data(node)
     if isinstance(node, exp.Describe):
         if str(node.args.get("kind") or "").upper() in ("DATABASE", "SCHEMA"):
             return DescribeDatabase(_database_name(node.this),
@@ -319,6 +336,40 @@ def _statement(node: exp.Expr, leading: str = "") -> Statement:
     if leading:  # the user's own words, never sqlglot's class names
         raise _unsupported(leading)
     raise _unsupported(type(node).__name__.upper() + (f" {kind.upper()}" if isinstance(kind, str) else ""))
+
+
+def _create_view(node: exp.Create) -> CreateView:
+    """CREATE [OR REPLACE] VIEW [IF NOT EXISTS] v [(columns)] AS SELECT … (Hive's view properties are not kept)."""
+    target = node.this
+    columns = None
+    if isinstance(target, exp.Schema):
+        columns = tuple(c.name for c in target.expressions)
+        target = target.this
+    query = node.expression
+    if not isinstance(query, exp.Query):
+        raise _malformed("CREATE VIEW needs AS SELECT …")
+    properties = node.args.get("properties")
+    if properties is not None and properties.expressions:
+        raise _unsupported(f"CREATE VIEW … {properties.sql(dialect=acid.HiveAcid)}")
+    return CreateView(_table_name(target), query, columns=columns, replace=bool(node.args.get("replace")),
+                      if_not_exists=bool(node.args.get("exists")))
+
+
+def _alter_view(node: exp.Alter) -> CreateView:
+    actions = node.args.get("actions") or []
+    if len(actions) != 1 or not isinstance(actions[0], exp.Query):
+        raise _unsupported("this ALTER VIEW", "airflow-acid runs ALTER VIEW v AS SELECT …")
+    return CreateView(_table_name(node.this), actions[0], replace=True, alter=True)
+
+
+def _load_data(node: exp.LoadData) -> LoadData:
+    if node.args.get("input_format") or node.args.get("serde"):
+        raise _unsupported("LOAD DATA … INPUTFORMAT … SERDE", "the files are read in the table's own format")
+    path = _text(node.args.get("inpath"))
+    if not path:
+        raise _malformed("LOAD DATA needs INPATH 'path'")
+    return LoadData(_table_name(node.this), path, local=bool(node.args.get("local")),
+                    overwrite=bool(node.args.get("overwrite")), partition=_partition(node.args.get("partition")))
 
 
 def _show_compactions(node: acid.ShowCompactions) -> ShowCompactions:
@@ -752,13 +803,32 @@ def _column(node: exp.Expr) -> Column:
     if not isinstance(node, exp.ColumnDef) or node.args.get("kind") is None:
         raise _malformed(f"column {node.sql(dialect=acid.HiveAcid)!r} needs a name and a type, e.g. "
                                    "id INT")
-    comment = None
+    comment = default = None
     for constraint in node.args.get("constraints") or []:
         if isinstance(constraint.args.get("kind"), exp.CommentColumnConstraint):
             comment = _text(constraint.args["kind"].this)
+        elif isinstance(constraint.args.get("kind"), exp.DefaultColumnConstraint):
+            default = _default_value(node.name, constraint.args["kind"].this)
         else:
             raise _unsupported(f"column constraint {constraint.sql(dialect=acid.HiveAcid)!r}")
-    return Column(node.name, node.args["kind"].sql(dialect=acid.HiveAcid), comment)
+    return Column(node.name, node.args["kind"].sql(dialect=acid.HiveAcid), comment, default)
+
+
+MAX_DEFAULT_LENGTH = 255
+"""Hive's limit on a DEFAULT value's text."""
+
+
+def _default_value(column: str, value: exp.Expr) -> str:
+    """A column DEFAULT as Hive stores it (its text): a constant or a function of constants (CURRENT_DATE,
+    CURRENT_TIMESTAMP, CURRENT_USER()), as Hive allows."""
+    text = value.sql(dialect=acid.HiveAcid)
+    if any(isinstance(n, (exp.Column, exp.Query, exp.Subquery, exp.Star)) for n in value.walk()):
+        raise _malformed(f"Invalid Default value: {text} for column {column}. DEFAULT only allows constant or function "
+                         "expressions")
+    if len(text) > MAX_DEFAULT_LENGTH:
+        raise _malformed(f"Invalid Default value: {text[:40]}… for column {column}: longer than "
+                         f"{MAX_DEFAULT_LENGTH} characters (Hive's limit)")
+    return text
 
 
 def _properties(items: list[exp.Expr]) -> dict[str, str]:

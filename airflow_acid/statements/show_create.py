@@ -15,11 +15,14 @@ def _quote(text: str) -> str:
 
 
 def _column(c: ColumnInfo) -> str:
-    return f"  `{c.name}` {c.type}" + (f" COMMENT {_quote(c.comment)}" if c.comment else "")
+    return (f"  `{c.name}` {c.type}" + (f" DEFAULT {c.default}" if c.default is not None else "")
+            + (f" COMMENT {_quote(c.comment)}" if c.comment else ""))
 
 
 def create_statement(info: TableInfo) -> list[str]:
     """The lines of SHOW CREATE TABLE ``info`` (EXTERNAL for an external table; table comment as COMMENT)."""
+    if info.is_view:  # Hive: the view's expanded query
+        return [f"CREATE VIEW `{info.database}`.`{info.name}` AS {info.view_expanded_text or ''}"]
     external = info.table_type == "EXTERNAL_TABLE"
     lines = [f"CREATE {'EXTERNAL ' if external else ''}TABLE `{info.database}`.`{info.name}`("]
     lines += [line + ("," if i < len(info.columns) - 1 else ")") for i, line in

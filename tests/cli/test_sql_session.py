@@ -96,8 +96,8 @@ def test_execute_option_and_its_conflicts(cli):
     ("SELECT no_such_function(id) FROM cli.{table}", 1, "FAILED: SemanticException SELECT: Invalid function "
                                                         "'no_such_function'"),
     ("SET hive.txn.timeout=soon", 1, "FAILED: SemanticException SET hive.txn.timeout='soon'"),
-    ("DROP VIEW cli.{table}", 2, "FAILED: SemanticException DROP VIEW is not supported by airflow-acid sql; 'help' "
-                                 "lists the statements it runs"),
+    ("DROP INDEX i ON cli.{table}", 2, "FAILED: SemanticException DROP INDEX is not supported by airflow-acid sql; "
+                                       "'help' lists the statements it runs"),
     ("CREATE TABLE nosuchdb.{table} (id INT)", 1, "FAILED: SemanticException Database does not exist: nosuchdb"),
     ("ALTER TABLE cli.{table} SET TBLPROPERTIES ('NO_AUTO_COMPACTION'='maybe')", 1,
      "FAILED: SemanticException table cli.{table}: property no_auto_compaction='maybe' is not a boolean; use 'true' "

@@ -149,8 +149,8 @@ def test_a_script_of_several_statements_with_comments():
 @pytest.mark.parametrize("text, names", [
     ("UPDATE t SET a = 1 FROM u", "UPDATE … FROM is not supported"),
     ("MERGE INTO t USING s ON t.a = s.a WHEN NOT MATCHED BY SOURCE THEN DELETE", "WHEN NOT MATCHED BY SOURCE"),
-    ("SHOW VIEWS", "SHOW VIEWS is not supported"),
-    ("DROP VIEW t", "DROP VIEW is not supported"),
+    ("SHOW FUNCTIONS", "SHOW FUNCTIONS is not supported"),
+    ("DROP MATERIALIZED VIEW t", "DROP MATERIALIZED VIEW is not supported"),
     ("DROP TABLE t, u", "DROP TABLE of several objects is not supported"),
     ("CREATE DATABASE d WITH DBPROPERTIES ('a'='b')", "CREATE DATABASE is not supported"),
     ("TRUNCATE TABLE t, u", "TRUNCATE TABLE of several tables is not supported"),
@@ -218,5 +218,5 @@ def test_malformed_statements(text, names):
 def test_one_bad_statement_rejects_the_whole_script():
     with pytest.raises(StatementSyntaxError, match="line 2:39 cannot recognize input near 'FOO' '<EOF>' '<EOF>'"):
         parse_statements("SHOW COMPACTIONS;\nALTER TABLE t COMPACT 'major' POOL 'p' FOO")
-    with pytest.raises(UnsupportedStatementError, match="^SHOW VIEWS is not supported"):
-        parse_statements("ALTER TABLE t COMPACT 'major'; SHOW VIEWS")
+    with pytest.raises(UnsupportedStatementError, match="^SHOW FUNCTIONS is not supported"):
+        parse_statements("ALTER TABLE t COMPACT 'major'; SHOW FUNCTIONS")
