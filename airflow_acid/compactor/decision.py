@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from airflow_acid.acid.codes import CompactionType
 from airflow_acid.acid.state import AcidState
+from airflow_acid.units import iec_size
 
 
 class Rule(str, enum.Enum):
@@ -91,7 +92,7 @@ def decide_compaction(stats: DirectoryStats | None, *, delta_num_threshold: int,
         raise ValueError("decide_compaction needs directory stats unless an abort rule applies")
     num_name = num_source or "hive.compactor.delta.num.threshold"
     pct_name = pct_source or "hive.compactor.delta.pct.threshold"
-    sizes = (f"base {stats.base_size} bytes, {stats.delta_count} current delta(s) of {stats.delta_size} bytes")
+    sizes = f"base {iec_size(stats.base_size)}, {stats.delta_count} current delta(s) of {iec_size(stats.delta_size)}"
     no_base = stats.base_size == 0 and stats.delta_size > 0
     ratio = float("nan")
     if not no_base:

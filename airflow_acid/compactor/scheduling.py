@@ -25,6 +25,7 @@ from airflow_acid.compactor.planner import CompactionPreview, preview_queue
 from airflow_acid.config.budgets import Budgets
 from airflow_acid.metastore.compactions import CompactionInfo
 from airflow_acid.metastore.store import Metastore
+from airflow_acid.units import iec_size
 
 
 @dataclass
@@ -95,23 +96,29 @@ def schedule(previews: Iterable[CompactionPreview], budgets: Budgets, now_ms: in
     for item in items:
         b, s = item.bytes, item.core_seconds
         table = (item.preview.database, item.preview.table)
-        checks = ((budgets.bytes_per_run, run_bytes + b, "bytes per run", b),
+        checks = ((budgets.bytes_per_run, run_bytes + b, "per run", b),
                   (budgets.core_seconds_per_run, run_seconds + s, "core-seconds per run", s),
                   (budgets.bytes_per_pool, pool_bytes.get(item.preview.pool, 0) + b,
-                   f"bytes of pool {item.preview.pool or 'default'}", b),
-                  (budgets.bytes_per_table, table_bytes.get(table, 0) + b, f"bytes of table {'.'.join(table)}", b))
+                   f"for pool {item.preview.pool or 'default'}", b),
+                  (budgets.bytes_per_table, table_bytes.get(table, 0) + b, f"for table {'.'.join(table)}", b))
         over = [(limit, what, alone) for limit, total, what, alone in checks if limit is not None and total > limit]
         if over:
             limit, what, alone = over[0]
-            item.held = (f"estimate {alone:g} exceeds the budget of {limit:g} {what} on its own; run it by hand or "
-                         "raise the budget") if alone > limit else \
-                f"the budget of {limit:g} {what} is used by rows with a higher score; next run"
+            amount = _amount if what.startswith("core-seconds") else iec_size
+            item.held = (f"estimate {amount(alone)} exceeds the budget of {amount(limit)} {what} on its own; run it "
+                         "by hand or raise the budget") if alone > limit else \
+                f"the budget of {amount(limit)} {what} is used by rows with a higher score; next run"
             continue
         item.admitted = True
         run_bytes, run_seconds = run_bytes + b, run_seconds + s
         pool_bytes[item.preview.pool] = pool_bytes.get(item.preview.pool, 0) + b
         table_bytes[table] = table_bytes.get(table, 0) + b
     return RunSchedule([i for i in items if i.admitted] + [i for i in items if not i.admitted])
+
+
+def _amount(value: float) -> str:
+    """A core-second budget or estimate (byte ones are written by :func:`iec_size`)."""
+    return f"{value:g}"
 
 
 def priority_weights(admitted: Sequence[ScheduledCompaction], base: int = 1) -> list[int]:

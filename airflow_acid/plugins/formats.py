@@ -8,8 +8,7 @@ import time
 from datetime import datetime
 
 from airflow_acid.pycompat import UTC
-
-IEC_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+from airflow_acid.units import iec_size
 
 
 def when(ms: int | None) -> str:
@@ -39,15 +38,8 @@ def age(ms: int | None) -> str:
 
 
 def size(n: float | None) -> str:
-    """Bytes in IEC units: ``818 B``, ``1.5 KiB``, ``2.0 GiB``; empty when missing."""
-    if n is None:
-        return ""
-    value = float(n)
-    for unit in IEC_UNITS:
-        if abs(value) < 1024 or unit == IEC_UNITS[-1]:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable: the last unit returns")
+    """Bytes in IEC units (:func:`~airflow_acid.units.iec_size`: ``818 B``, ``1.5 KiB``); empty when missing."""
+    return "" if n is None else iec_size(n)
 
 
 def percent(ratio: float | None) -> str:

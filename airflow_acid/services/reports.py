@@ -43,6 +43,7 @@ from airflow_acid.services.metrics import (
     initiator_cycle_metrics,
     worker_metrics,
 )
+from airflow_acid.units import iec_size
 
 # --- Initiator -------------------------------------------------------------------------------------------------
 
@@ -271,7 +272,7 @@ class NextRun:
                  for r in self.report.would_queue]
         for rank, item in enumerate(self.order.items, 1):
             p, e = item.preview, item.preview.estimate
-            figures = f"{e.bytes_in} bytes in {e.files_in} files, ~{e.core_seconds:.1f} core-s, benefit {e.benefit:g}" \
+            figures = f"{iec_size(e.bytes_in)} in {e.files_in} files, ~{e.core_seconds:.1f} core-s, benefit {e.benefit:g}" \
                 if e else (p.nothing_to_do or p.error or "")
             lines.append(f"{rank if item.admitted else 'held'}: #{p.compaction_id or 'new'} {p.name} "
                          f"{p.type.display}: {figures}{' — ' + item.held if item.held else ''}")

@@ -56,6 +56,9 @@ def test_decision_matches_spec(aborts, old, base, delta, count, multi, minor, nu
     (DirectoryStats(0, 700, 11), {}, MAJOR, Rule.DELTA_NUM_NO_BASE, "11 current delta(s) > "
      "hive.compactor.delta.num.threshold=10 and no base"),
     (DirectoryStats(100_000, 1_100, 11), {}, MINOR, Rule.DELTA_NUM, "MINOR: 11 current delta(s) >"),
+    # sizes in the units the console and CLI write everywhere (never raw byte counts)
+    (DirectoryStats(100_000, 1_100, 11), {}, MINOR, Rule.DELTA_NUM, "(base 97.7 KiB, 11 current delta(s) of 1.1 KiB)"),
+    (DirectoryStats(818, 819, 2), {}, MAJOR, Rule.DELTA_PCT, "(base 818 B, 2 current delta(s) of 819 B)"),
     (DirectoryStats(10_000, 2_000, 2), {}, MAJOR, Rule.DELTA_PCT, "delta/base size 0.2 > "
      "hive.compactor.delta.pct.threshold=0.1"),
     (DirectoryStats(10_000, 1_000, 2), {}, None, Rule.BELOW_DELTA_NUM, "delta/base size 0.1 ≤"),

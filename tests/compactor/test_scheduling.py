@@ -102,6 +102,7 @@ def test_budgets_per_table_pool_and_core_seconds_and_oversize_rows(queue):
     plan = schedule([huge, small], Budgets(bytes_per_run=100 * KB), 1000)
     assert [i.preview.compaction_id for i in plan.admitted] == [small_id]
     assert "on its own" in plan.held[0].held  # never admitted: the budget is never exceeded
+    assert "exceeds the budget of 100.0 KiB per run" in plan.held[0].held  # sizes as the console writes them
     assert priority_weights(plan.admitted + plan.held) == [2, 1]
 
 

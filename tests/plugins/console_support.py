@@ -33,7 +33,8 @@ from airflow_acid.spark.runners import LocalRunner
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
-SERVER_START_S = 90
+SERVER_START_S = int(os.environ.get("AIRFLOW_ACID_SERVER_START_S", "90"))
+"""How long the api-server may take to answer (raise it on a loaded machine)."""
 STEP_MS = 20_000
 USERS = {"admin": "ADMIN", "viewer": "VIEWER"}
 TASK = TaskIdentity("acid_compaction", "scheduled__2024-01-02T00:00:00+00:00", "compact", 0, 1)

@@ -184,6 +184,27 @@ def test_no_console_page_is_wider_than_the_viewport(airflow_server, page, shots)
     page.screenshot(path=shots / "04-table.png", full_page=True)
 
 
+_CLIPPED_TABLES = """() => [...document.querySelectorAll(".table-wrap")]
+    .filter(w => w.offsetParent !== null && w.scrollWidth > w.clientWidth + 1)
+    .map(w => [w.querySelector("table")?.id || w.closest("section")?.querySelector("h2,h3")?.textContent.trim(),
+               w.scrollWidth, w.clientWidth])"""
+"""Tables whose card must scroll sideways to show every column (id or card title, scrollWidth, clientWidth)."""
+
+
+def test_no_column_is_clipped_at_1440_px(airflow_server, page, refused_run):
+    """With the columns a page shows by default, every table fits its card at 1440 px: no column (the Message of a
+    refused compaction, the actions) hides behind the card's edge or the sticky actions column. "all columns" may
+    scroll inside the card (the test above)."""
+    base = airflow_server.base
+    clipped = {}
+    for path in (*PAGES, "/acid/compactions?state=refused"):
+        page.goto(f"{base}{path}")
+        page.wait_for_load_state("load")
+        if found := page.evaluate(_CLIPPED_TABLES):
+            clipped[path] = found
+    assert clipped == {}, f"tables wider than their card at {WIDTH} px (table, scrollWidth, clientWidth): {clipped}"
+
+
 @pytest.fixture(scope="module")
 def refused_run(airflow_server):
     """``airflow dags test acid_manual_compaction`` with a request the Worker refuses, on the server's Airflow

@@ -118,3 +118,8 @@ def test_why_pages_say_it_in_words(clients, scene):
     assert "None" not in re.sub(r"<[^>]+>", " ", why) and "would_clean" not in why and "_" not in queued
     customers = clients.viewer.get("/acid/tables/default/customers/why").text
     assert "already queued" in customers and "initiated</span>" in customers
+    # one unit system: the thresholds' reasons and the Next run page write sizes as the tables do, never raw bytes
+    plan = clients.viewer.get("/acid/plan").text
+    assert "current delta(s) of" in why + customers + plan
+    for page in (why, customers, plan):
+        assert not re.search(r"\d bytes", page), re.findall(r".{60}\d bytes.{20}", page)
