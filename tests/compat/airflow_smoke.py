@@ -6,6 +6,7 @@ Usage: python airflow_smoke.py DAGS_FOLDER
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import time
@@ -36,6 +37,12 @@ def smoke(dags_folder: str) -> dict[str, object]:
     bag = DagBag(dags_folder)  # [core] load_examples is off
     found["dags"] = sorted(bag.dags)
     found["dag_errors"] = {k: v[-1500:] for k, v in bag.import_errors.items()}
+    # features of Airflow 3.1 the README says every supported release has
+    found["features_3_1"] = {
+        "react_apps": hasattr(plugins_manager.AirflowPlugin, "react_apps"),
+        "hitl": importlib.util.find_spec("airflow.providers.standard.operators.hitl") is not None,
+        "deadline_alerts": importlib.util.find_spec("airflow.sdk.definitions.deadline") is not None,
+    }
     client = TestClient(create_app())
     token = client.get("/auth/token").json()["access_token"]  # [core] simple_auth_manager_all_admins
     found["console"] = client.get("/acid/", headers={"Authorization": f"Bearer {token}"}).status_code

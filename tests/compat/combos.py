@@ -25,8 +25,17 @@ EXECUTOR_PACKAGES = ("pyarrow>=15", "pyorc>=0.10", "numpy>=1.23", "fsspec>=2024.
 """What a Spark cluster's Python needs to run the compaction job (README "Spark clusters"), besides the package."""
 
 
+CI_SPARK_VERSIONS = ("3.5", "4.0")
+"""The Spark releases tests/compat/test_spark_versions.py submits the job to by default (CI); the suite's own Spark
+(4.2) runs it everywhere else."""
+
+EXECUTOR_PYTHONS = {"3.5": "3.10", "4.0": "3.12"}
+"""The executors' Python per Spark release: 3.12 on Spark 4.0 runs the job on the one declared Python that neither
+the suite (3.11) nor the Airflow combinations (3.10, 3.13) run."""
+
+
 def spark_executors(version: str) -> Combo:
     """A Spark ``version`` (``3.5``, ``4.0`` …) with only the executors' packages: the job's code travels with
     ``--py-files``, as on a real cluster."""
-    python = "3.10" if version.startswith("3.") else "3.11"
+    python = EXECUTOR_PYTHONS.get(version, "3.11")
     return Combo(f"spark-{version}", python, (f"pyspark=={version}.*", *EXECUTOR_PACKAGES), install_project=False)

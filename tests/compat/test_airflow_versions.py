@@ -21,6 +21,11 @@ pytestmark = pytest.mark.slow
 
 DAG_IDS = ["acid_cleanup", "acid_compaction", "acid_housekeeping", "acid_manual_compaction"]
 TABLES = ["emp", "sales", "events"]
+ABSENT_FEATURE_LINES = [
+    "this Airflow has no exception-aware retry policy (Airflow 3.3+)",  # operators/retry.py
+    "no task state store (Airflow before 3.3, or not run as a task)",  # operators/compaction.py
+]
+"""What a compaction task logs on an Airflow without the feature, and never where it has it."""
 
 
 def _tiny_warehouse(acid: Path) -> dict[str, list[dict]]:
@@ -84,11 +89,19 @@ def test_provider_dags_console_and_compaction(combo: Combo, tmp_path, record_pro
     assert found["plugin"] == ["airflow_acid"] and not found["plugin_errors"], found
     assert found["dags"] == DAG_IDS and not found["dag_errors"], found["dag_errors"]
     assert found["console"] == 200, found  # the console answers a login (the suite tests who may see what)
+    assert found["features_3_1"] == {"react_apps": True, "hitl": True, "deadline_alerts": True}, found
 
     for dag in ("acid_compaction", "acid_cleanup"):
         log = tmp_path / f"{dag}.log"
         timings[f"dags test {dag}"] = _run([*airflow, "dags", "test", dag], env, log, 600)
         assert "state=success" in log.read_text(errors="replace").split("DagRun Finished")[-1], log.read_text()[-3000:]
+
+    # Airflow 3.3's exception-aware retry policy and task state store are used where present; on older releases a
+    # compaction task says, once, what it does without them (and the DAGs parsed above with no import error)
+    compaction_log = (tmp_path / "acid_compaction.log").read_text(errors="replace")
+    without = [line for line in ABSENT_FEATURE_LINES if line in compaction_log]
+    newer = tuple(int(p) for p in found["airflow"].split(".")[:2]) >= (3, 3)
+    assert without == ([] if newer else ABSENT_FEATURE_LINES), (found["airflow"], without)
 
     # every table compacted to a base (the Initiator's threshold is one delta), the deltas cleaned, the rows kept
     dirs = _dirs(acid / "warehouse")

@@ -2,7 +2,8 @@
 standalone cluster started from the same pyspark wheel, in an environment holding only the executors' packages
 (README "Spark clusters"): the job's code travels with ``--py-files``, as on a real cluster.
 
-CI runs Spark 3.5 (the suite itself runs Spark 4.2); ``AIRFLOW_ACID_COMPAT_SPARK=3.5,4.0`` runs more locally.
+CI runs Spark 3.5 and 4.0 (the suite itself runs Spark 4.2, on a standalone cluster in tests/deployment);
+``AIRFLOW_ACID_COMPAT_SPARK`` picks others (``4.1``, or ``3.5`` alone).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ import pytest
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import JobStatus
 from airflow_acid.spark.submit import SparkSubmitOptions, run_spark_submit
-from tests.compat.combos import spark_executors
+from tests.compat.combos import CI_SPARK_VERSIONS, spark_executors
 from tests.compat.venvs import compat_venv
 from tests.spark.helpers import check_acid_output, compactor_snapshot, plan_one, rows_with_ids, snapshot, write_merge_example
 
 pytestmark = pytest.mark.slow
 
-VERSIONS = [v.strip() for v in os.environ.get("AIRFLOW_ACID_COMPAT_SPARK", "3.5").split(",") if v.strip()]
+VERSIONS = [v.strip() for v in os.environ.get("AIRFLOW_ACID_COMPAT_SPARK", ",".join(CI_SPARK_VERSIONS)).split(",")
+            if v.strip()]
 MM_SCHEMA = pa.schema([("id", pa.int32()), ("name", pa.string())])
 
 
