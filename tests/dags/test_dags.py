@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DAGS = Path(__file__).resolve().parents[2] / "dags"
-DAG_IDS = {"acid_compaction", "acid_manual_compaction", "acid_cleanup", "acid_housekeeping"}
+DAG_IDS = {"acid_compaction", "acid_manual_compaction", "acid_cleanup", "acid_housekeeping", "acid_approved_action"}
 
 
 @pytest.fixture(scope="module")
