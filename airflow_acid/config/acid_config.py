@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 ACTIVE_MODE = "active"
 SHADOW_MODE = "shadow"
+APPROVAL_OFF = "off"
+APPROVAL_HITL = "hitl"
 _TRUE = ("true", "t", "yes", "on", "1")
 _FALSE = ("false", "f", "no", "off", "0", "")
 
@@ -62,6 +64,8 @@ class AcidConfig:
     """The tables airflow-acid compacts and cleans (empty: every table)."""
     takeover_hive_active_window_s: float = 3600.0
     """How recently Hive's Initiator must have shown itself to count as active."""
+    action_approval: str = APPROVAL_OFF
+    """``off`` (the console's dialog confirms) or ``hitl`` (destructive actions wait for Airflow's approval)."""
 
     @property
     def shadow(self) -> bool:
@@ -101,7 +105,15 @@ class AcidConfig:
                    spark_ui_url=_spark_ui_url(given("spark_ui_url"), source),
                    mode=_mode(given("mode"), source),
                    scope=CompactionScope.parse(given("scope"), given("scope_pools")),
-                   takeover_hive_active_window_s=_window(given("takeover_hive_active_window"), source))
+                   takeover_hive_active_window_s=_window(given("takeover_hive_active_window"), source),
+                   action_approval=_approval(given("action_approval"), source))
+
+
+def _approval(raw: str, source: str) -> str:
+    value = raw.strip().lower() or APPROVAL_OFF
+    if value not in (APPROVAL_OFF, APPROVAL_HITL):
+        raise InvalidSettingError(f"{source} action_approval={raw!r}: must be {APPROVAL_OFF} or {APPROVAL_HITL}")
+    return value
 
 
 def _mode(raw: str, source: str) -> str:

@@ -204,6 +204,11 @@ DAG_OPTIONS: tuple[Option, ...] = (
            "Where the console links a compaction's Spark application: a URL with {app_id} where the application id "
            '(local-…, app-…, application_…) goes, e.g. the Spark history server (http://host:18080/history/{app_id}/'
            'jobs/) or a YARN proxy. Unset: the console shows the id without a link.'),
+    Option('action_approval', 'string', 'off', 'hitl',
+           "off (default): the console's destructive actions (abort a compaction, abort a transaction) act once "
+           'the user confirms the dialog. hitl: they act only after a second person approves them in Airflow '
+           "(3.1+ human-in-the-loop): the console triggers a run of the acid_approved_action DAG, whose approval "
+           'task lists the consequences, and its act task performs the action in the name of the approver.'),
     Option('storage_options', 'string', '', '{"endpoint_url": "http://minio:9000", "region": "us-east-1"}',
            'Object-store options of the warehouse as a JSON object: endpoint_url, region, anonymous, profile, or'
            " any other non-secret fsspec argument of the store (s3fs, gcsfs, adlfs). They apply to Airflow's "

@@ -76,8 +76,9 @@ def test_every_dag_option_is_parsed():
                "compaction_budget_pool_bytes": "20gb", "compaction_budget_table_bytes": "512m",
                "compaction_aging": "30m", "storage_options": '{"endpoint_url": "http://minio:9000", "anon": true}',
                "hive.compactor.delta.pct.threshold": "0.9",
-               "spark_ui_url": "https://history.example/history/{app_id}/jobs/"}
+               "spark_ui_url": "https://history.example/history/{app_id}/jobs/", "action_approval": " HITL"}
     config = AcidConfig.from_mapping(section, operators={"default_deferrable": "True"})
+    assert config.action_approval == "hitl" and AcidConfig().action_approval == "off"
     assert config.spark_ui_link("app-2026 1") == "https://history.example/history/app-2026%201/jobs/"
     assert config.spark_ui_link(None) is None and AcidConfig().spark_ui_link("app-1") is None
     assert config.compaction_pool == "acid_compaction" and config.compaction_pools == ("etl", "big")
@@ -129,6 +130,7 @@ def test_airflow_getsection_values_are_taken_as_text():
     ("storage_options", '{"secret_access_key": "x"}'),
     ("spark_ui_url", "http://history:18080/"),
     ("spark_ui_url", "history/{app_id}"),
+    ("action_approval", "yes"),
 ])
 def test_a_bad_value_is_an_input_error_naming_the_option_and_the_value(option, value):
     with pytest.raises(InvalidSettingError) as info:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DAGS = Path(__file__).resolve().parents[2] / "dags"
-DAG_IDS = {"acid_compaction", "acid_manual_compaction", "acid_cleanup", "acid_housekeeping"}
+DAG_IDS = {"acid_compaction", "acid_manual_compaction", "acid_cleanup", "acid_housekeeping", "acid_approved_action"}
 
 
 @pytest.fixture(scope="module")
@@ -22,6 +22,19 @@ def dagbag():
 def test_every_dag_imports_without_errors(dagbag):
     assert dagbag.import_errors == {}
     assert DAG_IDS <= set(dagbag.dag_ids)
+
+
+def test_approved_action_dag_waits_for_airflows_approval_before_acting(dagbag):
+    from airflow.providers.standard.operators.hitl import ApprovalOperator
+
+    from airflow_acid.plugins.approval import hitl_missing
+
+    assert hitl_missing() is None  # the installed Airflow has human-in-the-loop
+    dag = dagbag.dags["acid_approved_action"]
+    approve = dag.get_task("approve")
+    assert isinstance(approve, ApprovalOperator) and approve.options == ["Approve", "Reject"]
+    assert approve.upstream_task_ids == {"describe"} and approve.downstream_task_ids == {"act"}
+    assert dag.schedule is None and "describe" in approve.body and "describe" in approve.subject
 
 
 def test_compaction_dag_wiring(dagbag):
