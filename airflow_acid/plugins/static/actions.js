@@ -85,10 +85,17 @@
     }
   };
 
-  function show(box, kind, text) {
+  function show(box, kind, text, link) {
     if (!box) return;
     box.className = "result action-result " + kind;
     box.textContent = text;
+    if (link) {  // an approval run ([acid] action_approval = hitl): open it in Airflow
+      var anchor = document.createElement("a");
+      anchor.href = link;
+      anchor.textContent = "open the approval run";
+      box.appendChild(document.createTextNode(" — "));
+      box.appendChild(anchor);
+    }
   }
 
   function post(url) {
@@ -141,7 +148,8 @@
             r.response.statusText));
         }
         var ok = r.payload[action.done] === true;
-        sessionStorage.setItem(ANSWER_KEY, JSON.stringify({ kind: ok ? "ok" : "warn", text: r.payload.message }));
+        sessionStorage.setItem(ANSWER_KEY, JSON.stringify({ kind: ok ? "ok" : "warn", text: r.payload.message,
+                                                            link: r.payload.awaiting_approval ? r.payload.run_url : null }));
         location.reload();
       });
     }).catch(function (error) {
@@ -154,7 +162,7 @@
     sessionStorage.removeItem(ANSWER_KEY);
     try {
       var answer = JSON.parse(stored);
-      show(document.getElementById("acid-action-result"), answer.kind, answer.text);
+      show(document.getElementById("acid-action-result"), answer.kind, answer.text, answer.link);
     } catch (ignored) { /* a stale or foreign value: nothing to show */ }
   }
 })();
