@@ -383,7 +383,7 @@ class _Reader:
                 out.append(None)
                 continue
             ftype = file_schema.field(i).type
-            if not _compatible(ftype, wanted.type):
+            if not widens_to(ftype, wanted.type):
                 raise AcidFileError(f.path, f"column {i} ({file_schema.field(i).name}: {ftype}) does not match the "
                                             f"table column {wanted.name}: {wanted.type}; table schema "
                                             f"{_fmt(self.schema)}, file row struct {_fmt(file_schema)}")
@@ -579,7 +579,7 @@ def _fmt(schema: pa.Schema) -> str:
     return "(" + ", ".join(f"{f.name}: {f.type}" for f in schema) + ")"
 
 
-def _compatible(file_type: pa.DataType, table_type: pa.DataType) -> bool:
+def widens_to(file_type: pa.DataType, table_type: pa.DataType) -> bool:
     """Types a file column may have for a table column: equal, or a safe widening (schema evolution)."""
     if file_type == table_type or same_but_timestamps(file_type, table_type):
         return True

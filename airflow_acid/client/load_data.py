@@ -22,7 +22,7 @@ import pyarrow.orc as po
 from airflow_acid.acid import names
 from airflow_acid.acid.errors import AcidFileError
 from airflow_acid.acid.event_reader import FileFormat, open_orc_file
-from airflow_acid.acid.merge import _compatible
+from airflow_acid.acid.merge import widens_to
 from airflow_acid.client.errors import SchemaMismatchError
 from airflow_acid.metastore.catalog import TableInfo
 from airflow_acid.metastore.errors import InvalidInputError
@@ -95,7 +95,7 @@ def _check_schema(info: TableInfo, path: str, file_schema: pa.Schema, schema: pa
                                   f"{len(schema)} ({listing(schema)}); the files must hold the table's columns in "
                                   "order")
     for i, (got, wanted) in enumerate(zip(file_schema, schema, strict=True)):
-        if not _compatible(got.type, wanted.type):
+        if not widens_to(got.type, wanted.type):
             raise SchemaMismatchError(f"cannot load {path} into table {info.full_name}: column {i + 1} of the file "
                                       f"({got.name} {got.type}) does not fit the table's column {wanted.name} "
                                       f"({wanted.type}); the files must hold the table's columns in order")
