@@ -43,7 +43,8 @@ _RUN_ROW = pa.schema([("x", pa.int8())])
 """Run files carry no row: a one-byte struct column, always NULL in delete events."""
 _COLUMNS = ACID_FIELDS[:5]
 """operation, originalTransaction, bucket, rowId, currentTransaction: what a delete event is made of."""
-_TYPES = tuple(np.dtype(t.to_pandas_dtype()) for t in event_arrow_schema(_RUN_ROW).types[:5])
+_TYPES = tuple(np.dtype(f"int{t.bit_width}") for t in event_arrow_schema(_RUN_ROW).types[:5])
+"""Their numpy dtypes (all integers; spelled out, as ``to_pandas_dtype`` imports pandas, which executors lack)."""
 
 
 def _empty() -> list[np.ndarray]:

@@ -131,8 +131,8 @@ def test_sql_reads_stdin_and_files(cli, tmp_path):
     ("SELECT * FROM cli.nosuch", 1, "FAILED: SemanticException table cli.nosuch does not exist"),
     ("BEGIN", 2, "FAILED: SemanticException BEGIN is not supported: airflow-acid sql runs each statement as its own "
                  "transaction"),
-    ("SHOW VIEWS", 2, "FAILED: SemanticException SHOW VIEWS is not supported by airflow-acid sql; 'help' lists "
-                      "the statements it runs"),
+    ("SHOW FUNCTIONS", 2, "FAILED: SemanticException SHOW FUNCTIONS is not supported by airflow-acid sql; 'help' "
+                          "lists the statements it runs"),
     ("UPDATE cli.{table} SET nope = 1", 1, "unknown column 'nope'"),
     ("SHOW COMPACTIONS WHERE state = 'failed'", 2, "FAILED: ParseException line 1:17 cannot recognize input near "
                                                    "'WHERE' 'state' '='"),

@@ -1,5 +1,5 @@
 """The provider on the oldest and the newest declared Airflow (tests/compat/combos.py), each in its own cached
-environment: provider, plugin, the four DAGs, the console, then ``airflow dags test acid_compaction`` and
+environment: provider, plugin, the DAGs, the console, then ``airflow dags test acid_compaction`` and
 ``acid_cleanup`` on a tiny warehouse — compaction runs on the environment's own Spark (3.5 on the oldest)."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from tests.compat.venvs import REPO, Combo, compat_venv
 
 pytestmark = pytest.mark.slow
 
-DAG_IDS = ["acid_cleanup", "acid_compaction", "acid_housekeeping", "acid_manual_compaction"]
+DAG_IDS = ["acid_approved_action", "acid_cleanup", "acid_compaction", "acid_housekeeping", "acid_manual_compaction"]
 TABLES = ["emp", "sales", "events"]
 ABSENT_FEATURE_LINES = [
     "this Airflow has no exception-aware retry policy (Airflow 3.3+)",  # operators/retry.py
