@@ -1,6 +1,6 @@
 """The compaction job imports only what the README lists for Spark executors (the wheel, pyarrow, pyorc, numpy,
 fsspec): pandas is blocked in a fresh interpreter while the job's modules load. What this cannot see is pandas
-reached only through an older pyarrow (``to_pandas_dtype`` needs pandas on pyarrow 15–20, not on the suite's): the
+reached only through an older pyarrow (``to_pandas_dtype`` needs pandas on pyarrow 25, not on the suite's 26): the
 compatibility matrix runs the job on those (tests/compat/test_spark_versions.py)."""
 
 from __future__ import annotations
