@@ -15,6 +15,7 @@ the snapshot count (aborted or uncommitted deletes delete nothing).
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -301,12 +302,15 @@ class _BoundedFilter:
         self.unbounded: DeleteFilter | None = None
         self.fell_back = False
         """Rows outside the interval came: every delete event was read after all."""
+        self._lock = threading.Lock()  # a merge's read-ahead thread may ask too
 
     def _fall_back(self) -> DeleteFilter | None:
-        if not self.fell_back:
-            self.fell_back = True
-            self.unbounded = DeleteEvents(self._events.files, self._events.write_ids, self._events.events_mem).filter()
-        return self.unbounded
+        with self._lock:
+            if not self.fell_back:
+                self.unbounded = DeleteEvents(self._events.files, self._events.write_ids,
+                                              self._events.events_mem).filter()
+                self.fell_back = True
+            return self.unbounded
 
     def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
         if self.fell_back or (len(o) and self.bounds.inside(o, b, r) is not None):
