@@ -14,8 +14,12 @@ of at most :attr:`DeleteCursor.batch_rows` events each, and k-way merged window 
 
 Memory holds at most 1.5 batches per file (:attr:`DeleteCursor.peak_events` records the most held) and one window
 made of some of them. Rows asked in key order — each data file's rows are — pass every delete event once. A row below
-the window (a later data file starting at a smaller key, a split starting anywhere) starts the files over: correct,
-at the cost of a re-read.
+the window (a later data file starting at a smaller key) starts the files over: correct, at the cost of a re-read.
+
+A split of a large file (a stripe range) asks only for keys in its :class:`~airflow_acid.acid.event_reader.KeyInterval`
+(from the data file's key index): each delete delta is then read from the first stripe whose last key is above the
+interval's lower bound to the first whose last key reaches its upper bound (from the delta's own key index; every
+stripe without one), as Hive's OrcRawRecordMerger does, and events outside the interval are dropped as read.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
-from airflow_acid.acid.delete_events import Key, _DeleteSet, _KeyRuns, _np, valid_delete_keys
+from airflow_acid.acid.delete_events import Key, KeyInterval, _DeleteSet, _KeyRuns, _np, valid_delete_keys
 from airflow_acid.acid.errors import UnsortedEventsError
 from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file
 from airflow_acid.acid.event_schema import BUCKET, KEY_FIELDS, ORIGINAL_TRANSACTION, ROW_ID, delete_events
@@ -75,10 +79,16 @@ def _key(o: np.ndarray, b: np.ndarray, r: np.ndarray, i: int) -> Key:
 class _DeltaStream:
     """One delete delta file read forward: its valid delete keys in sorted batches."""
 
-    def __init__(self, f: OrcDataFile, write_ids: ValidWriteIdList | None, batch_rows: int) -> None:
+    def __init__(self, f: OrcDataFile, write_ids: ValidWriteIdList | None, batch_rows: int,
+                 bounds: KeyInterval = KeyInterval()) -> None:
         self.file = f
         self.write_ids = write_ids
         self.batch_rows = batch_rows
+        self.bounds = bounds
+        self.stripes = bounds.stripes(f)
+        """The stripes read (None: all)."""
+        self.rows = f.stripe_range_rows(self.stripes)
+        """Events in those stripes (valid or not)."""
         self.generation = 0
         self.restart()
 
@@ -110,15 +120,20 @@ class _DeltaStream:
         """Append the next batch holding a valid delete event to the events held; how many it added (0 at the end
         of the file)."""
         if self._batches is None:
-            self._batches = self.file.key_batches(self.batch_rows)
+            self._batches = self.file.key_batches(self.batch_rows, self.stripes)
         for batch in self._batches:
             self._read += batch.num_rows
-            self.exhausted = self._read >= self.file.num_rows  # the footer's count: no read past the end needed
+            self.exhausted = self._read >= self.rows  # the footer's count: no read past the end needed
             if self.write_ids is not None:  # None: a run file of valid keys only
                 batch = valid_delete_keys(batch, self.write_ids)
             if not batch.num_rows:
                 continue
             o, b, r = (_np(batch.column(k)) for k in KEY_FIELDS)
+            inside = self.bounds.inside(o, b, r) if self.bounds.bounded else None
+            if inside is not None:  # the first and last stripes read hold keys outside the split's interval
+                o, b, r = o[inside], b[inside], r[inside]
+                if not len(o):
+                    continue
             bad = first_unsorted(o, b, r)
             if bad < 0 and self._last is not None and _key(o, b, r, 0) < self._last:
                 bad = 0
@@ -128,12 +143,13 @@ class _DeltaStream:
                                                           "hive.transactional.events.mem above the bucket's delete "
                                                           "events to read them in memory, or compact the table")
             o, b, r = o.astype(np.int64, copy=False), b.astype(np.int32, copy=False), r.astype(np.int64, copy=False)
+            added = len(o)
             if self.held:  # what is left of the last batch comes first
                 o, b, r = (np.concatenate((old, new)) for old, new in ((self.o, o), (self.b, b), (self.r, r)))
             self.o, self.b, self.r = o, b, r
             self._last = self.last
             self.generation += 1
-            return int(batch.num_rows)
+            return added
         self.exhausted = True
         self.generation += 1
         return 0
@@ -153,17 +169,20 @@ class DeleteCursor:
     """A :class:`~airflow_acid.acid.delete_events.DeleteFilter` over delete deltas streamed in key order."""
 
     def __init__(self, files: Sequence[OrcDataFile], write_ids: ValidWriteIdList, *,
-                 window_events: int = WINDOW_EVENTS, max_open_files: int | None = None) -> None:
+                 window_events: int = WINDOW_EVENTS, max_open_files: int | None = None,
+                 bounds: KeyInterval = KeyInterval()) -> None:
         max_open = max(2, max_open_files or MAX_OPEN_FILES)
         self._scratch: list[tempfile.TemporaryDirectory[str]] = []
         self.run_files = 0
         """Sorted run files the delete deltas were first merged into (0: read directly)."""
         valid: ValidWriteIdList | None = write_ids
         while len(files) > max_open:  # run files hold DELETE events of write id 0: valid in any snapshot
-            files, valid = self._merged_runs(files, write_ids, window_events, max_open), None
+            files, valid = self._merged_runs(files, write_ids, window_events, max_open, bounds), None
             self.run_files = len(files)
         self.batch_rows = max(MIN_BATCH_ROWS, min(MAX_BATCH_ROWS, window_events // max(1, len(files))))
-        self._streams = [_DeltaStream(f, valid, self.batch_rows) for f in files]
+        self._streams = [_DeltaStream(f, valid, self.batch_rows, bounds) for f in files]
+        self.stripes_read = 0
+        """Delete-delta stripes started reading (each file's stripe range, every time the files start over)."""
         self.peak_events = 0
         """The most delete events read and not yet passed at once (what every file holds; a window is made of some of
         them): at most ``len(files) * (batch_rows + (batch_rows - 1) // 2)`` — what tests check, not timing or RSS."""
@@ -173,7 +192,7 @@ class DeleteCursor:
         self._restart()
 
     def _merged_runs(self, files: Sequence[OrcDataFile], write_ids: ValidWriteIdList, window_events: int,
-                     max_open: int) -> list[OrcDataFile]:
+                     max_open: int, bounds: KeyInterval) -> list[OrcDataFile]:
         """Groups of ``max_open`` delete deltas merged into one sorted run file each."""
         scratch = tempfile.TemporaryDirectory(prefix="acid-delete-runs-")  # removed with the cursor
         self._scratch.append(scratch)
@@ -181,7 +200,7 @@ class DeleteCursor:
         runs: list[OrcDataFile] = []
         for start in range(0, len(files), max_open):
             group = DeleteCursor(files[start:start + max_open], write_ids, window_events=window_events,
-                                 max_open_files=max_open)
+                                 max_open_files=max_open, bounds=bounds)
             relative = f"run_{start // max_open:05d}/bucket_00000"
             writer = AcidOrcFileWriter(storage, relative, kind=FileKind.DELTA, orc=_RUN_ORC, spool=True)
             for o, b, r in group.sorted_keys():
@@ -206,6 +225,8 @@ class DeleteCursor:
     def _restart(self) -> None:
         for s in self._streams:
             s.restart()
+            first, end = s.stripes if s.stripes is not None else (0, s.file.num_stripes)
+            self.stripes_read += max(0, min(end, s.file.num_stripes) - first)
         self._start: Key | None = None    # events < start are gone: a row < start starts the files over
         self._high: Key | None = None     # the window holds the events in [start, high]; None: no window yet
         self._window: _DeleteSet | None = None

@@ -15,6 +15,7 @@ the snapshot count (aborted or uncommitted deletes delete nothing).
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,12 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
-from airflow_acid.acid.event_reader import OrcDataFile
+from airflow_acid.acid.event_reader import Key, KeyInterval, OrcDataFile
 from airflow_acid.acid.event_schema import CURRENT_TRANSACTION, KEY_FIELDS, OPERATION, Operation
 from airflow_acid.acid.writeids import ValidWriteIdList
 
-Key = tuple[int, int, int]
-"""A ROW__ID (originalTransaction, bucket, rowId), compared as Hive orders events."""
+__all__ = ["DeleteEvents", "DeleteFilter", "Key", "KeyInterval", "load_delete_set", "valid_delete_keys",
+           "valid_write_id_mask"]
 
 
 class DeleteFilter(Protocol):
@@ -272,15 +273,55 @@ def valid_delete_keys(batch: pa.RecordBatch, write_ids: ValidWriteIdList) -> pa.
     return batch.filter(mask)
 
 
-def load_delete_set(files: Sequence[OrcDataFile], write_ids: ValidWriteIdList) -> _DeleteSet | None:
-    """Every valid delete key of the files, in memory (None when there is none)."""
+def load_delete_set(files: Sequence[OrcDataFile], write_ids: ValidWriteIdList,
+                    bounds: KeyInterval = KeyInterval()) -> _DeleteSet | None:
+    """Every valid delete key of the files (only those in ``bounds``: a split's), in memory (None when there is
+    none). Each file is read over the stripes its key index says may hold keys in ``bounds``."""
     runs = _KeyRuns()
     for f in files:
-        for batch in f.iter_batches(row_columns=[], keys=True):
+        for batch in f.iter_batches(row_columns=[], keys=True, stripes=bounds.stripes(f)):
             batch = valid_delete_keys(batch, write_ids)
-            if batch.num_rows:
-                runs.add(*(_np(batch.column(k)) for k in KEY_FIELDS))
+            if not batch.num_rows:
+                continue
+            keys = [_np(batch.column(k)) for k in KEY_FIELDS]
+            inside = bounds.inside(*keys) if bounds.bounded else None
+            if inside is not None:
+                keys = [k[inside] for k in keys]
+            runs.add(*keys)
     return _DeleteSet.from_runs(runs)
+
+
+class _BoundedFilter:
+    """A split's delete filter, built from the delete events in its :class:`KeyInterval` only; rows outside the
+    interval (a key index that does not describe its file) are answered by a filter over every event, built then."""
+
+    def __init__(self, inner: DeleteFilter | None, bounds: KeyInterval, events: DeleteEvents) -> None:
+        self.inner = inner
+        self.bounds = bounds
+        self._events = events
+        self.unbounded: DeleteFilter | None = None
+        self.fell_back = False
+        """Rows outside the interval came: every delete event was read after all."""
+        self._lock = threading.Lock()  # a merge's read-ahead thread may ask too
+
+    def _fall_back(self) -> DeleteFilter | None:
+        with self._lock:
+            if not self.fell_back:
+                self.unbounded = DeleteEvents(self._events.files, self._events.write_ids,
+                                              self._events.events_mem).filter()
+                self.fell_back = True
+            return self.unbounded
+
+    def survivors(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> pa.Array | None:
+        if self.fell_back or (len(o) and self.bounds.inside(o, b, r) is not None):
+            unbounded = self._fall_back()
+            return unbounded.survivors(o, b, r) if unbounded is not None else None
+        return self.inner.survivors(o, b, r) if self.inner is not None else None
+
+    def may_touch(self, first: Key, last: Key) -> bool:
+        if self.fell_back or not self.bounds.covers(first, last):
+            return True
+        return self.inner is not None and self.inner.may_touch(first, last)
 
 
 @dataclass(frozen=True)
@@ -291,6 +332,8 @@ class DeleteEvents:
     write_ids: ValidWriteIdList
     events_mem: int = DEFAULT_EVENTS_MEM
     """``hive.transactional.events.mem``: more events than this (valid or not) are streamed, not held."""
+    bounds: KeyInterval = KeyInterval()
+    """The keys of the rows to filter (one split's): only delete events in it are read."""
 
     @property
     def count(self) -> int:
@@ -303,16 +346,20 @@ class DeleteEvents:
         return self.count > self.events_mem
 
     def load(self) -> _DeleteSet | None:
-        """The valid delete keys in memory (None when none)."""
-        return load_delete_set(self.files, self.write_ids)
+        """The valid delete keys (in :attr:`bounds`) in memory (None when none)."""
+        return load_delete_set(self.files, self.write_ids, self.bounds)
 
     def filter(self) -> DeleteFilter | None:
         """The filter for this bucket: in memory up to :attr:`events_mem` events, streamed above (None: no delete
-        event at all)."""
+        event at all). With :attr:`bounds`, only the events in them are read: the filter then answers rows outside
+        them by reading every event (never a wrong answer, should a key index not describe its file)."""
         if not self.files:
             return None
+        inner: DeleteFilter | None
         if self.streamed:
             from airflow_acid.acid.delete_cursor import DeleteCursor
 
-            return DeleteCursor(self.files, self.write_ids)
-        return self.load()
+            inner = DeleteCursor(self.files, self.write_ids, bounds=self.bounds)
+        else:
+            inner = self.load()
+        return _BoundedFilter(inner, self.bounds, self) if self.bounds.bounded else inner

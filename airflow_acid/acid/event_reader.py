@@ -8,18 +8,21 @@ is read only up to the last length recorded there (docs/hive-acid.md#flush-lengt
 
 from __future__ import annotations
 
+import bisect
 import enum
 import struct
 import zoneinfo
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import fsspec
+import numpy as np
 import pyarrow as pa
 import pyarrow.orc as po
 import pyorc
 
-from airflow_acid.acid.errors import AcidFileError
+from airflow_acid.acid.errors import AcidFileError, OrcTailError
 from airflow_acid.acid.event_schema import ACID_FIELDS, AcidKey, is_acid_schema
 from airflow_acid.acid.event_writer import (
     ACID_VERSION_KEY,
@@ -30,6 +33,7 @@ from airflow_acid.acid.event_writer import (
     parse_key_index,
 )
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.orc_tail import footer_offset, read_file_tail, stripe_range_tail
 from airflow_acid.acid.orc_timestamp_compensation import TimestampCompensation
 from airflow_acid.acid.timestamps import (
     NANOS_PER_SECOND,
@@ -51,6 +55,55 @@ SCAN_MIN_STRIPE_BYTES = 8 << 20
 """Stored bytes per stripe (on average) from which a whole-file read streams through the row reader. Smaller
 stripes decode to a few tens of MB, and reading them whole is faster: the scanner costs ~0.3 ms more per file,
 which dominates merge-on-read over many small deltas."""
+
+
+Key = tuple[int, int, int]
+"""A ROW__ID (originalTransaction, bucket, rowId), compared as Hive orders events."""
+
+
+def _above(o: np.ndarray, b: np.ndarray, r: np.ndarray, key: Key) -> np.ndarray:
+    """Mask of the keys (o, b, r) greater than ``key``."""
+    mask: np.ndarray = (o > key[0]) | ((o == key[0]) & ((b > key[1]) | ((b == key[1]) & (r > key[2]))))
+    return mask
+
+
+@dataclass(frozen=True)
+class KeyInterval:
+    """The ROW__IDs a split of an event file can hold: keys > :attr:`after` and ≤ :attr:`upto` (Hive's
+    OrcRawRecordMerger bounds a split's delete events so); None is no bound on that side."""
+
+    after: Key | None = None
+    upto: Key | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return self.after is not None or self.upto is not None
+
+    def covers(self, first: Key, last: Key) -> bool:
+        """Whether every key of [first, last] lies in the interval (a key equal to :attr:`after` counts: a split's
+        range as merge-on-read states it, from its lower bound)."""
+        return (self.after is None or first >= self.after) and (self.upto is None or last <= self.upto)
+
+    def inside(self, o: np.ndarray, b: np.ndarray, r: np.ndarray) -> np.ndarray | None:
+        """Mask of the keys in the interval; None when all are (or nothing bounds it)."""
+        mask = _above(o, b, r, self.after) if self.after is not None else None
+        if self.upto is not None:
+            below = ~_above(o, b, r, self.upto)
+            mask = below if mask is None else mask & below
+        if mask is None or bool(mask.all()):
+            return None
+        return mask
+
+    def stripes(self, f: OrcDataFile) -> tuple[int, int] | None:
+        """The stripes of a sorted event file (a delete delta) that may hold keys of the interval, from its key index:
+        the first whose last key is > :attr:`after` up to the first whose last key is ≥ :attr:`upto`; None: every
+        stripe (no bound, or no usable key index)."""
+        index = f.stripe_keys if self.bounded else None
+        if index is None:
+            return None
+        first = bisect.bisect_right(index, self.after) if self.after is not None else 0
+        end = min(len(index), bisect.bisect_left(index, self.upto) + 1) if self.upto is not None else len(index)
+        return first, max(first, end)
 
 
 class FileFormat(enum.Enum):
@@ -98,6 +151,7 @@ class OrcDataFile:
     """Stored bytes per stripe, on average (the file's content length over its stripes)."""
     _timestamps: TimestampCompensation | None = field(default=None, repr=False)
     """Corrects pyarrow's reading of timestamps near 1970 to Java's (None: the file needs none)."""
+    _rows_per_stripe: list[int] | None = field(default=None, repr=False)
 
     @property
     def key_index(self) -> list[AcidKey] | None:
@@ -109,6 +163,31 @@ class OrcDataFile:
             return parse_key_index(text)
         except ValueError as exc:
             raise AcidFileError(self.path, str(exc)) from None
+
+    @property
+    def stripe_keys(self) -> list[Key] | None:
+        """The last key of every stripe from ``hive.acid.key.index`` when it can be trusted to bound keys: one entry
+        per stripe, in key order; None otherwise (missing, malformed, a streaming file's index of fewer stripes)."""
+        try:
+            index = self.key_index
+        except AcidFileError:
+            return None
+        if index is None or len(index) != self.num_stripes:
+            return None
+        keys = [(int(k[0]), int(k[1]), int(k[2])) for k in index]
+        if any(later < earlier for earlier, later in zip(keys, keys[1:])):
+            return None
+        return keys
+
+    def key_interval(self, stripes: tuple[int, int] | None) -> KeyInterval:
+        """The keys stripes [a, b) of this event file hold: > the last key of stripe a-1, ≤ the last key of stripe b-1
+        (from the key index; no bound where it tells none, or when it cannot be trusted)."""
+        index = self.stripe_keys
+        if stripes is None or index is None:
+            return KeyInterval()
+        first, end = max(0, stripes[0]), min(stripes[1], self.num_stripes)
+        return KeyInterval(index[first - 1] if 0 < first <= len(index) else None,
+                           index[end - 1] if 0 < end < len(index) else None)
 
     @property
     def stats(self) -> AcidStats | None:
@@ -216,16 +295,42 @@ class OrcDataFile:
             yield self._timestamps.rows(batch, row)
             row += batch.num_rows
 
-    def key_batches(self, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    def stripe_range_rows(self, stripes: tuple[int, int] | None) -> int:
+        """Rows in the stripes [a, b) (all rows for None)."""
+        if stripes is None:
+            return self.num_rows
+        return int(sum(self._stripe_rows[max(0, stripes[0]):stripes[1]]))
+
+    @property
+    def _stripe_rows(self) -> list[int]:
+        if self._rows_per_stripe is None:
+            assert self._source is not None
+            self._rows_per_stripe = read_file_tail(self._source).stripe_rows
+        return self._rows_per_stripe
+
+    def key_batches(self, batch_rows: int, stripes: tuple[int, int] | None = None) -> Iterator[pa.RecordBatch]:
         """The five ACID key columns of an event file (canonical names) in batches of at most ``batch_rows`` rows,
         read through ORC's row reader whatever the stripe size: memory holds a stripe's compressed streams and one
-        batch (the streamed delete cursor reads many delete deltas side by side this way)."""
+        batch (the streamed delete cursor reads many delete deltas side by side this way). ``stripes``: only the
+        stripes of that half-open range (the file read through a tail listing only them; the others are never
+        read)."""
         if self.format is not FileFormat.ACID or self._source is None:
             raise AcidFileError(self.path, "not an ACID event file: it holds no delete events")
         import pyarrow.dataset as ds  # loads pandas: only when a file is scanned
 
         selection = self._selection([], True)
-        fragment = ds.OrcFileFormat().make_fragment(self._source)
+        source: Any = self._source
+        if stripes is not None and (stripes[0] > 0 or stripes[1] < self.num_stripes):
+            if stripes[0] >= min(stripes[1], self.num_stripes):
+                return
+            try:
+                tail = read_file_tail(self._source)
+                end_tail, _rows = stripe_range_tail(tail, stripes[0], stripes[1])
+                source = pa.PythonFile(_StripeRange(self._source, footer_offset(self._source, tail), end_tail),
+                                       mode="r")
+            except OrcTailError as exc:
+                raise AcidFileError(self.path, f"cannot read stripes {stripes[0]}..{stripes[1] - 1}: {exc}") from None
+        fragment = ds.OrcFileFormat().make_fragment(source)
         try:
             for batch in fragment.to_batches(columns=selection, batch_size=batch_rows, batch_readahead=0,
                                              fragment_readahead=1, use_threads=False):
@@ -243,6 +348,47 @@ class OrcDataFile:
         except _ARROW_ERRORS as exc:
             raise AcidFileError(self.path, f"cannot be decoded: {exc}") from None
         return _canonical(empty, keys) if self.format is FileFormat.ACID else empty
+
+
+class _StripeRange:
+    """A read-only file: ``source``'s bytes up to its Footer, then ``tail`` (see
+    :func:`~airflow_acid.acid.orc_tail.stripe_range_tail`); reads of stripes go straight to ``source``."""
+
+    def __init__(self, source: pa.NativeFile, footer_start: int, tail: bytes) -> None:
+        self._source, self._start, self._tail = source, footer_start, tail
+        self._size = footer_start + len(tail)
+        self._pos = 0
+        self.closed = False
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def writable(self) -> bool:
+        return False
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        self._pos = pos if whence == 0 else self._pos + pos if whence == 1 else self._size + pos
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def read(self, n: int = -1) -> Any:
+        if n is None or n < 0:
+            n = self._size - self._pos
+        n = max(0, min(n, self._size - self._pos))
+        pos, self._pos = self._pos, self._pos + n
+        if pos + n <= self._start:
+            return self._source.read_at(n, pos)
+        head = bytes(self._source.read_at(self._start - pos, pos)) if pos < self._start else b""
+        start = max(0, pos - self._start)
+        return head + self._tail[start:start + n - len(head)]
+
+    def close(self) -> None:
+        self.closed = True
 
 
 class _WideTimestamp(pyorc.converters.ORCConverter):

@@ -34,7 +34,7 @@ from airflow_acid.acid import bucket_codec, names
 from airflow_acid.acid.delete_events import DeleteEvents, DeleteFilter, valid_write_id_mask
 from airflow_acid.acid.delete_settings import DEFAULT_EVENTS_MEM
 from airflow_acid.acid.errors import AcidFileError, AcidNameError, AcidSchemaError, TimestampFormError, TimestampRangeError
-from airflow_acid.acid.event_reader import FileFormat, OrcDataFile, open_data_file, read_flush_length
+from airflow_acid.acid.event_reader import FileFormat, KeyInterval, OrcDataFile, open_data_file, read_flush_length
 from airflow_acid.acid.event_schema import (
     BUCKET,
     CURRENT_TRANSACTION,
@@ -329,9 +329,14 @@ def _event_key_range(f: OrcDataFile, src: DataSource) -> tuple[tuple[int, int, i
     stats = f.stats  # update events (ACID v1) keep the row's older originalTransaction
     lo = (write_ids[0], _LOWEST_KEY[1], _LOWEST_KEY[2]) if stats is not None and not stats.updates else _LOWEST_KEY
     hi = (write_ids[1], _HIGHEST_KEY[1], _HIGHEST_KEY[2])
-    index = f.key_index
-    if index and len(index) == f.num_stripes:
-        hi = min(hi, (index[-1][0], index[-1][1], index[-1][2]))
+    index = f.stripe_keys
+    if index:
+        hi = min(hi, index[-1])
+        split = f.key_interval(src.stripes)  # a stripe range: its keys lie above the previous stripe's last key
+        if split.after is not None:
+            lo = max(lo, split.after)
+        if split.upto is not None:
+            hi = min(hi, split.upto)
     return lo, hi, write_ids
 
 
@@ -358,6 +363,8 @@ class _Reader:
         """Whether batches carry the ROW__ID columns. Without them, an event file's key columns are decoded only
         where a delete event may touch it (a batch of no columns would lose its row count: then they always are)."""
         self.events_mem = events_mem
+        self.bounded_splits = True
+        """Read a split's delete events over its keys' interval only (False: every event, as for a whole bucket)."""
 
     def open(self, src: DataSource, expect: FileFormat | None) -> OrcDataFile:
         length = read_flush_length(self.storage, src.side_file) if src.side_file else None
@@ -366,9 +373,24 @@ class _Reader:
 
     # -- deletes -----------------------------------------------------------------------------------
     def delete_events(self, bucket: BucketPlan) -> DeleteEvents:
-        """The bucket's delete deltas, opened: their footers' row counts choose in-memory or streamed deletes."""
+        """The bucket's delete deltas, opened: their footers' row counts choose in-memory or streamed deletes. A
+        split (stripe ranges of event files) reads only the delete events in its keys' interval
+        (:meth:`split_bounds`)."""
         files = tuple(self.open(src, FileFormat.ACID) for src in bucket.deletes if src.size != 0)
-        return DeleteEvents(files, self.write_ids, self.events_mem)
+        bounds = self.split_bounds(bucket) if files and self.bounded_splits else KeyInterval()
+        return DeleteEvents(files, self.write_ids, self.events_mem, bounds)
+
+    def split_bounds(self, bucket: BucketPlan) -> KeyInterval:
+        """The keys a split's rows can have, when every data file of it is a stripe range of an event file: keys >
+        the last key before its first stripe and ≤ its last stripe's last key (``hive.acid.key.index``); no bound
+        for whole files or without a usable key index."""
+        sources = [src for src in bucket.data if src.size != 0]
+        if not sources or any(src.kind is not SourceKind.EVENTS or src.stripes is None for src in sources):
+            return KeyInterval()
+        intervals = [self.open(src, FileFormat.ACID).key_interval(src.stripes) for src in sources]
+        afters, uptos = [i.after for i in intervals], [i.upto for i in intervals]
+        return KeyInterval(None if None in afters else min(a for a in afters if a is not None),
+                           None if None in uptos else max(u for u in uptos if u is not None))
 
     # -- data --------------------------------------------------------------------------------------
     def column_map(self, f: OrcDataFile) -> list[int | None]:

@@ -523,3 +523,44 @@ class TailFinishingStream:
         self._handle.flush()
         self._stripe_shifts += [self.shift] * (stripes - len(self._stripe_shifts))
         self.shift += len(tail) - (len(held) - start)
+
+
+_FOOTER_NUMBER_OF_ROWS, _FOOTER_STATISTICS = 6, 7
+_PS_METADATA_LENGTH, _PS_STRIPE_STATISTICS_LENGTH = 5, 7
+
+
+def stripe_range_tail(tail: OrcTail, first: int, end: int) -> tuple[bytes, int]:
+    """A Footer + PostScript listing only stripes [first, end) of ``tail``'s file, and their rows.
+
+    The stripes keep their offsets: the file's bytes before its Footer followed by this tail read as an ORC file of
+    those stripes only, so ORC's row reader streams a stripe range in small batches (a split's delete events) where
+    ``read_stripe`` would decode whole stripes. The file's column statistics and stripe statistics are left out (they
+    describe every stripe)."""
+    kept, stripe, rows = bytearray(), 0, 0
+    for number, _wire, value, raw in _fields(tail.footer):
+        if number == _FOOTER_STRIPES:
+            if first <= stripe < end:
+                kept += raw
+                rows += stripe_row_counts([_submessage(value, "a StripeInformation")])[0]
+            stripe += 1
+        elif number not in (_FOOTER_NUMBER_OF_ROWS, _FOOTER_STATISTICS):
+            kept += raw
+    kept += _varint_field(_FOOTER_NUMBER_OF_ROWS, rows)
+    footer = _as_chunks(tail.compression, bytes(kept), tail.block_size)
+    ps = bytearray()
+    for number, _wire, _value, raw in _fields(tail.postscript):
+        if number == _PS_FOOTER_LENGTH:
+            ps += _varint_field(_PS_FOOTER_LENGTH, len(footer))
+        elif number in (_PS_METADATA_LENGTH, _PS_STRIPE_STATISTICS_LENGTH):
+            ps += _varint_field(number, 0)
+        else:
+            ps += raw
+    if len(ps) > 255:
+        raise OrcTailError("PostScript longer than 255 bytes")
+    return footer + bytes(ps) + bytes([len(ps)]), rows
+
+
+def footer_offset(source: pa.NativeFile, tail: OrcTail) -> int:
+    """Where the Footer of ``tail`` (read by :func:`read_file_tail`) starts in ``source``."""
+    footer_length = int({n: v for n, _w, v, _r in _fields(tail.postscript)}.get(_PS_FOOTER_LENGTH, 0))
+    return int(source.size()) - 1 - len(tail.postscript) - footer_length
