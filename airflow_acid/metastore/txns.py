@@ -152,7 +152,7 @@ _INSERT_TXN = sa.insert(TXNS).returning(TXNS.c.TXN_ID)
 _INSERT_TXNS = sa.insert(TXNS).returning(TXNS.c.TXN_ID)
 """A batch's TXNS rows: SQLAlchemy sends them as one multi-row INSERT … RETURNING ("insertmanyvalues"). The rows are
 identical and the ids are sorted afterwards, so the order RETURNING gives them in does not matter; asking for
-parameter order instead made SQLite and MariaDB insert the batch one row per statement (100 statements for a
+parameter order instead made SQLite insert the batch one row per statement (100 statements for a
 Hive Streaming batch of 100)."""
 _INSERT_MIN_HISTORY = sa.insert(MIN_HISTORY_LEVEL)
 _DELETE_COMPONENTS = sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == _TXN_ID)

@@ -109,8 +109,8 @@ def test_batch_open_beyond_the_limit_opens_none_of_the_batch(db: Database) -> No
 
 def test_batch_open_costs_what_one_open_costs(db: Database) -> None:
     """A Hive Streaming batch (100 txns) is opened with as many statements as one txn: its TXNS rows go in one
-    multi-row INSERT … RETURNING, its MIN_HISTORY_LEVEL rows in one executemany; every id comes back, consecutive
-    (the rows are inserted by one statement under the open's lock), each with its row."""
+    statement (a multi-row INSERT … RETURNING; PostgreSQL: the open's one CTE statement), its MIN_HISTORY_LEVEL rows
+    in one executemany; every id comes back, consecutive (one statement under the open's lock), each with its row."""
     from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXNS
 
     txns = TxnStore(db)
