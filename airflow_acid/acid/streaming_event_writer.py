@@ -43,10 +43,12 @@ from airflow_acid.acid.event_writer import (
 )
 from airflow_acid.acid.fast_event_writer import writer_options
 from airflow_acid.acid.fs import Storage, storage_for
+from airflow_acid.acid.hive_chars import schema_has_char_types
 from airflow_acid.acid.malloc_tuning import keep_freed_memory_for_small_files
 from airflow_acid.acid.orc_append import AppendingOrcFile
 from airflow_acid.acid.orc_file_builder import write_orc_bytes
 from airflow_acid.acid.orc_settings import OrcSettings
+from airflow_acid.acid.timestamps import has_timestamps
 
 PIECE_MIN_ROWS = 3000
 """A file whose first flush holds at least this many events gets pyarrow-written stripes; below, pyorc's row writer.
@@ -74,6 +76,9 @@ class StreamingEventFileWriter:
         self.file_name = names.format_bucket_file(bucket_id)
         self.path = self._dir.url(self.file_name)
         self.row_schema = row_schema
+        self._plain_rows = not schema_has_char_types(row_schema) and not has_timestamps(row_schema)
+        """No char/varchar and no timestamp column: insert events built from rows of :attr:`row_schema`'s types
+        need no conforming (:func:`conform_events` would cast nothing, enforce no length, find no timestamp)."""
         self._orc = orc or OrcSettings()
         self._options = writer_options(self._orc, FileKind.DELTA)
         self._stripe_bytes = self._options["stripe_size"]
@@ -139,10 +144,12 @@ class StreamingEventFileWriter:
         if first_row_id < 0 or (previous is not None and first <= previous):
             raise AcidFileError(self.path, f"events are not sorted by (originalTransaction, bucket, rowId): "
                                            f"{first} follows {previous}")
+        events = insert_events(rows, write_id, bucket_property, first_row_id)
+        if not (self._plain_rows and rows.schema.equals(self.row_schema)):
+            events = conform_events(events, self.row_schema, self.path)
         self._pending_counts[0] += n
         self._pending_last = AcidKey(write_id, bucket_property, first_row_id + n - 1)
-        self._hold(conform_events(insert_events(rows, write_id, bucket_property, first_row_id), self.row_schema,
-                                  self.path))
+        self._hold(events)
 
     def _hold(self, table: pa.Table) -> None:
         self._pending.append(table)

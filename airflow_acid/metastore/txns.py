@@ -149,7 +149,11 @@ _HIGH_WATER_MARK = sa.select(sa.func.coalesce(sa.func.max(TXNS.c.TXN_ID), 0))
 _TXN_ROW = sa.select(TXNS.c.TXN_STATE, TXNS.c.TXN_TYPE, TXNS.c.TXN_META_INFO).where(TXNS.c.TXN_ID == _TXN_ID)
 _TXN_ROW_LOCKED = _TXN_ROW.with_for_update()
 _INSERT_TXN = sa.insert(TXNS).returning(TXNS.c.TXN_ID)
-_INSERT_TXNS = sa.insert(TXNS).returning(TXNS.c.TXN_ID, sort_by_parameter_order=True)
+_INSERT_TXNS = sa.insert(TXNS).returning(TXNS.c.TXN_ID)
+"""A batch's TXNS rows: SQLAlchemy sends them as one multi-row INSERT … RETURNING ("insertmanyvalues"). The rows are
+identical and the ids are sorted afterwards, so the order RETURNING gives them in does not matter; asking for
+parameter order instead made SQLite insert the batch one row per statement (100 statements for a
+Hive Streaming batch of 100)."""
 _INSERT_MIN_HISTORY = sa.insert(MIN_HISTORY_LEVEL)
 _DELETE_COMPONENTS = sa.delete(TXN_COMPONENTS).where(TXN_COMPONENTS.c.TC_TXNID == _TXN_ID)
 _DELETE_TXN_LOCKS = sa.delete(HIVE_LOCKS).where(HIVE_LOCKS.c.HL_TXNID == _TXN_ID)

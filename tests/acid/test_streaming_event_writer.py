@@ -11,7 +11,7 @@ import pytest
 from fsspec.implementations.local import LocalFileSystem
 
 from airflow_acid.acid import bucket_codec, streaming_event_writer
-from airflow_acid.acid.errors import AcidFileError
+from airflow_acid.acid.errors import AcidFileError, AcidSchemaError, UnstorableTimestampError
 from airflow_acid.acid.event_reader import open_orc_file
 from airflow_acid.acid.event_schema import AcidKey, insert_events
 from airflow_acid.acid.event_writer import KEY_INDEX_KEY, STATS_KEY, parse_key_index
@@ -182,6 +182,28 @@ def test_write_inserts_refuses_keys_that_do_not_follow_or_another_bucket(tmp_pat
     w.write_inserts(_rows([5]), 2, B0, 2)  # nothing of the refused calls was held
     w.close()
     assert _read(tmp_path / "t") == [1, 2, 5]
+
+
+def test_write_inserts_conforms_rows_that_need_it(tmp_path, mode):
+    """Rows of the writer's own plain types go in as they are; others are still cast, and a timestamp ORC cannot
+    store is refused with nothing held (the rows need not come from the streaming connection)."""
+    w = StreamingEventFileWriter(str(tmp_path / "t" / "delta_0000001_0000002"), 0, SCHEMA)
+    w.write_inserts(pa.table({"a": pa.array([1, 2], pa.int32()), "s": ["x", "y"]}), 1, B0, 0)  # cast to int64
+    w.write_inserts(_rows([3]), 1, B0, 2)
+    with pytest.raises(AcidSchemaError, match="do not fit"):
+        w.write_inserts(pa.table({"a": ["not a number"], "s": ["z"]}), 1, B0, 3)
+    w.flush()
+    info = w.close()
+    assert _read(tmp_path / "t") == [1, 2, 3] and info is not None and info.stats.inserts == 3
+    ts_schema = pa.schema([("a", pa.int64()), ("t", pa.timestamp("us"))])
+    w = StreamingEventFileWriter(str(tmp_path / "u" / "delta_0000001_0000002"), 0, ts_schema)
+    bad = pa.table({"a": [1], "t": pa.array([-5_000], pa.timestamp("us"))}, schema=ts_schema)  # 1969-12-31 23:59:59.995
+    with pytest.raises(UnstorableTimestampError):
+        w.write_inserts(bad, 1, B0, 0)
+    w.write_inserts(pa.table({"a": [2], "t": pa.array([5_000], pa.timestamp("us"))}, schema=ts_schema), 1, B0, 0)
+    w.flush()
+    info = w.close()
+    assert info is not None and info.stats.inserts == 1 and info.rows == 1
 
 
 def test_a_file_that_never_got_events_is_not_created_and_abort_removes_one(tmp_path, mode):

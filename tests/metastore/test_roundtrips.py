@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 import pytest
+import sqlalchemy as sa
 
 from airflow_acid.acid.codes import LockType, OperationType, TxnState
 from airflow_acid.metastore.conf import MetastoreConf
@@ -104,3 +105,26 @@ def test_batch_open_beyond_the_limit_opens_none_of_the_batch(db: Database) -> No
         mhl = dict(conn.execute(MIN_HISTORY_LEVEL.select().with_only_columns(
             MIN_HISTORY_LEVEL.c.MHL_TXNID, MIN_HISTORY_LEVEL.c.MHL_MIN_OPEN_TXNID)).all())
     assert mhl == {first: first, batch[0]: first, batch[1]: first}
+
+
+def test_batch_open_costs_what_one_open_costs(db: Database) -> None:
+    """A Hive Streaming batch (100 txns) is opened with as many statements as one txn: its TXNS rows go in one
+    statement (a multi-row INSERT … RETURNING; PostgreSQL: the open's one CTE statement), its MIN_HISTORY_LEVEL rows
+    in one executemany; every id comes back, consecutive (one statement under the open's lock), each with its row."""
+    from airflow_acid.metastore.schema import MIN_HISTORY_LEVEL, TXNS
+
+    txns = TxnStore(db)
+    txns.open_txn(user="u", host="h")  # first use: nothing left to set up
+    with count_round_trips(db.engine) as one:
+        single = txns.open_txn(user="u", host="h")
+    with count_round_trips(db.engine) as many:
+        batch = txns.open_txns(100, user="u", host="h", agent_info="stream")
+    assert many.statements == one.statements
+    assert batch == list(range(batch[0], batch[0] + 100)) and batch[0] > single
+    with db.begin() as conn:
+        opened = conn.execute(sa.select(TXNS.c.TXN_ID, TXNS.c.TXN_STATE, TXNS.c.TXN_AGENT_INFO)
+                              .where(TXNS.c.TXN_ID.in_(batch))).all()
+        history = conn.execute(sa.select(MIN_HISTORY_LEVEL.c.MHL_TXNID).where(MIN_HISTORY_LEVEL.c.MHL_TXNID.in_(batch))
+                               ).scalars().all()
+    assert sorted(opened) == [(t, TxnState.OPEN.value, "stream") for t in batch]
+    assert sorted(history) == batch
