@@ -18,7 +18,10 @@ API has no end-of-query hook: the transaction stays open until ``hive.txn.timeou
 the HouseKeeper ends it — :func:`read_snapshot` holds and ends it explicitly instead. Filters on partition columns
 prune partitions (Spark still applies every filter); the API (Spark 4.2) passes no column list, so option
 ``columns`` prunes columns.
-Option ``row_id`` adds Hive's ``ROW__ID`` struct as the first column.
+Option ``row_id`` adds Hive's ``ROW__ID`` struct as the first column; option ``batch_rows`` caps the rows per Arrow
+batch handed to Spark (:data:`MAX_BATCH_ROWS`). The driver's planning workers keep the metastore engine between
+queries and every worker keeps its imported modules out of Spark's per-call ``gc.collect()``
+(:func:`_freeze_imported_heap`).
 
 Writes: the driver opens the transaction, allocates the write id and locks (SHARED_READ for append, Hive's IOW lock
 for overwrite); every task stages its files under the table's hidden ``.hive-staging_acid_<txn>`` directory as
@@ -76,6 +79,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pyspark.sql.datasource import Filter
 
     from airflow_acid.client.warehouse import AcidWarehouse
+    from airflow_acid.metastore import Metastore
     from airflow_acid.metastore.catalog import TableInfo
 
 SHORT_NAME = "hive_acid"
@@ -86,24 +90,70 @@ ROW_ID_TYPE = pa.struct([("writeid", pa.int64()), ("bucketid", pa.int32()), ("ro
 MAX_WRITE_TASKS = 4096
 """Statement ids (one per writing task) must fit BucketCodec V1's 12 bits."""
 HEARTBEAT_EVERY_S = 30.0
+MAX_BATCH_ROWS = 65536
+"""At most this many rows per Arrow batch handed to Spark (option ``batch_rows``; 0: the merge's own batches, a
+whole stripe). Spark takes a batch whole before turning its rows over, so smaller batches let the JVM work while
+the merge goes on."""
 DEFAULT_SPLIT_BYTES = 128 * 1024 * 1024
 """At most this many bytes per task (Spark's ``spark.sql.files.maxPartitionBytes``, captured by :func:`register`)."""
 DEFAULT_OPEN_COST_BYTES = 4 * 1024 * 1024
 """At least this many per task (Spark's ``spark.sql.files.openCostInBytes``)."""
 
 
+_frozen_at_modules = 0
+
+
+def _freeze_imported_heap() -> None:
+    """Move the objects alive now (imported modules, mostly) out of the cyclic garbage collector's way, once per
+    new set of imported modules.
+
+    Spark keeps its Python workers (the driver's planners and the executors' workers) for the next query and runs a
+    full ``gc.collect()`` in each after every call (``pyspark.daemon``); a full collection walks every tracked object,
+    so with pyarrow, SQLAlchemy and this package imported it took 0.05-0.09 s per call, four calls a query, about as
+    much CPU as the merge itself. ``gc.freeze()`` leaves those objects to reference counting only: they are freed as
+    usual when no longer referenced, only a reference cycle among them would stay (import-time objects live as long
+    as the process anyway). Frozen only when new modules were imported since the last time, so per-call objects are
+    left to the collector."""
+    import gc
+    import sys
+
+    global _frozen_at_modules
+    if len(sys.modules) != _frozen_at_modules:
+        gc.freeze()
+        _frozen_at_modules = len(sys.modules)
+
+
 def _truthy(value: Any) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def open_warehouse(options: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> AcidWarehouse:
-    """The warehouse the options (then Spark conf defaults, then the embedded default) point at."""
+_PLANNING_METASTORES: dict[str, Metastore] = {}
+"""Metastores kept by the driver's planning workers, by URL (see :func:`open_warehouse`)."""
+
+
+def open_warehouse(options: Mapping[str, Any], defaults: Mapping[str, Any] | None = None, *,
+                   planning: bool = False) -> AcidWarehouse:
+    """The warehouse the options (then Spark conf defaults, then the embedded default) point at.
+
+    ``planning``: for what Spark runs on the driver for every query (``schema()``, ``partitions()``) in its planner
+    Python workers, which it keeps and reuses: the metastore (engine, connection pool, compiled statements, detected
+    schema profile) is kept per URL in the process, so a query does not set up a new engine and compile every
+    statement again. Only the engine is kept: every query reads the table and takes its snapshot afresh."""
     from airflow_acid.client.warehouse import AcidWarehouse
 
     defaults = defaults or {}
     url = options.get("metastore_url") or defaults.get("metastore_url") or None
     location = options.get("warehouse") or defaults.get("warehouse") or None
-    return AcidWarehouse(url, location, init=False)
+    if not planning:
+        return AcidWarehouse(url, location, init=False)
+    from airflow_acid.metastore import Metastore
+    from airflow_acid.metastore.store import default_url
+
+    key = url or default_url()
+    metastore = _PLANNING_METASTORES.get(key)
+    if metastore is None:
+        metastore = _PLANNING_METASTORES[key] = Metastore(key)
+    return AcidWarehouse(metastore, location, init=False)
 
 
 def _table_name(options: Mapping[str, Any]) -> str:
@@ -147,7 +197,9 @@ class AcidDataSource(DataSource):
     def schema(self) -> StructType:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        with open_warehouse(self.options, self.conf_defaults) as wh:
+        _freeze_imported_heap()
+
+        with open_warehouse(self.options, self.conf_defaults, planning=True) as wh:
             info = wh.transactional_table(_table_name(self.options))
             return from_arrow_schema(output_schema(wh, info, self.options))
 
@@ -290,7 +342,9 @@ class AcidReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList
 
-        wh = open_warehouse(self.options, self.defaults)
+        _freeze_imported_heap()
+
+        wh = open_warehouse(self.options, self.defaults, planning=True)
         try:
             info = wh.transactional_table(_table_name(self.options))
             out_schema = output_schema(wh, info, self.options)
@@ -343,6 +397,7 @@ class AcidReader(DataSourceReader):
                             open_cost_bytes=setting("open_cost_bytes", DEFAULT_OPEN_COST_BYTES))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        _freeze_imported_heap()
         spark_arrow = _arrow_schema_of(self.schema)
         doc = json.loads(partition.value)
         if doc.get("empty"):
@@ -354,10 +409,16 @@ class AcidReader(DataSourceReader):
         row_id = ROW_ID in out.names
         data_out = pa.schema([f for f in out if f.name != ROW_ID])
         unit = json.loads(doc["unit"])
+        max_rows = int(self.options.get("batch_rows") or MAX_BATCH_ROWS)
         for batch in _unit_batches(unit, snap.write_ids, schema, data_out, data_out.names, row_ids=row_id):
             if beat is not None:
                 beat.maybe()
-            yield _conform_batch(batch, spark_arrow, row_id)
+            conformed = _conform_batch(batch, spark_arrow, row_id)
+            if max_rows <= 0 or conformed.num_rows <= max_rows:
+                yield conformed
+                continue
+            for start in range(0, conformed.num_rows, max_rows):
+                yield conformed.slice(start, max_rows)
 
 
 class PruningAcidReader(AcidReader):
@@ -738,6 +799,7 @@ class AcidWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriteMessage:
         from airflow_acid.client.table_schema import to_arrow_table
 
+        _freeze_imported_heap()
         task, attempt = task_attempt()
         beat = _Heartbeat(self.txn.metastore_url, self.txn.txn_id)
         batches = []

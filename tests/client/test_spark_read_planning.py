@@ -81,3 +81,79 @@ def test_spark_byte_sizes_are_read_as_spark_writes_them(text, expected):
     from airflow_acid.client.spark_source import _conf_bytes
 
     assert _conf_bytes(text) == expected
+
+
+def _source_options(warehouse, **extra: str) -> dict[str, str]:
+    return {"metastore_url": warehouse.metastore.db.engine.url.render_as_string(hide_password=False),
+            "warehouse": warehouse.location, "path": "default.sliced", "heartbeat": "false", **extra}
+
+
+def _read_all(options: dict[str, str]) -> list[pa.RecordBatch]:
+    """What the executors hand Spark for every planned partition (the data source's calls, without Spark)."""
+    from airflow_acid.client.spark_source import AcidDataSource
+
+    source = AcidDataSource(options)
+    reader = source.reader(source.schema())
+    return [b for p in reader.partitions() for b in reader.read(p)]
+
+
+def test_read_hands_spark_batches_of_at_most_batch_rows_and_the_same_rows(warehouse):
+    """Batches are cut to ``batch_rows`` (slices: the rows, their order and types unchanged); 0 keeps the merge's
+    own batches."""
+    pytest.importorskip("pyspark.sql.datasource")
+    warehouse.create_table("sliced", [("id", "int"), ("name", "string")])
+    n = 5000
+    with warehouse.transaction() as txn:
+        txn.insert("sliced", pa.table({"id": pa.array(np.arange(n, dtype=np.int32)),
+                                       "name": pa.array([f"n{i}" for i in range(n)])}))
+    with warehouse.transaction() as txn:
+        txn.delete("sliced", "id % 7 = 0")
+    whole = _read_all(_source_options(warehouse, batch_rows="0"))
+    cut = _read_all(_source_options(warehouse, batch_rows="700"))
+    assert max(b.num_rows for b in whole) > 700  # the merge's own batch is larger: there is something to cut
+    assert all(0 < b.num_rows <= 700 for b in cut)
+    assert pa.Table.from_batches(cut).equals(pa.Table.from_batches(whole))
+    expected = warehouse.read("sliced").sort_by("id")
+    assert pa.Table.from_batches(cut).sort_by("id").equals(expected)
+
+
+def test_planning_keeps_one_metastore_per_url_and_still_sees_every_commit(warehouse):
+    """schema() and partitions() share the planning worker's metastore (one engine per URL) but read the table and
+    take the snapshot afresh for every query."""
+    pytest.importorskip("pyspark.sql.datasource")
+    from airflow_acid.client.spark_source import open_warehouse
+
+    warehouse.create_table("sliced", [("id", "int"), ("name", "string")])
+    options = _source_options(warehouse)
+    with open_warehouse(options, planning=True) as first, open_warehouse(options, planning=True) as second:
+        assert first.metastore is second.metastore
+    with open_warehouse(options) as own:
+        assert own.metastore is not first.metastore  # the driver's other uses (writes, commits) open their own
+    seen = []
+    for start in (0, 10):
+        with warehouse.transaction() as txn:
+            txn.insert("sliced", [{"id": i, "name": "x"} for i in range(start, start + 10)])
+        seen.append(sum(b.num_rows for b in _read_all(options)))
+    assert seen == [10, 20]
+
+
+def test_workers_freeze_their_imported_heap_once_per_set_of_modules(monkeypatch):
+    """Spark's pyspark.daemon runs gc.collect() after every call: the modules' objects are frozen out of it, once
+    for each new set of imported modules, not for every call."""
+    import gc
+    import sys
+    import types
+
+    pytest.importorskip("pyspark.sql.datasource")
+    from airflow_acid.client import spark_source
+
+    frozen = []
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(len(sys.modules)))
+    monkeypatch.setattr(spark_source, "_frozen_at_modules", 0)
+    spark_source._freeze_imported_heap()
+    spark_source._freeze_imported_heap()
+    assert frozen == [len(sys.modules)]
+    monkeypatch.setitem(sys.modules, "freshly_imported_module", types.ModuleType("freshly_imported_module"))
+    spark_source._freeze_imported_heap()
+    spark_source._freeze_imported_heap()
+    assert frozen == [len(sys.modules) - 1, len(sys.modules)]
