@@ -39,6 +39,26 @@ pytest_plugins = [
 # (tests/compactor/conftest.py overrides ``wh`` there with a fresh metastore per test.)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """When the run holds the compatibility matrix, start building its environments and resolving its requirement
+    sets now, in background threads: they wait mostly on the package index and the disk, so they overlap the tests
+    collected before tests/compat instead of adding to the run."""
+    modules = {item.nodeid.split("::", 1)[0] for item in session.items}
+    if not any(m.startswith("tests/compat/") for m in modules):
+        return
+    from tests.compat.combos import matrix_combos
+    from tests.compat.venvs import start_building
+
+    try:
+        if "tests/compat/test_resolution.py" in modules:
+            from tests.compat.test_resolution import start_resolving
+
+            start_resolving()
+        start_building(matrix_combos())
+    except (pytest.skip.Exception, pytest.fail.Exception) as exc:  # no uv: the tests themselves report it
+        logging.getLogger(__name__).warning("compatibility matrix not prepared in the background: %s", exc)
+
+
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:
     """Folder for files a run keeps for people to look at (screenshots, summaries); $AIRFLOW_ACID_ARTIFACTS."""

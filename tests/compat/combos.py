@@ -3,6 +3,8 @@ the Spark releases of the compaction job's executors."""
 
 from __future__ import annotations
 
+import os
+
 from tests.compat.venvs import Combo
 
 OLDEST_AIRFLOW = Combo("airflow-oldest", "3.10", (
@@ -39,3 +41,16 @@ def spark_executors(version: str) -> Combo:
     ``--py-files``, as on a real cluster."""
     python = EXECUTOR_PYTHONS.get(version, "3.11")
     return Combo(f"spark-{version}", python, (f"pyspark=={version}.*", *EXECUTOR_PACKAGES), install_project=False)
+
+
+def spark_versions() -> list[str]:
+    """The Spark releases the job is submitted to: ``$AIRFLOW_ACID_COMPAT_SPARK`` (comma-separated), else
+    :data:`CI_SPARK_VERSIONS`."""
+    text = os.environ.get("AIRFLOW_ACID_COMPAT_SPARK", ",".join(CI_SPARK_VERSIONS))
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def matrix_combos() -> list[Combo]:
+    """Every environment the matrix's tests build (tests/conftest.py starts building them when the run collects
+    tests/compat, so they are ready when those tests start)."""
+    return [OLDEST_AIRFLOW, NEWEST_AIRFLOW, *(spark_executors(v) for v in spark_versions())]

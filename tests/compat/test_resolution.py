@@ -8,7 +8,7 @@ import configparser
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,12 +53,26 @@ def _resolve(uv_binary: str, resolution: Resolution) -> subprocess.CompletedProc
                           capture_output=True, text=True, timeout=900)
 
 
+_STARTED: dict[str, Future[subprocess.CompletedProcess[str]]] = {}
+_STARTED_LOCK = threading.Lock()
+
+
+def start_resolving() -> dict[str, Future[subprocess.CompletedProcess[str]]]:
+    """The resolver runs of :data:`RESOLUTIONS`, started together in background threads on the first call (by
+    tests/conftest.py at collection, so they overlap the tests before these; else by the fixture below)."""
+    with _STARTED_LOCK:
+        if not _STARTED:
+            uv_binary = uv()
+            pool = ThreadPoolExecutor(len(RESOLUTIONS), thread_name_prefix="compat-resolve")
+            _STARTED.update({name: pool.submit(_resolve, uv_binary, r) for name, r in RESOLUTIONS.items()})
+            pool.shutdown(wait=False)
+        return _STARTED
+
+
 @pytest.fixture(scope="module")
-def resolving() -> Iterator[dict[str, Future[subprocess.CompletedProcess[str]]]]:
-    """The resolver runs of :data:`RESOLUTIONS`, started together on first use."""
-    uv_binary = uv()
-    with ThreadPoolExecutor(len(RESOLUTIONS)) as pool:
-        yield {name: pool.submit(_resolve, uv_binary, r) for name, r in RESOLUTIONS.items()}
+def resolving() -> dict[str, Future[subprocess.CompletedProcess[str]]]:
+    """The resolver runs of :data:`RESOLUTIONS` (see :func:`start_resolving`)."""
+    return start_resolving()
 
 
 def _outcome(resolving: dict[str, Future[subprocess.CompletedProcess[str]]],

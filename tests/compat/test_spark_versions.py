@@ -24,14 +24,13 @@ import pytest
 from airflow_acid.job.plan import CompactionPlan
 from airflow_acid.job.result import JobStatus
 from airflow_acid.spark.submit import SparkSubmitOptions, run_spark_submit
-from tests.compat.combos import CI_SPARK_VERSIONS, spark_executors
+from tests.compat.combos import spark_executors, spark_versions
 from tests.compat.venvs import compat_venv
 from tests.spark.helpers import check_acid_output, compactor_snapshot, plan_one, rows_with_ids, snapshot, write_merge_example
 
 pytestmark = pytest.mark.slow
 
-VERSIONS = [v.strip() for v in os.environ.get("AIRFLOW_ACID_COMPAT_SPARK", ",".join(CI_SPARK_VERSIONS)).split(",")
-            if v.strip()]
+VERSIONS = spark_versions()
 MM_SCHEMA = pa.schema([("id", pa.int32()), ("name", pa.string())])
 
 

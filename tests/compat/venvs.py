@@ -13,7 +13,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,8 +88,35 @@ def _remove_stale(root: Path, combo: Combo, *, keep: Path) -> None:
             shutil.rmtree(stale, ignore_errors=True)
 
 
+_BUILDS: dict[Combo, Future[Path]] = {}
+_BUILDS_LOCK = threading.Lock()
+BUILDERS = 2
+"""Environments built at once in the background: each mostly waits on the package index and the disk."""
+
+
+def start_building(combos: list[Combo]) -> None:
+    """Build ``combos``' environments in background threads (a run that will need them starts this at collection:
+    downloads and builds then overlap the tests before the matrix's). :func:`compat_venv` waits for a build started
+    here; a skip or failure of the build reaches the test that asks for it."""
+    pool = ThreadPoolExecutor(BUILDERS, thread_name_prefix="compat-venv")
+    with _BUILDS_LOCK:
+        for combo in combos:
+            if combo not in _BUILDS:
+                _BUILDS[combo] = pool.submit(_build, combo)
+    pool.shutdown(wait=False)
+
+
 def compat_venv(combo: Combo) -> Path:
-    """The environment of ``combo`` (built on first use, reused afterwards); returns its directory."""
+    """The environment of ``combo`` (built on first use, or waited for when :func:`start_building` builds it;
+    reused afterwards); returns its directory."""
+    with _BUILDS_LOCK:
+        started = _BUILDS.get(combo)
+    if started is not None:
+        return started.result()
+    return _build(combo)
+
+
+def _build(combo: Combo) -> Path:
     python = find_python(combo.python)
     root = cache_root()
     venv = root / f"{combo.name}-{_key(combo, python)}"
