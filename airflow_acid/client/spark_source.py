@@ -250,6 +250,21 @@ def _conf_bytes(value: str) -> int:
     return int(float(text[:-1] if scale > 1 else text) * scale)
 
 
+_WHOLE_NUMBER_OPTIONS = ("split_bytes", "parallelism", "max_partition_bytes", "open_cost_bytes", "batch_rows")
+"""The reader's options that take a whole number ≥ 0."""
+
+
+def _whole_number(options: Mapping[str, Any], name: str) -> int | None:
+    """Option ``name`` as a whole number ≥ 0 (None when not given); anything else is refused, naming the option."""
+    value = options.get(name)
+    if value is None or str(value).strip() == "":
+        return None
+    text = str(value).strip()
+    if not text.isdigit():
+        raise ValueError(f"hive_acid option {name!r} must be a whole number ≥ 0, got {value!r}")
+    return int(text)
+
+
 # --- reads ------------------------------------------------------------------------------------------------------
 
 
@@ -338,6 +353,10 @@ class AcidReader(DataSourceReader):
         self.defaults = defaults
         self.schema = schema
         self.partition_filters: list[Filter] = []
+        for name in _WHOLE_NUMBER_OPTIONS:  # refused while planning, not in every task
+            _whole_number(options, name)
+        batch_rows = _whole_number(options, "batch_rows")
+        self.batch_rows = MAX_BATCH_ROWS if batch_rows is None else batch_rows
 
     def partitions(self) -> Sequence[InputPartition]:
         from airflow_acid.acid.writeids import ValidReaderWriteIdList, ValidTxnList
@@ -383,16 +402,16 @@ class AcidReader(DataSourceReader):
     def _split_bytes(self, total_bytes: int) -> int:
         """Bytes per task: option ``split_bytes``, else Spark's own rule (:func:`split_target`) with the session's
         settings captured by :func:`register`."""
-        given = self.options.get("split_bytes")
+        given = _whole_number(self.options, "split_bytes")
         if given:
-            return int(given)
+            return given
 
         def setting(key: str, default: int) -> int:
-            value = self.options.get(key) or self.defaults.get(key)
-            return int(value) if value else default
+            value = _whole_number(self.options, key) or _whole_number(self.defaults, key)
+            return value if value else default
 
-        parallelism = self.options.get("parallelism") or self.defaults.get("parallelism")
-        return split_target(total_bytes, parallelism=int(parallelism) if parallelism else None,
+        parallelism = _whole_number(self.options, "parallelism") or _whole_number(self.defaults, "parallelism")
+        return split_target(total_bytes, parallelism=parallelism or None,
                             max_partition_bytes=setting("max_partition_bytes", DEFAULT_SPLIT_BYTES),
                             open_cost_bytes=setting("open_cost_bytes", DEFAULT_OPEN_COST_BYTES))
 
@@ -409,7 +428,7 @@ class AcidReader(DataSourceReader):
         row_id = ROW_ID in out.names
         data_out = pa.schema([f for f in out if f.name != ROW_ID])
         unit = json.loads(doc["unit"])
-        max_rows = int(self.options.get("batch_rows") or MAX_BATCH_ROWS)
+        max_rows = self.batch_rows
         for batch in _unit_batches(unit, snap.write_ids, schema, data_out, data_out.names, row_ids=row_id):
             if beat is not None:
                 beat.maybe()

@@ -117,6 +117,20 @@ def test_read_hands_spark_batches_of_at_most_batch_rows_and_the_same_rows(wareho
     assert pa.Table.from_batches(cut).sort_by("id").equals(expected)
 
 
+@pytest.mark.parametrize("option", ["batch_rows", "split_bytes", "parallelism", "max_partition_bytes",
+                                    "open_cost_bytes"])
+@pytest.mark.parametrize("value", ["-1", "1.5", "64k", "many"])
+def test_a_whole_number_option_of_another_form_is_refused_naming_it(warehouse, option, value):
+    """The reader's numeric options are refused while planning (not in each task), with the option's name."""
+    pytest.importorskip("pyspark.sql.datasource")
+    from airflow_acid.client.spark_source import AcidDataSource
+
+    warehouse.create_table("opts", [("id", "int")])
+    source = AcidDataSource({**_source_options(warehouse, **{option: value}), "path": "default.opts"})
+    with pytest.raises(ValueError, match=f"hive_acid option '{option}' must be a whole number ≥ 0, got '{value}'"):
+        source.reader(source.schema())
+
+
 def test_planning_keeps_one_metastore_per_url_and_still_sees_every_commit(warehouse):
     """schema() and partitions() share the planning worker's metastore (one engine per URL) but read the table and
     take the snapshot afresh for every query."""
