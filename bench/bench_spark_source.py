@@ -3,7 +3,10 @@
 Read: a table with a base + 20 insert deltas + 5 delete deltas, read whole (``write.format("noop")`` forces every
 row) vs Spark reading the same rows from plain ORC; a pruned read (option ``columns=id`` vs ``.select("id")``); both
 with the CPU seconds of Spark's JVM and of its Python workers (where the time goes: the Python Data Source API hands
-Arrow batches to the JVM, which turns them into rows). Append: ``df.write.format("hive_acid")`` (one transaction) vs
+Arrow batches to the JVM, which turns them into rows). The API's own floor is measured in the same rounds: a Python
+data source that only memory-maps the surviving rows, already merged, from Arrow IPC files and hands them on in
+``hive_acid``'s batch size (no metastore, no merge) — the best any Python data source can do against Spark's ORC
+reader on this machine. Append: ``df.write.format("hive_acid")`` (one transaction) vs
 ``df.write.orc`` of the same DataFrame. Prints one JSON object. Usage:
 python bench/bench_spark_source.py [--rows 1000000] [--append-rows 10000000] [--repeat 2] [--no-append]
 """
@@ -15,14 +18,16 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 from goals import Goal, emit
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from timing import fastest
 
-from airflow_acid.client.spark_source import register
+from airflow_acid.client.spark_source import MAX_BATCH_ROWS, register
 from airflow_acid.client.warehouse import AcidWarehouse
 
 GOALS = [Goal("Spark read via hive_acid (base + 20 deltas + 5 delete deltas) vs Spark plain ORC >= 0.8x (issue 35)",
@@ -78,6 +83,49 @@ def timed_with_cpu(run, repeat: int, jvm: int | None) -> dict[str, float]:
     return best
 
 
+class ArrowFloorSource(DataSource):
+    """The Python Data Source API's floor: rows memory-mapped from Arrow IPC files (option ``files``, one task each)
+    and yielded in batches of ``hive_acid``'s size; nothing else."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "arrow_floor"
+
+    def schema(self) -> str:
+        return str(self.options["schema"])
+
+    def reader(self, schema: object) -> ArrowFloorReader:
+        return ArrowFloorReader(str(self.options["files"]).split(","))
+
+
+class ArrowFloorReader(DataSourceReader):
+    def __init__(self, files: list[str]) -> None:
+        self.files = files
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(f) for f in self.files]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        with pa.memory_map(partition.value) as source:
+            table = pa.ipc.open_file(source).read_all()
+        yield from table.to_batches(max_chunksize=MAX_BATCH_ROWS)
+
+
+def arrow_files(plain: str, out: Path, parts: int) -> list[str]:
+    """The rows of the plain ORC directory ``plain`` as ``parts`` Arrow IPC files under ``out``."""
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(plain, format="orc").to_table().combine_chunks()
+    out.mkdir()
+    files, step = [], -(-table.num_rows // parts)
+    for i in range(parts):
+        path = out / f"part{i}.arrow"
+        with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(f, table.schema) as writer:
+            writer.write_table(table.slice(i * step, step))
+        files.append(str(path))
+    return files
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=1_000_000, help="rows in the base")
@@ -125,6 +173,12 @@ def main() -> None:
         pruned = timed_with_cpu(lambda: noop(spark.read.format("hive_acid").options(**opts, columns="id")
                                              .load("bench.t")), reads, jvm)
         base_pruned = timed_with_cpu(lambda: noop(spark.read.orc(plain).select("id")), reads, jvm)
+        spark.dataSource.register(ArrowFloorSource)
+        floor_opts = {"files": ",".join(arrow_files(plain, Path(tmp) / "arrow", parts=2)),
+                      "schema": "id INT, amount DOUBLE, name STRING"}
+        floor_df = lambda: spark.read.format("arrow_floor").options(**floor_opts).load()  # noqa: E731
+        assert floor_df().count() == surviving
+        floor = timed_with_cpu(lambda: noop(floor_df()), reads, jvm)
         read_s, base_read_s = read["seconds"], base_read["seconds"]
 
         append_s = base_append_s = None
@@ -149,6 +203,12 @@ def main() -> None:
                  "baseline_seconds": round(base_read_s, 3), "ratio_vs_baseline": round(base_read_s / read_s, 3),
                  "cpu": {k: v for k, v in read.items() if k != "seconds"},
                  "baseline_cpu": {k: v for k, v in base_read.items() if k != "seconds"}},
+        "python_data_source_floor": {
+            "what": "a Python data source handing on the surviving rows, already merged, from memory-mapped Arrow "
+                    "IPC files (2 tasks, hive_acid's batch size): the API's own cost, no metastore, no merge",
+            "seconds": round(floor["seconds"], 3), "ratio_vs_baseline": round(base_read_s / floor["seconds"], 3),
+            "hive_acid_ratio_vs_floor": round(floor["seconds"] / read_s, 3),
+            "cpu": {k: v for k, v in floor.items() if k != "seconds"}},
         "read_columns": {"columns": ["id"], "seconds": round(pruned["seconds"], 3),
                          "baseline": "spark.read.orc(...).select('id')",
                          "baseline_seconds": round(base_pruned["seconds"], 3),
