@@ -33,7 +33,7 @@ from airflow_acid.acid.event_writer import (
     parse_key_index,
 )
 from airflow_acid.acid.fs import Storage, storage_for
-from airflow_acid.acid.orc_tail import footer_offset, read_file_tail, stripe_range_tail
+from airflow_acid.acid.orc_tail import OrcTail, footer_offset, read_file_tail, stripe_range_tail
 from airflow_acid.acid.orc_timestamp_compensation import TimestampCompensation
 from airflow_acid.acid.timestamps import (
     NANOS_PER_SECOND,
@@ -151,7 +151,8 @@ class OrcDataFile:
     """Stored bytes per stripe, on average (the file's content length over its stripes)."""
     _timestamps: TimestampCompensation | None = field(default=None, repr=False)
     """Corrects pyarrow's reading of timestamps near 1970 to Java's (None: the file needs none)."""
-    _rows_per_stripe: list[int] | None = field(default=None, repr=False)
+    _tail: OrcTail | None = field(default=None, repr=False)
+    """The file's parsed Footer and PostScript, read on first use (stripe-range reads): once per file."""
 
     @property
     def key_index(self) -> list[AcidKey] | None:
@@ -299,14 +300,14 @@ class OrcDataFile:
         """Rows in the stripes [a, b) (all rows for None)."""
         if stripes is None:
             return self.num_rows
-        return int(sum(self._stripe_rows[max(0, stripes[0]):stripes[1]]))
+        return int(sum(self._orc_tail.stripe_rows[max(0, stripes[0]):stripes[1]]))
 
     @property
-    def _stripe_rows(self) -> list[int]:
-        if self._rows_per_stripe is None:
+    def _orc_tail(self) -> OrcTail:
+        if self._tail is None:
             assert self._source is not None
-            self._rows_per_stripe = read_file_tail(self._source).stripe_rows
-        return self._rows_per_stripe
+            self._tail = read_file_tail(self._source)
+        return self._tail
 
     def key_batches(self, batch_rows: int, stripes: tuple[int, int] | None = None) -> Iterator[pa.RecordBatch]:
         """The five ACID key columns of an event file (canonical names) in batches of at most ``batch_rows`` rows,
@@ -324,7 +325,7 @@ class OrcDataFile:
             if stripes[0] >= min(stripes[1], self.num_stripes):
                 return
             try:
-                tail = read_file_tail(self._source)
+                tail = self._orc_tail
                 end_tail, _rows = stripe_range_tail(tail, stripes[0], stripes[1])
                 source = pa.PythonFile(_StripeRange(self._source, footer_offset(self._source, tail), end_tail),
                                        mode="r")
