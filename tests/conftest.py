@@ -54,7 +54,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             from tests.compat.test_resolution import start_resolving
 
             start_resolving()
-        start_building(matrix_combos())
+        start_building(matrix_combos(modules))
     except (pytest.skip.Exception, pytest.fail.Exception) as exc:  # no uv: the tests themselves report it
         logging.getLogger(__name__).warning("compatibility matrix not prepared in the background: %s", exc)
 

@@ -50,7 +50,12 @@ def spark_versions() -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
-def matrix_combos() -> list[Combo]:
-    """Every environment the matrix's tests build (tests/conftest.py starts building them when the run collects
-    tests/compat, so they are ready when those tests start)."""
-    return [OLDEST_AIRFLOW, NEWEST_AIRFLOW, *(spark_executors(v) for v in spark_versions())]
+def matrix_combos(modules: set[str]) -> list[Combo]:
+    """The environments the matrix's test modules among ``modules`` (paths) build: tests/conftest.py starts building
+    them when the run collects those modules, so they are ready when the tests start."""
+    combos = []
+    if "tests/compat/test_airflow_versions.py" in modules:
+        combos += [OLDEST_AIRFLOW, NEWEST_AIRFLOW]
+    if "tests/compat/test_spark_versions.py" in modules:
+        combos += [spark_executors(v) for v in spark_versions()]
+    return combos
